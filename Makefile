@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# One non-recursive Makefile for the whole project: the core library (shared/), the
+# certificate library (certs/), both daemons, every test binary, fuzz targets and benchmarks.
+#
+#   make            release build of both daemons (build/release/)
+#   make debug      the same unoptimised (build/debug/)
+#   make test       every test: unit, integration against a real control plane, end to end
+#   make deps       install the Debian packages the project needs (idempotent)
+#   make help       all targets
+#
+# Variants never share objects: build/<variant>/ mirrors the source tree. Add CFLAGS=... to
+# extend the flags (they are appended, never replace the warnings); WERROR=0 drops -Werror.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+AR ?= ar
+FUZZ_CC ?= clang
+CLANG_FORMAT ?= clang-format
+CLANG_TIDY ?= clang-tidy
+WERROR ?= 1
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# ---------------------------------------------------------------------------------------------
+# Flags
+# ---------------------------------------------------------------------------------------------
+
+PKGS := json-c yaml-0.1 libcurl openssl libgit2 libmicrohttpd libarchive gpgme libpcre2-8
+TEST_PKGS := cmocka
+
+# pkg-config is evaluated once, and not at all for targets that must work before the
+# libraries are installed.
+NO_PKG_GOALS := deps clean help format format-check
+ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(TEST_PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+endif
+
+STD := -std=c11 -D_GNU_SOURCE
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wmissing-declarations -Wpointer-arith -Wwrite-strings -Wformat=2 -Wformat-security \
+	-Wundef -Wvla -Wcast-align -Wimplicit-fallthrough -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+INCLUDES := -Ishared/include -I.
+DEPFLAGS = -MMD -MP
+
+OPT_release := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+LDOPT_release := -pie -Wl,-z,relro,-z,now
+OPT_debug := -O0 -g3
+LDOPT_debug :=
+OPT_test := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all -DCO_UNIT_TEST
+LDOPT_test := -fsanitize=address,undefined
+
+# ---------------------------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------------------------
+
+SHARED_SRC := $(sort $(wildcard shared/src/*.c shared/src/*/*.c))
+CERTS_SRC := $(sort $(wildcard certs/*.c))
+CTL_SRC := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c)))
+WH_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
+PUBLIC_HEADERS := $(sort $(wildcard shared/include/co/*.h))
+TEST_PROGS := $(UNIT_SRC) $(INTEG_SRC) $(BENCH_SRC)
+ALL_C := $(SHARED_SRC) $(CERTS_SRC) $(CTL_SRC) $(WH_SRC) controller/main.c webhook/main.c \
+	$(SUPPORT_SRC) $(UNIT_SRC) $(INTEG_SRC) $(BENCH_SRC)
+ALL_FORMATTED := $(ALL_C) $(FUZZ_SRC) $(PUBLIC_HEADERS) \
+	$(sort $(wildcard shared/src/*.h shared/src/*/*.h certs/*.h controller/*.h webhook/*.h \
+	tests/support/*.h))
+
+# ---------------------------------------------------------------------------------------------
+# Per-variant rules
+# ---------------------------------------------------------------------------------------------
+
+# $(1) = variant. Defines objects, archives and linked programs under build/$(1)/.
+define VARIANT_RULES
+B_$(1) := build/$(1)
+CFLAGS_$(1) = $$(STD) $$(WARN) $$(OPT_$(1)) $$(INCLUDES) $$(PKG_CFLAGS) \
+	-DCO_TEST_FIXTURES=\"$$(CURDIR)/tests/fixtures\" -DCO_SOURCE_ROOT=\"$$(CURDIR)\" $$(CFLAGS)
+LDFLAGS_$(1) = $$(LDOPT_$(1)) $$(LDFLAGS)
+
+build/$(1)/%.o: %.c | build/$(1)/.dir
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  CC      $(1)/$$<")
+	$$(Q)$$(CC) $$(CFLAGS_$(1)) $$(DEPFLAGS) -c -o $$@ $$<
+
+build/$(1)/libco.a: $$(SHARED_SRC:%.c=build/$(1)/%.o)
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+build/$(1)/libcocerts.a: $$(CERTS_SRC:%.c=build/$(1)/%.o)
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+build/$(1)/libctl.a: $$(CTL_SRC:%.c=build/$(1)/%.o)
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+build/$(1)/libwh.a: $$(WH_SRC:%.c=build/$(1)/%.o)
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+build/$(1)/libtestsupport.a: $$(SUPPORT_SRC:%.c=build/$(1)/%.o)
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+ARCHIVES_$(1) := build/$(1)/libctl.a build/$(1)/libwh.a build/$(1)/libcocerts.a \
+	build/$(1)/libco.a
+
+build/$(1)/component-controller: build/$(1)/controller/main.o $$(ARCHIVES_$(1))
+	@$$(if $$(Q),echo "  LINK    $$@")
+	$$(Q)$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $$(ARCHIVES_$(1)) $$(PKG_LIBS)
+
+build/$(1)/component-webhook: build/$(1)/webhook/main.o $$(ARCHIVES_$(1))
+	@$$(if $$(Q),echo "  LINK    $$@")
+	$$(Q)$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< $$(ARCHIVES_$(1)) $$(PKG_LIBS)
+
+$$(TEST_PROGS:%.c=build/$(1)/%): build/$(1)/%: build/$(1)/%.o build/$(1)/libtestsupport.a \
+		$$(ARCHIVES_$(1))
+	@$$(if $$(Q),echo "  LINK    $$@")
+	$$(Q)$$(CC) $$(LDFLAGS_$(1)) -o $$@ $$< build/$(1)/libtestsupport.a $$(ARCHIVES_$(1)) \
+		$$(PKG_LIBS) $$(TEST_LIBS)
+
+build/$(1)/.dir:
+	@mkdir -p $$(@D) && touch $$@
+
+-include $$(shell find build/$(1) -name '*.d' 2>/dev/null)
+endef
+
+VARIANTS := release debug test
+$(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
+
+.SECONDARY:
+
+DAEMONS = build/$(1)/component-controller build/$(1)/component-webhook
+UNIT_BINS := $(UNIT_SRC:%.c=build/test/%)
+INTEG_BINS := $(INTEG_SRC:%.c=build/test/%)
+
+# ---------------------------------------------------------------------------------------------
+# Main targets
+# ---------------------------------------------------------------------------------------------
+
+.PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
+	test-build test-valgrind headercheck format format-check tidy cppcheck fuzz fuzz-run \
+	bench clean deps help run
+
+all: release
+
+release: $(call DAEMONS,release)
+debug: $(call DAEMONS,debug)
+controller: build/release/component-controller
+webhook: build/release/component-webhook
+
+# Everything `make test` runs, built first so that a compile error stops before any suite.
+test-build: $(UNIT_BINS) $(INTEG_BINS) $(call DAEMONS,test) \
+	$(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+# TEST_SUITES narrows the run: make test TEST_SUITES='unit/test_buf e2e/webhook'
+test: test-build
+	$(Q)tests/run.sh $(TEST_SUITES)
+
+test-unit: $(UNIT_BINS)
+	$(Q)tests/run.sh --only unit $(TEST_SUITES)
+
+test-integration: test-build
+	$(Q)tests/run.sh --only integration $(TEST_SUITES)
+
+test-e2e: test-build
+	$(Q)tests/run.sh --only e2e $(TEST_SUITES)
+
+# The unit tests once more, without sanitizers, under valgrind.
+test-valgrind: $(UNIT_SRC:%.c=build/debug/%)
+	$(Q)set -e; for t in $^; do \
+		echo "== valgrind $$t"; \
+		valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+			-q $$t; \
+	done
+
+# ---------------------------------------------------------------------------------------------
+# Fuzzing (libFuzzer, clang): build/fuzz/fuzz_<name>
+# ---------------------------------------------------------------------------------------------
+
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-DCO_FUZZING
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(STD) -w $(FUZZ_FLAGS) $(INCLUDES) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+FUZZ_LIB_OBJS := $(SHARED_SRC:%.c=build/fuzz/obj/%.o) $(CERTS_SRC:%.c=build/fuzz/obj/%.o) \
+	$(WH_SRC:%.c=build/fuzz/obj/%.o) $(CTL_SRC:%.c=build/fuzz/obj/%.o)
+build/fuzz/libfuzzco.a: $(FUZZ_LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o build/fuzz/libfuzzco.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS)
+
+-include $(shell find build/fuzz -name '*.d' 2>/dev/null)
+
+fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+
+# A longer local fuzzing session: make fuzz-run FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	$(Q)for f in $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%); do \
+		name=$$(basename $$f); corpus=build/fuzz/corpus/$$name; mkdir -p $$corpus; \
+		seeds=tests/fuzz/corpus/$${name#fuzz_}; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $$corpus \
+			$$( [ -d $$seeds ] && echo $$seeds ) || exit 1; \
+	done
+
+# ---------------------------------------------------------------------------------------------
+# Benchmarks (never fail on a time; they print figures and ratios)
+# ---------------------------------------------------------------------------------------------
+
+BENCH_BINS := $(BENCH_SRC:%.c=build/release/%)
+bench: $(BENCH_BINS) $(call DAEMONS,release)
+	$(Q)tests/bench/run.sh $(BENCH)
+
+# ---------------------------------------------------------------------------------------------
+# Code checks
+# ---------------------------------------------------------------------------------------------
+
+# Each public header must compile on its own, pedantic, without foreign includes.
+headercheck: $(PUBLIC_HEADERS:shared/include/co/%.h=build/headercheck/%.ok)
+build/headercheck/%.ok: shared/include/co/%.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  HDR     $<")
+	$(Q)printf '#include "co/%s.h"\n#include "co/%s.h"\ntypedef int co__headercheck;\n' $* $* \
+		> $(@:.ok=.c)
+	$(Q)$(CC) $(STD) $(WARN) -Werror -pedantic -Ishared/include -fsyntax-only $(@:.ok=.c)
+	$(Q)if grep -nE '#include <(json-c|yaml|curl|openssl|git2|microhttpd|archive|gpgme|pcre2)' $<; \
+		then echo "$<: public headers must not include third-party headers"; exit 1; fi
+	$(Q)touch $@
+
+format:
+	$(Q)$(CLANG_FORMAT) -i $(ALL_FORMATTED)
+
+format-check:
+	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(ALL_FORMATTED)
+
+# compile_commands.json for clang-tidy, written from the same flags the build uses (the
+# "arguments" form needs no shell quoting).
+TIDY_ARGS = cc $(STD) $(WARN) $(OPT_debug) $(INCLUDES) $(PKG_CFLAGS) -DCO_UNIT_TEST
+build/compile_commands.json: Makefile $(ALL_C)
+	@mkdir -p $(@D)
+	$(Q){ echo '['; sep=''; for f in $(ALL_C); do \
+		printf '%s{"directory":"%s","file":"%s","arguments":[' "$$sep" "$(CURDIR)" "$$f"; \
+		for a in $(TIDY_ARGS); do printf '"%s",' "$$a"; done; \
+		printf '"-DCO_TEST_FIXTURES=\\"x\\"","-DCO_SOURCE_ROOT=\\"x\\"","-c","%s"]}\n' "$$f"; \
+		sep=','; done; echo ']'; } > $@
+
+tidy: build/compile_commands.json
+	$(Q)printf '%s\n' $(ALL_C) | xargs -P $(JOBS) -n 4 $(CLANG_TIDY) --quiet -p build \
+		2>&1 | grep -v -E '^[0-9]+ warnings? generated|^Suppressed|^Use -header-filter' ; \
+		exit $${PIPESTATUS[1]}
+
+# varFuncNullUB is suppressed: NULL is ((void *)0) with glibc, and the sentinel attribute on
+# the logger checks that field lists end with it.
+cppcheck:
+	$(Q)cppcheck --quiet --suppress=varFuncNullUB --enable=warning,performance,portability --error-exitcode=1 \
+		--inline-suppr --suppress=missingIncludeSystem -Ishared/include -I. \
+		-D_GNU_SOURCE $(ALL_C)
+
+# ---------------------------------------------------------------------------------------------
+# Set-up, running, housekeeping
+# ---------------------------------------------------------------------------------------------
+
+deps:
+	$(Q)tests/env/deps.sh
+
+run: $(call DAEMONS,release)
+	$(Q)tests/env/run-local.sh
+
+clean:
+	rm -rf build
+
+help:
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@echo "Other targets: release debug controller webhook test-unit test-integration"
+	@echo "  test-e2e test-valgrind headercheck format format-check tidy cppcheck"
+	@echo "  fuzz fuzz-run bench run clean"

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs the test suites and prints one summary line over all of them:
+#   N passed, M failed[, K skipped]
+#
+#   tests/run.sh                     every suite
+#   tests/run.sh --only unit         one kind (unit, fuzz, integration, e2e)
+#   tests/run.sh unit/test_buf e2e/test_webhook    named suites
+#
+# A suite is a cmocka binary build/test/tests/<kind>/test_<name> or an executable script
+# tests/<kind>/test_<name>.sh; both report in TAP. A suite that crashes, times out, exits
+# non-zero without reporting a failure, or reports no test at all counts as failed.
+# Integration and e2e suites share one real control plane (etcd + kube-apiserver) started
+# here unless CO_TEST_KUBECONFIG already points at one. Logs: build/test/logs/<kind>/.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+KINDS=(unit fuzz integration e2e)
+SUITE_TIMEOUT=${CO_SUITE_TIMEOUT:-1200}
+LOGDIR=build/test/logs
+
+only=""
+filters=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --only)
+        only=$2
+        shift 2
+        ;;
+    *)
+        filters+=("$1")
+        shift
+        ;;
+    esac
+done
+
+# --- discover suites ------------------------------------------------------------------------
+suites=()
+for kind in "${KINDS[@]}"; do
+    [ -n "$only" ] && [ "$only" != "$kind" ] && continue
+    for f in build/test/tests/$kind/test_* tests/$kind/test_*.sh; do
+        [ -e "$f" ] || continue
+        case "$f" in *.o | *.d) continue ;; esac
+        [ -x "$f" ] || continue
+        name=$kind/$(basename "$f" .sh)
+        if [ ${#filters[@]} -gt 0 ]; then
+            keep=0
+            for want in "${filters[@]}"; do
+                [ "$want" = "$name" ] && keep=1
+            done
+            [ $keep = 1 ] || continue
+        fi
+        suites+=("$name=$f")
+    done
+done
+
+if [ ${#suites[@]} -eq 0 ]; then
+    echo "no test suites found (did the build run?)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# --- control plane for integration and e2e suites -----------------------------------------
+needs_cluster=0
+for s in "${suites[@]}"; do
+    case "$s" in integration/* | e2e/*) needs_cluster=1 ;; esac
+done
+cp_dir=""
+cleanup() {
+    if [ -n "$cp_dir" ]; then
+        tests/env/controlplane.sh stop "$cp_dir" >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if [ $needs_cluster = 1 ] && [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
+    mkdir -p build/test
+    cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/co-controlplane-XXXXXX")
+    echo "starting control plane in $cp_dir" >&2
+    if ! tests/env/controlplane.sh start "$cp_dir" >"$LOGDIR.controlplane.log" 2>&1; then
+        echo "control plane failed to start; see $LOGDIR.controlplane.log" >&2
+        tail -n 30 "$LOGDIR.controlplane.log" >&2
+        cp_dir_keep=$cp_dir
+        cp_dir=""
+        tests/env/controlplane.sh stop "$cp_dir_keep" >/dev/null 2>&1 || true
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    # shellcheck disable=SC1091
+    . "$cp_dir/env"
+    export CO_TEST_KUBECONFIG CO_TEST_CONTROLPLANE_DIR
+fi
+
+# --- run ------------------------------------------------------------------------------------
+total_pass=0
+total_fail=0
+total_skip=0
+failed_suites=()
+export CMOCKA_MESSAGE_OUTPUT=TAP
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export CO_SOURCE_ROOT=$ROOT
+
+for s in "${suites[@]}"; do
+    name=${s%%=*}
+    path=${s#*=}
+    log=$LOGDIR/$name.log
+    mkdir -p "$(dirname "$log")"
+    start=$(date +%s)
+    timeout -k 15 "$SUITE_TIMEOUT" "$path" >"$log" 2>&1 </dev/null
+    rc=$?
+    secs=$(($(date +%s) - start))
+    # TAP: "ok N - name", "not ok N - name", "... # SKIP ..." (cmocka marks skips "not ok").
+    pass=$(grep -cE '^ok [0-9]+' "$log" | tr -d ' ')
+    skip=$(grep -E '^(not )?ok [0-9]+' "$log" | grep -ciE '# *SKIP' | tr -d ' ')
+    fail=$(grep -E '^not ok [0-9]+' "$log" | grep -viE '# *SKIP' | grep -c . | tr -d ' ')
+    pass=$((pass - $(grep -E '^ok [0-9]+' "$log" | grep -ciE '# *SKIP')))
+    why=""
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        why="timed out after ${SUITE_TIMEOUT}s"
+        fail=$((fail + 1))
+    elif [ $rc != 0 ] && [ "$fail" = 0 ]; then
+        why="exited with status $rc"
+        fail=$((fail + 1))
+    elif [ $((pass + fail + skip)) = 0 ]; then
+        why="reported no tests"
+        fail=1
+    fi
+    total_pass=$((total_pass + pass))
+    total_fail=$((total_fail + fail))
+    total_skip=$((total_skip + skip))
+    if [ "$fail" -gt 0 ]; then
+        failed_suites+=("$name")
+        printf 'FAIL %-40s %3d passed %3d failed %3d skipped %4ss %s\n' "$name" "$pass" "$fail" \
+            "$skip" "$secs" "$why"
+        grep -E '^not ok|^# ' "$log" | head -n 40 | sed 's/^/    /'
+        echo "    --- last lines of $log:"
+        tail -n 25 "$log" | sed 's/^/    /'
+    else
+        printf 'ok   %-40s %3d passed %3d failed %3d skipped %4ss\n' "$name" "$pass" 0 "$skip" \
+            "$secs"
+    fi
+done
+
+if [ -n "$cp_dir" ] && [ ${#failed_suites[@]} -gt 0 ]; then
+    # keep the control plane's logs next to the suite logs for the post-mortem
+    cp -r "$cp_dir/logs" "$LOGDIR/controlplane-logs" 2>/dev/null || true
+fi
+
+summary="$total_pass passed, $total_fail failed"
+if [ "$total_skip" -gt 0 ]; then
+    summary="$summary, $total_skip skipped"
+fi
+if [ ${#failed_suites[@]} -gt 0 ]; then
+    echo "failed suites: ${failed_suites[*]}"
+fi
+echo "$summary"
+[ "$total_fail" = 0 ]

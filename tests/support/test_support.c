@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Fixture and temporary-file helpers for the unit and integration tests.
+ */
+#include "tests/support/test_support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *errtext(int err, char *buf, size_t len)
+{
+    return strerror_r(err, buf, len);
+}
+
+char *co_test_fixture_path(const char *rel)
+{
+    return co_xasprintf("%s/%s", CO_TEST_FIXTURES, rel);
+}
+
+char *co_test_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *data = co_xmalloc(cap);
+    for (;;) {
+        if (len + 1 >= cap) {
+            cap *= 2;
+            data = co_xrealloc(data, cap);
+        }
+        size_t n = fread(data + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0) {
+            break;
+        }
+    }
+    fclose(f);
+    data[len] = '\0';
+    if (len_out) {
+        *len_out = len;
+    }
+    return data;
+}
+
+char *co_test_fixture(const char *rel, size_t *len_out)
+{
+    char *path = co_test_fixture_path(rel);
+    char *data = co_test_read_file(path, len_out);
+    if (!data) {
+        char eb[128];
+        fail_msg("cannot read fixture %s: %s", path, errtext(errno, eb, sizeof(eb)));
+    }
+    free(path);
+    return data;
+}
+
+char *co_test_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe): test set-up only
+    char *tmpl = co_xasprintf("%s/co-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpl)) {
+        char eb[128];
+        fail_msg("mkdtemp: %s", errtext(errno, eb, sizeof(eb)));
+    }
+    return tmpl;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void co_test_rmtree(const char *path)
+{
+    if (path) {
+        /* tests remove their own trees from one thread */
+        nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); // NOLINT(concurrency-mt-unsafe)
+    }
+}
+
+static void mkdirs(char *path)
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    }
+}
+
+void co_test_write_file(const char *path, const void *data, size_t len)
+{
+    char *copy = co_xstrdup(path);
+    mkdirs(copy);
+    free(copy);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        char eb[128];
+        fail_msg("cannot write %s: %s", path, errtext(errno, eb, sizeof(eb)));
+    }
+    if (len && fwrite(data, 1, len, f) != len) {
+        fail_msg("short write to %s", path);
+    }
+    fclose(f);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Helpers shared by every cmocka test binary: assertions that print the last error message on
+ * failure, fixture loading, and temporary directories.
+ */
+#ifndef CO_TEST_SUPPORT_H
+#define CO_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "co/error.h"
+
+/** Runs @p expr (an int-returning call) and fails the test, printing the last error, unless it
+ * returns 0. */
+#define assert_co_pass(expr)                                                                       \
+    do {                                                                                           \
+        co_error_clear();                                                                          \
+        int co__rc = (expr);                                                                       \
+        if (co__rc != 0) {                                                                         \
+            fail_msg("%s returned %d (%s): %s", #expr, co__rc, co_error_name(co__rc),              \
+                     co_error_last());                                                             \
+        }                                                                                          \
+    } while (0)
+
+/** Runs @p expr and fails the test unless it returns exactly @p code. */
+#define assert_co_fail_with(code, expr)                                                            \
+    do {                                                                                           \
+        co_error_clear();                                                                          \
+        int co__rc = (expr);                                                                       \
+        if (co__rc != (code)) {                                                                    \
+            fail_msg("%s returned %d (%s), expected %d (%s): %s", #expr, co__rc,                   \
+                     co_error_name(co__rc), (int)(code), co_error_name(code), co_error_last());    \
+        }                                                                                          \
+    } while (0)
+
+/** Fails unless @p haystack contains @p needle. */
+#define assert_contains(haystack, needle)                                                          \
+    do {                                                                                           \
+        const char *co__h = (haystack);                                                            \
+        const char *co__n = (needle);                                                              \
+        if (!co__h || !strstr(co__h, co__n)) {                                                     \
+            fail_msg("\"%s\" does not contain \"%s\"", co__h ? co__h : "(null)", co__n);           \
+        }                                                                                          \
+    } while (0)
+
+/** Reads tests/fixtures/@p rel into a NUL-terminated allocation (free with free()); fails the
+ * test when the file cannot be read. */
+char *co_test_fixture(const char *rel, size_t *len_out);
+
+/** Absolute path of tests/fixtures/@p rel (free with free()). */
+char *co_test_fixture_path(const char *rel);
+
+/** Creates a fresh private temporary directory (free the path with free(); remove it with
+ * co_test_rmtree()). */
+char *co_test_tmpdir(void);
+
+/** Removes a directory tree created by a test. */
+void co_test_rmtree(const char *path);
+
+/** Writes @p len bytes to @p path, creating parent directories; fails the test on error. */
+void co_test_write_file(const char *path, const void *data, size_t len);
+
+/** Reads a whole file (free with free()); NULL if it does not exist. */
+char *co_test_read_file(const char *path, size_t *len_out);
+
+#endif
