@@ -93,7 +93,7 @@ static item *lookup(ctl_queue *q, const char *key)
 static void rehash(ctl_queue *q)
 {
     size_t n = q->nbuckets * 2;
-    item **b = co_xcalloc(n, sizeof(*b));
+    item **b = co_xcalloc(n, sizeof(item *));
     for (size_t i = 0; i < q->nbuckets; i++) {
         item *it = q->buckets[i];
         while (it) {
@@ -118,6 +118,7 @@ static item *get_or_create(ctl_queue *q, const char *key)
     if (q->nitems >= q->nbuckets) {
         rehash(q);
     }
+    CO_ASSERT(q->nbuckets > 0);
     it = co_xcalloc(1, sizeof(*it));
     it->key = co_xstrdup(key);
     size_t h = hash(key) % q->nbuckets;
@@ -188,7 +189,7 @@ static void heap_push(ctl_queue *q, item *it)
 {
     if (q->heap_len == q->heap_cap) {
         q->heap_cap = q->heap_cap ? q->heap_cap * 2 : 16;
-        q->heap = co_xreallocarray(q->heap, q->heap_cap, sizeof(*q->heap));
+        q->heap = co_xreallocarray(q->heap, q->heap_cap, sizeof(item *));
     }
     q->heap[q->heap_len] = it;
     it->heap_index = ++q->heap_len;
@@ -294,7 +295,7 @@ ctl_queue *ctl_queue_new(const ctl_queue_options *opts)
         q->opts.burst = 1;
     }
     q->nbuckets = 64;
-    q->buckets = co_xcalloc(q->nbuckets, sizeof(*q->buckets));
+    q->buckets = co_xcalloc(q->nbuckets, sizeof(item *));
     q->tokens = q->opts.burst;
     q->tokens_at_ns = q->opts.now();
     pthread_mutex_init(&q->mu, NULL);

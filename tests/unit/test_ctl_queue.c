@@ -272,7 +272,7 @@ static void *stress_worker(void *arg)
     ctl_queue *q = arg;
     char *key = NULL;
     while (ctl_queue_get(q, &key) == 0) {
-        int k = atoi(key);
+        int k = (int)strtol(key, NULL, 10);
         if (atomic_fetch_add(&busy[k], 1) != 0) {
             atomic_fetch_add(&violations, 1);
         }
@@ -293,7 +293,7 @@ static void *stress_producer(void *arg)
     for (int i = 0; i < 5000; i++) {
         snprintf(key, sizeof(key), "%d", i % NKEYS);
         if (i % 7 == 0) {
-            ctl_queue_add_after(q, key, (i % 3) * 100000);
+            ctl_queue_add_after(q, key, (int64_t)(i % 3) * 100000);
         } else {
             ctl_queue_add(q, key);
         }
