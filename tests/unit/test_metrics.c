@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests for the Prometheus metrics registry and its text exposition. */
+#include <pthread.h>
+
+#include "co/metrics.h"
+#include "tests/support/test_support.h"
+
+static char *render(co_metrics *reg)
+{
+    co_buf out = CO_BUF_INIT(1 << 20);
+    assert_co_pass(co_metrics_render(&out, reg));
+    return co_buf_take(&out, NULL);
+}
+
+static void test_metrics__counter_and_gauge_exposition(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"webhook", "code"};
+    co_metric *c = co_metrics_counter(reg, "requests_total", "Requests.", labels, 2);
+    const char *v1[] = {"/validate", "200"};
+    const char *v2[] = {"/convert", "200"};
+    co_metric_inc(c, v1);
+    co_metric_inc(c, v1);
+    co_metric_add(c, v2, 3);
+    co_metric *g = co_metrics_gauge(reg, "in_flight", "In flight.", NULL, 0);
+    co_metric_set(g, NULL, 1.5);
+    assert_true(co_metric_value(c, v1) == 2.0);
+    char *text = render(reg);
+    assert_string_equal(text, "# HELP in_flight In flight.\n"
+                              "# TYPE in_flight gauge\n"
+                              "in_flight 1.5\n"
+                              "# HELP requests_total Requests.\n"
+                              "# TYPE requests_total counter\n"
+                              "requests_total{webhook=\"/convert\",code=\"200\"} 3\n"
+                              "requests_total{webhook=\"/validate\",code=\"200\"} 2\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static void test_metrics__histogram_is_cumulative(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const double buckets[] = {0.1, 1};
+    const char *labels[] = {"webhook"};
+    co_metric *h = co_metrics_histogram(reg, "latency_seconds", "Latency.", labels, 1, buckets, 2);
+    const char *v[] = {"/mutate"};
+    co_metric_observe(h, v, 0.05);
+    co_metric_observe(h, v, 0.5);
+    co_metric_observe(h, v, 0.7);
+    co_metric_observe(h, v, 3);
+    char *text = render(reg);
+    assert_contains(text, "latency_seconds_bucket{webhook=\"/mutate\",le=\"0.1\"} 1\n"
+                          "latency_seconds_bucket{webhook=\"/mutate\",le=\"1\"} 3\n"
+                          "latency_seconds_bucket{webhook=\"/mutate\",le=\"+Inf\"} 4\n"
+                          "latency_seconds_sum{webhook=\"/mutate\"} 4.25\n"
+                          "latency_seconds_count{webhook=\"/mutate\"} 4\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static void test_metrics__label_values_are_escaped(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"name"};
+    co_metric *g = co_metrics_gauge(reg, "g", "Help with \\ and\nnewline.", labels, 1);
+    const char *v[] = {"a\"b\\c\nd"};
+    co_metric_set(g, v, 1);
+    char *text = render(reg);
+    assert_contains(text, "# HELP g Help with \\\\ and\\nnewline.\n");
+    assert_contains(text, "g{name=\"a\\\"b\\\\c\\nd\"} 1\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static void test_metrics__remove_series_and_reregister(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"name", "state"};
+    co_metric *g = co_metrics_gauge(reg, "state", "State.", labels, 2);
+    const char *a[] = {"x", "Ready"};
+    const char *b[] = {"y", "Ready"};
+    co_metric_set(g, a, 1);
+    co_metric_set(g, b, 1);
+    co_metric_remove(g, a);
+    co_metric_remove(g, a); /* absent: no-op */
+    assert_ptr_equal(co_metrics_gauge(reg, "state", "State.", labels, 2), g);
+    char *text = render(reg);
+    assert_null(strstr(text, "name=\"x\""));
+    assert_contains(text, "state{name=\"y\",state=\"Ready\"} 1\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static double forty_two(void *payload)
+{
+    return *(double *)payload;
+}
+
+static void test_metrics__gauge_func_and_special_values(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    double v = 42;
+    co_metrics_gauge_func(reg, "depth", "Depth.", forty_two, &v);
+    co_metric *g = co_metrics_gauge(reg, "tiny", "Tiny.", NULL, 0);
+    co_metric_set(g, NULL, 0.000001);
+    char *text = render(reg);
+    assert_contains(text, "# TYPE depth gauge\ndepth 42\n");
+    assert_contains(text, "tiny 1e-06\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static void test_metrics__render_respects_buffer_cap(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    co_metric *g = co_metrics_gauge(reg, "g", "G.", NULL, 0);
+    co_metric_set(g, NULL, 1);
+    co_buf out = CO_BUF_INIT(10);
+    assert_co_fail_with(CO_ETOOBIG, co_metrics_render(&out, reg));
+    co_metrics_free(reg);
+}
+
+static co_metric *shared_counter;
+static void *bump(void *arg)
+{
+    (void)arg;
+    const char *v[] = {"k"};
+    for (int i = 0; i < 10000; i++) {
+        co_metric_inc(shared_counter, v);
+    }
+    return NULL;
+}
+
+static void test_metrics__concurrent_increments_are_not_lost(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"l"};
+    shared_counter = co_metrics_counter(reg, "c", "C.", labels, 1);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        pthread_create(&t[i], NULL, bump, NULL);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+    }
+    const char *v[] = {"k"};
+    assert_true(co_metric_value(shared_counter, v) == 40000.0);
+    co_metrics_free(reg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_metrics__counter_and_gauge_exposition),
+        cmocka_unit_test(test_metrics__histogram_is_cumulative),
+        cmocka_unit_test(test_metrics__label_values_are_escaped),
+        cmocka_unit_test(test_metrics__remove_series_and_reregister),
+        cmocka_unit_test(test_metrics__gauge_func_and_special_values),
+        cmocka_unit_test(test_metrics__render_respects_buffer_cap),
+        cmocka_unit_test(test_metrics__concurrent_increments_are_not_lost),
+    };
+    return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
+}
