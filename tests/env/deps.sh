@@ -20,7 +20,7 @@ BUILD_PKGS=(
 TEST_PKGS=(
     libcmocka-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind
     etcd-server golang-go golang-k8s-sigs-yaml-dev golang-github-masterminds-sprig-dev
-    git rsync jq curl openssl ca-certificates unzip npm python3
+    git rsync jq curl openssl ca-certificates unzip
     age gnupg graphviz wrk nginx-light nghttp2-client dpkg-dev
 )
 
@@ -55,6 +55,14 @@ for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"; do
         missing+=("$p")
     fi
 done
+# Tools that may come from elsewhere (NodeSource's nodejs ships npm and conflicts with
+# Debian's npm package; python3 may be a pyenv build): only install when the command is missing.
+if ! command -v npm >/dev/null 2>&1; then
+    missing+=(nodejs npm)
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    missing+=(python3)
+fi
 need_update=0
 if ensure_deb_src; then
     need_update=1
