@@ -34,4 +34,32 @@
 /** One log line. */
 #define CO_MAX_LOG_LINE (64 * CO_KIB)
 
+/* Sources: downloads, archives, git checkouts and the artifact cache. */
+/** One downloaded source artifact (compressed, as transferred). */
+#define CO_MAX_ARTIFACT_DOWNLOAD (256 * CO_MIB)
+/** Bytes written when one archive or git tree is extracted (decompression-bomb guard). */
+#define CO_MAX_EXTRACT_TOTAL (1024 * CO_MIB)
+/** One file extracted from an archive or a git tree. */
+#define CO_MAX_EXTRACT_FILE (128 * CO_MIB)
+/** Entries (files, directories, links) in one archive or git tree. */
+#define CO_MAX_EXTRACT_ENTRIES 100000
+/** One path inside an archive or git tree, and one symlink target. */
+#define CO_MAX_EXTRACT_PATH 4096
+/** Directory depth of one path inside an archive or git tree. */
+#define CO_MAX_EXTRACT_DEPTH 256
+/** Symlinks followed while resolving one path inside an extracted tree (like Linux's 40). */
+#define CO_MAX_EXTRACT_SYMLINK_HOPS 40
+/** All headers of one HTTP response to a source request. */
+#define CO_MAX_HTTP_HEADERS (64 * CO_KIB)
+/** Redirects followed for one source request. */
+#define CO_MAX_HTTP_REDIRECTS 10
+/** A URL, digest or revision of a source artifact. */
+#define CO_MAX_SOURCE_STRING (8 * CO_KIB)
+/** Default size of the artifact cache on disk (the controller's flag can change it). */
+#define CO_DEFAULT_SOURCE_CACHE (2048 * CO_MIB)
+/** References advertised by one git remote (ls-remote). */
+#define CO_MAX_GIT_REFS 100000
+/** A credential value (password, token, private key, known_hosts) from a git Secret. */
+#define CO_MAX_GIT_CREDENTIAL (256 * CO_KIB)
+
 #endif

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading archives with libarchive and feeding their entries to the confined tree writer
+ * (archive_writer.c), which owns every safety rule. Only tar (optionally compressed) and zip
+ * are enabled, to keep libarchive's attack surface to the formats artifacts actually use.
+ */
+#include "co/archive.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "archive_writer.h"
+#include "co/error.h"
+
+#define READ_BLOCK 65536
+
+static const char *format_name(co_archive_format f)
+{
+    switch (f) {
+    case CO_ARCHIVE_TAR_GZ:
+        return "gzip-compressed tar";
+    case CO_ARCHIVE_TAR:
+        return "tar";
+    case CO_ARCHIVE_ZIP:
+        return "zip";
+    default:
+        return "tar or zip";
+    }
+}
+
+static struct archive *reader_new(co_archive_format format)
+{
+    struct archive *a = archive_read_new();
+    CO_ASSERT(a);
+    switch (format) {
+    case CO_ARCHIVE_TAR_GZ:
+        archive_read_support_filter_gzip(a);
+        archive_read_support_format_tar(a);
+        break;
+    case CO_ARCHIVE_TAR:
+        archive_read_support_format_tar(a);
+        break;
+    case CO_ARCHIVE_ZIP:
+        archive_read_support_format_zip(a);
+        break;
+    default:
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_bzip2(a);
+        archive_read_support_filter_xz(a);
+        archive_read_support_filter_zstd(a);
+        archive_read_support_format_tar(a);
+        archive_read_support_format_zip(a);
+        break;
+    }
+    return a;
+}
+
+static const char *archive_text(struct archive *a)
+{
+    const char *s = archive_error_string(a);
+    return s ? s : "unknown error";
+}
+
+/* Checks, after the first header, that the input had the format the caller demanded. */
+static int check_format(struct archive *a, co_archive_format format)
+{
+    int filter = archive_filter_code(a, 0);
+    int fmt = archive_format(a) & ARCHIVE_FORMAT_BASE_MASK;
+    switch (format) {
+    case CO_ARCHIVE_TAR_GZ:
+        if (filter != ARCHIVE_FILTER_GZIP || fmt != ARCHIVE_FORMAT_TAR) {
+            return co_error_set(CO_EINVALID, "not a gzip-compressed tar archive");
+        }
+        break;
+    case CO_ARCHIVE_TAR:
+        if (filter != ARCHIVE_FILTER_NONE || fmt != ARCHIVE_FORMAT_TAR) {
+            return co_error_set(CO_EINVALID, "not an uncompressed tar archive");
+        }
+        break;
+    case CO_ARCHIVE_ZIP:
+        if (fmt != ARCHIVE_FORMAT_ZIP) {
+            return co_error_set(CO_EINVALID, "not a zip archive");
+        }
+        break;
+    default:
+        if (fmt != ARCHIVE_FORMAT_TAR && fmt != ARCHIVE_FORMAT_ZIP) {
+            return co_error_set(CO_EINVALID, "not a tar or zip archive");
+        }
+        break;
+    }
+    return 0;
+}
+
+static int copy_data(struct archive *a, co_archive__writer *w, const char *name)
+{
+    char buf[READ_BLOCK];
+    for (;;) {
+        la_ssize_t n = archive_read_data(a, buf, sizeof(buf));
+        if (n == 0) {
+            return 0;
+        }
+        if (n < 0) {
+            char pb[256];
+            return co_error_set(CO_EINVALID, "entry %s: %s",
+                                co_archive__printable(name, pb, sizeof(pb)), archive_text(a));
+        }
+        int rc = co_archive__write(w, buf, (size_t)n);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+}
+
+static int extract_entry(struct archive *a, struct archive_entry *e, co_archive__writer *w)
+{
+    char pb[256];
+    const char *name = archive_entry_pathname(e);
+    if (!name) {
+        name = archive_entry_pathname_utf8(e);
+    }
+    if (!name || !name[0]) {
+        return co_error_set(CO_EINVALID, "entry %llu has no usable name",
+                            (unsigned long long)co_archive__stats(w)->entries + 1);
+    }
+    const char *hardlink = archive_entry_hardlink(e);
+    if (hardlink) {
+        return co_archive__hardlink(w, name, hardlink);
+    }
+    mode_t type = archive_entry_filetype(e);
+    switch (type) {
+    case AE_IFDIR:
+        return co_archive__mkdir(w, name);
+    case AE_IFLNK: {
+        const char *target = archive_entry_symlink(e);
+        if (!target) {
+            target = archive_entry_symlink_utf8(e);
+        }
+        if (!target) {
+            return co_error_set(CO_EINVALID, "entry %s: symlink without a usable target",
+                                co_archive__printable(name, pb, sizeof(pb)));
+        }
+        return co_archive__symlink(w, name, target);
+    }
+    case AE_IFREG: {
+        int rc = co_archive__file_begin(w, name, (archive_entry_perm(e) & 0111) != 0);
+        if (rc < 0) {
+            return rc;
+        }
+        rc = copy_data(a, w, name);
+        int rc2 = co_archive__file_end(w);
+        return rc < 0 ? rc : rc2;
+    }
+    case AE_IFCHR:
+    case AE_IFBLK:
+        return co_error_set(CO_EINVALID, "entry %s: device files are not allowed",
+                            co_archive__printable(name, pb, sizeof(pb)));
+    case AE_IFIFO:
+        return co_error_set(CO_EINVALID, "entry %s: fifos are not allowed",
+                            co_archive__printable(name, pb, sizeof(pb)));
+    case AE_IFSOCK:
+        return co_error_set(CO_EINVALID, "entry %s: sockets are not allowed",
+                            co_archive__printable(name, pb, sizeof(pb)));
+    default:
+        return co_error_set(CO_EINVALID, "entry %s: unsupported entry type 0%o",
+                            co_archive__printable(name, pb, sizeof(pb)), (unsigned)type);
+    }
+}
+
+/* Reads every entry of the opened archive @p a into @p w. */
+static int extract_all(struct archive *a, co_archive_format format, co_archive__writer *w)
+{
+    struct archive_entry *e;
+    int first = 1;
+    for (;;) {
+        int r = archive_read_next_header(a, &e);
+        if (r == ARCHIVE_EOF) {
+            if (first) {
+                /* an empty tar is valid, but say what the input was not, for garbage input */
+                if (archive_format(a) == 0) {
+                    return co_error_set(CO_EINVALID, "not a %s archive", format_name(format));
+                }
+            }
+            return 0;
+        }
+        if (r < ARCHIVE_WARN) {
+            if (first) {
+                return co_error_set(CO_EINVALID, "not a valid %s archive: %s", format_name(format),
+                                    archive_text(a));
+            }
+            return co_error_set(CO_EINVALID, "corrupt archive after %llu entries: %s",
+                                (unsigned long long)co_archive__stats(w)->entries, archive_text(a));
+        }
+        if (first) {
+            int rc = check_format(a, format);
+            if (rc < 0) {
+                return rc;
+            }
+            first = 0;
+        }
+        int rc = co_archive__count_entry(w);
+        if (rc < 0) {
+            return rc;
+        }
+        if ((rc = extract_entry(a, e, w)) < 0) {
+            return rc;
+        }
+    }
+}
+
+/* @p open_rc is the result of archive_read_open_*() on @p a. Frees @p a. */
+static int extract(struct archive *a,
+                   int open_rc,
+                   co_archive_format format,
+                   const char *dest,
+                   const co_archive_limits *limits,
+                   unsigned flags,
+                   co_archive_stats *stats)
+{
+    co_archive__writer *w = NULL;
+    int rc;
+    if (open_rc != ARCHIVE_OK) {
+        rc = co_error_set(CO_EINVALID, "not a valid %s archive: %s", format_name(format),
+                          archive_text(a));
+        goto done;
+    }
+    if ((rc = co_archive__writer_new(&w, dest, limits, flags & CO_ARCHIVE_SYNC)) < 0) {
+        goto done;
+    }
+    if ((rc = extract_all(a, format, w)) < 0) {
+        goto done;
+    }
+    if ((rc = co_archive__commit(w, NULL)) < 0) {
+        goto done;
+    }
+    if (stats) {
+        *stats = *co_archive__stats(w);
+    }
+done:
+    co_archive__writer_free(w);
+    archive_read_free(a);
+    return rc;
+}
+
+int co_archive_extract_mem(const void *data,
+                           size_t len,
+                           co_archive_format format,
+                           const char *dest,
+                           const co_archive_limits *limits,
+                           unsigned flags,
+                           co_archive_stats *stats)
+{
+    struct archive *a = reader_new(format);
+    /* libarchive takes a non-const pointer but only reads through it */
+    int open_rc = archive_read_open_memory(a, (void *)(uintptr_t)data, len);
+    return extract(a, open_rc, format, dest, limits, flags, stats);
+}
+
+int co_archive_extract_file(const char *path,
+                            co_archive_format format,
+                            const char *dest,
+                            const co_archive_limits *limits,
+                            unsigned flags,
+                            co_archive_stats *stats)
+{
+    struct archive *a = reader_new(format);
+    int open_rc = archive_read_open_filename(a, path, READ_BLOCK);
+    if (open_rc != ARCHIVE_OK && errno == ENOENT) {
+        archive_read_free(a);
+        return co_error_set(CO_ENOTFOUND, "archive %s does not exist", path);
+    }
+    return extract(a, open_rc, format, dest, limits, flags, stats);
+}

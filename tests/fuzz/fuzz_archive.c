@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for archive extraction. Every input is extracted (format auto-detected)
+ * into a fresh destination inside a private directory; then the invariants are checked: the
+ * call either failed and left nothing behind, or it succeeded and the only thing in the
+ * private directory is the destination, whose symlinks all resolve inside it.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "co/archive.h"
+#include "co/common.h"
+
+static char *base;
+
+static void remove_base(void)
+{
+    if (base) {
+        (void)!co_archive_remove_tree(base);
+    }
+}
+
+static void walk_links(const char *root, const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d || depth > 300) {
+        abort();
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) {
+            continue;
+        }
+        char *p = co_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) < 0) {
+            abort();
+        }
+        if (S_ISLNK(st.st_mode)) {
+            char real[PATH_MAX];
+            /* dangling links are allowed; existing targets must be inside */
+            if (realpath(p, real) && strncmp(real, root, strlen(root)) != 0) {
+                fprintf(stderr, "symlink %s escapes to %s\n", p, real);
+                abort();
+            }
+        } else if (S_ISDIR(st.st_mode)) {
+            walk_links(root, p, depth + 1);
+        } else if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "unexpected file type at %s\n", p);
+            abort();
+        }
+        free(p);
+    }
+    closedir(d);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    }
+    closedir(d);
+    return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!base) {
+        base = strdup("/tmp/co-fuzz-archive-XXXXXX");
+        if (!mkdtemp(base)) {
+            abort();
+        }
+        atexit(remove_base);
+    }
+    char *dest = co_xasprintf("%s/out", base);
+    co_archive_limits lim = {.max_total = 8u << 20, .max_file = 4u << 20, .max_entries = 2000};
+    int rc = co_archive_extract_mem(data, size, CO_ARCHIVE_AUTO, dest, &lim, 0, NULL);
+    if (rc == 0) {
+        char real[PATH_MAX];
+        if (!realpath(dest, real)) {
+            abort();
+        }
+        walk_links(real, dest, 0);
+        if (count_entries(base) != 1) {
+            abort();
+        }
+        if (co_archive_remove_tree(dest) != 0) {
+            abort();
+        }
+    }
+    if (count_entries(base) != 0) {
+        fprintf(stderr, "extraction left files behind (rc %d)\n", rc);
+        abort();
+    }
+    free(dest);
+    return 0;
+}
