@@ -14,6 +14,7 @@ set -euo pipefail
 BUILD_PKGS=(
     gcc make pkg-config
     libjson-c-dev libyaml-dev libcurl4-openssl-dev libssl-dev libgit2-dev libmicrohttpd-dev
+    libgnutls28-dev
     libarchive-dev libgpgme-dev libpcre2-dev
 )
 # Tests, code checks, fuzzing and benchmarks.

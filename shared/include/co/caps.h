@@ -31,6 +31,8 @@
 #define CO_MAX_YAML_ALIAS_NODES 100000
 /** A message in the last-error slot (longer messages are truncated). */
 #define CO_MAX_ERROR_MESSAGE (16 * CO_KIB)
+/** A PEM certificate chain or private key file. */
+#define CO_MAX_PEM_FILE (1 * CO_MIB)
 /** One log line. */
 #define CO_MAX_LOG_LINE (64 * CO_KIB)
 

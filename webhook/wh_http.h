@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The webhook's HTTP protocol layer as a pure function: (method, path, content type, body) in,
+ * (status, headers, body) out. It routes, checks the transport-level rules (method, media type,
+ * size, JSON, envelope) and answers them with a precise 4xx, and hands well-formed reviews to
+ * the admission and conversion handlers, whose decision always travels in an HTTP 200 body.
+ * The socket server (wh_server.c) only moves bytes; tests and the fuzzer call this directly.
+ */
+#ifndef WH_HTTP_H
+#define WH_HTTP_H
+
+#include <stddef.h>
+
+#include "webhook/wh_review.h"
+
+struct json_object;
+
+/** The webhook's routes (DESIGN.md §4). */
+typedef enum wh_route {
+    WH_ROUTE_NONE = 0,
+    WH_ROUTE_VALIDATE_V1ALPHA1,
+    WH_ROUTE_VALIDATE_V1BETA1,
+    WH_ROUTE_MUTATE_V1ALPHA1,
+    WH_ROUTE_MUTATE_V1BETA1,
+    WH_ROUTE_CONVERT,
+    WH_ROUTE_VALIDATE_POLICY,
+    WH_ROUTE_COUNT
+} wh_route;
+
+typedef enum wh_route_kind {
+    WH_KIND_VALIDATE, /**< validating admission */
+    WH_KIND_MUTATE,   /**< mutating admission */
+    WH_KIND_CONVERT,  /**< CRD conversion */
+} wh_route_kind;
+
+typedef struct wh_route_info {
+    const char *path;     /**< exact URL path */
+    wh_route_kind kind;   /**< what the route does */
+    const char *version;  /**< API version of the objects it admits ("" for conversion) */
+    const char *kindname; /**< kind of the objects it admits ("" for conversion) */
+    size_t body_cap;      /**< request body cap (caps.h) */
+} wh_route_info;
+
+/** The route for an exact @p path; WH_ROUTE_NONE when there is none. */
+wh_route wh_route_lookup(const char *path);
+
+/** Static description of @p route (valid for every route but WH_ROUTE_NONE). */
+const wh_route_info *wh_route_get(wh_route route);
+
+/**
+ * The decisions behind the routes. The protocol layer calls them only with well-formed reviews.
+ * admit() fills @p d (which starts allowed) and returns 0, or a negative code for an internal
+ * failure (the review is then answered as an errored 500 with co_error_last()). convert()
+ * returns a new reference to @p obj converted to @p desired_api_version, or a negative code with
+ * the reason in co_error_last(). Both may run concurrently on several threads.
+ */
+typedef struct wh_handlers {
+    int (*admit)(wh_decision *d, void *ctx, wh_route route, const wh_admission_request *req);
+    int (*convert)(struct json_object **out,
+                   void *ctx,
+                   struct json_object *obj,
+                   const char *desired_api_version);
+    void *ctx;
+} wh_handlers;
+
+typedef struct wh_http_request {
+    const char *method;       /**< "POST", ... */
+    const char *path;         /**< URL path without the query string */
+    const char *content_type; /**< Content-Type header, NULL when absent */
+    const char *body;         /**< request body (need not be NUL-terminated) */
+    size_t body_len;          /**< its length */
+} wh_http_request;
+
+typedef struct wh_http_response {
+    int status;               /**< HTTP status code */
+    const char *content_type; /**< static string */
+    const char *allow;        /**< Allow header value for 405, else NULL (static) */
+    char *body;               /**< owned; free with wh_http_response_dispose() */
+    size_t body_len;          /**< its length */
+    int internal_error;       /**< a handler failed internally (counted as a panic) */
+} wh_http_response;
+
+/**
+ * The checks that need no body: route, method, media type and the declared body length
+ * (@p req->body_len, e.g. from Content-Length). The server calls it when the headers arrive,
+ * so that a request that will be refused is not read first.
+ * @return 1 when @p out holds the answer, 0 when the body is needed (@p out is then empty).
+ */
+int wh_http_precheck(wh_http_response *out, const wh_http_request *req);
+
+/**
+ * Answers @p req on the webhook (TLS) port. Never fails: every problem becomes a response.
+ * @param[out] out the response; dispose with wh_http_response_dispose()
+ */
+void wh_http_handle(wh_http_response *out, const wh_handlers *h, const wh_http_request *req);
+
+/** Answers a body that exceeded the route's cap while it was streamed (HTTP 413). */
+void wh_http_too_large(wh_http_response *out, wh_route route);
+
+/** One readiness check: @p failure is NULL when it passes, else why it fails. */
+typedef struct wh_probe_check {
+    const char *name;
+    const char *failure;
+} wh_probe_check;
+
+/**
+ * Answers the plain-HTTP port: GET /healthz (always "ok" while the process serves), GET /readyz
+ * (200 "ok" when every check passes, else 503 listing them) and, when @p metrics is set, GET
+ * /metrics in the Prometheus text format.
+ */
+void wh_http_probe(wh_http_response *out,
+                   const char *method,
+                   const char *path,
+                   const wh_probe_check *checks,
+                   size_t nchecks,
+                   int metrics);
+
+/** Frees the body; NULL is a no-op. */
+void wh_http_response_dispose(wh_http_response *r);
+
+#endif

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libmicrohttpd glue. The TLS daemon runs a pool of epoll worker threads that share one
+ * listening socket we create ourselves (so that ":port" can mean dual-stack with an IPv4
+ * fallback, and tests can bind port 0). Per request the access handler is called once with the
+ * headers, once per body chunk and once at the end: the headers alone decide route, method,
+ * media type and declared size (wh_http_precheck), chunks go into a buffer capped per route,
+ * and the final call hands the bytes to wh_http_handle(). Certificates come from wh_tls on
+ * every handshake.
+ */
+#include "webhook/wh_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "co/buf.h"
+#include "co/caps.h"
+#include "co/error.h"
+#include "co/log.h"
+#include "webhook/wh_metrics.h"
+
+#define LISTEN_BACKLOG   1024
+#define MAX_READY_CHECKS 8
+
+struct wh_server {
+    wh_server_config cfg;
+    struct MHD_Daemon *tls_daemon;
+    struct MHD_Daemon *probe_daemon;
+    struct MHD_Daemon *metrics_daemon; /* NULL when the probe daemon serves /metrics too */
+    int ports[3];
+    atomic_int draining;
+    atomic_int in_flight;
+};
+
+/* Per-request state, created on the first call of the access handler. */
+typedef struct request {
+    wh_route route;
+    co_buf body;
+    int too_big;
+    struct timespec start;
+} request;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int wh_server_parse_addr(char **host_out, int *port_out, const char *addr)
+{
+    const char *colon = NULL;
+    char *host = NULL;
+    if (addr[0] == '[') {
+        const char *close = strchr(addr, ']');
+        if (!close || close[1] != ':') {
+            return co_error_set(CO_EINVALID, "address \"%s\": expected [host]:port", addr);
+        }
+        host = co_xstrndup(addr + 1, (size_t)(close - addr - 1));
+        colon = close + 1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (!colon) {
+            return co_error_set(CO_EINVALID, "address \"%s\": expected host:port or :port", addr);
+        }
+        host = co_xstrndup(addr, (size_t)(colon - addr));
+    }
+    char *end = NULL;
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || errno || port < 0 || port > 65535) {
+        free(host);
+        return co_error_set(CO_EINVALID, "address \"%s\": invalid port", addr);
+    }
+    *host_out = host;
+    *port_out = (int)port;
+    return 0;
+}
+
+static int try_bind(const struct sockaddr *sa, socklen_t len, int family, int dual)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (family == AF_INET6) {
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof(int));
+    }
+    if (bind(fd, sa, len) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* Binds @p addr; an empty host means every address (IPv6 dual-stack, else IPv4). */
+static int open_listener(int *fd_out, int *port_out, const char *addr)
+{
+    char *host = NULL;
+    int port = 0;
+    int rc = wh_server_parse_addr(&host, &port, addr);
+    if (rc < 0 || !host) {
+        return rc < 0 ? rc : CO_ERROR;
+    }
+    int fd = -1;
+    if (!*host) {
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                                  .sin6_port = htons((uint16_t)port),
+                                  .sin6_addr = IN6ADDR_ANY_INIT};
+        fd = try_bind((struct sockaddr *)&a6, sizeof(a6), AF_INET6, 1);
+        if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+            struct sockaddr_in a4 = {.sin_family = AF_INET,
+                                     .sin_port = htons((uint16_t)port),
+                                     .sin_addr = {htonl(INADDR_ANY)}};
+            fd = try_bind((struct sockaddr *)&a4, sizeof(a4), AF_INET, 0);
+        }
+    } else {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                                 .ai_socktype = SOCK_STREAM,
+                                 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+        struct addrinfo *res = NULL;
+        char portstr[8];
+        snprintf(portstr, sizeof(portstr), "%d", port);
+        int gai = getaddrinfo(host, portstr, &hints, &res);
+        if (gai != 0) {
+            rc = co_error_set(CO_EINVALID, "address \"%s\": %s", addr, gai_strerror(gai));
+            free(host);
+            return rc;
+        }
+        for (const struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+            fd = try_bind(ai->ai_addr, ai->ai_addrlen, ai->ai_family, 0);
+        }
+        freeaddrinfo(res);
+    }
+    free(host);
+    if (fd < 0) {
+        return co_error_set_os(CO_ERROR, "cannot listen on %s", addr);
+    }
+    union {
+        struct sockaddr sa;
+        struct sockaddr_in in4;
+        struct sockaddr_in6 in6;
+        struct sockaddr_storage ss;
+    } bound;
+    memset(&bound, 0, sizeof(bound));
+    socklen_t sl = sizeof(bound);
+    if (getsockname(fd, &bound.sa, &sl) < 0) {
+        rc = co_error_set_os(CO_ERROR, "cannot listen on %s", addr);
+        close(fd);
+        return rc;
+    }
+    *port_out =
+        bound.sa.sa_family == AF_INET6 ? ntohs(bound.in6.sin6_port) : ntohs(bound.in4.sin_port);
+    *fd_out = fd;
+    return 0;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    if (!co_log_enabled(CO_LOG_DEBUG)) {
+        return;
+    }
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r')) {
+        msg[--n] = '\0';
+    }
+    co_log(CO_LOG_DEBUG, "http server", "detail", msg, NULL);
+}
+
+static enum MHD_Result queue(wh_server *s, struct MHD_Connection *c, wh_http_response *r)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        wh_http_response_dispose(r);
+        return MHD_NO;
+    }
+    r->body = NULL;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    if (r->allow) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
+    }
+    if (atomic_load_explicit(&s->draining, memory_order_relaxed)) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void log_request(const char *method, const char *url, int status, double secs)
+{
+    if (co_log_enabled(CO_LOG_DEBUG)) {
+        char st[8], ms[32];
+        snprintf(st, sizeof(st), "%d", status);
+        snprintf(ms, sizeof(ms), "%.3f", secs * 1e3);
+        co_log(CO_LOG_DEBUG, "request", "method", method, "path", url, "status", st, "durationMs",
+               ms, NULL);
+    }
+}
+
+static enum MHD_Result answer(wh_server *s,
+                              struct MHD_Connection *c,
+                              request *rq,
+                              const char *method,
+                              const char *url,
+                              wh_http_response *r)
+{
+    double secs = since(&rq->start);
+    wh_metrics_request_answered(rq->route, r->status, secs);
+    if (r->internal_error) {
+        wh_metrics_internal_error(rq->route);
+        co_log(CO_LOG_ERROR, "webhook handler failed", "path", url, NULL);
+    }
+    log_request(method, url, r->status, secs);
+    return queue(s, c, r);
+}
+
+static enum MHD_Result on_webhook(void *cls,
+                                  struct MHD_Connection *c,
+                                  const char *url,
+                                  const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_size,
+                                  void **con_cls)
+{
+    (void)version;
+    wh_server *s = cls;
+    request *rq = *con_cls;
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!rq) {
+        rq = co_xcalloc(1, sizeof(*rq));
+        clock_gettime(CLOCK_MONOTONIC, &rq->start);
+        rq->route = wh_route_lookup(url);
+        co_buf_init(&rq->body, rq->route != WH_ROUTE_NONE ? wh_route_get(rq->route)->body_cap : 0);
+        *con_cls = rq;
+        atomic_fetch_add(&s->in_flight, 1);
+        wh_metrics_request_started(rq->route);
+        /* Decide from the headers alone whether the body is worth reading. */
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
+        wh_http_request hr = {method, url, ct, NULL, (size_t)declared};
+        wh_http_response r;
+        if (wh_http_precheck(&r, &hr)) {
+            return answer(s, c, rq, method, url, &r);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!rq->too_big && co_buf_put(&rq->body, upload_data, *upload_size) < 0) {
+            /* Keep reading (and dropping) the rest; 413 is answered once it is in. */
+            rq->too_big = 1;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    wh_http_response r;
+    if (rq->too_big) {
+        wh_http_too_large(&r, rq->route);
+    } else {
+        wh_http_request hr = {method, url, ct, rq->body.ptr ? rq->body.ptr : "", rq->body.len};
+        wh_http_handle(&r, s->cfg.handlers, &hr);
+    }
+    return answer(s, c, rq, method, url, &r);
+}
+
+static void on_completed(void *cls,
+                         struct MHD_Connection *c,
+                         void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)c;
+    (void)toe;
+    wh_server *s = cls;
+    request *rq = *con_cls;
+    if (!rq) {
+        return;
+    }
+    wh_metrics_request_finished(rq->route);
+    atomic_fetch_sub(&s->in_flight, 1);
+    co_buf_dispose(&rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+static enum MHD_Result on_probe(void *cls,
+                                struct MHD_Connection *c,
+                                const char *url,
+                                const char *method,
+                                const char *version,
+                                const char *upload_data,
+                                size_t *upload_size,
+                                void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    wh_server *s = cls;
+    /* The first call carries the headers only; a body, if any, is ignored. */
+    if (!*con_cls) {
+        *con_cls = s;
+        return MHD_YES;
+    }
+    *upload_size = 0;
+    wh_probe_check checks[2 + MAX_READY_CHECKS];
+    size_t n = 0;
+    checks[n].name = "tls";
+    checks[n++].failure = wh_tls_loaded(s->cfg.tls) ? NULL : "no serving certificate loaded";
+    checks[n].name = "shutdown";
+    checks[n++].failure = atomic_load(&s->draining) ? "the server is shutting down" : NULL;
+    if (s->cfg.ready) {
+        n += s->cfg.ready(s->cfg.ready_ctx, checks + n, MAX_READY_CHECKS);
+    }
+    int metrics = s->metrics_daemon == NULL && s->ports[WH_LISTENER_METRICS] >= 0;
+    wh_http_response r;
+    wh_http_probe(&r, method, url, checks, n, metrics);
+    return queue(s, c, &r);
+}
+
+static enum MHD_Result on_metrics(void *cls,
+                                  struct MHD_Connection *c,
+                                  const char *url,
+                                  const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_size,
+                                  void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    wh_server *s = cls;
+    if (!*con_cls) {
+        *con_cls = s;
+        return MHD_YES;
+    }
+    *upload_size = 0;
+    wh_http_response r;
+    if (strcmp(url, "/metrics")) {
+        /* Only /metrics lives here; reuse the probe answer for 404 and 405. */
+        wh_http_probe(&r, method, "/", NULL, 0, 0);
+    } else {
+        wh_http_probe(&r, method, url, NULL, 0, 1);
+    }
+    return queue(s, c, &r);
+}
+
+static int disabled(const char *addr)
+{
+    return !addr || !*addr || !strcmp(addr, "0");
+}
+
+static int start_plain(struct MHD_Daemon **out,
+                       int *port_out,
+                       const char *addr,
+                       MHD_AccessHandlerCallback handler,
+                       wh_server *s)
+{
+    int fd = -1;
+    int rc = open_listener(&fd, port_out, addr);
+    if (rc < 0) {
+        return rc;
+    }
+    *out = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                            handler, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    if (!*out) {
+        close(fd);
+        return co_error_set(CO_ERROR, "cannot start the HTTP listener on %s", addr);
+    }
+    return 0;
+}
+
+static int start_tls(wh_server *s)
+{
+    int fd = -1;
+    int rc = open_listener(&fd, &s->ports[WH_LISTENER_WEBHOOK], s->cfg.webhook_addr);
+    if (rc < 0) {
+        return rc;
+    }
+    unsigned threads = s->cfg.threads ? s->cfg.threads : 1;
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_LISTEN_SOCKET, fd, NULL},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)wh_tls_priorities(s->cfg.tls_min)},
+        {MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, wh_tls_retrieve_function()},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+        {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
+        {threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)threads, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    wh_tls_serve(s->cfg.tls);
+    s->tls_daemon =
+        MHD_start_daemon(MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                             MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
+                         0, NULL, NULL, on_webhook, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    if (!s->tls_daemon) {
+        close(fd);
+        return co_error_set(CO_ERROR, "cannot start the TLS listener on %s", s->cfg.webhook_addr);
+    }
+    return 0;
+}
+
+int wh_server_start(wh_server **out, const wh_server_config *cfg)
+{
+    if (!cfg->handlers || !cfg->tls) {
+        return co_error_set(CO_EINVALID, "webhook server: handlers and tls are required");
+    }
+    if (cfg->max_connections == 0 || cfg->connection_timeout == 0) {
+        return co_error_set(CO_EINVALID,
+                            "webhook server: connection limit and timeout must be positive");
+    }
+    wh_server *s = co_xcalloc(1, sizeof(*s));
+    s->cfg = *cfg;
+    s->ports[0] = s->ports[1] = s->ports[2] = -1;
+    int rc = start_tls(s);
+    if (rc == 0 && !disabled(cfg->probe_addr)) {
+        rc = start_plain(&s->probe_daemon, &s->ports[WH_LISTENER_PROBE], cfg->probe_addr, on_probe,
+                         s);
+    }
+    if (rc == 0 && !disabled(cfg->metrics_addr)) {
+        /* The same address means one listener for both, unless the port is chosen by the
+         * system (port 0), where two listeners are asked for. */
+        if (!disabled(cfg->probe_addr) && !strcmp(cfg->metrics_addr, cfg->probe_addr) &&
+            !(strlen(cfg->probe_addr) >= 2 &&
+              !strcmp(cfg->probe_addr + strlen(cfg->probe_addr) - 2, ":0"))) {
+            s->ports[WH_LISTENER_METRICS] = s->ports[WH_LISTENER_PROBE];
+        } else {
+            rc = start_plain(&s->metrics_daemon, &s->ports[WH_LISTENER_METRICS], cfg->metrics_addr,
+                             on_metrics, s);
+        }
+    }
+    if (rc < 0) {
+        wh_server_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int wh_server_port(const wh_server *s, wh_listener which)
+{
+    return s->ports[which];
+}
+
+int wh_server_drain(wh_server *s, int timeout_ms)
+{
+    atomic_store(&s->draining, 1);
+    if (s->tls_daemon) {
+        MHD_socket fd = MHD_quiesce_daemon(s->tls_daemon);
+        if (fd != MHD_INVALID_SOCKET) {
+            close(fd);
+        }
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int left = atomic_load(&s->in_flight);
+    while (left > 0 && since(&t0) * 1000.0 < timeout_ms) {
+        struct timespec nap = {0, 10000000L};
+        nanosleep(&nap, NULL);
+        left = atomic_load(&s->in_flight);
+    }
+    return left;
+}
+
+void wh_server_free(wh_server *s)
+{
+    if (!s) {
+        return;
+    }
+    if (s->tls_daemon) {
+        MHD_stop_daemon(s->tls_daemon);
+    }
+    if (s->probe_daemon) {
+        MHD_stop_daemon(s->probe_daemon);
+    }
+    if (s->metrics_daemon) {
+        MHD_stop_daemon(s->metrics_daemon);
+    }
+    free(s);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sockets: a TLS listener (libmicrohttpd over GnuTLS, a pool of worker threads, keep-alive,
+ * connection limit and inactivity timeout) for the webhook routes, and a plain-HTTP listener
+ * for /healthz, /readyz and /metrics (or two, when the metrics address differs from the probe
+ * address). Bodies are streamed into capped buffers; everything else is wh_http.c's job.
+ */
+#ifndef WH_SERVER_H
+#define WH_SERVER_H
+
+#include "co/common.h"
+#include "webhook/wh_http.h"
+#include "webhook/wh_tls.h"
+
+typedef struct wh_server wh_server;
+
+/**
+ * Extra readiness checks (for example "caches synced"). Fills @p out with up to @p max checks
+ * and returns how many; failure strings must stay valid until the next call on that thread
+ * (static or thread-local storage).
+ */
+typedef size_t (*wh_ready_fn)(void *ctx, wh_probe_check *out, size_t max);
+
+typedef struct wh_server_config {
+    const char *webhook_addr;    /**< "[host]:port" of the TLS listener, e.g. ":9443" */
+    const char *probe_addr;      /**< health listener; "0" or "" disables it */
+    const char *metrics_addr;    /**< metrics listener; "0" or "" disables it */
+    unsigned threads;            /**< TLS worker threads (at least 1) */
+    unsigned max_connections;    /**< concurrent TLS connections */
+    unsigned connection_timeout; /**< seconds of inactivity before a connection closes */
+    wh_tls_min_version tls_min;  /**< minimum TLS version */
+    const wh_handlers *handlers; /**< the routes' decisions; borrowed */
+    wh_tls *tls;                 /**< key pair store; borrowed, served process-wide */
+    wh_ready_fn ready;           /**< extra readiness checks, may be NULL */
+    void *ready_ctx;             /**< passed to @p ready */
+} wh_server_config;
+
+/** Listeners, for wh_server_port(). */
+typedef enum wh_listener {
+    WH_LISTENER_WEBHOOK = 0,
+    WH_LISTENER_PROBE = 1,
+    WH_LISTENER_METRICS = 2,
+} wh_listener;
+
+/**
+ * Parses "host:port", ":port", "[v6]:port" into its parts (an empty host means every address).
+ * @param[out] host_out allocated host (free with free()), "" for any
+ * @return 0 or CO_EINVALID.
+ */
+CO_MUST_CHECK int wh_server_parse_addr(char **host_out, int *port_out, const char *addr);
+
+/**
+ * Binds every listener and starts serving. The configuration is copied; handlers and tls are
+ * borrowed and must outlive the server.
+ * @return 0, CO_EINVALID for a bad address or option, CO_ERROR when binding fails.
+ */
+CO_MUST_CHECK int wh_server_start(wh_server **out, const wh_server_config *cfg);
+
+/** The port a listener is bound to (useful with port 0), or -1 when it is disabled. */
+int wh_server_port(const wh_server *s, wh_listener which);
+
+/**
+ * Graceful stop: readiness turns false, no new connections are accepted, requests being
+ * served finish (each answer carries "Connection: close"), for at most @p timeout_ms.
+ * @return the number of requests still in flight when the wait ended (0 = clean drain).
+ */
+int wh_server_drain(wh_server *s, int timeout_ms);
+
+/** Stops every listener (cutting what is left) and frees the server. NULL is a no-op. */
+void wh_server_free(wh_server *s);
+
+#endif
