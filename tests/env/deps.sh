@@ -23,6 +23,7 @@ TEST_PKGS=(
     etcd-server golang-go golang-k8s-sigs-yaml-dev golang-github-masterminds-sprig-dev
     git rsync jq curl openssl ca-certificates unzip
     age gnupg graphviz wrk nginx-light nghttp2-client dpkg-dev
+    golang-github-drone-envsubst-dev
 )
 
 SUDO=""

@@ -115,3 +115,20 @@ void co_test_write_file(const char *path, const void *data, size_t len)
     }
     fclose(f);
 }
+
+char *co_test_shared_fixture_path(const char *rel)
+{
+    return co_xasprintf("%s/../shared/fixtures/%s", CO_SOURCE_ROOT, rel);
+}
+
+char *co_test_shared_fixture(const char *rel, size_t *len_out)
+{
+    char *path = co_test_shared_fixture_path(rel);
+    char *data = co_test_read_file(path, len_out);
+    if (!data) {
+        char eb[128];
+        fail_msg("cannot read shared fixture %s: %s", path, errtext(errno, eb, sizeof(eb)));
+    }
+    free(path);
+    return data;
+}

@@ -64,4 +64,13 @@
 /** A credential value (password, token, private key, known_hosts) from a git Secret. */
 #define CO_MAX_GIT_CREDENTIAL (256 * CO_KIB)
 
+/** One SOPS-encrypted file, and its decrypted output. */
+#define CO_MAX_SOPS_FILE (64 * CO_MIB)
+/** One age-encrypted payload or identity file (sops wraps a 32-byte data key). */
+#define CO_MAX_AGE_PAYLOAD (1 * CO_MIB)
+/** Nesting of ${...} expressions inside one envsubst input. */
+#define CO_MAX_ENVSUBST_NESTING 64
+/** Output of one envsubst evaluation. */
+#define CO_MAX_ENVSUBST_OUTPUT (64 * CO_MIB)
+
 #endif
