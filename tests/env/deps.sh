@@ -24,6 +24,7 @@ TEST_PKGS=(
     git rsync jq curl openssl ca-certificates unzip
     age gnupg graphviz wrk nginx-light nghttp2-client dpkg-dev
     golang-github-drone-envsubst-dev
+    python3-yaml
 )
 
 SUDO=""

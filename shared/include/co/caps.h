@@ -35,6 +35,12 @@
 #define CO_MAX_PEM_FILE (1 * CO_MIB)
 /** One log line. */
 #define CO_MAX_LOG_LINE (64 * CO_KIB)
+/** One file of a source tree (kustomization, manifest, template, generator input). */
+#define CO_MAX_SOURCE_FILE (16 * CO_MIB)
+/** Files in one source tree handled by the kustomize and template generators. */
+#define CO_MAX_SOURCE_FILES 100000
+/** Nesting of kustomizations (resources, components, overlays of overlays). */
+#define CO_MAX_KUSTOMIZE_DEPTH 64
 
 /* Sources: downloads, archives, git checkouts and the artifact cache. */
 /** One downloaded source artifact (compressed, as transferred). */

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Strategic merge patches as kustomize v5 applies them (its kyaml merge walker), and JSON 6902
+ * patches. A list is merged by key only where the built-in Kubernetes schema gives its field a
+ * "merge" patch strategy (containers by name, ports by containerPort and protocol, ...);
+ * everywhere else, custom resources included, a list in the patch replaces the target's list.
+ * Merged keyed lists list the patch's elements first, then the target's remaining ones, and a
+ * null in the patch deletes the field. $patch: delete | replace | merge is honoured on maps and
+ * lists.
+ */
+#include "kz_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "co/error.h"
+
+/* --- the schema: which lists merge, and by which keys -------------------------------------- */
+
+typedef struct list_schema {
+    int merge;
+    const char *keys[2];
+} list_schema;
+
+/* Lists inside a PodSpec, relative to it. */
+static const struct {
+    const char *path;
+    list_schema s;
+} podspec_lists[] = {
+    {"containers", {1, {"name", NULL}}},
+    {"initContainers", {1, {"name", NULL}}},
+    {"ephemeralContainers", {1, {"name", NULL}}},
+    {"volumes", {1, {"name", NULL}}},
+    {"imagePullSecrets", {1, {"name", NULL}}},
+    {"hostAliases", {1, {"ip", NULL}}},
+    {"topologySpreadConstraints", {1, {"topologyKey", "whenUnsatisfiable"}}},
+};
+
+/* Lists inside a Container. */
+static const struct {
+    const char *path;
+    list_schema s;
+} container_lists[] = {
+    {"ports", {1, {"containerPort", "protocol"}}},
+    {"env", {1, {"name", NULL}}},
+    {"volumeMounts", {1, {"mountPath", NULL}}},
+    {"volumeDevices", {1, {"devicePath", NULL}}},
+};
+
+/* Where the PodSpec lives in each built-in kind. */
+static const char *podspec_root(const char *kind, const char *group)
+{
+    static const char *const tmpl_kinds[] = {"Deployment",  "ReplicaSet", "DaemonSet",
+                                             "StatefulSet", "Job",        "ReplicationController"};
+    if (strcmp(kind, "Pod") == 0 && !group[0]) {
+        return "spec";
+    }
+    if (strcmp(kind, "PodTemplate") == 0 && !group[0]) {
+        return "template/spec";
+    }
+    if (strcmp(kind, "CronJob") == 0 && strcmp(group, "batch") == 0) {
+        return "spec/jobTemplate/spec/template/spec";
+    }
+    for (size_t i = 0; i < CO_ARRAY_SIZE(tmpl_kinds); i++) {
+        if (strcmp(kind, tmpl_kinds[i]) == 0 &&
+            (!group[0] || strcmp(group, "apps") == 0 || strcmp(group, "batch") == 0 ||
+             strcmp(group, "extensions") == 0)) {
+            return "spec/template/spec";
+        }
+    }
+    return NULL;
+}
+
+/* Groups whose kinds come with the built-in schema. */
+static int builtin_group(const char *group)
+{
+    static const char *const groups[] = {"",
+                                         "apps",
+                                         "batch",
+                                         "extensions",
+                                         "policy",
+                                         "networking.k8s.io",
+                                         "rbac.authorization.k8s.io",
+                                         "autoscaling",
+                                         "storage.k8s.io",
+                                         "scheduling.k8s.io",
+                                         "admissionregistration.k8s.io",
+                                         "apiextensions.k8s.io",
+                                         "apiregistration.k8s.io",
+                                         "coordination.k8s.io",
+                                         "discovery.k8s.io",
+                                         "node.k8s.io",
+                                         "certificates.k8s.io",
+                                         "events.k8s.io"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(groups); i++) {
+        if (strcmp(group, groups[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct smp_ctx {
+    char kind[256];
+    char group[256];
+    int known; /* the object's type has a built-in schema */
+} smp_ctx;
+
+/* The schema of the list at @p path (fields joined by '/', from the object root). */
+static list_schema lookup_list(const smp_ctx *c, const char *path)
+{
+    list_schema none = {0, {NULL, NULL}};
+    if (!c->known) {
+        return none;
+    }
+    size_t pl = strlen(path);
+    static const char fin[] = "metadata/finalizers";
+    static const char own[] = "metadata/ownerReferences";
+    if ((pl == sizeof(fin) - 1 || (pl > sizeof(fin) - 1 && path[pl - sizeof(fin)] == '/')) &&
+        strcmp(path + pl - (sizeof(fin) - 1 < pl ? sizeof(fin) - 1 : pl), fin) == 0) {
+        list_schema s = {1, {NULL, NULL}};
+        return s;
+    }
+    if (pl >= sizeof(own) - 1 && strcmp(path + pl - (sizeof(own) - 1), own) == 0) {
+        list_schema s = {1, {"uid", NULL}};
+        return s;
+    }
+    if (strcmp(c->kind, "Service") == 0 && !c->group[0] && strcmp(path, "spec/ports") == 0) {
+        list_schema s = {1, {"port", "protocol"}};
+        return s;
+    }
+    const char *root = podspec_root(c->kind, c->group);
+    if (!root) {
+        return none;
+    }
+    size_t rl = strlen(root);
+    if (strncmp(path, root, rl) != 0 || path[rl] != '/') {
+        return none;
+    }
+    const char *rest = path + rl + 1;
+    for (size_t i = 0; i < CO_ARRAY_SIZE(podspec_lists); i++) {
+        if (strcmp(rest, podspec_lists[i].path) == 0) {
+            return podspec_lists[i].s;
+        }
+    }
+    static const char *const ctypes[] = {"containers/", "initContainers/", "ephemeralContainers/"};
+    for (size_t t = 0; t < CO_ARRAY_SIZE(ctypes); t++) {
+        size_t cl = strlen(ctypes[t]);
+        if (strncmp(rest, ctypes[t], cl) == 0) {
+            for (size_t i = 0; i < CO_ARRAY_SIZE(container_lists); i++) {
+                if (strcmp(rest + cl, container_lists[i].path) == 0) {
+                    return container_lists[i].s;
+                }
+            }
+        }
+    }
+    return none;
+}
+
+/* --- helpers -------------------------------------------------------------------------------- */
+
+enum { DIR_NONE = 0, DIR_MERGE, DIR_REPLACE, DIR_DELETE };
+
+static int map_directive(json_object *m, int *out)
+{
+    json_object *d = NULL;
+    *out = DIR_NONE;
+    if (!json_object_object_get_ex(m, "$patch", &d)) {
+        return 0;
+    }
+    const char *v = json_object_get_string(d);
+    if (v && strcmp(v, "delete") == 0) {
+        *out = DIR_DELETE;
+    } else if (v && strcmp(v, "replace") == 0) {
+        *out = DIR_REPLACE;
+    } else if (v && strcmp(v, "merge") == 0) {
+        *out = DIR_MERGE;
+    } else {
+        return co_error_set(CO_EINVALID, "unknown patch strategy '%s'", v ? v : "");
+    }
+    return 0;
+}
+
+static json_object *deep_copy(json_object *v)
+{
+    json_object *c = NULL;
+    if (v) {
+        json_object_deep_copy(v, &c, NULL);
+    }
+    return c;
+}
+
+/* A copy of a patch value for a place where the target has nothing: null fields and $patch
+ * directives are dropped, elements and maps marked for deletion vanish. Sets *gone when the
+ * value itself is deleted. */
+static json_object *clean_copy(json_object *v, int *gone)
+{
+    *gone = 0;
+    if (json_object_is_type(v, json_type_object)) {
+        int d = DIR_NONE;
+        if (map_directive(v, &d) == 0 && d == DIR_DELETE) {
+            *gone = 1;
+            return NULL;
+        }
+        co_error_clear();
+        json_object *res = json_object_new_object();
+        json_object_object_foreach (v, k, val) {
+            if (strcmp(k, "$patch") == 0 || val == NULL) {
+                continue;
+            }
+            int g = 0;
+            json_object *c = clean_copy(val, &g);
+            if (!g) {
+                json_object_object_add(res, k, c);
+            }
+        }
+        return res;
+    }
+    if (json_object_is_type(v, json_type_array)) {
+        json_object *res = json_object_new_array();
+        size_t n = json_object_array_length(v);
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_array_get_idx(v, i);
+            json_object *d = NULL;
+            if (json_object_is_type(e, json_type_object) &&
+                json_object_object_get_ex(e, "$patch", &d) && json_object_object_length(e) == 1) {
+                const char *s = json_object_get_string(d);
+                if (s && strcmp(s, "delete") == 0) {
+                    json_object_put(res);
+                    *gone = 1;
+                    return NULL;
+                }
+                continue;
+            }
+            int g = 0;
+            json_object *c = clean_copy(e, &g);
+            if (!g) {
+                json_object_array_add(res, c);
+            }
+        }
+        return res;
+    }
+    return deep_copy(v);
+}
+
+/* The string form of a scalar used to compare merge keys ("" when absent). */
+static const char *key_value(json_object *elem, const char *key, char *buf, size_t cap)
+{
+    json_object *v = NULL;
+    if (!key || !json_object_is_type(elem, json_type_object) ||
+        !json_object_object_get_ex(elem, key, &v) || v == NULL) {
+        return "";
+    }
+    if (json_object_is_type(v, json_type_string)) {
+        return json_object_get_string(v);
+    }
+    snprintf(buf, cap, "%s", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    return buf;
+}
+
+/* Whether two elements are the same element of a keyed list: keys present on both must be
+ * equal, and at least one key must be. */
+static int same_element(json_object *a, json_object *b, const list_schema *s)
+{
+    int common = 0;
+    for (int k = 0; k < 2 && s->keys[k]; k++) {
+        char b1[64], b2[64];
+        const char *va = key_value(a, s->keys[k], b1, sizeof(b1));
+        const char *vb = key_value(b, s->keys[k], b2, sizeof(b2));
+        if (!va[0] || !vb[0]) {
+            continue;
+        }
+        if (strcmp(va, vb) != 0) {
+            return 0;
+        }
+        common = 1;
+    }
+    return common;
+}
+
+static int
+merge_value(json_object **dest, json_object *patch, smp_ctx *c, char *path, int *cleared);
+
+/* Merges keyed (or primitive) list @p patch into @p dest; the result replaces *dest. */
+static int merge_keyed_list(json_object **dest,
+                            json_object *patch,
+                            const list_schema *s,
+                            smp_ctx *c,
+                            char *path)
+{
+    json_object *d = *dest;
+    json_object *res = json_object_new_array();
+    size_t np = json_object_array_length(patch), nd = json_object_array_length(d);
+    char *used = co_xcalloc(nd + 1, 1);
+    int rc = 0;
+    if (!s->keys[0]) {
+        /* primitive list: union, patch values first */
+        json_object *all[2] = {patch, d};
+        for (int a = 0; a < 2; a++) {
+            size_t n = json_object_array_length(all[a]);
+            for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(all[a], i);
+                int seen = 0;
+                for (size_t j = 0; j < json_object_array_length(res) && !seen; j++) {
+                    seen = json_object_equal(json_object_array_get_idx(res, j), e);
+                }
+                if (!seen) {
+                    json_object_array_add(res, deep_copy(e));
+                }
+            }
+        }
+        goto done;
+    }
+    for (size_t i = 0; i < np && rc == 0; i++) {
+        json_object *pe = json_object_array_get_idx(patch, i);
+        size_t match = nd;
+        for (size_t j = 0; j < nd; j++) {
+            if (!used[j] && same_element(json_object_array_get_idx(d, j), pe, s)) {
+                match = j;
+                break;
+            }
+        }
+        int d_dir = DIR_NONE;
+        if (json_object_is_type(pe, json_type_object) && (rc = map_directive(pe, &d_dir)) < 0) {
+            break;
+        }
+        if (match == nd) {
+            if (d_dir == DIR_DELETE) {
+                continue;
+            }
+            int gone = 0;
+            json_object *cc = clean_copy(pe, &gone);
+            if (!gone) {
+                json_object_array_add(res, cc);
+            }
+            continue;
+        }
+        used[match] = 1;
+        if (d_dir == DIR_DELETE) {
+            continue;
+        }
+        json_object *merged = deep_copy(json_object_array_get_idx(d, match));
+        int cleared = 0;
+        rc = merge_value(&merged, pe, c, path, &cleared);
+        if (rc == 0 && !cleared && merged) {
+            json_object_array_add(res, merged);
+        } else {
+            json_object_put(merged);
+        }
+    }
+    for (size_t j = 0; j < nd; j++) {
+        if (!used[j]) {
+            json_object_array_add(res, deep_copy(json_object_array_get_idx(d, j)));
+        }
+    }
+done:
+    free(used);
+    if (rc < 0) {
+        json_object_put(res);
+        return rc;
+    }
+    json_object_put(*dest);
+    *dest = res;
+    return 0;
+}
+
+static int merge_map(json_object *dest, json_object *patch, smp_ctx *c, char *path)
+{
+    size_t plen = strlen(path);
+    json_object_object_foreach (patch, k, pv) {
+        if (strcmp(k, "$patch") == 0) {
+            continue;
+        }
+        if (plen + strlen(k) + 2 >= 4096) {
+            return co_error_set(CO_EINVALID, "patch is nested too deeply");
+        }
+        size_t kl = strlen(k);
+        if (plen) {
+            path[plen] = '/';
+            memcpy(path + plen + 1, k, kl + 1);
+        } else {
+            memcpy(path, k, kl + 1);
+        }
+        json_object *dv = NULL;
+        int has = json_object_object_get_ex(dest, k, &dv);
+        if (pv == NULL) {
+            json_object_object_del(dest, k);
+        } else if (!has || dv == NULL) {
+            int gone = 0;
+            json_object *cc = clean_copy(pv, &gone);
+            if (!gone) {
+                json_object_object_add(dest, k, cc);
+            } else {
+                json_object_object_del(dest, k);
+            }
+        } else {
+            json_object *nv = json_object_get(dv);
+            int cleared = 0;
+            int rc = merge_value(&nv, pv, c, path, &cleared);
+            if (rc < 0) {
+                json_object_put(nv);
+                path[plen] = '\0';
+                return rc;
+            }
+            if (cleared) {
+                json_object_put(nv);
+                json_object_object_del(dest, k);
+            } else if (nv != dv) {
+                json_object_object_add(dest, k, nv);
+            } else {
+                json_object_put(nv);
+            }
+        }
+        path[plen] = '\0';
+    }
+    return 0;
+}
+
+/* Merges @p patch into *dest, which may be replaced; *cleared when the field must go. */
+static int merge_value(json_object **dest, json_object *patch, smp_ctx *c, char *path, int *cleared)
+{
+    *cleared = 0;
+    json_object *d = *dest;
+    if (json_object_is_type(patch, json_type_object)) {
+        int dir = DIR_NONE;
+        int rc = map_directive(patch, &dir);
+        if (rc < 0) {
+            return rc;
+        }
+        if (dir == DIR_DELETE) {
+            *cleared = 1;
+            return 0;
+        }
+        if (dir == DIR_REPLACE || !json_object_is_type(d, json_type_object)) {
+            int gone = 0;
+            json_object *cc = clean_copy(patch, &gone);
+            json_object_put(*dest);
+            *dest = cc ? cc : json_object_new_object();
+            return 0;
+        }
+        return merge_map(d, patch, c, path);
+    }
+    if (json_object_is_type(patch, json_type_array)) {
+        list_schema s = lookup_list(c, path);
+        if (!s.merge || !json_object_is_type(d, json_type_array)) {
+            int gone = 0;
+            json_object *cc = clean_copy(patch, &gone);
+            json_object_put(*dest);
+            *dest = gone ? NULL : cc;
+            *cleared = gone;
+            return 0;
+        }
+        /* a {$patch: ...} element steers the whole list */
+        size_t n = json_object_array_length(patch);
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_array_get_idx(patch, i);
+            json_object *dv = NULL;
+            if (json_object_is_type(e, json_type_object) &&
+                json_object_object_get_ex(e, "$patch", &dv) && json_object_object_length(e) == 1) {
+                const char *v = json_object_get_string(dv);
+                if (v && strcmp(v, "delete") == 0) {
+                    *cleared = 1;
+                    return 0;
+                }
+                if (v && strcmp(v, "replace") == 0) {
+                    int gone = 0;
+                    json_object *cc = clean_copy(patch, &gone);
+                    json_object_put(*dest);
+                    *dest = cc;
+                    return 0;
+                }
+            }
+        }
+        return merge_keyed_list(dest, patch, &s, c, path);
+    }
+    json_object_put(*dest);
+    *dest = deep_copy(patch);
+    return 0;
+}
+
+int kz_smp_apply(json_object *target, json_object *patch, int *deleted)
+{
+    smp_ctx c;
+    *deleted = 0;
+    const char *apiv = kz_get_str(target, "apiVersion", NULL);
+    char version[256];
+    kz_split_api_version(apiv, c.group, version, sizeof(c.group));
+    snprintf(c.kind, sizeof(c.kind), "%s", kz_get_str(target, "kind", NULL));
+    c.known = builtin_group(c.group);
+    if (!json_object_is_type(patch, json_type_object)) {
+        return co_error_set(CO_EINVALID, "a strategic merge patch must be a mapping");
+    }
+    int dir = DIR_NONE;
+    int rc = map_directive(patch, &dir);
+    if (rc < 0) {
+        return rc;
+    }
+    if (dir == DIR_DELETE) {
+        *deleted = 1;
+        return 0;
+    }
+    char *path = co_xcalloc(4096, 1);
+    if (dir == DIR_REPLACE) {
+        json_object_object_foreach (target, k, v) {
+            (void)v;
+            json_object_object_del(target, k);
+        }
+    }
+    rc = merge_map(target, patch, &c, path);
+    free(path);
+    if (rc == 0 && json_object_object_length(target) == 0) {
+        *deleted = 1;
+    }
+    return rc;
+}
+
+/* --- JSON 6902 ------------------------------------------------------------------------------ */
+
+/* Decodes one JSON-pointer token (~1 → /, ~0 → ~). */
+static char *ptr_token(const char **p, int *more)
+{
+    const char *s = *p;
+    const char *e = strchr(s, '/');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    char *t = co_xmalloc(n + 1);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '~' && i + 1 < n && (s[i + 1] == '0' || s[i + 1] == '1')) {
+            t[j++] = s[i + 1] == '0' ? '~' : '/';
+            i++;
+        } else {
+            t[j++] = s[i];
+        }
+    }
+    t[j] = '\0';
+    *p = e ? e + 1 : s + n;
+    *more = e != NULL;
+    return t;
+}
+
+static int parse_index(const char *tok, size_t len, int allow_end, size_t *out)
+{
+    if (allow_end && strcmp(tok, "-") == 0) {
+        *out = len;
+        return 0;
+    }
+    if (!tok[0] || (tok[0] == '0' && tok[1]) || strspn(tok, "0123456789") != strlen(tok)) {
+        return -1;
+    }
+    *out = strtoul(tok, NULL, 10);
+    return *out <= (allow_end ? len : len - 1) && (allow_end || len > 0) ? 0 : -1;
+}
+
+/* Resolves all but the last token of @p ptr; returns the parent and the last token. */
+static int resolve_parent(json_object *doc, const char *ptr, json_object **parent, char **last)
+{
+    if (ptr[0] != '/') {
+        return co_error_set(CO_EINVALID, "invalid JSON pointer '%s'", ptr);
+    }
+    const char *p = ptr + 1;
+    json_object *cur = doc;
+    for (;;) {
+        int more = 0;
+        char *tok = ptr_token(&p, &more);
+        if (!more) {
+            *parent = cur;
+            *last = tok;
+            return 0;
+        }
+        json_object *next = NULL;
+        if (json_object_is_type(cur, json_type_object)) {
+            if (!json_object_object_get_ex(cur, tok, &next) || !next) {
+                free(tok);
+                return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+            }
+        } else if (json_object_is_type(cur, json_type_array)) {
+            size_t idx;
+            if (parse_index(tok, json_object_array_length(cur), 0, &idx) < 0) {
+                free(tok);
+                return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+            }
+            next = json_object_array_get_idx(cur, idx);
+        } else {
+            free(tok);
+            return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+        }
+        free(tok);
+        cur = next;
+    }
+}
+
+static int ptr_get(json_object *doc, const char *ptr, json_object **out)
+{
+    if (!ptr[0]) {
+        *out = doc;
+        return 0;
+    }
+    json_object *parent = NULL;
+    char *last = NULL;
+    int rc = resolve_parent(doc, ptr, &parent, &last);
+    if (rc < 0) {
+        return rc;
+    }
+    CO_ASSERT(last != NULL);
+    json_object *v = NULL;
+    int ok = 0;
+    if (json_object_is_type(parent, json_type_object)) {
+        ok = json_object_object_get_ex(parent, last, &v);
+    } else if (json_object_is_type(parent, json_type_array)) {
+        size_t idx;
+        ok = parse_index(last, json_object_array_length(parent), 0, &idx) == 0;
+        if (ok) {
+            v = json_object_array_get_idx(parent, idx);
+        }
+    }
+    free(last);
+    if (!ok) {
+        return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+    }
+    *out = v;
+    return 0;
+}
+
+static int array_insert(json_object *arr, size_t idx, json_object *v)
+{
+    size_t n = json_object_array_length(arr);
+    json_object_array_add(arr, NULL);
+    for (size_t i = n; i > idx; i--) {
+        json_object_array_put_idx(arr, i, json_object_get(json_object_array_get_idx(arr, i - 1)));
+    }
+    json_object_array_put_idx(arr, idx, v);
+    return 0;
+}
+
+/* Removes and returns (a new reference to) the value at @p ptr. */
+static int ptr_remove(json_object *doc, const char *ptr, json_object **removed)
+{
+    json_object *parent = NULL;
+    char *last = NULL;
+    int rc = resolve_parent(doc, ptr, &parent, &last);
+    if (rc < 0) {
+        return rc;
+    }
+    CO_ASSERT(last != NULL);
+    json_object *v = NULL;
+    if (json_object_is_type(parent, json_type_object) &&
+        json_object_object_get_ex(parent, last, &v)) {
+        *removed = json_object_get(v);
+        json_object_object_del(parent, last);
+    } else if (json_object_is_type(parent, json_type_array)) {
+        size_t idx;
+        if (parse_index(last, json_object_array_length(parent), 0, &idx) < 0) {
+            free(last);
+            return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+        }
+        *removed = json_object_get(json_object_array_get_idx(parent, idx));
+        json_object_array_del_idx(parent, idx, 1);
+    } else {
+        free(last);
+        return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+    }
+    free(last);
+    return 0;
+}
+
+/* Adds @p v (consumed) at @p ptr. */
+static int ptr_add(json_object **doc, const char *ptr, json_object *v, int replace)
+{
+    if (!ptr[0]) {
+        json_object_put(*doc);
+        *doc = v;
+        return 0;
+    }
+    json_object *parent = NULL;
+    char *last = NULL;
+    int rc = resolve_parent(*doc, ptr, &parent, &last);
+    if (rc < 0) {
+        json_object_put(v);
+        return rc;
+    }
+    CO_ASSERT(last != NULL);
+    if (json_object_is_type(parent, json_type_object)) {
+        json_object *old = NULL;
+        if (replace && !json_object_object_get_ex(parent, last, &old)) {
+            rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+            json_object_put(v);
+        } else {
+            json_object_object_add(parent, last, v);
+        }
+    } else if (json_object_is_type(parent, json_type_array)) {
+        size_t idx;
+        size_t n = json_object_array_length(parent);
+        if (parse_index(last, n, !replace, &idx) < 0) {
+            rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+            json_object_put(v);
+        } else if (replace) {
+            json_object_array_put_idx(parent, idx, v);
+        } else {
+            array_insert(parent, idx, v);
+        }
+    } else {
+        rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
+        json_object_put(v);
+    }
+    free(last);
+    return rc;
+}
+
+int kz_json6902_apply(json_object **doc, json_object *ops)
+{
+    if (!json_object_is_type(ops, json_type_array)) {
+        return co_error_set(CO_EINVALID, "a JSON 6902 patch must be a list of operations");
+    }
+    size_t n = json_object_array_length(ops);
+    for (size_t i = 0; i < n; i++) {
+        json_object *op = json_object_array_get_idx(ops, i);
+        const char *name = kz_get_str(op, "op", NULL);
+        const char *path = NULL;
+        json_object *pv = NULL;
+        if (!json_object_object_get_ex(op, "path", &pv) ||
+            !json_object_is_type(pv, json_type_string)) {
+            return co_error_set(CO_EINVALID, "JSON 6902 operation %zu has no 'path'", i);
+        }
+        path = json_object_get_string(pv);
+        json_object *value = NULL;
+        int has_value = json_object_object_get_ex(op, "value", &value);
+        int rc = 0;
+        if (strcmp(name, "add") == 0 || strcmp(name, "replace") == 0) {
+            if (!has_value) {
+                return co_error_set(CO_EINVALID, "JSON 6902 '%s' at '%s' has no 'value'", name,
+                                    path);
+            }
+            rc = ptr_add(doc, path, deep_copy(value), name[0] == 'r');
+        } else if (strcmp(name, "remove") == 0) {
+            json_object *old = NULL;
+            rc = ptr_remove(*doc, path, &old);
+            json_object_put(old);
+        } else if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
+            const char *from = kz_get_str(op, "from", NULL);
+            json_object *v = NULL;
+            if (name[0] == 'm') {
+                rc = ptr_remove(*doc, from, &v);
+            } else if ((rc = ptr_get(*doc, from, &v)) == 0) {
+                v = deep_copy(v);
+            }
+            if (rc == 0) {
+                rc = ptr_add(doc, path, v, 0);
+            }
+        } else if (strcmp(name, "test") == 0) {
+            json_object *v = NULL;
+            rc = ptr_get(*doc, path, &v);
+            if (rc == 0 && !json_object_equal(v, value)) {
+                rc = co_error_set(CO_EINVALID, "JSON 6902 test at '%s' failed", path);
+            }
+        } else {
+            return co_error_set(CO_EINVALID, "unknown JSON 6902 operation '%s'", name);
+        }
+        if (rc < 0) {
+            return co_error_wrap("JSON 6902 %s", name);
+        }
+    }
+    return 0;
+}
