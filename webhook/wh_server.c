@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@ struct wh_server {
     int ports[3];
     atomic_int draining;
     atomic_int in_flight;
+    pthread_mutex_t ready_lock; /* guards cfg.ready and cfg.ready_ctx */
 };
 
 /* Per-request state, created on the first call of the access handler. */
@@ -284,6 +287,26 @@ static enum MHD_Result on_webhook(void *cls,
     return answer(s, c, rq, method, url, &r);
 }
 
+/* Every answer goes out as soon as it is written: with Nagle's algorithm, the second TLS record
+ * of a response (body after headers) would wait for the client's delayed ACK, tens of ms. */
+static void on_connection(void *cls,
+                          struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    (void)cls;
+    (void)socket_context;
+    if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+        return;
+    }
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info) {
+        int one = 1;
+        setsockopt(info->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+}
+
 static void on_completed(void *cls,
                          struct MHD_Connection *c,
                          void **con_cls,
@@ -327,8 +350,12 @@ static enum MHD_Result on_probe(void *cls,
     checks[n++].failure = wh_tls_loaded(s->cfg.tls) ? NULL : "no serving certificate loaded";
     checks[n].name = "shutdown";
     checks[n++].failure = atomic_load(&s->draining) ? "the server is shutting down" : NULL;
-    if (s->cfg.ready) {
-        n += s->cfg.ready(s->cfg.ready_ctx, checks + n, MAX_READY_CHECKS);
+    pthread_mutex_lock(&s->ready_lock);
+    wh_ready_fn ready = s->cfg.ready;
+    void *ready_ctx = s->cfg.ready_ctx;
+    pthread_mutex_unlock(&s->ready_lock);
+    if (ready) {
+        n += ready(ready_ctx, checks + n, MAX_READY_CHECKS);
     }
     int metrics = s->metrics_daemon == NULL && s->ports[WH_LISTENER_METRICS] >= 0;
     wh_http_response r;
@@ -405,6 +432,7 @@ static int start_tls(wh_server *s)
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
         {threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)threads, NULL},
         {MHD_OPTION_END, 0, NULL},
@@ -432,6 +460,7 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     }
     wh_server *s = co_xcalloc(1, sizeof(*s));
     s->cfg = *cfg;
+    pthread_mutex_init(&s->ready_lock, NULL);
     s->ports[0] = s->ports[1] = s->ports[2] = -1;
     int rc = start_tls(s);
     if (rc == 0 && !disabled(cfg->probe_addr)) {
@@ -456,6 +485,14 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     }
     *out = s;
     return 0;
+}
+
+void wh_server_set_ready(wh_server *s, wh_ready_fn ready, void *ctx)
+{
+    pthread_mutex_lock(&s->ready_lock);
+    s->cfg.ready = ready;
+    s->cfg.ready_ctx = ctx;
+    pthread_mutex_unlock(&s->ready_lock);
 }
 
 int wh_server_port(const wh_server *s, wh_listener which)
@@ -497,5 +534,6 @@ void wh_server_free(wh_server *s)
     if (s->metrics_daemon) {
         MHD_stop_daemon(s->metrics_daemon);
     }
+    pthread_mutex_destroy(&s->ready_lock);
     free(s);
 }

@@ -56,6 +56,9 @@ CO_MUST_CHECK int wh_server_parse_addr(char **host_out, int *port_out, const cha
  */
 CO_MUST_CHECK int wh_server_start(wh_server **out, const wh_server_config *cfg);
 
+/** Replaces the extra readiness checks (e.g. once the caches exist). Thread-safe. */
+void wh_server_set_ready(wh_server *s, wh_ready_fn ready, void *ctx);
+
 /** The port a listener is bound to (useful with port 0), or -1 when it is disabled. */
 int wh_server_port(const wh_server *s, wh_listener which);
 
