@@ -125,6 +125,9 @@ void co_sops_keys_free(co_sops_keys *keys)
 
 static bool contains(const void *data, size_t len, const char *marker)
 {
+    if (!data || len == 0) {
+        return false;
+    }
     return memmem(data, len, marker, strlen(marker)) != NULL;
 }
 

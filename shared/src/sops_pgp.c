@@ -164,10 +164,13 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
             close(fd);
         }
     }
+    /* best effort: keep walking so that as much of the private home as possible goes */
     if (type == FTW_DP) {
-        return rmdir(path) == 0 || errno == ENOENT ? 0 : 0;
+        (void)rmdir(path);
+    } else {
+        (void)unlink(path);
     }
-    return unlink(path) == 0 || errno == ENOENT ? 0 : 0;
+    return 0;
 }
 
 /* Stops the agent GnuPG started for our home ("gpgconf --kill gpg-agent"), without a shell. */
@@ -199,6 +202,8 @@ void co_sops__pgp_free(co_sops__pgp *pgp)
     }
     if (pgp->home) {
         kill_agent(pgp->home);
+        /* nftw keeps no state between calls we make; the home is private to this key set */
+        // NOLINTNEXTLINE(concurrency-mt-unsafe)
         (void)nftw(pgp->home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
         free(pgp->home);
     }

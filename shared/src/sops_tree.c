@@ -64,6 +64,7 @@ static void grow(co_sops__node *node)
             node->key_lens = co_xreallocarray(node->key_lens, node->cap, sizeof(*node->key_lens));
         }
     }
+    CO_ASSERT(node->kids != NULL && node->n < node->cap);
 }
 
 void co_sops__map_add(co_sops__node *map, const char *key, size_t key_len, co_sops__node *value)
