@@ -272,10 +272,18 @@ build/compile_commands.json: Makefile $(ALL_C)
 		printf '"-DCO_TEST_FIXTURES=\\"x\\"","-DCO_SOURCE_ROOT=\\"x\\"","-c","%s"]}\n' "$$f"; \
 		sep=','; done; echo ']'; } > $@
 
-tidy: build/compile_commands.json
-	$(Q)printf '%s\n' $(ALL_C) | xargs -P $(JOBS) -n 4 $(CLANG_TIDY) --quiet -p build \
-		2>&1 | grep -v -E '^[0-9]+ warnings? generated|^Suppressed|^Use -header-filter' ; \
-		exit $${PIPESTATUS[1]}
+# clang-tidy per file, incrementally: a file's stamp depends on its test-variant object, which
+# the compiler's -MMD dependencies already rebuild whenever the file or a header it includes
+# changes. Run with -j for parallelism.
+TIDY_STAMPS := $(ALL_C:%.c=build/tidy/%.ok)
+build/tidy/%.ok: build/test/%.o .clang-tidy | build/compile_commands.json
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  TIDY    $*.c")
+	$(Q)if $(CLANG_TIDY) --quiet -p build $*.c > $(@:.ok=.log) 2>&1; then touch $@; else \
+		grep -v -E '^[0-9]+ warnings? generated|^Suppressed|^Use -header-filter' \
+			$(@:.ok=.log); exit 1; fi
+
+tidy: build/compile_commands.json $(TIDY_STAMPS)
 
 # varFuncNullUB is suppressed: NULL is ((void *)0) with glibc, and the sentinel attribute on
 # the logger checks that field lists end with it.
