@@ -85,39 +85,6 @@ static void kvs_dispose(kvs *s)
     free(s->v);
 }
 
-static int valid_env_name(const char *k, size_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = k[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-' ||
-                 c == '.' || (c >= '0' && c <= '9');
-        if (!ok || (i == 0 && c >= '0' && c <= '9')) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int valid_data_key(const char *k)
-{
-    size_t n = strlen(k);
-    if (n == 0 || n > 253 || strcmp(k, ".") == 0 || strcmp(k, "..") == 0 ||
-        strncmp(k, "..", 2) == 0) {
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char c = k[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.')) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
 {
     size_t line = 0;
@@ -143,12 +110,9 @@ static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
         if (n == 0 || s[0] == '#') {
             continue;
         }
+        /* kubectl's kustomize validates neither env names nor data keys */
         const char *eq = memchr(s, '=', n);
         size_t klen = eq ? (size_t)(eq - s) : n;
-        if (!valid_env_name(s, klen)) {
-            return co_error_set(CO_EINVALID, "%s: invalid key '%.*s' on line %zu", file, (int)klen,
-                                s, line + 1);
-        }
         const char *v = eq ? eq + 1 : "";
         size_t vlen = eq ? n - klen - 1 : 0;
         kvs_push(out, s, klen, v, vlen);
@@ -338,12 +302,6 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
     kvs pairs = {0};
     int rc = collect(&pairs, d, args);
     for (size_t i = 0; rc == 0 && i < pairs.n; i++) {
-        if (!valid_data_key(pairs.v[i].key)) {
-            rc = co_error_set(CO_EINVALID,
-                              "\"%s\" is not a valid key name: a valid config key must consist of "
-                              "alphanumeric characters, '-', '_' or '.'",
-                              pairs.v[i].key);
-        }
         for (size_t j = 0; rc == 0 && j < i; j++) {
             if (strcmp(pairs.v[i].key, pairs.v[j].key) == 0) {
                 rc = co_error_set(CO_EINVALID, "configmap %s illegally repeats the key `%s`", name,
@@ -370,7 +328,8 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
         const char *type = str_or(args, "type", "");
         json_object_object_add(obj, "type", json_object_new_string(type[0] ? type : "Opaque"));
     }
-    json_object *data = NULL, *bin = NULL;
+    /* a Secret always gets a data map, a ConfigMap only when it has entries */
+    json_object *data = secret ? json_object_new_object() : NULL, *bin = NULL;
     for (size_t i = 0; i < pairs.n; i++) {
         json_object *v;
         json_object **target = &data;

@@ -191,6 +191,10 @@ int kz_absorb(kz_resmap *ra, kz_res *r);
 int kz_transform_all(kz_dir *d, kz_resmap *ra);
 /** Updates references to renamed objects (kustomize's nameReference step). */
 int kz_fix_name_references(kz_resmap *ra);
+/** Whether the labelSelector and annotationSelector of @p sel match @p r. */
+int kz_selector_labels_match(const kz_res *r, json_object *sel, int *err);
+/** Runs the kustomization's replacements. */
+int kz_replacements(kz_dir *d, kz_resmap *ra);
 /** Orders the output (sortOptions, legacy by default). */
 int kz_sort(kz_resmap *ra, json_object *sort_options, const char *file);
 

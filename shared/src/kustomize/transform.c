@@ -16,8 +16,6 @@
 
 #include "co/error.h"
 
-int kz_replacements(kz_dir *d, kz_resmap *ra);
-
 /* --- small helpers ------------------------------------------------------------------------------
  */
 
@@ -196,6 +194,17 @@ static int selected(const kz_res *r, json_object *sel, int *err)
         return 0;
     }
     return 1;
+}
+
+int kz_selector_labels_match(const kz_res *r, json_object *sel, int *err)
+{
+    json_object *md = get(r->obj, "metadata");
+    const char *ls = sget(sel, "labelSelector");
+    if (ls[0] && !selector_matches(ls, get(md, "labels"), err)) {
+        return 0;
+    }
+    const char *as = sget(sel, "annotationSelector");
+    return !as[0] || selector_matches(as, get(md, "annotations"), err);
 }
 
 /* --- patches -----------------------------------------------------------------------------------
