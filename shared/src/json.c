@@ -1,0 +1,1571 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JSON over json-c: a strict parser, a Go-compatible encoder, path lookup, typed getters,
+ * editing, copy, equality and merge. JSON Patch and merge patch live in json_patch.c.
+ *
+ * The parser is our own recursive-descent reader that builds json-c objects. json-c 0.16's
+ * tokener, even in strict mode, accepts single-quoted strings, NaN and Infinity, "1.", raw
+ * control characters in strings and silently clamps integers beyond 64 bits; input from the
+ * API server, admission requests and user files deserves a precise error instead, with a
+ * line and column. The encoder is ours too, because the canonical form must be byte-for-byte
+ * what Go's json.Marshal writes (HTML escaping, \u2028, shortest floats), which json-c's
+ * serializer does not do.
+ */
+#include "co/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/caps.h"
+#include "co/error.h"
+#include "json_int.h"
+
+/* ============================================================================================
+ * Numbers and UTF-8 (shared with yaml.c through json_int.h)
+ * ========================================================================================== */
+
+/*
+ * Shortest decimal digits of @p v that read back as the same value (as a float when @p bits is
+ * 32). Writes the digits without a point to @p digits and returns their count; @p dp receives
+ * the position of the decimal point (value = 0.d1d2... x 10^dp), as in Go's decimal type.
+ */
+static int shortest_digits(char digits[24], int *dp, double v, int bits)
+{
+    char tmp[48];
+    int maxp = bits == 32 ? 9 : 17;
+    for (int p = 1; p <= maxp; p++) {
+        snprintf(tmp, sizeof(tmp), "%.*e", p - 1, v);
+        int same;
+        if (bits == 32) {
+            same = strtof(tmp, NULL) == (float)v;
+        } else {
+            same = strtod(tmp, NULL) == v;
+        }
+        if (same || p == maxp) {
+            break;
+        }
+    }
+    /* tmp is "d.ddde[+-]XX" (the sign of v was removed by the caller) */
+    int n = 0;
+    const char *s = tmp;
+    for (; *s && *s != 'e'; s++) {
+        if (*s >= '0' && *s <= '9') {
+            digits[n++] = *s;
+        }
+    }
+    int exp10 = (int)strtol(s + 1, NULL, 10);
+    while (n > 1 && digits[n - 1] == '0') {
+        n--;
+    }
+    digits[n] = '\0';
+    *dp = exp10 + 1;
+    return n;
+}
+
+static size_t fmt_e(char *out, const char *digits, int nd, int dp)
+{
+    size_t o = 0;
+    out[o++] = digits[0];
+    if (nd > 1) {
+        out[o++] = '.';
+        for (int i = 1; i < nd; i++) {
+            out[o++] = digits[i];
+        }
+    }
+    int exp = dp - 1;
+    out[o++] = 'e';
+    out[o++] = exp < 0 ? '-' : '+';
+    if (exp < 0) {
+        exp = -exp;
+    }
+    o += (size_t)snprintf(out + o, 8, "%02d", exp);
+    return o;
+}
+
+static size_t fmt_f(char *out, const char *digits, int nd, int dp)
+{
+    size_t o = 0;
+    if (dp > 0) {
+        for (int i = 0; i < dp; i++) {
+            out[o++] = i < nd ? digits[i] : '0';
+        }
+    } else {
+        out[o++] = '0';
+    }
+    int frac = nd - dp > 0 ? nd - dp : 0;
+    if (frac > 0) {
+        out[o++] = '.';
+        for (int i = 0; i < frac; i++) {
+            int j = dp + i;
+            out[o++] = (j >= 0 && j < nd) ? digits[j] : '0';
+        }
+    }
+    return o;
+}
+
+size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt, int bits)
+{
+    size_t o = 0;
+    if (signbit(v)) {
+        out[o++] = '-';
+        v = -v;
+    }
+    if (bits == 32) {
+        v = (double)(float)v;
+    }
+    if (fmt == 'j') {
+        /* encoding/json: %f between 1e-6 and 1e21, else %e with "e-07" shortened to "e-7". */
+        fmt = (v != 0 && (v < 1e-6 || v >= 1e21)) ? 'e' : 'f';
+        size_t n = co_json__format_double(out + o, v, fmt, 64);
+        size_t end = o + n;
+        if (fmt == 'e' && n >= 4 && out[end - 4] == 'e' && out[end - 3] == '-' &&
+            out[end - 2] == '0') {
+            out[end - 2] = out[end - 1];
+            end--;
+            out[end] = '\0';
+        }
+        return end;
+    }
+    char digits[24];
+    int dp = 0;
+    int nd = 0;
+    if (v == 0) {
+        digits[0] = '0';
+        digits[1] = '\0';
+        nd = 0;
+        dp = 0;
+    } else {
+        nd = shortest_digits(digits, &dp, v, bits);
+    }
+    if (fmt == 'g') {
+        int exp = dp - 1;
+        fmt = (nd > 0 && (exp < -4 || exp >= 6)) ? 'e' : 'f';
+    }
+    if (fmt == 'e') {
+        if (nd == 0) {
+            o += (size_t)snprintf(out + o, 8, "0e+00");
+        } else {
+            o += fmt_e(out + o, digits, nd, dp);
+        }
+    } else {
+        /* %f is only asked for where it stays short: encoding/json's range, or %g */
+        CO_ASSERT(dp <= 22 && nd - dp <= 24);
+        o += fmt_f(out + o, digits, nd, dp);
+    }
+    out[o] = '\0';
+    return o;
+}
+
+size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    if (len == 0) {
+        return 0;
+    }
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t n;
+    uint32_t v;
+    uint32_t min;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+        v = c & 0x1f;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        v = c & 0x0f;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        v = c & 0x07;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len < n) {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
+        return 0;
+    }
+    *cp = v;
+    return n;
+}
+
+int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned)
+{
+    if (!json_object_is_type(obj, json_type_int)) {
+        return 0;
+    }
+    int64_t v = json_object_get_int64(obj);
+    *is_unsigned = 0;
+    if (v == INT64_MAX) {
+        /* json-c clamps uint64 values to INT64_MAX in get_int64; its get_uint64 is exact. */
+        uint64_t uv = json_object_get_uint64(obj);
+        if (uv > (uint64_t)INT64_MAX) {
+            *u = uv;
+            *is_unsigned = 1;
+            return 1;
+        }
+    }
+    *i = v;
+    return 1;
+}
+
+/* ============================================================================================
+ * Parsing
+ * ========================================================================================== */
+
+typedef struct parser {
+    const char *p;   /* next byte */
+    const char *end; /* end of input */
+    const char *start;
+    int depth;
+    co_buf str; /* scratch for string contents */
+} parser;
+
+/* Sets an error located at @p at: "line L, column C: ..." (column counts characters). */
+static int CO_PRINTF(3, 4) perr(const parser *ps, const char *at, const char *fmt, ...)
+{
+    int line = 1, col = 1;
+    for (const char *q = ps->start; q < at && q < ps->end; q++) {
+        if (*q == '\n') {
+            line++;
+            col = 1;
+        } else if (((unsigned char)*q & 0xc0) != 0x80) {
+            col++;
+        }
+    }
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return co_error_set(CO_EINVALID, "line %d, column %d: %s", line, col, msg);
+}
+
+/* Describes the byte at @p q for an error message. */
+static const char *describe(const parser *ps, const char *q, char buf[16])
+{
+    if (q >= ps->end) {
+        return "end of input";
+    }
+    unsigned char c = (unsigned char)*q;
+    if (c >= 0x21 && c < 0x7f) {
+        snprintf(buf, 16, "'%c'", c);
+    } else {
+        snprintf(buf, 16, "byte 0x%02x", c);
+    }
+    return buf;
+}
+
+static void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end &&
+           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')) {
+        ps->p++;
+    }
+}
+
+static int parse_value(parser *ps, struct json_object **out);
+
+static int hex4(const char *s, uint32_t *out)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') {
+            v |= (uint32_t)(c - '0');
+        } else if (c >= 'a' && c <= 'f') {
+            v |= (uint32_t)(c - 'a' + 10);
+        } else if (c >= 'A' && c <= 'F') {
+            v |= (uint32_t)(c - 'A' + 10);
+        } else {
+            return -1;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+static int put_utf8(co_buf *b, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xc0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xe0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (char)(0xf0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    return co_buf_put(b, u, n);
+}
+
+/* Reads a string (ps->p at the opening quote) into ps->str. */
+static int parse_string(parser *ps)
+{
+    const char *open = ps->p;
+    int rc;
+    co_buf_reset(&ps->str);
+    ps->p++;
+    for (;;) {
+        if (ps->p >= ps->end) {
+            return perr(ps, open, "unterminated string");
+        }
+        unsigned char c = (unsigned char)*ps->p;
+        if (c == '"') {
+            ps->p++;
+            return 0;
+        }
+        if (c < 0x20) {
+            return perr(ps, ps->p, "control character 0x%02x in string (escape it)", c);
+        }
+        if (c == '\\') {
+            const char *esc = ps->p;
+            if (ps->p + 1 >= ps->end) {
+                return perr(ps, open, "unterminated string");
+            }
+            char e = ps->p[1];
+            ps->p += 2;
+            char simple = 0;
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/':
+                simple = e;
+                break;
+            case 'b':
+                simple = '\b';
+                break;
+            case 'f':
+                simple = '\f';
+                break;
+            case 'n':
+                simple = '\n';
+                break;
+            case 'r':
+                simple = '\r';
+                break;
+            case 't':
+                simple = '\t';
+                break;
+            case 'u':
+                break;
+            default:
+                return perr(ps, esc, "invalid escape sequence in string");
+            }
+            if (simple) {
+                if ((rc = co_buf_putc(&ps->str, simple)) < 0) {
+                    return rc;
+                }
+                continue;
+            }
+            uint32_t cp;
+            if (ps->end - ps->p < 4 || hex4(ps->p, &cp) < 0) {
+                return perr(ps, esc, "invalid \\u escape in string");
+            }
+            ps->p += 4;
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                uint32_t lo;
+                if (ps->end - ps->p >= 6 && ps->p[0] == '\\' && ps->p[1] == 'u' &&
+                    hex4(ps->p + 2, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
+                    ps->p += 6;
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                } else {
+                    cp = 0xfffd; /* a lone surrogate, replaced as Go does */
+                }
+            } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+                cp = 0xfffd;
+            }
+            if ((rc = put_utf8(&ps->str, cp)) < 0) {
+                return rc;
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            const char *run = ps->p;
+            while (ps->p < ps->end && (unsigned char)*ps->p >= 0x20 && *ps->p != '"' &&
+                   *ps->p != '\\' && (unsigned char)*ps->p < 0x80) {
+                ps->p++;
+            }
+            if ((rc = co_buf_put(&ps->str, run, (size_t)(ps->p - run))) < 0) {
+                return rc;
+            }
+            continue;
+        }
+        uint32_t cp;
+        size_t n =
+            co_json__utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
+        if (n == 0) {
+            return perr(ps, ps->p, "invalid UTF-8 in string");
+        }
+        if ((rc = co_buf_put(&ps->str, ps->p, n)) < 0) {
+            return rc;
+        }
+        ps->p += n;
+    }
+}
+
+static int parse_number(parser *ps, struct json_object **out)
+{
+    const char *s = ps->p;
+    const char *q = s;
+    int neg = 0, is_int = 1;
+    char cb[16];
+    if (q < ps->end && *q == '-') {
+        neg = 1;
+        q++;
+    }
+    if (q >= ps->end || *q < '0' || *q > '9') {
+        return perr(ps, q, "invalid number: expected a digit, found %s", describe(ps, q, cb));
+    }
+    if (*q == '0') {
+        q++;
+        if (q < ps->end && *q >= '0' && *q <= '9') {
+            return perr(ps, s, "invalid number: leading zero");
+        }
+    } else {
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            q++;
+        }
+    }
+    const char *int_end = q;
+    if (q < ps->end && *q == '.') {
+        is_int = 0;
+        q++;
+        if (q >= ps->end || *q < '0' || *q > '9') {
+            return perr(ps, q, "invalid number: expected a digit after '.', found %s",
+                        describe(ps, q, cb));
+        }
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            q++;
+        }
+    }
+    if (q < ps->end && (*q == 'e' || *q == 'E')) {
+        is_int = 0;
+        q++;
+        if (q < ps->end && (*q == '+' || *q == '-')) {
+            q++;
+        }
+        if (q >= ps->end || *q < '0' || *q > '9') {
+            return perr(ps, q, "invalid number: expected a digit in the exponent, found %s",
+                        describe(ps, q, cb));
+        }
+        while (q < ps->end && *q >= '0' && *q <= '9') {
+            q++;
+        }
+    }
+    ps->p = q;
+    if (is_int) {
+        uint64_t mag = 0;
+        int overflow = 0;
+        for (const char *d = s + neg; d < int_end; d++) {
+            unsigned dv = (unsigned)(*d - '0');
+            if (mag > (UINT64_MAX - dv) / 10) {
+                overflow = 1;
+                break;
+            }
+            mag = mag * 10 + dv;
+        }
+        if (!overflow) {
+            if (!neg && mag <= (uint64_t)INT64_MAX) {
+                *out = json_object_new_int64((int64_t)mag);
+                return 0;
+            }
+            if (neg && mag <= (uint64_t)INT64_MAX + 1) {
+                *out = json_object_new_int64(mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
+                                                                            : -(int64_t)mag);
+                return 0;
+            }
+            if (!neg) {
+                *out = json_object_new_uint64(mag);
+                return 0;
+            }
+        }
+        /* beyond 64 bits: a double, as Go and Kubernetes read such numbers */
+    }
+    size_t len = (size_t)(q - s);
+    char small[64];
+    char *text = len < sizeof(small) ? small : co_xmalloc(len + 1);
+    memcpy(text, s, len);
+    text[len] = '\0';
+    errno = 0;
+    double d = strtod(text, NULL);
+    int range = isinf(d);
+    if (text != small) {
+        free(text);
+    }
+    if (range) {
+        return perr(ps, s, "number %.*s is out of range", len > 40 ? 40 : (int)len, s);
+    }
+    *out = json_object_new_double(d);
+    return 0;
+}
+
+static int expect_literal(parser *ps, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0) {
+        char cb[16];
+        return perr(ps, ps->p, "invalid literal: expected %s, found %s", word,
+                    describe(ps, ps->p, cb));
+    }
+    ps->p += n;
+    return 0;
+}
+
+static int parse_object(parser *ps, struct json_object **out)
+{
+    struct json_object *obj = json_object_new_object();
+    char cb[16];
+    int rc = 0;
+    ps->p++; /* '{' */
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == '}') {
+        ps->p++;
+        *out = obj;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != '"') {
+            rc = perr(ps, ps->p, "expected a string key, found %s", describe(ps, ps->p, cb));
+            goto fail;
+        }
+        const char *key_at = ps->p;
+        if ((rc = parse_string(ps)) < 0) {
+            goto fail;
+        }
+        if (memchr(co_buf_cstr(&ps->str), '\0', ps->str.len)) {
+            rc = perr(ps, key_at, "object key contains a NUL character");
+            goto fail;
+        }
+        char *key = co_xmemdup(co_buf_cstr(&ps->str), ps->str.len);
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != ':') {
+            rc =
+                perr(ps, ps->p, "expected ':' after object key, found %s", describe(ps, ps->p, cb));
+            free(key);
+            goto fail;
+        }
+        ps->p++;
+        struct json_object *val = NULL;
+        if ((rc = parse_value(ps, &val)) < 0) {
+            free(key);
+            goto fail;
+        }
+        json_object_object_add(obj, key, val);
+        free(key);
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == '}') {
+            ps->p++;
+            break;
+        }
+        rc = perr(ps, ps->p, "expected ',' or '}' in object, found %s", describe(ps, ps->p, cb));
+        goto fail;
+    }
+    *out = obj;
+    return 0;
+fail:
+    json_object_put(obj);
+    return rc;
+}
+
+static int parse_array(parser *ps, struct json_object **out)
+{
+    struct json_object *arr = json_object_new_array();
+    char cb[16];
+    int rc = 0;
+    ps->p++; /* '[' */
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        *out = arr;
+        return 0;
+    }
+    for (;;) {
+        struct json_object *val = NULL;
+        if ((rc = parse_value(ps, &val)) < 0) {
+            goto fail;
+        }
+        json_object_array_add(arr, val);
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (ps->p < ps->end && *ps->p == ']') {
+            ps->p++;
+            break;
+        }
+        rc = perr(ps, ps->p, "expected ',' or ']' in array, found %s", describe(ps, ps->p, cb));
+        goto fail;
+    }
+    *out = arr;
+    return 0;
+fail:
+    json_object_put(arr);
+    return rc;
+}
+
+static int parse_value(parser *ps, struct json_object **out)
+{
+    char cb[16];
+    int rc;
+    skip_ws(ps);
+    if (ps->p >= ps->end) {
+        return perr(ps, ps->p, "unexpected end of input, expected a value");
+    }
+    switch (*ps->p) {
+    case '{':
+    case '[':
+        if (ps->depth >= CO_MAX_NESTING) {
+            return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
+        }
+        ps->depth++;
+        rc = *ps->p == '{' ? parse_object(ps, out) : parse_array(ps, out);
+        ps->depth--;
+        return rc;
+    case '"':
+        if ((rc = parse_string(ps)) < 0) {
+            return rc;
+        }
+        *out = json_object_new_string_len(co_buf_cstr(&ps->str), (int)ps->str.len);
+        return 0;
+    case 't':
+        if ((rc = expect_literal(ps, "true")) < 0) {
+            return rc;
+        }
+        *out = json_object_new_boolean(1);
+        return 0;
+    case 'f':
+        if ((rc = expect_literal(ps, "false")) < 0) {
+            return rc;
+        }
+        *out = json_object_new_boolean(0);
+        return 0;
+    case 'n':
+        if ((rc = expect_literal(ps, "null")) < 0) {
+            return rc;
+        }
+        *out = NULL;
+        return 0;
+    default:
+        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) {
+            return parse_number(ps, out);
+        }
+        return perr(ps, ps->p, "unexpected %s, expected a value", describe(ps, ps->p, cb));
+    }
+}
+
+int co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max)
+{
+    if (len > max) {
+        return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes exceeds the limit of %zu", len,
+                            max);
+    }
+    if (len > (size_t)INT32_MAX) {
+        return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes is too large", len);
+    }
+    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX)};
+    struct json_object *val = NULL;
+    char cb[16];
+    int rc = parse_value(&ps, &val);
+    if (rc == 0) {
+        skip_ws(&ps);
+        if (ps.p < ps.end) {
+            rc = perr(&ps, ps.p, "unexpected %s after the JSON value", describe(&ps, ps.p, cb));
+            json_object_put(val);
+        }
+    }
+    co_buf_dispose(&ps.str);
+    if (rc == 0) {
+        *out = val;
+    }
+    return rc;
+}
+
+int co_json_parse(struct json_object **out, const char *data, size_t len)
+{
+    return co_json_parse_max(out, data, len, CO_MAX_DOCUMENT);
+}
+
+/* ============================================================================================
+ * Encoding
+ * ========================================================================================== */
+
+static const char lower_hex[] = "0123456789abcdef";
+
+static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
+{
+    int rc;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0; /* start of bytes copied verbatim */
+    if ((rc = co_buf_putc(b, '"')) < 0) {
+        return rc;
+    }
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = u[i];
+        const char *esc = NULL;
+        char ubuf[8];
+        size_t adv = 1;
+        if (c < 0x80) {
+            if (c >= 0x20 && c != '"' && c != '\\' &&
+                ((flags & CO_JSON_NO_HTML_ESCAPE) || (c != '<' && c != '>' && c != '&'))) {
+                i++;
+                continue;
+            }
+            switch (c) {
+            case '"':
+                esc = "\\\"";
+                break;
+            case '\\':
+                esc = "\\\\";
+                break;
+            case '\n':
+                esc = "\\n";
+                break;
+            case '\r':
+                esc = "\\r";
+                break;
+            case '\t':
+                esc = "\\t";
+                break;
+            case '\b':
+                esc = "\\b";
+                break;
+            case '\f':
+                esc = "\\f";
+                break;
+            default:
+                snprintf(ubuf, sizeof(ubuf), "\\u00%c%c", lower_hex[c >> 4], lower_hex[c & 15]);
+                esc = ubuf;
+            }
+        } else {
+            uint32_t cp;
+            size_t n = co_json__utf8_decode(u + i, len - i, &cp);
+            if (n == 0) {
+                esc = "\\ufffd";
+            } else if (cp == 0x2028 || cp == 0x2029) {
+                esc = cp == 0x2028 ? "\\u2028" : "\\u2029";
+                adv = n;
+            } else {
+                i += n;
+                continue;
+            }
+        }
+        if ((rc = co_buf_put(b, s + run, i - run)) < 0 || (rc = co_buf_puts(b, esc)) < 0) {
+            return rc;
+        }
+        i += adv;
+        run = i;
+    }
+    if ((rc = co_buf_put(b, s + run, len - run)) < 0) {
+        return rc;
+    }
+    return co_buf_putc(b, '"');
+}
+
+static int indent(co_buf *b, int level)
+{
+    int rc = co_buf_putc(b, '\n');
+    for (int i = 0; rc == 0 && i < level; i++) {
+        rc = co_buf_put(b, "  ", 2);
+    }
+    return rc;
+}
+
+typedef struct member {
+    const char *key;
+    struct json_object *val;
+} member;
+
+static int member_cmp(const void *a, const void *b)
+{
+    return strcmp(((const member *)a)->key, ((const member *)b)->key);
+}
+
+static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags, int level);
+
+static int encode_object(co_buf *b, const struct json_object *obj, unsigned flags, int level)
+{
+    int pretty = (flags & CO_JSON_PRETTY) != 0;
+    size_t n = (size_t)json_object_object_length(obj);
+    int rc;
+    if (n == 0) {
+        return co_buf_puts(b, "{}");
+    }
+    member *ms = co_xcalloc(n, sizeof(*ms));
+    size_t k = 0;
+    json_object_object_foreach ((struct json_object *)obj, key, val) {
+        ms[k].key = key;
+        ms[k].val = val;
+        k++;
+    }
+    if (flags & CO_JSON_SORTED) {
+        qsort(ms, k, sizeof(*ms), member_cmp);
+    }
+    if ((rc = co_buf_putc(b, '{')) < 0) {
+        goto done;
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (i > 0 && (rc = co_buf_putc(b, ',')) < 0) {
+            goto done;
+        }
+        if (pretty && (rc = indent(b, level + 1)) < 0) {
+            goto done;
+        }
+        if ((rc = encode_string(b, ms[i].key, strlen(ms[i].key), flags)) < 0 ||
+            (rc = co_buf_puts(b, pretty ? ": " : ":")) < 0 ||
+            (rc = encode_value(b, ms[i].val, flags, level + 1)) < 0) {
+            goto done;
+        }
+    }
+    if (pretty && (rc = indent(b, level)) < 0) {
+        goto done;
+    }
+    rc = co_buf_putc(b, '}');
+done:
+    free(ms);
+    return rc;
+}
+
+static int encode_array(co_buf *b, const struct json_object *obj, unsigned flags, int level)
+{
+    int pretty = (flags & CO_JSON_PRETTY) != 0;
+    size_t n = json_object_array_length(obj);
+    int rc;
+    if (n == 0) {
+        return co_buf_puts(b, "[]");
+    }
+    if ((rc = co_buf_putc(b, '[')) < 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (rc = co_buf_putc(b, ',')) < 0) {
+            return rc;
+        }
+        if (pretty && (rc = indent(b, level + 1)) < 0) {
+            return rc;
+        }
+        if ((rc = encode_value(b, json_object_array_get_idx(obj, i), flags, level + 1)) < 0) {
+            return rc;
+        }
+    }
+    if (pretty && (rc = indent(b, level)) < 0) {
+        return rc;
+    }
+    return co_buf_putc(b, ']');
+}
+
+static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags, int level)
+{
+    char num[CO_JSON__NUMBER_MAX];
+    switch (json_object_get_type(obj)) {
+    case json_type_null:
+        return co_buf_puts(b, "null");
+    case json_type_boolean:
+        return co_buf_puts(b, json_object_get_boolean(obj) ? "true" : "false");
+    case json_type_int: {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int uns = 0;
+        co_json__integer(obj, &i, &u, &uns);
+        if (uns) {
+            return co_buf_printf(b, "%llu", (unsigned long long)u);
+        }
+        return co_buf_printf(b, "%lld", (long long)i);
+    }
+    case json_type_double: {
+        double d = json_object_get_double(obj);
+        if (!isfinite(d)) {
+            return co_error_set(CO_EINVALID, "json: unsupported value: %s",
+                                isnan(d) ? "NaN" : (d > 0 ? "+Inf" : "-Inf"));
+        }
+        co_json__format_double(num, d, 'j', 64);
+        return co_buf_puts(b, num);
+    }
+    case json_type_string:
+        return encode_string(b, json_object_get_string((struct json_object *)obj),
+                             (size_t)json_object_get_string_len(obj), flags);
+    case json_type_object:
+        return encode_object(b, obj, flags, level);
+    case json_type_array:
+        return encode_array(b, obj, flags, level);
+    }
+    return co_error_set(CO_EINVALID, "json: unknown value type");
+}
+
+int co_json_encode(co_buf *out, const struct json_object *obj, unsigned flags)
+{
+    size_t start = out->len;
+    int rc = encode_value(out, obj, flags, 0);
+    if (rc < 0 && rc != CO_ETOOBIG) {
+        co_buf_truncate(out, start);
+    }
+    return rc;
+}
+
+char *co_json_dumps(const struct json_object *obj, unsigned flags)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    if (co_json_encode(&b, obj, flags) < 0) {
+        co_buf_dispose(&b);
+        return NULL;
+    }
+    return co_buf_take(&b, NULL);
+}
+
+const char *co_json_type_name(const struct json_object *obj)
+{
+    switch (json_object_get_type(obj)) {
+    case json_type_null:
+        return "null";
+    case json_type_boolean:
+        return "boolean";
+    case json_type_int:
+    case json_type_double:
+        return "number";
+    case json_type_string:
+        return "string";
+    case json_type_object:
+        return "object";
+    case json_type_array:
+        return "array";
+    }
+    return "unknown";
+}
+
+size_t co_json_string_len(const struct json_object *obj)
+{
+    if (!json_object_is_type(obj, json_type_string)) {
+        return 0;
+    }
+    return (size_t)json_object_get_string_len(obj);
+}
+
+/* ============================================================================================
+ * Lookup and typed getters
+ * ========================================================================================== */
+
+/* Parses a canonical decimal array index ("0", "17"; no sign, no leading zero). */
+static int parse_index(const char *key, size_t *out)
+{
+    if (!key[0] || (key[0] == '0' && key[1]) || strlen(key) > 18) {
+        return -1;
+    }
+    size_t v = 0;
+    for (const char *p = key; *p; p++) {
+        if (*p < '0' || *p > '9') {
+            return -1;
+        }
+        v = v * 10 + (size_t)(*p - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * Steps from @p cur into the member or element named @p key. Returns 1 and sets @p next when
+ * it exists (the value may be null), 0 when it does not, -1 when @p cur cannot be indexed.
+ */
+static int step(const struct json_object *cur, const char *key, struct json_object **next)
+{
+    if (json_object_is_type(cur, json_type_object)) {
+        return json_object_object_get_ex(cur, key, next) ? 1 : 0;
+    }
+    if (json_object_is_type(cur, json_type_array)) {
+        size_t idx;
+        if (parse_index(key, &idx) < 0 || idx >= json_object_array_length(cur)) {
+            return 0;
+        }
+        *next = json_object_array_get_idx(cur, idx);
+        return 1;
+    }
+    return -1;
+}
+
+struct json_object *co_json_getv(const struct json_object *obj, const char *const *keys)
+{
+    struct json_object *cur = (struct json_object *)obj;
+    for (size_t i = 0; keys[i]; i++) {
+        struct json_object *next = NULL;
+        if (step(cur, keys[i], &next) != 1) {
+            return NULL;
+        }
+        cur = next;
+    }
+    return cur;
+}
+
+/* Collects a NULL-terminated variadic key list into an array (the keys stay borrowed). */
+static const char **collect_keys(va_list ap)
+{
+    size_t cap = 8, n = 0;
+    const char **keys = co_xmalloc(cap * sizeof(*keys));
+    for (;;) {
+        const char *k = va_arg(ap, const char *);
+        if (n + 1 >= cap) {
+            cap *= 2;
+            keys = co_xreallocarray(keys, cap, sizeof(*keys));
+        }
+        keys[n++] = k;
+        if (!k) {
+            return keys;
+        }
+    }
+}
+
+struct json_object *co_json_get(const struct json_object *obj, ...)
+{
+    va_list ap;
+    va_start(ap, obj);
+    const char **keys = collect_keys(ap);
+    va_end(ap);
+    struct json_object *res = co_json_getv(obj, keys);
+    free(keys);
+    return res;
+}
+
+/* Appends the path keys[0..n) as "a.b[2].c" to @p b. */
+static void
+format_path(co_buf *b, const struct json_object *root, const char *const *keys, size_t n)
+{
+    const struct json_object *cur = root;
+    for (size_t i = 0; i < n; i++) {
+        int rc;
+        if (json_object_is_type(cur, json_type_array)) {
+            rc = co_buf_printf(b, "[%s]", keys[i]);
+        } else {
+            rc = co_buf_printf(b, "%s%s", b->len ? "." : "", keys[i]);
+        }
+        CO_ASSERT(rc == 0);
+        struct json_object *next = NULL;
+        cur = step(cur, keys[i], &next) == 1 ? next : NULL;
+    }
+}
+
+/* Walks the key list for a typed getter: finds the value or sets an error naming the path. */
+static int
+lookup_typed(struct json_object **out, const struct json_object *root, const char *const *keys)
+{
+    const struct json_object *cur = root;
+    size_t i = 0;
+    co_buf path = CO_BUF_INIT(SIZE_MAX);
+    int rc = 0;
+    for (; keys[i]; i++) {
+        struct json_object *next = NULL;
+        int s = step(cur, keys[i], &next);
+        if (s < 0) {
+            format_path(&path, root, keys, i);
+            rc = co_error_set(CO_EINVALID, "%s: expected %s, got %s",
+                              path.len ? co_buf_cstr(&path) : "(document)",
+                              keys[i][0] >= '0' && keys[i][0] <= '9' ? "object or array" : "object",
+                              co_json_type_name(cur));
+            goto done;
+        }
+        if (s == 0 || (next == NULL && keys[i + 1])) {
+            format_path(&path, root, keys, i + 1);
+            rc = co_error_set(CO_ENOTFOUND, "%s: not found", co_buf_cstr(&path));
+            goto done;
+        }
+        cur = next;
+    }
+    if (!cur) {
+        format_path(&path, root, keys, i);
+        rc = co_error_set(CO_ENOTFOUND, "%s: not found",
+                          path.len ? co_buf_cstr(&path) : "(document)");
+        goto done;
+    }
+    *out = (struct json_object *)cur;
+done:
+    co_buf_dispose(&path);
+    return rc;
+}
+
+static int type_error(const struct json_object *root,
+                      const char *const *keys,
+                      const char *want,
+                      const struct json_object *got)
+{
+    co_buf path = CO_BUF_INIT(SIZE_MAX);
+    size_t n = 0;
+    while (keys[n]) {
+        n++;
+    }
+    format_path(&path, root, keys, n);
+    char extra[CO_JSON__NUMBER_MAX + 4] = "";
+    if (json_object_is_type(got, json_type_double)) {
+        double d = json_object_get_double(got);
+        if (isfinite(d)) {
+            extra[0] = ' ';
+            co_json__format_double(extra + 1, d, 'j', 64);
+        }
+    }
+    int rc = co_error_set(CO_EINVALID, "%s: expected %s, got %s%s",
+                          path.len ? co_buf_cstr(&path) : "(document)", want,
+                          co_json_type_name(got), extra);
+    co_buf_dispose(&path);
+    return rc;
+}
+
+#define GET_KEYS(last)                                                                             \
+    va_list ap;                                                                                    \
+    va_start(ap, last);                                                                            \
+    const char **keys = collect_keys(ap);                                                          \
+    va_end(ap)
+
+int co_json_get_string(const char **out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    struct json_object *v = NULL;
+    int rc = lookup_typed(&v, obj, keys);
+    if (rc == 0) {
+        if (json_object_is_type(v, json_type_string)) {
+            *out = json_object_get_string(v);
+        } else {
+            rc = type_error(obj, keys, "string", v);
+        }
+    }
+    free(keys);
+    return rc;
+}
+
+int co_json_get_int64(int64_t *out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    struct json_object *v = NULL;
+    int rc = lookup_typed(&v, obj, keys);
+    if (rc == 0) {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int uns = 0;
+        if (co_json__integer(v, &i, &u, &uns)) {
+            if (uns) {
+                rc = type_error(obj, keys, "integer in the int64 range", v);
+            } else {
+                *out = i;
+            }
+        } else if (json_object_is_type(v, json_type_double)) {
+            double d = json_object_get_double(v);
+            if (isfinite(d) && d == floor(d) && d >= -9223372036854775808.0 &&
+                d < 9223372036854775808.0) {
+                *out = (int64_t)d;
+            } else {
+                rc = type_error(obj, keys, "integer", v);
+            }
+        } else {
+            rc = type_error(obj, keys, "integer", v);
+        }
+    }
+    free(keys);
+    return rc;
+}
+
+int co_json_get_double(double *out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    struct json_object *v = NULL;
+    int rc = lookup_typed(&v, obj, keys);
+    if (rc == 0) {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int uns = 0;
+        if (co_json__integer(v, &i, &u, &uns)) {
+            *out = uns ? (double)u : (double)i;
+        } else if (json_object_is_type(v, json_type_double)) {
+            *out = json_object_get_double(v);
+        } else {
+            rc = type_error(obj, keys, "number", v);
+        }
+    }
+    free(keys);
+    return rc;
+}
+
+int co_json_get_bool(bool *out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    struct json_object *v = NULL;
+    int rc = lookup_typed(&v, obj, keys);
+    if (rc == 0) {
+        if (json_object_is_type(v, json_type_boolean)) {
+            *out = json_object_get_boolean(v) != 0;
+        } else {
+            rc = type_error(obj, keys, "boolean", v);
+        }
+    }
+    free(keys);
+    return rc;
+}
+
+static int get_container(struct json_object **out,
+                         const struct json_object *obj,
+                         const char **keys,
+                         json_type type)
+{
+    const char *want = type == json_type_object ? "object" : "array";
+    struct json_object *v = NULL;
+    int rc = lookup_typed(&v, obj, keys);
+    if (rc == 0) {
+        if (json_object_is_type(v, type)) {
+            *out = v;
+        } else {
+            rc = type_error(obj, keys, want, v);
+        }
+    }
+    return rc;
+}
+
+int co_json_get_object(struct json_object **out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    int rc = get_container(out, obj, keys, json_type_object);
+    free(keys);
+    return rc;
+}
+
+int co_json_get_array(struct json_object **out, const struct json_object *obj, ...)
+{
+    GET_KEYS(obj);
+    int rc = get_container(out, obj, keys, json_type_array);
+    free(keys);
+    return rc;
+}
+
+/* ============================================================================================
+ * JSON Pointer
+ * ========================================================================================== */
+
+/*
+ * Reads the next reference token of a JSON Pointer at *p (which points at a '/') into @p token,
+ * unescaping ~0 and ~1, and advances *p. Returns 0 or CO_EINVALID.
+ */
+int co_json__pointer_next(const char **p, co_buf *token)
+{
+    const char *s = *p;
+    CO_ASSERT(*s == '/');
+    s++;
+    co_buf_reset(token);
+    int rc = co_buf_puts(token, "");
+    for (; rc == 0 && *s && *s != '/'; s++) {
+        if (*s == '~') {
+            if (s[1] == '0') {
+                rc = co_buf_putc(token, '~');
+            } else if (s[1] == '1') {
+                rc = co_buf_putc(token, '/');
+            } else {
+                return co_error_set(CO_EINVALID, "invalid escape '~%c' in JSON pointer",
+                                    s[1] ? s[1] : ' ');
+            }
+            s++;
+        } else {
+            rc = co_buf_putc(token, *s);
+        }
+    }
+    *p = s;
+    return rc;
+}
+
+int co_json_pointer_get(struct json_object **out,
+                        const struct json_object *obj,
+                        const char *pointer)
+{
+    if (pointer[0] != '\0' && pointer[0] != '/') {
+        return co_error_set(CO_EINVALID, "invalid JSON pointer \"%s\": must start with '/'",
+                            pointer);
+    }
+    co_buf tok = CO_BUF_INIT(SIZE_MAX);
+    const char *p = pointer;
+    struct json_object *cur = (struct json_object *)obj;
+    int rc = 0;
+    while (*p) {
+        if ((rc = co_json__pointer_next(&p, &tok)) < 0) {
+            goto done;
+        }
+        struct json_object *next = NULL;
+        if (step(cur, co_buf_cstr(&tok), &next) != 1) {
+            rc = co_error_set(CO_ENOTFOUND, "JSON pointer \"%s\": not found", pointer);
+            goto done;
+        }
+        cur = next;
+    }
+    *out = cur;
+done:
+    co_buf_dispose(&tok);
+    return rc;
+}
+
+/* ============================================================================================
+ * Editing
+ * ========================================================================================== */
+
+int co_json_setv(struct json_object *root, struct json_object *value, const char *const *keys)
+{
+    struct json_object *cur = root;
+    int rc = 0;
+    if (!keys[0] || !json_object_is_type(root, json_type_object)) {
+        rc = co_error_set(CO_EINVALID, "set: %s",
+                          keys[0] ? "the root is not an object" : "empty key list");
+        goto fail;
+    }
+    for (size_t i = 0; keys[i]; i++) {
+        int last = keys[i + 1] == NULL;
+        if (json_object_is_type(cur, json_type_array)) {
+            size_t idx;
+            if (parse_index(keys[i], &idx) < 0 || idx >= json_object_array_length(cur)) {
+                co_buf path = CO_BUF_INIT(SIZE_MAX);
+                format_path(&path, root, keys, i + 1);
+                rc = co_error_set(CO_EINVALID, "%s: no such array element", co_buf_cstr(&path));
+                co_buf_dispose(&path);
+                goto fail;
+            }
+            if (last) {
+                json_object_array_put_idx(cur, idx, value);
+                return 0;
+            }
+            struct json_object *next = json_object_array_get_idx(cur, idx);
+            if (!next) {
+                next = json_object_new_object();
+                json_object_array_put_idx(cur, idx, next);
+            }
+            cur = next;
+            continue;
+        }
+        if (!json_object_is_type(cur, json_type_object)) {
+            co_buf path = CO_BUF_INIT(SIZE_MAX);
+            format_path(&path, root, keys, i);
+            rc = co_error_set(CO_EINVALID, "%s: expected object, got %s", co_buf_cstr(&path),
+                              co_json_type_name(cur));
+            co_buf_dispose(&path);
+            goto fail;
+        }
+        if (last) {
+            json_object_object_add(cur, keys[i], value);
+            return 0;
+        }
+        struct json_object *next = NULL;
+        if (!json_object_object_get_ex(cur, keys[i], &next) || next == NULL) {
+            next = json_object_new_object();
+            json_object_object_add(cur, keys[i], next);
+        }
+        cur = next;
+    }
+    CO_ASSERT(0);
+fail:
+    json_object_put(value);
+    return rc;
+}
+
+int co_json_set(struct json_object *root, struct json_object *value, ...)
+{
+    GET_KEYS(value);
+    int rc = co_json_setv(root, value, keys);
+    free(keys);
+    return rc;
+}
+
+int co_json_delete(struct json_object *root, ...)
+{
+    GET_KEYS(root);
+    size_t n = 0;
+    while (keys[n]) {
+        n++;
+    }
+    int rc = CO_ENOTFOUND;
+    struct json_object *parent = NULL;
+    if (n > 0) {
+        const char *last = keys[n - 1];
+        keys[n - 1] = NULL;
+        parent = co_json_getv(root, keys);
+        keys[n - 1] = last;
+        if (json_object_is_type(parent, json_type_object)) {
+            if (json_object_object_get_ex(parent, last, NULL)) {
+                json_object_object_del(parent, last);
+                rc = 0;
+            }
+        } else if (json_object_is_type(parent, json_type_array)) {
+            size_t idx;
+            if (parse_index(last, &idx) == 0 && idx < json_object_array_length(parent)) {
+                json_object_array_del_idx(parent, idx, 1);
+                rc = 0;
+            }
+        }
+    }
+    if (rc != 0) {
+        co_buf path = CO_BUF_INIT(SIZE_MAX);
+        format_path(&path, root, keys, n);
+        rc = co_error_set(CO_ENOTFOUND, "%s: not found", co_buf_cstr(&path));
+        co_buf_dispose(&path);
+    }
+    free(keys);
+    return rc;
+}
+
+/* ============================================================================================
+ * Copy, equality, merge
+ * ========================================================================================== */
+
+struct json_object *co_json_copy(const struct json_object *obj)
+{
+    switch (json_object_get_type(obj)) {
+    case json_type_null:
+        return NULL;
+    case json_type_boolean:
+        return json_object_new_boolean(json_object_get_boolean(obj));
+    case json_type_int: {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int uns = 0;
+        co_json__integer(obj, &i, &u, &uns);
+        return uns ? json_object_new_uint64(u) : json_object_new_int64(i);
+    }
+    case json_type_double:
+        return json_object_new_double(json_object_get_double(obj));
+    case json_type_string:
+        return json_object_new_string_len(json_object_get_string((struct json_object *)obj),
+                                          json_object_get_string_len(obj));
+    case json_type_object: {
+        struct json_object *res = json_object_new_object();
+        json_object_object_foreach ((struct json_object *)obj, key, val) {
+            json_object_object_add(res, key, co_json_copy(val));
+        }
+        return res;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(obj);
+        struct json_object *res = json_object_new_array_ext((int)n);
+        for (size_t i = 0; i < n; i++) {
+            json_object_array_add(res, co_json_copy(json_object_array_get_idx(obj, i)));
+        }
+        return res;
+    }
+    }
+    return NULL;
+}
+
+static int number_equal(const struct json_object *a, const struct json_object *b)
+{
+    int64_t ai = 0, bi = 0;
+    uint64_t au = 0, bu = 0;
+    int aun = 0, bun = 0;
+    int aint = co_json__integer(a, &ai, &au, &aun);
+    int bint = co_json__integer(b, &bi, &bu, &bun);
+    if (aint && bint) {
+        return aun == bun && (aun ? au == bu : ai == bi);
+    }
+    if (!aint && !bint) {
+        return json_object_get_double(a) == json_object_get_double(b);
+    }
+    /* one integer, one double: equal when the double holds exactly that integer */
+    double d = aint ? json_object_get_double(b) : json_object_get_double(a);
+    int uns = aint ? aun : bun;
+    int64_t i = aint ? ai : bi;
+    uint64_t u = aint ? au : bu;
+    if (!isfinite(d) || d != floor(d)) {
+        return 0;
+    }
+    if (uns) {
+        return d >= 9223372036854775808.0 && d < 18446744073709551616.0 && (uint64_t)d == u;
+    }
+    return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && (int64_t)d == i;
+}
+
+bool co_json_equal(const struct json_object *a, const struct json_object *b)
+{
+    json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
+    int anum = ta == json_type_int || ta == json_type_double;
+    int bnum = tb == json_type_int || tb == json_type_double;
+    if (anum && bnum) {
+        return number_equal(a, b);
+    }
+    if (ta != tb) {
+        return false;
+    }
+    switch (ta) {
+    case json_type_null:
+        return true;
+    case json_type_boolean:
+        return !json_object_get_boolean(a) == !json_object_get_boolean(b);
+    case json_type_string: {
+        int la = json_object_get_string_len(a), lb = json_object_get_string_len(b);
+        return la == lb && memcmp(json_object_get_string((struct json_object *)a),
+                                  json_object_get_string((struct json_object *)b), (size_t)la) == 0;
+    }
+    case json_type_object: {
+        if (json_object_object_length(a) != json_object_object_length(b)) {
+            return false;
+        }
+        json_object_object_foreach ((struct json_object *)a, key, val) {
+            struct json_object *other = NULL;
+            if (!json_object_object_get_ex(b, key, &other) || !co_json_equal(val, other)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(a);
+        if (n != json_object_array_length(b)) {
+            return false;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!co_json_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+void co_json_merge(struct json_object *dst, const struct json_object *src)
+{
+    CO_ASSERT(json_object_is_type(dst, json_type_object));
+    CO_ASSERT(json_object_is_type(src, json_type_object));
+    json_object_object_foreach ((struct json_object *)src, key, val) {
+        struct json_object *cur = NULL;
+        if (json_object_is_type(val, json_type_object) &&
+            json_object_object_get_ex(dst, key, &cur) &&
+            json_object_is_type(cur, json_type_object)) {
+            co_json_merge(cur, val);
+        } else {
+            json_object_object_add(dst, key, co_json_copy(val));
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Helpers the json module shares with yaml: Go-compatible number formatting and UTF-8
+ * decoding. Not part of the public API.
+ */
+#ifndef CO_JSON_INT_H
+#define CO_JSON_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "co/buf.h"
+#include "co/common.h"
+
+struct json_object;
+
+/** Buffer size that holds any number formatted by co_json__format_double(). */
+#define CO_JSON__NUMBER_MAX 40
+
+/**
+ * Formats the finite double @p v like Go's strconv.FormatFloat(v, @p fmt, -1, @p bits) with
+ * fmt 'e' or 'g' (shortest representation that reads back as the same float64, or float32
+ * when @p bits is 32), or with fmt 'j' as encoding/json writes a float64. ('f' is used
+ * internally for magnitudes between 1e-6 and 1e21 only.)
+ * @return the length written to @p out (NUL-terminated).
+ */
+size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt, int bits);
+
+/**
+ * Length of the valid UTF-8 sequence at @p s (at most @p len bytes), with its code point in
+ * @p cp; 0 when the bytes there are not valid UTF-8 (overlong forms, surrogates and values
+ * above U+10FFFF are invalid, as in Go's utf8.DecodeRune).
+ */
+size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
+/** Whether @p obj is an integer (int64 or uint64) and its value. @p is_unsigned is set when
+ * the value exceeds INT64_MAX (then @p u holds it, else @p i does). */
+int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned);
+
+/**
+ * Reads the reference token of a JSON Pointer at *p (which points at its '/') into @p token,
+ * unescaping "~0" and "~1", and advances *p to the next '/' or the end.
+ * @return 0 or CO_EINVALID for another '~' escape.
+ */
+int co_json__pointer_next(const char **p, co_buf *token);
+
+#endif

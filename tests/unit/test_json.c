@@ -1,0 +1,859 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the JSON module: strict parsing and its errors, Go-compatible encoding, paths
+ * and typed getters, editing, copy/equality/merge, JSON Patch and JSON merge patch.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/caps.h"
+#include "co/json.h"
+#include "shared/src/json_int.h"
+#include "tests/support/test_support.h"
+
+/* Parses @p text, failing the test on error. */
+static struct json_object *parse(const char *text)
+{
+    struct json_object *obj = NULL;
+    assert_co_pass(co_json_parse(&obj, text, strlen(text)));
+    return obj;
+}
+
+/* Encodes @p obj with @p flags and compares with @p want. */
+static void assert_encodes(const struct json_object *obj, unsigned flags, const char *want)
+{
+    char *got = co_json_dumps(obj, flags);
+    if (!got) {
+        fail_msg("encoding failed: %s", co_error_last());
+        return;
+    }
+    assert_string_equal(got, want);
+    free(got);
+}
+
+/* Parses @p in and checks its canonical encoding. */
+static void assert_roundtrip(const char *in, const char *want)
+{
+    struct json_object *obj = parse(in);
+    assert_encodes(obj, CO_JSON_CANONICAL, want);
+    json_object_put(obj);
+}
+
+/* Checks that parsing fails with @p code and a message containing @p msg. */
+static void assert_parse_fails(int code, const char *in, size_t len, const char *msg)
+{
+    struct json_object *obj = (struct json_object *)0x1;
+    co_error_clear();
+    int rc = co_json_parse(&obj, in, len);
+    if (rc != code) {
+        fail_msg("parsing \"%.*s\" returned %d (%s), expected %d", (int)(len > 60 ? 60 : len), in,
+                 rc, co_error_last(), code);
+    }
+    assert_ptr_equal(obj, (struct json_object *)0x1); /* untouched on failure */
+    assert_contains(co_error_last(), msg);
+}
+
+/* ---- parsing -------------------------------------------------------------------------------- */
+
+static void test_json__parses_every_type(void **state)
+{
+    (void)state;
+    assert_roundtrip(" {\"s\":\"x\",\"i\":-12,\"d\":2.5,\"t\":true,\"f\":false,\"n\":null,"
+                     "\"a\":[1,[],{}]}\n",
+                     "{\"a\":[1,[],{}],\"d\":2.5,\"f\":false,\"i\":-12,\"n\":null,\"s\":\"x\","
+                     "\"t\":true}");
+    struct json_object *obj = NULL;
+    assert_co_pass(co_json_parse(&obj, "null", 4));
+    assert_null(obj);
+    obj = parse("\"\\u0041\\u00e9\\ud83d\\ude00\\n\\/\"");
+    assert_string_equal(json_object_get_string(obj), "A\xc3\xa9\xf0\x9f\x98\x80\n/");
+    json_object_put(obj);
+}
+
+static void test_json__strict_syntax_errors_have_positions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        const char *msg;
+    } cases[] = {
+        {"", "line 1, column 1: unexpected end of input"},
+        {"   ", "unexpected end of input"},
+        {"[1,]", "line 1, column 4: unexpected ']'"},
+        {"{\"a\":1,}", "expected a string key, found '}'"},
+        {"{'a':1}", "expected a string key, found '''"},
+        {"NaN", "unexpected 'N'"},
+        {"Infinity", "unexpected 'I'"},
+        {"-Infinity", "expected a digit"},
+        {"True", "unexpected 'T'"},
+        {"nul", "expected null"},
+        {"01", "leading zero"},
+        {"-01", "leading zero"},
+        {"1.", "expected a digit after '.'"},
+        {".5", "unexpected '.'"},
+        {"1e", "expected a digit in the exponent"},
+        {"+1", "unexpected '+'"},
+        {"\"\\x\"", "invalid escape"},
+        {"\"\\u12\"", "invalid \\u escape"},
+        {"\"a\tb\"", "control character 0x09"},
+        {"\"abc", "unterminated string"},
+        {"[1] x", "line 1, column 5: unexpected 'x' after the JSON value"},
+        {"{\"a\" 1}", "expected ':'"},
+        {"[1 2]", "expected ',' or ']'"},
+        {"{\"a\":1 \"b\":2}", "expected ',' or '}'"},
+        {"/* c */ 1", "unexpected '/'"},
+        {"{\n  \"a\": 1,\n  \"b\": x\n}", "line 3, column 8: unexpected 'x'"},
+        {"{\"k\\u0000\":1}", "object key contains a NUL character"},
+        {"1e400", "number 1e400 is out of range"},
+        {"-1e400", "out of range"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        assert_parse_fails(CO_EINVALID, cases[i].in, strlen(cases[i].in), cases[i].msg);
+    }
+}
+
+static void test_json__rejects_invalid_utf8(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "\"\xff\"",             /* never valid */
+        "\"\xc0\xaf\"",         /* overlong '/' */
+        "\"\xe0\x80\xaf\"",     /* overlong */
+        "\"\xed\xa0\x80\"",     /* UTF-16 surrogate encoded in UTF-8 */
+        "\"\xf4\x90\x80\x80\"", /* above U+10FFFF */
+        "\"\xe2\x82\"",         /* truncated sequence */
+        "\xef\xbb\xbf{}",       /* a byte-order mark is not JSON */
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
+        assert_parse_fails(CO_EINVALID, bad[i], strlen(bad[i]), i == 6 ? "byte 0xef" : "UTF-8");
+    }
+    struct json_object *ok = parse("\"\xe2\x82\xac \xf0\x9f\x98\x80\"");
+    assert_int_equal(co_json_string_len(ok), 8);
+    json_object_put(ok);
+}
+
+static void test_json__truncated_documents_fail_cleanly(void **state)
+{
+    (void)state;
+    const char *doc = "{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":\"b\"}},"
+                      "\"spec\":[1,2.5e3,true,null,\"\\u00e9\"]}";
+    size_t len = strlen(doc);
+    for (size_t cut = 0; cut < len; cut++) {
+        struct json_object *obj = NULL;
+        co_error_clear();
+        int rc = co_json_parse(&obj, doc, cut);
+        assert_int_equal(rc, CO_EINVALID);
+        assert_contains(co_error_last(), "line 1, column ");
+    }
+    struct json_object *obj = parse(doc);
+    json_object_put(obj);
+}
+
+static void test_json__nesting_cap(void **state)
+{
+    (void)state;
+    size_t n = CO_MAX_NESTING;
+    char *deep = co_xmalloc(2 * n + 3);
+    memset(deep, '[', n);
+    memset(deep + n, ']', n);
+    deep[2 * n] = '\0';
+    struct json_object *obj = parse(deep); /* exactly the cap: accepted */
+    json_object_put(obj);
+
+    memset(deep, '[', n + 1);
+    memset(deep + n + 1, ']', n + 1);
+    deep[2 * n + 2] = '\0';
+    assert_parse_fails(CO_EINVALID, deep, 2 * n + 2, "nesting deeper than 512 levels");
+
+    /* a very deep unterminated document fails at the cap, not on the stack */
+    char *huge = co_xmalloc(1000000);
+    memset(huge, '[', 1000000);
+    assert_parse_fails(CO_EINVALID, huge, 1000000, "nesting deeper");
+    free(huge);
+    free(deep);
+}
+
+static void test_json__size_cap(void **state)
+{
+    (void)state;
+    struct json_object *obj = NULL;
+    assert_co_fail_with(CO_ETOOBIG, co_json_parse_max(&obj, "[1,2,3]", 7, 6));
+    assert_contains(co_error_last(), "exceeds the limit of 6");
+    assert_co_pass(co_json_parse_max(&obj, "[1,2,3]", 7, 7));
+    json_object_put(obj);
+}
+
+static void test_json__numbers_keep_their_kind(void **state)
+{
+    (void)state;
+    struct json_object *obj =
+        parse("[9223372036854775807,-9223372036854775808,9223372036854775808,"
+              "18446744073709551615,18446744073709551616,123456789012345678901234567890,"
+              "1.0,-0,-0.0,1e2,5e-324,1e-400]");
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 0), json_type_int));
+    assert_int_equal(json_object_get_int64(json_object_array_get_idx(obj, 0)), INT64_MAX);
+    assert_int_equal(json_object_get_int64(json_object_array_get_idx(obj, 1)), INT64_MIN);
+    /* beyond int64 but within uint64: exact */
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 2), json_type_int));
+    assert_true(json_object_get_uint64(json_object_array_get_idx(obj, 3)) == UINT64_MAX);
+    /* beyond uint64: a double, as Go reads it */
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 4), json_type_double));
+    assert_true(json_object_get_double(json_object_array_get_idx(obj, 4)) ==
+                18446744073709551616.0);
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 5), json_type_double));
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 6), json_type_double));
+    assert_true(json_object_is_type(json_object_array_get_idx(obj, 7), json_type_int));
+    assert_true(signbit(json_object_get_double(json_object_array_get_idx(obj, 8))));
+    assert_encodes(obj, 0,
+                   "[9223372036854775807,-9223372036854775808,9223372036854775808,"
+                   "18446744073709551615,18446744073709552000,1.2345678901234568e+29,1,0,-0,100,"
+                   "5e-324,0]");
+    int64_t i = 0;
+    assert_co_fail_with(CO_EINVALID, co_json_get_int64(&i, obj, "2", NULL));
+    assert_contains(co_error_last(), "[2]: expected integer in the int64 range, got number");
+    assert_co_pass(co_json_get_int64(&i, obj, "6", NULL));
+    assert_int_equal(i, 1);
+    json_object_put(obj);
+}
+
+static void test_json__duplicate_keys_last_wins(void **state)
+{
+    (void)state;
+    assert_roundtrip("{\"a\":1,\"b\":2,\"a\":3}", "{\"a\":3,\"b\":2}");
+}
+
+static void test_json__lone_surrogates_become_replacement_characters(void **state)
+{
+    (void)state;
+    assert_roundtrip("[\"\\ud800\",\"\\udc00x\",\"\\ud83d\\u0041\"]",
+                     "[\"\xef\xbf\xbd\",\"\xef\xbf\xbdx\",\"\xef\xbf\xbd"
+                     "A\"]");
+}
+
+/* ---- encoding ------------------------------------------------------------------------------- */
+
+static void test_json__canonical_matches_go_marshal(void **state)
+{
+    (void)state;
+    /* Expected strings are what Go's json.Marshal writes for the same map. */
+    static const char text[] = "<a&b>\xe2\x80\xa8\xe2\x80\xa9\x01\x7f\t\n\r\"\\\xc3\xa9"
+                               "\xf0\x9f\x98\x80\xff";
+    struct json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "z", json_object_new_string_len(text, sizeof(text) - 1));
+    struct json_object *arr = json_object_new_array();
+    json_object_array_add(arr, json_object_new_int(1));
+    json_object_array_add(arr, json_object_new_double(2.5));
+    json_object_array_add(arr, NULL);
+    json_object_array_add(arr, json_object_new_boolean(1));
+    json_object_object_add(obj, "a", arr);
+    assert_encodes(obj, CO_JSON_CANONICAL,
+                   "{\"a\":[1,2.5,null,true],\"z\":\"\\u003ca\\u0026b\\u003e\\u2028\\u2029"
+                   "\\u0001\x7f\\t\\n\\r\\\"\\\\\xc3\xa9\xf0\x9f\x98\x80\\ufffd\"}");
+    /* insertion order without CO_JSON_SORTED; literal <>& on request */
+    assert_encodes(obj, CO_JSON_NO_HTML_ESCAPE,
+                   "{\"z\":\"<a&b>\\u2028\\u2029\\u0001\x7f\\t\\n\\r\\\"\\\\\xc3\xa9\xf0\x9f\x98"
+                   "\x80\\ufffd\",\"a\":[1,2.5,null,true]}");
+    json_object_put(obj);
+    /* byte order of keys, not locale order */
+    assert_roundtrip("{\"b\":1,\"B\":2,\"\xc3\xa9\":3,\"a\":4,\"aa\":5}",
+                     "{\"B\":2,\"a\":4,\"aa\":5,\"b\":1,\"\xc3\xa9\":3}");
+    /* control characters: \b and \f as Go >= 1.22 writes them */
+    assert_roundtrip("\"\\b\\f\\u0000\\u001f\"", "\"\\b\\f\\u0000\\u001f\"");
+}
+
+static void test_json__pretty_matches_go_marshal_indent(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse("{\"a\":1,\"b\":[1,{\"c\":null}],\"d\":{},\"e\":[]}");
+    assert_encodes(obj, CO_JSON_PRETTY,
+                   "{\n  \"a\": 1,\n  \"b\": [\n    1,\n    {\n      \"c\": null\n    }\n  ],\n"
+                   "  \"d\": {},\n  \"e\": []\n}");
+    json_object_put(obj);
+}
+
+static void test_json__float_formatting_matches_go(void **state)
+{
+    (void)state;
+    /* FormatFloat(v,'g',-1,64), FormatFloat(v,'g',-1,32), json.Marshal(v), from Go 1.19 */
+    static const struct {
+        double v;
+        const char *g64, *g32, *json;
+    } cases[] = {
+        {0, "0", "0", "0"},
+        {1, "1", "1", "1"},
+        {-1, "-1", "-1", "-1"},
+        {0.5, "0.5", "0.5", "0.5"},
+        {100, "100", "100", "100"},
+        {1e6, "1e+06", "1e+06", "1000000"},
+        {123456, "123456", "123456", "123456"},
+        {1234567, "1.234567e+06", "1.234567e+06", "1234567"},
+        {1e20, "1e+20", "1e+20", "100000000000000000000"},
+        {1e21, "1e+21", "1e+21", "1e+21"},
+        {1e-6, "1e-06", "1e-06", "0.000001"},
+        {1e-7, "1e-07", "1e-07", "1e-7"},
+        {1.5e-7, "1.5e-07", "1.5e-07", "1.5e-7"},
+        {0.1, "0.1", "0.1", "0.1"},
+        {1.0 / 3, "0.3333333333333333", "0.33333334", "0.3333333333333333"},
+        {123456789.125, "1.23456789125e+08", "1.2345679e+08", "123456789.125"},
+        {5e-324, "5e-324", "0", "5e-324"},
+        {1.7976931348623157e308, "1.7976931348623157e+308", NULL, "1.7976931348623157e+308"},
+        {9223372036854775808.0, "9.223372036854776e+18", "9.223372e+18", "9223372036854776000"},
+        {2.5e-5, "2.5e-05", "2.5e-05", "0.000025"},
+        {-0.0, "-0", "-0", "-0"},
+    };
+    char buf[CO_JSON__NUMBER_MAX];
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        co_json__format_double(buf, cases[i].v, 'g', 64);
+        assert_string_equal(buf, cases[i].g64);
+        if (cases[i].g32) {
+            co_json__format_double(buf, cases[i].v, 'g', 32);
+            assert_string_equal(buf, cases[i].g32);
+        }
+        co_json__format_double(buf, cases[i].v, 'j', 64);
+        assert_string_equal(buf, cases[i].json);
+    }
+}
+
+static void test_json__encode_refuses_nan_and_inf(void **state)
+{
+    (void)state;
+    struct json_object *arr = json_object_new_array();
+    json_object_array_add(arr, json_object_new_double(NAN));
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&b, "keep"));
+    assert_co_fail_with(CO_EINVALID, co_json_encode(&b, arr, 0));
+    assert_contains(co_error_last(), "json: unsupported value: NaN");
+    assert_string_equal(co_buf_cstr(&b), "keep");
+    json_object_array_put_idx(arr, 0, json_object_new_double(-INFINITY));
+    assert_null(co_json_dumps(arr, 0));
+    assert_contains(co_error_last(), "-Inf");
+    co_buf_dispose(&b);
+    json_object_put(arr);
+}
+
+static void test_json__encode_respects_buffer_cap(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse("{\"key\":\"a long enough value\"}");
+    co_buf b = CO_BUF_INIT(10);
+    assert_co_fail_with(CO_ETOOBIG, co_json_encode(&b, obj, 0));
+    assert_null(b.ptr);
+    json_object_put(obj);
+}
+
+/* ---- lookup and getters --------------------------------------------------------------------- */
+
+static const char *manifest = "{\"metadata\":{\"name\":\"c1\",\"labels\":{"
+                              "\"component-operator.cs.sap.com/owner-id\":\"abc\"},"
+                              "\"generation\":3},"
+                              "\"spec\":{\"requeueInterval\":10,\"suspend\":true,\"ratio\":0.5,"
+                              "\"timeout\":null,\"dependencies\":[{\"name\":\"d0\"},{\"name\":7}],"
+                              "\"a/b\":{\"~c\":1}}}";
+
+static void test_json__get_by_keys_with_dots_and_slashes(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse(manifest);
+    struct json_object *v =
+        co_json_get(obj, "metadata", "labels", "component-operator.cs.sap.com/owner-id", NULL);
+    assert_string_equal(json_object_get_string(v), "abc");
+    assert_string_equal(
+        json_object_get_string(co_json_get(obj, "spec", "dependencies", "0", "name", NULL)), "d0");
+    assert_null(co_json_get(obj, "spec", "dependencies", "2", NULL));
+    assert_null(co_json_get(obj, "spec", "dependencies", "01", NULL));
+    assert_null(co_json_get(obj, "spec", "missing", "x", NULL));
+    assert_null(co_json_get(obj, "metadata", "name", "x", NULL)); /* through a string */
+    assert_ptr_equal(co_json_get(obj, NULL), obj);
+    static const char *const keys[] = {"spec", "a/b", "~c", NULL};
+    assert_int_equal(json_object_get_int(co_json_getv(obj, keys)), 1);
+    json_object_put(obj);
+}
+
+static void test_json__pointer_lookup(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse(manifest);
+    struct json_object *v = NULL;
+    assert_co_pass(
+        co_json_pointer_get(&v, obj, "/metadata/labels/component-operator.cs.sap.com~1owner-id"));
+    assert_string_equal(json_object_get_string(v), "abc");
+    assert_co_pass(co_json_pointer_get(&v, obj, "/spec/a~1b/~0c"));
+    assert_int_equal(json_object_get_int(v), 1);
+    assert_co_pass(co_json_pointer_get(&v, obj, "/spec/dependencies/1/name"));
+    assert_int_equal(json_object_get_int(v), 7);
+    assert_co_pass(co_json_pointer_get(&v, obj, ""));
+    assert_ptr_equal(v, obj);
+    assert_co_pass(co_json_pointer_get(&v, obj, "/spec/timeout"));
+    assert_null(v);
+    assert_co_fail_with(CO_ENOTFOUND, co_json_pointer_get(&v, obj, "/spec/dependencies/-"));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_pointer_get(&v, obj, "/spec/dependencies/01"));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_pointer_get(&v, obj, "/nope"));
+    assert_co_fail_with(CO_EINVALID, co_json_pointer_get(&v, obj, "spec"));
+    assert_co_fail_with(CO_EINVALID, co_json_pointer_get(&v, obj, "/spec/a~2b"));
+    json_object_put(obj);
+}
+
+static void test_json__typed_getters_name_the_field(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse(manifest);
+    const char *s = NULL;
+    int64_t i = 0;
+    double d = 0;
+    bool b = false;
+    struct json_object *o = NULL;
+
+    assert_co_pass(co_json_get_string(&s, obj, "metadata", "name", NULL));
+    assert_string_equal(s, "c1");
+    assert_co_pass(co_json_get_int64(&i, obj, "metadata", "generation", NULL));
+    assert_int_equal(i, 3);
+    assert_co_pass(co_json_get_double(&d, obj, "spec", "ratio", NULL));
+    assert_true(d == 0.5);
+    assert_co_pass(co_json_get_double(&d, obj, "spec", "requeueInterval", NULL));
+    assert_true(d == 10);
+    assert_co_pass(co_json_get_bool(&b, obj, "spec", "suspend", NULL));
+    assert_true(b);
+    assert_co_pass(co_json_get_object(&o, obj, "spec", "a/b", NULL));
+    assert_co_pass(co_json_get_array(&o, obj, "spec", "dependencies", NULL));
+    assert_int_equal(json_object_array_length(o), 2);
+
+    assert_co_fail_with(CO_EINVALID, co_json_get_string(&s, obj, "spec", "requeueInterval", NULL));
+    assert_string_equal(co_error_last(), "spec.requeueInterval: expected string, got number");
+    assert_co_fail_with(CO_EINVALID, co_json_get_int64(&i, obj, "spec", "ratio", NULL));
+    assert_string_equal(co_error_last(), "spec.ratio: expected integer, got number 0.5");
+    assert_co_fail_with(CO_EINVALID,
+                        co_json_get_string(&s, obj, "spec", "dependencies", "1", "name", NULL));
+    assert_string_equal(co_error_last(), "spec.dependencies[1].name: expected string, got number");
+    assert_co_fail_with(CO_EINVALID, co_json_get_bool(&b, obj, "metadata", "name", "x", NULL));
+    assert_string_equal(co_error_last(), "metadata.name: expected object, got string");
+    assert_co_fail_with(CO_EINVALID, co_json_get_array(&o, obj, "spec", NULL));
+    assert_string_equal(co_error_last(), "spec: expected array, got object");
+    assert_co_fail_with(CO_ENOTFOUND, co_json_get_string(&s, obj, "spec", "timeout", NULL));
+    assert_string_equal(co_error_last(), "spec.timeout: not found");
+    assert_co_fail_with(CO_ENOTFOUND, co_json_get_string(&s, obj, "spec", "x", "y", NULL));
+    assert_string_equal(co_error_last(), "spec.x: not found");
+    assert_co_fail_with(CO_ENOTFOUND, co_json_get_object(&o, obj, "spec", "timeout", "x", NULL));
+    assert_string_equal(co_error_last(), "spec.timeout: not found");
+    /* out-parameters are untouched on failure */
+    assert_string_equal(s, "c1");
+    assert_int_equal(i, 3);
+    json_object_put(obj);
+}
+
+/* ---- editing -------------------------------------------------------------------------------- */
+
+static void test_json__set_creates_intermediates(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse("{\"metadata\":{\"name\":\"x\",\"annotations\":null}}");
+    assert_co_pass(co_json_set(obj, json_object_new_string("abc"), "metadata", "labels",
+                               "component-operator.cs.sap.com/owner-id", NULL));
+    assert_co_pass(
+        co_json_set(obj, json_object_new_string("v"), "metadata", "annotations", "k", NULL));
+    assert_co_pass(co_json_set(obj, json_object_new_int(1), "a", "b", "c", NULL));
+    assert_co_pass(co_json_set(obj, NULL, "metadata", "name", NULL));
+    assert_encodes(obj, CO_JSON_CANONICAL,
+                   "{\"a\":{\"b\":{\"c\":1}},\"metadata\":{\"annotations\":{\"k\":\"v\"},"
+                   "\"labels\":{\"component-operator.cs.sap.com/owner-id\":\"abc\"},"
+                   "\"name\":null}}");
+    /* a scalar on the way is an error, and the value is released (ASan checks) */
+    assert_co_fail_with(
+        CO_EINVALID, co_json_set(obj, json_object_new_string("leak?"), "a", "b", "c", "d", NULL));
+    assert_string_equal(co_error_last(), "a.b.c: expected object, got number");
+    struct json_object *arr = parse("{\"l\":[{\"x\":1}]}");
+    assert_co_pass(co_json_set(arr, json_object_new_int(2), "l", "0", "x", NULL));
+    assert_co_pass(co_json_set(arr, json_object_new_int(3), "l", "0", NULL));
+    assert_co_fail_with(CO_EINVALID, co_json_set(arr, json_object_new_int(4), "l", "1", NULL));
+    assert_contains(co_error_last(), "l[1]: no such array element");
+    assert_encodes(arr, 0, "{\"l\":[3]}");
+    struct json_object *scalar = json_object_new_int(1);
+    assert_co_fail_with(CO_EINVALID, co_json_set(scalar, json_object_new_int(2), "a", NULL));
+    json_object_put(scalar);
+    json_object_put(arr);
+    json_object_put(obj);
+}
+
+static void test_json__delete(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse("{\"a\":{\"b\":1,\"c\":2},\"l\":[1,2,3]}");
+    assert_co_pass(co_json_delete(obj, "a", "b", NULL));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_delete(obj, "a", "b", NULL));
+    assert_string_equal(co_error_last(), "a.b: not found");
+    assert_co_pass(co_json_delete(obj, "l", "1", NULL));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_delete(obj, "l", "5", NULL));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_delete(obj, "x", "y", NULL));
+    assert_co_fail_with(CO_ENOTFOUND, co_json_delete(obj, NULL));
+    assert_encodes(obj, 0, "{\"a\":{\"c\":2},\"l\":[1,3]}");
+    json_object_put(obj);
+}
+
+static void test_json__copy_is_deep_and_equal(void **state)
+{
+    (void)state;
+    struct json_object *obj = parse(manifest);
+    struct json_object *copy = co_json_copy(obj);
+    assert_ptr_not_equal(copy, obj);
+    assert_true(co_json_equal(obj, copy));
+    assert_co_pass(co_json_set(copy, json_object_new_string("changed"), "metadata", "name", NULL));
+    assert_false(co_json_equal(obj, copy));
+    const char *s = NULL;
+    assert_co_pass(co_json_get_string(&s, obj, "metadata", "name", NULL));
+    assert_string_equal(s, "c1");
+    assert_null(co_json_copy(NULL));
+    struct json_object *u = parse("[18446744073709551615,\"a\\u0000b\"]");
+    struct json_object *uc = co_json_copy(u);
+    assert_true(co_json_equal(u, uc));
+    assert_int_equal(co_json_string_len(json_object_array_get_idx(uc, 1)), 3);
+    json_object_put(u);
+    json_object_put(uc);
+    json_object_put(copy);
+    json_object_put(obj);
+}
+
+static void test_json__equality_rules(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *a, *b;
+        bool eq;
+    } cases[] = {
+        {"{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}", true},
+        {"1", "1.0", true},
+        {"1", "1.5", false},
+        {"[1,2]", "[2,1]", false},
+        {"null", "null", true},
+        {"null", "false", false},
+        {"0", "false", false},
+        {"\"a\"", "\"a\"", true},
+        {"\"a\\u0000b\"", "\"a\\u0000c\"", false},
+        {"{\"a\":null}", "{}", false},
+        {"{\"a\":null}", "{\"b\":null}", false},
+        {"9223372036854775807", "9223372036854775808", false},
+        {"18446744073709551615", "18446744073709551615", true},
+        {"9223372036854775807", "9.223372036854775807e18", false},
+        {"-0", "0.0", true},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        struct json_object *a = parse(cases[i].a), *b = parse(cases[i].b);
+        if (co_json_equal(a, b) != cases[i].eq || co_json_equal(b, a) != cases[i].eq) {
+            fail_msg("equal(%s, %s) should be %d", cases[i].a, cases[i].b, cases[i].eq);
+        }
+        json_object_put(a);
+        json_object_put(b);
+    }
+}
+
+static void test_json__merge_recurses_and_later_wins(void **state)
+{
+    (void)state;
+    struct json_object *dst =
+        parse("{\"a\":{\"x\":1,\"y\":{\"z\":1}},\"b\":{\"m\":1},\"c\":[1,2],\"d\":1,\"e\":2}");
+    struct json_object *src =
+        parse("{\"a\":{\"y\":{\"w\":2},\"q\":3},\"b\":\"scalar\",\"c\":[3],\"d\":{\"n\":1},"
+              "\"e\":null,\"f\":true}");
+    co_json_merge(dst, src);
+    /* b: a map overridden by a scalar is that scalar (the Go original yields null) */
+    assert_encodes(dst, CO_JSON_CANONICAL,
+                   "{\"a\":{\"q\":3,\"x\":1,\"y\":{\"w\":2,\"z\":1}},\"b\":\"scalar\",\"c\":[3],"
+                   "\"d\":{\"n\":1},\"e\":null,\"f\":true}");
+    /* src is untouched and shares nothing with dst */
+    assert_co_pass(co_json_set(dst, json_object_new_int(9), "d", "n", NULL));
+    assert_int_equal(json_object_get_int(co_json_get(src, "d", "n", NULL)), 1);
+    json_object_put(src);
+    json_object_put(dst);
+}
+
+/* ---- JSON Patch ----------------------------------------------------------------------------- */
+
+/* Applies @p patch to @p doc and compares with @p want (NULL: expect @p code). */
+static void
+check_patch(const char *doc, const char *patch, const char *want, int code, const char *msg)
+{
+    struct json_object *d = parse(doc), *p = parse(patch), *out = (struct json_object *)0x1;
+    if (want) {
+        assert_co_pass(co_json_patch_apply(&out, d, p));
+        struct json_object *w = parse(want);
+        if (!co_json_equal(out, w)) {
+            char *got = co_json_dumps(out, 0);
+            fail_msg("patch %s on %s gave %s, want %s", patch, doc, got, want);
+        }
+        json_object_put(w);
+        json_object_put(out);
+    } else {
+        co_error_clear();
+        int rc = co_json_patch_apply(&out, d, p);
+        if (rc != code) {
+            fail_msg("patch %s on %s returned %d (%s), want %d", patch, doc, rc, co_error_last(),
+                     code);
+        }
+        assert_ptr_equal(out, (struct json_object *)0x1);
+        assert_contains(co_error_last(), msg);
+    }
+    /* the input document is never modified */
+    struct json_object *again = parse(doc);
+    assert_true(co_json_equal(again, d));
+    json_object_put(again);
+    json_object_put(d);
+    json_object_put(p);
+}
+
+static void test_json__patch_rfc6902_examples(void **state)
+{
+    (void)state;
+    /* RFC 6902 appendix A */
+    check_patch("{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]",
+                "{\"baz\":\"qux\",\"foo\":\"bar\"}", 0, NULL);
+    check_patch("{\"foo\":[\"bar\",\"baz\"]}",
+                "[{\"op\":\"add\",\"path\":\"/foo/1\",\"value\":\"qux\"}]",
+                "{\"foo\":[\"bar\",\"qux\",\"baz\"]}", 0, NULL);
+    check_patch("{\"baz\":\"qux\",\"foo\":\"bar\"}", "[{\"op\":\"remove\",\"path\":\"/baz\"}]",
+                "{\"foo\":\"bar\"}", 0, NULL);
+    check_patch("{\"foo\":[\"bar\",\"qux\",\"baz\"]}", "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]",
+                "{\"foo\":[\"bar\",\"baz\"]}", 0, NULL);
+    check_patch("{\"baz\":\"qux\",\"foo\":\"bar\"}",
+                "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]",
+                "{\"baz\":\"boo\",\"foo\":\"bar\"}", 0, NULL);
+    check_patch("{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":{\"corge\":\"grault\"}}",
+                "[{\"op\":\"move\",\"from\":\"/foo/waldo\",\"path\":\"/qux/thud\"}]",
+                "{\"foo\":{\"bar\":\"baz\"},\"qux\":{\"corge\":\"grault\",\"thud\":\"fred\"}}", 0,
+                NULL);
+    check_patch("{\"foo\":[\"all\",\"grass\",\"cows\",\"eat\"]}",
+                "[{\"op\":\"move\",\"from\":\"/foo/1\",\"path\":\"/foo/3\"}]",
+                "{\"foo\":[\"all\",\"cows\",\"eat\",\"grass\"]}", 0, NULL);
+    check_patch("{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}",
+                "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"qux\"},"
+                "{\"op\":\"test\",\"path\":\"/foo/1\",\"value\":2}]",
+                "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}", 0, NULL);
+    check_patch("{\"baz\":\"qux\"}", "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
+                NULL, CO_ECONFLICT, "test /baz: value differs");
+    check_patch("{\"foo\":\"bar\"}",
+                "[{\"op\":\"add\",\"path\":\"/child\",\"value\":{\"grandchild\":{}}}]",
+                "{\"foo\":\"bar\",\"child\":{\"grandchild\":{}}}", 0, NULL);
+    check_patch("{\"foo\":\"bar\"}",
+                "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\",\"xyz\":123}]",
+                "{\"foo\":\"bar\",\"baz\":\"qux\"}", 0, NULL);
+    check_patch("{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]",
+                NULL, CO_EINVALID, "path \"/baz/bat\" does not exist");
+    check_patch("{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":10}]",
+                "{\"/\":9,\"~1\":10}", 0, NULL);
+    check_patch("{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":\"10\"}]",
+                NULL, CO_ECONFLICT, "value differs");
+    check_patch("{\"foo\":[\"bar\"]}",
+                "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
+                "{\"foo\":[\"bar\",[\"abc\",\"def\"]]}", 0, NULL);
+}
+
+static void test_json__patch_edge_cases(void **state)
+{
+    (void)state;
+    /* root replacement, copy, escapes, null values, no-op move */
+    check_patch("{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":[1]}]", "[1]", 0, NULL);
+    check_patch("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"\",\"value\":null}]", "null", 0, NULL);
+    check_patch("{\"a\":{\"b\":[1]}}",
+                "[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"},"
+                "{\"op\":\"add\",\"path\":\"/c/b/0\",\"value\":0}]",
+                "{\"a\":{\"b\":[1]},\"c\":{\"b\":[0,1]}}", 0, NULL);
+    check_patch("{\"a/b\":{\"~\":1}}",
+                "[{\"op\":\"move\",\"from\":\"/a~1b/~0\",\"path\":\"/x~0y\"}]",
+                "{\"a/b\":{},\"x~y\":1}", 0, NULL);
+    check_patch("{\"a\":1}", "[{\"op\":\"add\",\"path\":\"/n\",\"value\":null}]",
+                "{\"a\":1,\"n\":null}", 0, NULL);
+    check_patch("{\"a\":1}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a\"}]", "{\"a\":1}", 0,
+                NULL);
+    check_patch("[1,2]", "[{\"op\":\"add\",\"path\":\"/2\",\"value\":3}]", "[1,2,3]", 0, NULL);
+    check_patch("[]", "[]", "[]", 0, NULL);
+    /* failures: all or nothing, precise messages */
+    check_patch(
+        "{\"a\":1}",
+        "[{\"op\":\"add\",\"path\":\"/b\",\"value\":2},{\"op\":\"remove\",\"path\":\"/c\"}]", NULL,
+        CO_EINVALID, "JSON patch operation 1: remove /c: path \"/c\" does not exist");
+    check_patch("[1,2]", "[{\"op\":\"add\",\"path\":\"/3\",\"value\":3}]", NULL, CO_EINVALID,
+                "index 3 is out of range (length 2)");
+    check_patch("[1,2]", "[{\"op\":\"remove\",\"path\":\"/-\"}]", NULL, CO_EINVALID,
+                "\"-\" is not an array index");
+    check_patch("[1,2]", "[{\"op\":\"replace\",\"path\":\"/01\",\"value\":0}]", NULL, CO_EINVALID,
+                "does not exist");
+    check_patch("{\"a\":{\"b\":1}}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/c\"}]", NULL,
+                CO_EINVALID, "cannot move \"/a\" into itself");
+    check_patch("{}", "[{\"op\":\"bogus\",\"path\":\"/a\"}]", NULL, CO_EINVALID,
+                "unknown operation \"bogus\"");
+    check_patch("{}", "[{\"op\":\"add\",\"path\":\"/a\"}]", NULL, CO_EINVALID,
+                "add /a: missing \"value\"");
+    check_patch("{}", "[{\"op\":\"copy\",\"path\":\"/a\"}]", NULL, CO_EINVALID, "missing \"from\"");
+    check_patch("{}", "[{\"path\":\"/a\"}]", NULL, CO_EINVALID, "missing \"op\"");
+    check_patch("{}", "[{\"op\":\"remove\",\"path\":1}]", NULL, CO_EINVALID,
+                "\"path\" must be a string");
+    check_patch("{}", "[1]", NULL, CO_EINVALID, "operation must be an object");
+    check_patch("{}", "{}", NULL, CO_EINVALID, "JSON patch must be an array");
+    check_patch("{}", "[{\"op\":\"add\",\"path\":\"a\",\"value\":1}]", NULL, CO_EINVALID,
+                "not a JSON pointer");
+    check_patch("{\"a\":\"s\"}", "[{\"op\":\"add\",\"path\":\"/a/b\",\"value\":1}]", NULL,
+                CO_EINVALID, "parent is string");
+    check_patch("{}", "[{\"op\":\"remove\",\"path\":\"\"}]", NULL, CO_EINVALID,
+                "cannot remove the whole document");
+}
+
+/* Diffs @p a and @p b, checks the patch has @p nops operations and turns a into b. */
+static void check_diff(const char *a, const char *b, int nops)
+{
+    struct json_object *ja = parse(a), *jb = parse(b), *out = NULL;
+    struct json_object *patch = co_json_patch_diff(ja, jb);
+    char *ptext = co_json_dumps(patch, 0);
+    assert_co_pass(co_json_patch_apply(&out, ja, patch));
+    if (!co_json_equal(out, jb)) {
+        fail_msg("patch %s does not turn %s into %s", ptext, a, b);
+    }
+    /* the exact types survive, not just numeric equality */
+    char *want = co_json_dumps(jb, CO_JSON_CANONICAL), *got = co_json_dumps(out, CO_JSON_CANONICAL);
+    assert_string_equal(got, want);
+    if (nops >= 0 && (int)json_object_array_length(patch) != nops) {
+        fail_msg("diff of %s and %s: %s has %zu operations, want %d", a, b, ptext,
+                 json_object_array_length(patch), nops);
+    }
+    free(want);
+    free(got);
+    free(ptext);
+    json_object_put(patch);
+    json_object_put(out);
+    json_object_put(ja);
+    json_object_put(jb);
+}
+
+static void test_json__patch_diff_round_trips_minimally(void **state)
+{
+    (void)state;
+    check_diff("{}", "{}", 0);
+    check_diff("{\"a\":1}", "{\"a\":1}", 0);
+    check_diff("{\"a\":1}", "{\"a\":2}", 1);
+    check_diff("{\"a\":1}", "{\"a\":1.0}", 1);
+    check_diff("{\"a\":1,\"b\":2}", "{\"b\":2,\"c\":3}", 2);
+    check_diff("{\"a/b\":{\"~x\":1}}", "{\"a/b\":{\"~x\":2}}", 1);
+    check_diff("{\"m\":{\"labels\":{\"x\":\"1\"}}}",
+               "{\"m\":{\"labels\":{\"x\":\"1\",\"y\":\"2\"}}}", 1);
+    check_diff("[1,2,3,4,5]", "[1,2,9,3,4,5]", 1);
+    check_diff("[1,2,3,4,5]", "[1,2,4,5]", 1);
+    check_diff("[1,2,3]", "[1,2,3,4,5]", 2);
+    check_diff("[1,2,3,4,5]", "[1]", 4);
+    check_diff("[1,2,3]", "[3,2,1]", 2);
+    check_diff("[{\"a\":1},{\"b\":2}]", "[{\"a\":1},{\"b\":3}]", 1);
+    check_diff("[1,1,1]", "[1,1]", 1);
+    check_diff("[]", "[[],{}]", 2);
+    check_diff("{\"a\":[1]}", "{\"a\":{\"0\":1}}", 1);
+    check_diff("{\"a\":null}", "{\"a\":0}", 1);
+    check_diff("null", "{\"a\":1}", 1);
+    check_diff("{\"a\":1}", "\"s\"", 1);
+    check_diff("{\"spec\":{\"values\":{\"x\":[1,{\"y\":[true,false]}]},\"timeout\":\"10m\"}}",
+               "{\"spec\":{\"values\":{\"x\":[1,{\"y\":[true]},3]},\"retryInterval\":\"1m\"}}", -1);
+}
+
+/* ---- JSON merge patch ----------------------------------------------------------------------- */
+
+static void test_json__merge_patch_rfc7386_examples(void **state)
+{
+    (void)state;
+    /* RFC 7386 appendix A: target, patch, result */
+    static const char *const cases[][3] = {
+        {"{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}"},
+        {"{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}"},
+        {"{\"a\":\"b\"}", "{\"a\":null}", "{}"},
+        {"{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}"},
+        {"{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}"},
+        {"{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}"},
+        {"{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}", "{\"a\":{\"b\":\"d\"}}"},
+        {"{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}"},
+        {"[\"a\",\"b\"]", "[\"c\",\"d\"]", "[\"c\",\"d\"]"},
+        {"{\"a\":\"b\"}", "[\"c\"]", "[\"c\"]"},
+        {"{\"a\":\"foo\"}", "null", "null"},
+        {"{\"a\":\"foo\"}", "\"bar\"", "\"bar\""},
+        {"{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}"},
+        {"[1,2]", "{\"a\":\"b\",\"c\":null}", "{\"a\":\"b\"}"},
+        {"{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        struct json_object *t = parse(cases[i][0]), *p = parse(cases[i][1]);
+        struct json_object *want = parse(cases[i][2]);
+        struct json_object *got = co_json_merge_patch_apply(t, p);
+        if (!co_json_equal(got, want)) {
+            fail_msg("merge patch %s on %s", cases[i][1], cases[i][0]);
+        }
+        json_object_put(t);
+        json_object_put(p);
+        json_object_put(want);
+        json_object_put(got);
+    }
+}
+
+static void test_json__merge_patch_diff(void **state)
+{
+    (void)state;
+    static const char *const cases[][3] = {
+        /* from, to, expected patch */
+        {"{\"a\":1}", "{\"a\":1}", "{}"},
+        {"{\"a\":1,\"b\":2}", "{\"a\":1,\"c\":3}", "{\"b\":null,\"c\":3}"},
+        {"{\"m\":{\"x\":1,\"y\":2}}", "{\"m\":{\"x\":1,\"y\":3}}", "{\"m\":{\"y\":3}}"},
+        {"{\"m\":{\"x\":1}}", "{\"m\":[1]}", "{\"m\":[1]}"},
+        {"{\"l\":[1,2]}", "{\"l\":[1]}", "{\"l\":[1]}"},
+        {"{\"a\":1}", "[1]", "[1]"},
+        {"{\"a\":1}", "{\"a\":1.0}", "{\"a\":1.0}"},
+        {"{\"metadata\":{\"finalizers\":[\"x\"],\"resourceVersion\":\"5\"}}",
+         "{\"metadata\":{\"finalizers\":[],\"resourceVersion\":\"5\"}}",
+         "{\"metadata\":{\"finalizers\":[]}}"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        struct json_object *from = parse(cases[i][0]), *to = parse(cases[i][1]);
+        struct json_object *want = parse(cases[i][2]);
+        struct json_object *patch = co_json_merge_patch_diff(from, to);
+        char *text = co_json_dumps(patch, CO_JSON_CANONICAL);
+        char *wtext = co_json_dumps(want, CO_JSON_CANONICAL);
+        assert_string_equal(text, wtext);
+        struct json_object *applied = co_json_merge_patch_apply(from, patch);
+        assert_true(co_json_equal(applied, to));
+        free(text);
+        free(wtext);
+        json_object_put(applied);
+        json_object_put(patch);
+        json_object_put(want);
+        json_object_put(from);
+        json_object_put(to);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json__parses_every_type),
+        cmocka_unit_test(test_json__strict_syntax_errors_have_positions),
+        cmocka_unit_test(test_json__rejects_invalid_utf8),
+        cmocka_unit_test(test_json__truncated_documents_fail_cleanly),
+        cmocka_unit_test(test_json__nesting_cap),
+        cmocka_unit_test(test_json__size_cap),
+        cmocka_unit_test(test_json__numbers_keep_their_kind),
+        cmocka_unit_test(test_json__duplicate_keys_last_wins),
+        cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
+        cmocka_unit_test(test_json__canonical_matches_go_marshal),
+        cmocka_unit_test(test_json__pretty_matches_go_marshal_indent),
+        cmocka_unit_test(test_json__float_formatting_matches_go),
+        cmocka_unit_test(test_json__encode_refuses_nan_and_inf),
+        cmocka_unit_test(test_json__encode_respects_buffer_cap),
+        cmocka_unit_test(test_json__get_by_keys_with_dots_and_slashes),
+        cmocka_unit_test(test_json__pointer_lookup),
+        cmocka_unit_test(test_json__typed_getters_name_the_field),
+        cmocka_unit_test(test_json__set_creates_intermediates),
+        cmocka_unit_test(test_json__delete),
+        cmocka_unit_test(test_json__copy_is_deep_and_equal),
+        cmocka_unit_test(test_json__equality_rules),
+        cmocka_unit_test(test_json__merge_recurses_and_later_wins),
+        cmocka_unit_test(test_json__patch_rfc6902_examples),
+        cmocka_unit_test(test_json__patch_edge_cases),
+        cmocka_unit_test(test_json__patch_diff_round_trips_minimally),
+        cmocka_unit_test(test_json__merge_patch_rfc7386_examples),
+        cmocka_unit_test(test_json__merge_patch_diff),
+    };
+    return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+}
