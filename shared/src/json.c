@@ -495,7 +495,7 @@ static int parse_number(parser *ps, struct json_object **out)
             }
             mag = mag * 10 + dv;
         }
-        if (!overflow) {
+        if (!overflow && !(neg && mag == 0)) { /* "-0" is the double -0.0, as in Go */
             if (!neg && mag <= (uint64_t)INT64_MAX) {
                 *out = json_object_new_int64((int64_t)mag);
                 return 0;

@@ -177,8 +177,9 @@ CO_MUST_CHECK int co_json_delete(struct json_object *root, ...) CO_SENTINEL;
 struct json_object *co_json_copy(const struct json_object *obj);
 
 /**
- * Deep equality: objects compare member-wise regardless of order, numbers by value (the
- * integer 1 equals the double 1.0, as in Go where both are float64), strings byte-wise.
+ * Deep equality: objects compare member-wise regardless of order, arrays element-wise,
+ * strings byte-wise, numbers by exact value whatever their kind (the integer 1 equals the
+ * double 1.0; the integer 2^63-1 does not equal the double 2^63). NaN equals nothing.
  */
 bool co_json_equal(const struct json_object *a, const struct json_object *b);
 
