@@ -114,9 +114,7 @@ void co_sops_keys_free(co_sops_keys *keys)
     if (!keys) {
         return;
     }
-    if (keys->age) {
-        co_free_secret(keys->age, keys->nage * sizeof(*keys->age));
-    }
+    co_sops__age_ids_free(keys->age, keys->nage);
     co_sops__pgp_free(keys->pgp);
     free(keys);
 }

@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/kdf.h>
 #include <pcre2.h>
 
 #include "co/error.h"
@@ -241,27 +239,42 @@ int co_sops__hkdf_sha256(unsigned char *out,
                          size_t salt_len,
                          const char *info)
 {
+    /* RFC 5869 over HMAC directly: an empty salt is HashLen zero bytes, which HMAC pads to
+     * the same key, and an empty input key (age's ssh-ed25519 tweak) needs no special case. */
+    unsigned char prk[32], t[32];
+    unsigned int len = 32;
+    size_t info_len = strlen(info), done = 0;
     int error = CO_ERROR;
-    EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-    EVP_KDF_CTX *ctx = kdf ? EVP_KDF_CTX_new(kdf) : NULL;
+    unsigned char *msg = co_xmalloc(32 + info_len + 1);
     static const unsigned char empty[1] = {0};
-    OSSL_PARAM params[5];
-    size_t p = 0;
-    params[p++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
-    params[p++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len);
-    params[p++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
-                                                    (void *)(salt_len ? salt : empty), salt_len);
-    params[p++] =
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, strlen(info));
-    params[p] = OSSL_PARAM_construct_end();
-    if (!ctx || EVP_KDF_derive(ctx, out, out_len, params) != 1) {
-        error = co_error_set(CO_ERROR, "HKDF-SHA256 failed");
+    if (out_len > 255 * 32 || !HMAC(EVP_sha256(), salt_len ? salt : empty, (int)salt_len,
+                                    ikm_len ? ikm : empty, ikm_len, prk, &len)) {
         goto done;
+    }
+    for (unsigned char counter = 1; done < out_len; counter++) {
+        size_t m = 0;
+        if (counter > 1) {
+            memcpy(msg, t, 32);
+            m = 32;
+        }
+        memcpy(msg + m, info, info_len + 1); /* the NUL's place takes the counter */
+        msg[m + info_len] = counter;
+        len = 32;
+        if (!HMAC(EVP_sha256(), prk, 32, msg, m + info_len + 1, t, &len)) {
+            goto done;
+        }
+        size_t n = out_len - done < 32 ? out_len - done : 32;
+        memcpy(out + done, t, n);
+        done += n;
     }
     error = 0;
 done:
-    EVP_KDF_CTX_free(ctx);
-    EVP_KDF_free(kdf);
+    if (error < 0) {
+        co_error_set(CO_ERROR, "HKDF-SHA256 failed");
+    }
+    co_memzero(prk, sizeof(prk));
+    co_memzero(t, sizeof(t));
+    co_free_secret(msg, 32 + info_len + 1);
     return error;
 }
 

@@ -145,20 +145,36 @@ CO_MUST_CHECK int co_sops__shamir_combine(unsigned char **out,
 
 /* ---- age --------------------------------------------------------------------------------- */
 
-/** One parsed native X25519 identity. */
+/** Kinds of age identities. */
+typedef enum co_sops__age_kind {
+    CO_SOPS__AGE_X25519,      /**< AGE-SECRET-KEY-1... */
+    CO_SOPS__AGE_SSH_ED25519, /**< an OpenSSH ed25519 private key */
+    CO_SOPS__AGE_SSH_RSA,     /**< an OpenSSH or PEM RSA private key */
+} co_sops__age_kind;
+
+/** One parsed identity. */
 typedef struct co_sops__age_id {
-    unsigned char secret[32];
-    unsigned char public_key[32];
+    co_sops__age_kind kind;
+    unsigned char secret[32];     /**< X25519 scalar (for ed25519: derived from the seed) */
+    unsigned char public_key[32]; /**< its X25519 public key */
+    unsigned char ssh_tag[4];     /**< SSH keys: SHA-256 of the wire public key, first 4 bytes */
+    unsigned char tweak[32];      /**< ssh-ed25519: HKDF of the wire public key */
+    void *rsa;                    /**< ssh-rsa: the private key (an EVP_PKEY) */
 } co_sops__age_id;
 
 /**
  * Parses an identity file: one identity per line, blank lines and '#' comments ignored, as
- * sops' Import does. Appends to @p ids (grown with co_xrealloc).
+ * sops' Import does; or, as a whole, an unencrypted OpenSSH (or PEM RSA) private key for the
+ * ssh-ed25519 and ssh-rsa recipient types. Appends to @p ids (free with
+ * co_sops__age_ids_free()).
  * @return 0, CO_EINVALID (malformed line; the message names the line number, never the key)
- * or CO_EUNSUPPORTED (post-quantum or plugin identities).
+ * or CO_EUNSUPPORTED (post-quantum or plugin identities, passphrase-protected SSH keys).
  */
 CO_MUST_CHECK int
 co_sops__age_parse_identities(co_sops__age_id **ids, size_t *n, const char *text, size_t len);
+
+/** Wipes and frees identities; NULL is a no-op. */
+void co_sops__age_ids_free(co_sops__age_id *ids, size_t n);
 
 /**
  * Decrypts an age file (binary or ASCII-armored) with any of @p ids.

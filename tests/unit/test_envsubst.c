@@ -369,6 +369,7 @@ static void test_envsubst__same_as_drone_envsubst(void **state)
         }
         free(inputs);
         skip();
+        return;
     }
     co_envsubst_vars *vars = make_vars(oracle_vars, CO_ARRAY_SIZE(oracle_vars));
     size_t errors = 0, panics = 0;

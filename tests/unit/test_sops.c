@@ -12,12 +12,23 @@
  *   tool, values with Python's cryptography AES-GCM and the path as additional data); the
  *   format.enc.* files hold foo=bar, multiple_keys.yaml message=hello, comments.enc.yaml
  *   lorem=ipsum and dolor=sit.
+ * - Files made in the test: tests/oracle/sopsgen (Go, built from Debian's golang-go in GOPATH
+ *   mode, standard library only) encrypts a given plaintext tree the way sops does, with Go's
+ *   AES-GCM and SHA-512, wraps the data key (or Shamir shares of it, split with its own GF(2^8)
+ *   code) with the real `age` and `gpg` command-line tools for keys made by `age-keygen`, and
+ *   writes YAML, JSON, dotenv, INI or binary files; the expected plaintext is the tree given to
+ *   it. Files made directly by the `age` command line check the age decryptor on its own.
+ *   These tests skip when age, gpg or go is missing (tests/env/deps.sh installs them).
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -556,6 +567,571 @@ static void test_sops__gnupg_home_is_private_and_removed(void **state)
     free(tmp);
 }
 
+/* ---- independent encryption: the age CLI and sopsgen --------------------------------------- */
+
+/* Runs argv[0] (searched in PATH) with stdin/stdout redirected to files (NULL: /dev/null) and
+ * @p envp (NULL: ours). Returns the exit status, or -1 when it could not run. */
+static int run_cmd(char *const argv[], const char *in, const char *out, char *const envp[])
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status = 0;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in ? in : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, envp ? envp : environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) {
+        return -1;
+    }
+    return WEXITSTATUS(status);
+}
+
+typedef struct oracle {
+    char *dir;
+    char *sopsgen;
+    char *key_path[2];
+    char *recipient[2];
+    char *gnupg_env;
+} oracle;
+
+/* Two fresh age keys from age-keygen and the sopsgen binary; false when the tools are
+ * missing (the test is then skipped). */
+static bool oracle_setup(oracle *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->dir = co_test_tmpdir();
+    char *path_file = co_xasprintf("%s/sopsgen.path", o->dir);
+    char *build = co_xasprintf("%s/tests/oracle/build.sh", CO_SOURCE_ROOT);
+    char *bargv[] = {build, (char *)"sopsgen", NULL};
+    int rc = run_cmd(bargv, NULL, path_file, NULL);
+    free(build);
+    if (rc != 0) {
+        free(path_file);
+        return false;
+    }
+    o->sopsgen = co_test_read_file(path_file, NULL);
+    o->sopsgen[strcspn(o->sopsgen, "\n")] = '\0';
+    free(path_file);
+    for (int i = 0; i < 2; i++) {
+        o->key_path[i] = co_xasprintf("%s/key%d.txt", o->dir, i);
+        char *kargv[] = {(char *)"age-keygen", (char *)"-o", o->key_path[i], NULL};
+        if (run_cmd(kargv, NULL, NULL, NULL) != 0) {
+            return false;
+        }
+        char *text = co_test_read_file(o->key_path[i], NULL);
+        const char *pub = strstr(text, "age1");
+        assert_non_null(pub);
+        o->recipient[i] = co_xstrndup(pub, strcspn(pub, "\n"));
+        free(text);
+    }
+    /* A GnuPG home holding the Flux test key's public half, for the PGP recipients. */
+    char *home = co_xasprintf("%s/gnupg", o->dir);
+    assert_int_equal(mkdir(home, 0700), 0);
+    char *asc = co_test_shared_fixture_path(FLUX "keys/pgp.asc");
+    char *gargv[] = {
+        (char *)"gpg", (char *)"--homedir", home, (char *)"--batch", (char *)"--import", asc, NULL};
+    rc = run_cmd(gargv, NULL, NULL, NULL);
+    free(asc);
+    o->gnupg_env = co_xasprintf("GNUPGHOME=%s", home);
+    free(home);
+    return rc == 0;
+}
+
+static void oracle_dispose(oracle *o)
+{
+    char *home = co_xasprintf("%s/gnupg", o->dir);
+    char *kargv[] = {(char *)"gpgconf", (char *)"--homedir", home,
+                     (char *)"--kill",  (char *)"all",       NULL};
+    (void)run_cmd(kargv, NULL, NULL, NULL);
+    free(home);
+    co_test_rmtree(o->dir);
+    free(o->dir);
+    free(o->sopsgen);
+    for (int i = 0; i < 2; i++) {
+        free(o->key_path[i]);
+        free(o->recipient[i]);
+    }
+    free(o->gnupg_env);
+}
+
+/* Asks sopsgen for a file; @p request is JSON with "@0"/"@1" standing for the recipients. */
+static char *oracle_generate(oracle *o, const char *request, size_t *len)
+{
+    co_buf req = CO_BUF_INIT(SIZE_MAX);
+    for (const char *p = request; *p; p++) {
+        if (p[0] == '@' && (p[1] == '0' || p[1] == '1')) {
+            assert_co_pass(co_buf_puts(&req, o->recipient[p[1] - '0']));
+            p++;
+        } else {
+            assert_co_pass(co_buf_putc(&req, *p));
+        }
+    }
+    char *in = co_xasprintf("%s/req.json", o->dir), *out = co_xasprintf("%s/gen.out", o->dir);
+    co_test_write_file(in, req.ptr, req.len);
+    co_buf_dispose(&req);
+    char *path_env = co_xasprintf("PATH=%s", getenv("PATH")); // NOLINT(concurrency-mt-unsafe)
+    char *envp[] = {o->gnupg_env, path_env, NULL};
+    char *argv[] = {o->sopsgen, NULL};
+    assert_int_equal(run_cmd(argv, in, out, envp), 0);
+    char *data = co_test_read_file(out, len);
+    free(path_env);
+    free(in);
+    free(out);
+    return data;
+}
+
+static co_sops_keys *oracle_keys(oracle *o, bool k0, bool k1, bool pgp)
+{
+    co_sops_keys *keys = NULL;
+    assert_co_pass(co_sops_keys_new(&keys));
+    for (int i = 0; i < 2; i++) {
+        if (i == 0 ? k0 : k1) {
+            size_t len = 0;
+            char *text = co_test_read_file(o->key_path[i], &len);
+            assert_co_pass(co_sops_keys_add(keys, i ? "b.agekey" : "a.agekey", text, len));
+            free(text);
+        }
+    }
+    if (pgp) {
+        add_key_file(keys, FLUX "keys/pgp.asc", "pgp.asc");
+    }
+    return keys;
+}
+
+static char *
+decrypt_mem(co_sops_keys *keys, const char *name, const char *data, size_t len, int *rc)
+{
+    co_buf out = CO_BUF_INIT(CO_MAX_SOPS_FILE);
+    co_error_clear();
+    *rc = co_sops_decrypt_file(&out, keys, name, data, len);
+    if (*rc < 0) {
+        assert_null(out.ptr);
+        return NULL;
+    }
+    return co_buf_take(&out, NULL);
+}
+
+static char *decrypt_mem_ok(co_sops_keys *keys, const char *name, const char *data, size_t len)
+{
+    int rc = 0;
+    char *out = decrypt_mem(keys, name, data, len, &rc);
+    if (!out) {
+        fail_msg("decrypting generated %s failed (%d): %s\n%s", name, rc, co_error_last(), data);
+    }
+    return out;
+}
+
+static void replace_once(char *s, const char *from, const char *to)
+{
+    char *at = strstr(s, from);
+    assert_non_null(at);
+    assert_int_equal(strlen(from), strlen(to));
+    for (size_t i = 0; to[i]; i++) {
+        at[i] = to[i];
+    }
+}
+
+static void test_sops__independently_encrypted_yaml(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    size_t len = 0;
+    /* A Kubernetes Secret, as Flux users write them. */
+    char *data = oracle_generate(
+        &o,
+        "{\"format\":\"yaml\",\"tree\":{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+        "{\"name\":\"db\",\"labels\":{\"app\":\"x\"}},\"type\":\"Opaque\",\"stringData\":"
+        "{\"password\":\"s3cr3t\",\"multi\":\"line1\\nline2\\n\",\"unicode\":\"gr\\u00fc\\u00df\","
+        "\"quoted\":\"true\",\"empty\":\"\"}},\"rule\":{\"encrypted_regex\":\"^(data|stringData)$"
+        "\"},"
+        "\"groups\":[[{\"age\":\"@0\"}]],\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+        &len);
+    co_sops_keys *keys = oracle_keys(&o, true, false, false);
+    char *out = decrypt_mem_ok(keys, "secret.yaml", data, len);
+    assert_contains(out, "name: db\n");
+    assert_contains(out, "password: s3cr3t\n");
+    assert_contains(out, "multi: |\n        line1\n        line2\n");
+    assert_contains(out, "unicode: grüß\n");
+    assert_contains(out, "quoted: \"true\"\n");
+    assert_contains(out, "empty: \"\"\n");
+    free(out);
+    /* The unencrypted parts are under the MAC. */
+    replace_once(data, "app: \"x\"", "app: \"y\"");
+    int rc = 0;
+    assert_null(decrypt_mem(keys, "secret.yaml", data, len, &rc));
+    assert_int_equal(rc, CO_EAUTH);
+    assert_contains(co_error_last(), "MAC mismatch");
+    co_sops_keys_free(keys);
+    free(data);
+
+    /* Every scalar type, nested lists, the default _unencrypted suffix, two documents. */
+    data = oracle_generate(
+        &o,
+        "{\"format\":\"yaml\",\"tree\":[{\"n\":42,\"neg\":-7,\"f\":1.5,\"big\":1e21,"
+        "\"t\":true,\"no\":false,\"z\":null,\"l\":[1,\"two\",{\"three\":3.25}],"
+        "\"keep_unencrypted\":{\"a\":\"b\",\"c\":[1,2]}},{\"second\":\"doc\"}],"
+        "\"groups\":[[{\"age\":\"@1\"},{\"age\":\"@0\"}]],\"lastmodified\":\"2024-01-02T03:04:"
+        "05Z\"}",
+        &len);
+    keys = oracle_keys(&o, true, false, false);
+    out = decrypt_mem_ok(keys, "values.yaml", data, len);
+    assert_contains(out,
+                    "\"n\": 42\nneg: -7\nf: 1.5\nbig: 1e+21\nt: true\n\"no\": false\nz: null\n");
+    assert_contains(out, "l:\n- 1\n- two\n-   three: 3.25\n");
+    assert_contains(out, "keep_unencrypted:\n    a: b\n");
+    assert_contains(out, "---\nsecond: doc\n");
+    free(out);
+    co_sops_keys_free(keys);
+    free(data);
+    oracle_dispose(&o);
+}
+
+static void test_sops__independently_encrypted_rules(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    co_sops_keys *keys = oracle_keys(&o, true, false, false);
+    static const char *const rules[] = {
+        "\"rule\":{\"unencrypted_regex\":\"^pub\"}",
+        "\"rule\":{\"encrypted_suffix\":\"_secret\"}",
+        "\"rule\":{\"unencrypted_suffix\":\"_plain\"}",
+        "\"rule\":{\"encrypted_suffix\":\"_secret\"},\"mac_only_encrypted\":true",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(rules); i++) {
+        char *req = co_xasprintf("{\"format\":\"yaml\",\"tree\":{\"pub\":\"open\","
+                                 "\"x_plain\":\"seen\",\"a_secret\":\"hidden\",\"other\":{\"deep\":"
+                                 "\"v\"}},%s,\"groups\":[[{\"age\":\"@0\"}]],"
+                                 "\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+                                 rules[i]);
+        size_t len = 0;
+        char *data = oracle_generate(&o, req, &len);
+        char *out = decrypt_mem_ok(keys, "r.yaml", data, len);
+        assert_string_equal(out,
+                            "pub: open\nx_plain: seen\na_secret: hidden\nother:\n    deep: v\n");
+        free(out);
+        /* Changing a plain value: caught by the MAC, except with mac_only_encrypted. */
+        if (i == 2) {
+            replace_once(data, "x_plain: \"seen\"", "x_plain: \"seem\"");
+        } else {
+            replace_once(data, "pub: \"open\"", "pub: \"opem\"");
+        }
+        int rc = 0;
+        out = decrypt_mem(keys, "r.yaml", data, len, &rc);
+        if (i == 3) {
+            assert_non_null(out);
+            assert_contains(out, "pub: opem\n");
+        } else {
+            assert_null(out);
+            assert_int_equal(rc, CO_EAUTH);
+            assert_contains(co_error_last(), "MAC mismatch");
+        }
+        free(out);
+        free(data);
+        free(req);
+    }
+    co_sops_keys_free(keys);
+    oracle_dispose(&o);
+}
+
+static void test_sops__independently_encrypted_formats(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    co_sops_keys *keys = oracle_keys(&o, false, true, false);
+    size_t len = 0;
+    char *data = oracle_generate(
+        &o,
+        "{\"format\":\"json\",\"tree\":{\"s\":\"x<y>&\\\"z\\\"\",\"i\":-3,\"f\":0.1,\"b\":false,"
+        "\"a\":[{\"k\":\"v\"}],\"u\":\"\\u00e9\"},\"groups\":[[{\"age\":\"@1\"}]],"
+        "\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+        &len);
+    char *out = decrypt_mem_ok(keys, "v.json", data, len);
+    struct json_object *obj = json_tokener_parse(out), *v = NULL;
+    assert_non_null(obj);
+    assert_true(json_object_object_get_ex(obj, "s", &v));
+    assert_string_equal(json_object_get_string(v), "x<y>&\"z\"");
+    assert_true(json_object_object_get_ex(obj, "i", &v));
+    assert_int_equal(json_object_get_int(v), -3);
+    assert_true(json_object_object_get_ex(obj, "f", &v));
+    assert_true(json_object_get_double(v) == 0.1);
+    assert_true(json_object_object_get_ex(obj, "u", &v));
+    assert_string_equal(json_object_get_string(v), "é");
+    json_object_put(obj);
+    free(out);
+    /* The same file read as YAML output (the name decides the output format). */
+    out = decrypt_mem_ok(keys, "v.yaml", data, len);
+    assert_contains(out, "s: x<y>&\"z\"\ni: -3\nf: 0.1\nb: false\n");
+    free(out);
+    free(data);
+
+    data = oracle_generate(
+        &o,
+        "{\"format\":\"dotenv\",\"tree\":{\"USER\":\"admin\",\"CERT\":"
+        "\"-----BEGIN-----\\nabc\\n-----END-----\"},\"groups\":[[{\"age\":\"@1\"}]],"
+        "\"lastmodified\":\"2024-01-02T03:04:05+02:00\"}",
+        &len);
+    out = decrypt_mem_ok(keys, "app.env", data, len);
+    assert_string_equal(out, "USER=admin\nCERT=-----BEGIN-----\\nabc\\n-----END-----\n");
+    free(out);
+    free(data);
+
+    data = oracle_generate(&o,
+                           "{\"format\":\"ini\",\"tree\":{\"db\":{\"user\":\"u\",\"pass\":\"p w\"},"
+                           "\"web\":{\"port\":\"8080\"}},\"groups\":[[{\"age\":\"@1\"}]],"
+                           "\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+                           &len);
+    out = decrypt_mem_ok(keys, "app.ini", data, len);
+    assert_string_equal(out, "[db]\nuser = u\npass = p w\n\n[web]\nport = 8080\n");
+    free(out);
+    free(data);
+
+    data = oracle_generate(
+        &o,
+        "{\"format\":\"binary\",\"tree\":{\"data\":\"raw\\u0001bytes\\n\"},"
+        "\"groups\":[[{\"age\":\"@1\"}]],\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+        &len);
+    out = decrypt_mem_ok(keys, "blob.bin", data, len);
+    assert_string_equal(out, "raw\001bytes\n");
+    free(out);
+    free(data);
+    co_sops_keys_free(keys);
+    oracle_dispose(&o);
+}
+
+static void test_sops__key_groups_and_shamir_threshold(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    size_t len = 0;
+    char *data = oracle_generate(
+        &o,
+        "{\"format\":\"yaml\",\"tree\":{\"secret\":\"shared\"},\"groups\":[[{\"age\":\"@0\"}],"
+        "[{\"age\":\"@1\"}],[{\"pgp\":\"35C1A64CD7FC0AB6EB66756B2445463C3234ECE1\"}]],"
+        "\"threshold\":2,\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+        &len);
+    static const struct {
+        bool k0, k1, pgp, ok;
+    } sets[] = {
+        {true, true, false, true}, {true, false, true, true},   {false, true, true, true},
+        {true, true, true, true},  {true, false, false, false}, {false, false, true, false},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(sets); i++) {
+        co_sops_keys *keys = oracle_keys(&o, sets[i].k0, sets[i].k1, sets[i].pgp);
+        int rc = 0;
+        char *out = decrypt_mem(keys, "s.yaml", data, len, &rc);
+        if (sets[i].ok) {
+            if (!out) {
+                fail_msg("key set %zu: %s", i, co_error_last());
+            }
+            assert_string_equal(out, "secret: shared\n");
+        } else {
+            assert_null(out);
+            assert_int_equal(rc, CO_EAUTH);
+            assert_contains(co_error_last(), "1 of 3 key groups decrypted, 2 needed");
+        }
+        free(out);
+        co_sops_keys_free(keys);
+    }
+    free(data);
+    oracle_dispose(&o);
+}
+
+static void test_sops__age_cli_files(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    co_sops__age_id *ids = NULL;
+    size_t nids = 0;
+    size_t klen = 0;
+    char *ktext = co_test_read_file(o.key_path[0], &klen);
+    assert_co_pass(co_sops__age_parse_identities(&ids, &nids, ktext, klen));
+    assert_int_equal(nids, 1);
+    free(ktext);
+    static const size_t sizes[] = {0, 1, 47, 48, 65535, 65536, 65537, 2 * 65536 + 7};
+    char *plain_path = co_xasprintf("%s/plain", o.dir), *enc_path = co_xasprintf("%s/enc", o.dir);
+    for (size_t i = 0; i < CO_ARRAY_SIZE(sizes); i++) {
+        unsigned char *plain = co_xmalloc(sizes[i] + 1);
+        for (size_t j = 0; j < sizes[i]; j++) {
+            plain[j] = (unsigned char)(j * 131 + i);
+        }
+        co_test_write_file(plain_path, plain, sizes[i]);
+        for (int armor = 0; armor < 2; armor++) {
+            char *argv[] = {(char *)"age",
+                            (char *)"-r",
+                            o.recipient[0],
+                            (char *)"-o",
+                            enc_path,
+                            armor ? (char *)"-a" : plain_path,
+                            armor ? plain_path : NULL,
+                            NULL};
+            assert_int_equal(run_cmd(argv, NULL, NULL, NULL), 0);
+            size_t elen = 0;
+            char *enc = co_test_read_file(enc_path, &elen);
+            co_buf out = CO_BUF_INIT(CO_MAX_AGE_PAYLOAD);
+            assert_co_pass(co_sops__age_decrypt(&out, ids, nids, enc, elen));
+            assert_int_equal(out.len, sizes[i]);
+            if (sizes[i]) {
+                assert_memory_equal(out.ptr, plain, sizes[i]);
+            }
+            co_buf_dispose(&out);
+            if (!armor && elen > 200) {
+                /* A flipped payload byte, a flipped header byte. */
+                enc[elen - 20] ^= 1;
+                assert_co_fail_with(CO_EAUTH, co_sops__age_decrypt(&out, ids, nids, enc, elen));
+                assert_null(out.ptr);
+                enc[elen - 20] ^= 1;
+                char *mac_line = strstr(enc, "\n--- ");
+                assert_non_null(mac_line);
+                mac_line[6] = mac_line[6] == 'A' ? 'B' : 'A';
+                assert_int_not_equal(co_sops__age_decrypt(&out, ids, nids, enc, elen), 0);
+                assert_null(out.ptr);
+            }
+            free(enc);
+        }
+        free(plain);
+    }
+    /* SSH recipients (age -R with a key from ssh-keygen), ed25519 and RSA. */
+    static const char *const types[][2] = {{"ed25519", NULL}, {"rsa", "2048"}};
+    for (size_t t = 0; t < CO_ARRAY_SIZE(types); t++) {
+        char *ssh_key = co_xasprintf("%s/id_%s", o.dir, types[t][0]);
+        char *kargv[] = {(char *)"ssh-keygen", (char *)"-q", (char *)"-t",
+                         (char *)types[t][0],  (char *)"-N", (char *)"",
+                         (char *)"-f",         ssh_key,      types[t][1] ? (char *)"-b" : NULL,
+                         (char *)types[t][1],  NULL};
+        assert_int_equal(run_cmd(kargv, NULL, NULL, NULL), 0);
+        char *pub = co_xasprintf("%s.pub", ssh_key);
+        char *argv[] = {(char *)"age", (char *)"-R", pub,        (char *)"-a",
+                        (char *)"-o",  enc_path,     plain_path, NULL};
+        assert_int_equal(run_cmd(argv, NULL, NULL, NULL), 0);
+        size_t elen = 0, slen = 0, plen = 0;
+        char *enc = co_test_read_file(enc_path, &elen);
+        char *plain = co_test_read_file(plain_path, &plen);
+        co_buf out = CO_BUF_INIT(CO_MAX_AGE_PAYLOAD);
+        /* Only the X25519 identity: no match. */
+        assert_co_fail_with(CO_EAUTH, co_sops__age_decrypt(&out, ids, nids, enc, elen));
+        co_sops__age_id *ssh_ids = NULL;
+        size_t nssh = 0;
+        char *key_text = co_test_read_file(ssh_key, &slen);
+        assert_co_pass(co_sops__age_parse_identities(&ssh_ids, &nssh, key_text, slen));
+        assert_co_pass(co_sops__age_decrypt(&out, ssh_ids, nssh, enc, elen));
+        assert_int_equal(out.len, plen);
+        assert_memory_equal(out.ptr, plain, plen);
+        co_buf_dispose(&out);
+        /* Another key of the same type does not match. */
+        co_sops__age_ids_free(ssh_ids, nssh);
+        char *other = co_xasprintf("%s/other_%s", o.dir, types[t][0]);
+        char *oargv[] = {(char *)"ssh-keygen", (char *)"-q", (char *)"-t",
+                         (char *)types[t][0],  (char *)"-N", (char *)"",
+                         (char *)"-f",         other,        types[t][1] ? (char *)"-b" : NULL,
+                         (char *)types[t][1],  NULL};
+        assert_int_equal(run_cmd(oargv, NULL, NULL, NULL), 0);
+        free(key_text);
+        key_text = co_test_read_file(other, &slen);
+        ssh_ids = NULL;
+        nssh = 0;
+        assert_co_pass(co_sops__age_parse_identities(&ssh_ids, &nssh, key_text, slen));
+        assert_co_fail_with(CO_EAUTH, co_sops__age_decrypt(&out, ssh_ids, nssh, enc, elen));
+        co_sops__age_ids_free(ssh_ids, nssh);
+        /* A passphrase-protected key is refused clearly. */
+        char *locked = co_xasprintf("%s/locked_%s", o.dir, types[t][0]);
+        char *largv[] = {(char *)"ssh-keygen", (char *)"-q", (char *)"-t",
+                         (char *)types[t][0],  (char *)"-N", (char *)"secret",
+                         (char *)"-f",         locked,       types[t][1] ? (char *)"-b" : NULL,
+                         (char *)types[t][1],  NULL};
+        assert_int_equal(run_cmd(largv, NULL, NULL, NULL), 0);
+        free(key_text);
+        key_text = co_test_read_file(locked, &slen);
+        ssh_ids = NULL;
+        nssh = 0;
+        assert_co_fail_with(CO_EUNSUPPORTED,
+                            co_sops__age_parse_identities(&ssh_ids, &nssh, key_text, slen));
+        assert_contains(co_error_last(), "passphrase");
+        free(locked);
+        free(other);
+        free(key_text);
+        free(plain);
+        free(enc);
+        free(pub);
+        free(ssh_key);
+    }
+    free(plain_path);
+    free(enc_path);
+    co_sops__age_ids_free(ids, nids);
+    oracle_dispose(&o);
+}
+
+static void test_sops__ssh_key_in_agekey_entry(void **state)
+{
+    (void)state;
+    oracle o;
+    if (!oracle_setup(&o)) {
+        oracle_dispose(&o);
+        skip();
+        return;
+    }
+    char *ssh_key = co_xasprintf("%s/id_ed25519", o.dir);
+    char *kargv[] = {(char *)"ssh-keygen", (char *)"-q", (char *)"-t", (char *)"ed25519",
+                     (char *)"-N",         (char *)"",   (char *)"-C", (char *)"",
+                     (char *)"-f",         ssh_key,      NULL};
+    assert_int_equal(run_cmd(kargv, NULL, NULL, NULL), 0);
+    char *pub_path = co_xasprintf("%s.pub", ssh_key);
+    char *pub = co_test_read_file(pub_path, NULL);
+    pub[strcspn(pub, "\n")] = '\0';
+    while (strlen(pub) && pub[strlen(pub) - 1] == ' ') {
+        pub[strlen(pub) - 1] = '\0';
+    }
+    char *req = co_xasprintf("{\"format\":\"yaml\",\"tree\":{\"stringData\":{\"k\":\"v\"}},"
+                             "\"groups\":[[{\"age\":\"%s\"}]],"
+                             "\"lastmodified\":\"2024-01-02T03:04:05Z\"}",
+                             pub);
+    size_t len = 0, klen = 0;
+    char *data = oracle_generate(&o, req, &len);
+    co_sops_keys *keys = NULL;
+    assert_co_pass(co_sops_keys_new(&keys));
+    char *key_text = co_test_read_file(ssh_key, &klen);
+    assert_co_pass(co_sops_keys_add(keys, "id_ed25519.agekey", key_text, klen));
+    assert_int_equal(co_sops_keys_count(keys), 1);
+    char *out = decrypt_mem_ok(keys, "s.yaml", data, len);
+    assert_string_equal(out, "stringData:\n    k: v\n");
+    free(out);
+    co_sops_keys_free(keys);
+    free(key_text);
+    free(data);
+    free(req);
+    free(pub);
+    free(pub_path);
+    free(ssh_key);
+    oracle_dispose(&o);
+}
+
 /* ---- primitives ---------------------------------------------------------------------------- */
 
 static void test_sops__gf256_is_the_aes_field(void **state)
@@ -691,6 +1267,12 @@ int main(void)
         cmocka_unit_test(test_sops__detect_and_output_format),
         cmocka_unit_test_setup_teardown(test_sops__decrypts_a_tree_in_place, setup_age, teardown),
         cmocka_unit_test(test_sops__gnupg_home_is_private_and_removed),
+        cmocka_unit_test(test_sops__independently_encrypted_yaml),
+        cmocka_unit_test(test_sops__independently_encrypted_rules),
+        cmocka_unit_test(test_sops__independently_encrypted_formats),
+        cmocka_unit_test(test_sops__key_groups_and_shamir_threshold),
+        cmocka_unit_test(test_sops__age_cli_files),
+        cmocka_unit_test(test_sops__ssh_key_in_agekey_entry),
         cmocka_unit_test(test_sops__gf256_is_the_aes_field),
         cmocka_unit_test(test_sops__shamir_recombines_any_threshold_subset),
         cmocka_unit_test(test_sops__float_formatting_matches_go),

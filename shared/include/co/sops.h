@@ -5,7 +5,9 @@
  * sops 3.x and with the way Flux and the original operator use it.
  *
  * A key set (co_sops_keys) holds the private keys taken from a Component's decryption Secret:
- * entries named `*.agekey` carry age identities (`AGE-SECRET-KEY-1...` lines), entries named
+ * entries named `*.agekey` carry age identities (`AGE-SECRET-KEY-1...` lines, or, beyond the
+ * original, one unencrypted OpenSSH ed25519 or RSA private key for age's ssh-ed25519 and
+ * ssh-rsa recipient types), entries named
  * `*.asc` carry OpenPGP keys, which are imported into a private, temporary GnuPG home (mode
  * 0700, removed by co_sops_keys_free()); everything else is ignored. Keys are never logged and
  * never written anywhere else.
@@ -20,8 +22,9 @@
  *
  * Differences from the original (see README.md): the MAC is always verified; a file that is
  * encrypted while the key set is empty is an error, never a silent pass-through; master keys
- * other than age and PGP (cloud KMS, Vault) are reported as unsupported; YAML comments are not
- * reproduced in the output.
+ * other than age and PGP (cloud KMS, Vault) are reported as unsupported, as are post-quantum
+ * (ML-KEM) age recipients, which OpenSSL 3.0 cannot do; YAML comments are not reproduced in the
+ * output.
  *
  * A key set may be used by one thread at a time; functions without a key set are thread-safe.
  */
