@@ -247,8 +247,8 @@ int co_sops__hkdf_sha256(unsigned char *out,
     int error = CO_ERROR;
     unsigned char *msg = co_xmalloc(32 + info_len + 1);
     static const unsigned char empty[1] = {0};
-    if (out_len > 255 * 32 || !HMAC(EVP_sha256(), salt_len ? salt : empty, (int)salt_len,
-                                    ikm_len ? ikm : empty, ikm_len, prk, &len)) {
+    if (out_len > (size_t)255 * 32 || !HMAC(EVP_sha256(), salt_len ? salt : empty, (int)salt_len,
+                                            ikm_len ? ikm : empty, ikm_len, prk, &len)) {
         goto done;
     }
     for (unsigned char counter = 1; done < out_len; counter++) {

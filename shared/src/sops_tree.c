@@ -70,6 +70,7 @@ static void grow(co_sops__node *node)
 void co_sops__map_add(co_sops__node *map, const char *key, size_t key_len, co_sops__node *value)
 {
     grow(map);
+    CO_ASSERT(map->kids && map->keys && map->key_lens);
     map->keys[map->n] = co_xmemdup(key, key_len);
     map->key_lens[map->n] = key_len;
     map->kids[map->n++] = value;
@@ -78,6 +79,7 @@ void co_sops__map_add(co_sops__node *map, const char *key, size_t key_len, co_so
 void co_sops__list_add(co_sops__node *list, co_sops__node *value)
 {
     grow(list);
+    CO_ASSERT(list->kids);
     list->kids[list->n++] = value;
 }
 
