@@ -869,6 +869,9 @@ int co_sops_decrypt_file(co_buf *out,
 {
     co_sops_format in = co_sops_detect(data, len);
     int error;
+    if (len == 0) {
+        return 0;
+    }
     if (in == CO_SOPS_FORMAT_NONE || !keys) {
         if ((error = co_buf_put(out, data, len)) < 0) {
             co_error_set(error, "%s: file exceeds %zu bytes", path, out->max);
@@ -985,8 +988,9 @@ static int decrypt_dir(co_sops_keys *keys,
                     co_error_wrap("%s", child_rel);
                 }
             }
-            if (error == 0 && co_sops_detect(in.ptr ? in.ptr : "", in.len) != CO_SOPS_FORMAT_NONE) {
-                error = co_sops_decrypt_file(&out, keys, child_rel, in.ptr, in.len);
+            const char *bytes = in.ptr ? in.ptr : "";
+            if (error == 0 && co_sops_detect(bytes, in.len) != CO_SOPS_FORMAT_NONE) {
+                error = co_sops_decrypt_file(&out, keys, child_rel, bytes, in.len);
                 if (error == 0 && (error = write_atomically(child, st.st_mode, &out)) < 0) {
                     co_error_wrap("%s", child_rel);
                 }
