@@ -511,6 +511,14 @@ is_kind(const char *group, const char *kind, const char *want_group, const char 
     return strcmp(group, want_group) == 0 && strcmp(kind, want_kind) == 0;
 }
 
+/* Kinds kstatus always considers ready. */
+static int always_ready(const char *group, const char *kind)
+{
+    return is_kind(group, kind, "", "Secret") || is_kind(group, kind, "", "ConfigMap") ||
+           is_kind(group, kind, "policy", "PodDisruptionBudget") ||
+           is_kind(group, kind, "batch", "CronJob");
+}
+
 /* kstatus.Compute on an object whose conditions were decoded into @p cs. */
 static int kstatus_compute(result *out,
                            const struct json_object *o,
@@ -550,8 +558,7 @@ static int kstatus_compute(result *out,
         *out = service(o);
     } else if (group[0] == '\0' && strcmp(kind, "Pod") == 0) {
         return pod(out, o, cs, now);
-    } else if (group[0] == '\0' &&
-               (strcmp(kind, "Secret") == 0 || strcmp(kind, "ConfigMap") == 0)) {
+    } else if (always_ready(group, kind)) {
         *out = current("Resource is always ready");
     } else if (group[0] == '\0' && strcmp(kind, "PersistentVolumeClaim") == 0) {
         if (strcmp(string_field(o, "status", "phase", NULL, "unknown"), "Bound") == 0) {
@@ -567,9 +574,6 @@ static int kstatus_compute(result *out,
         *out = deployment(o, cs);
     } else if (apps && strcmp(kind, "ReplicaSet") == 0) {
         *out = replicaset(o, cs);
-    } else if (is_kind(group, kind, "policy", "PodDisruptionBudget") ||
-               is_kind(group, kind, "batch", "CronJob")) {
-        *out = current("Resource is always ready");
     } else if (is_kind(group, kind, "batch", "Job")) {
         *out = job(o, cs);
     } else if (is_kind(group, kind, CRD_GROUP, "CustomResourceDefinition")) {
@@ -735,7 +739,7 @@ int ctl_health_compute(ctl_health *out,
     }
     const char *version = slash ? slash + 1 : api_version;
 
-    result res;
+    result res = {CTL_HEALTH_UNKNOWN, "Unknown"};
     rc = kstatus_compute(&res, obj, &cs, group, kind, now_unix);
     if (rc < 0) {
         goto done;

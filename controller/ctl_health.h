@@ -49,10 +49,10 @@ CO_MUST_CHECK int ctl_health_compute(ctl_health *out,
                                      int64_t now_unix);
 
 /**
- * Normalises @p s to kebab case exactly like Go's strcase.ToKebab (iancoleman/strcase):
+ * Normalises @p in to kebab case exactly like Go's strcase.ToKebab (iancoleman/strcase):
  * "IfUnowned" → "if-unowned", "SSAMerge" → "ssa-merge", "has_ready_condition" →
  * "has-ready-condition". Free the result with free().
  */
-char *ctl_to_kebab(const char *s);
+char *ctl_to_kebab(const char *in);
 
 #endif
