@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the kustomize engine and the vfs module: in-memory trees, load restrictions,
+ * unsupported features, the content hash, and errors that name the file and field. The
+ * behaviour against real kustomize is covered by test_kustomize_corpus.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/kustomize.h"
+#include "co/vfs.h"
+#include "tests/support/test_support.h"
+
+static void put(co_vfs *fs, const char *path, const char *text)
+{
+    assert_co_pass(co_vfs_mem_put(fs, path, text, strlen(text)));
+}
+
+static json_object *build_ok(co_vfs *fs, const char *root, const co_kustomize_options *o)
+{
+    json_object *out = NULL;
+    assert_co_pass(co_kustomize_build(&out, fs, root, o));
+    return out;
+}
+
+static const char *name_of(json_object *arr, size_t i)
+{
+    json_object *md = json_object_object_get(json_object_array_get_idx(arr, i), "metadata");
+    return json_object_get_string(json_object_object_get(md, "name"));
+}
+
+static void test_vfs__join_rejects_escape(void **state)
+{
+    (void)state;
+    char *p = NULL;
+    assert_co_pass(co_vfs_join(&p, "a/b", "../c/./d"));
+    assert_string_equal(p, "a/c/d");
+    free(p);
+    assert_co_fail_with(CO_EINVALID, co_vfs_join(&p, "a", "../../x"));
+    assert_co_fail_with(CO_EINVALID, co_vfs_join(&p, "a", "/etc/passwd"));
+    assert_true(co_vfs_is_within("a/b", "a"));
+    assert_false(co_vfs_is_within("ab", "a"));
+    assert_true(co_vfs_is_within("x", ""));
+}
+
+static void test_vfs__memory_tree_lists_and_reads(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "d/b.txt", "B");
+    put(fs, "d/a.txt", "A");
+    put(fs, "d/sub/c.txt", "C");
+    assert_int_equal(co_vfs_stat(fs, "d"), CO_VFS_DIR);
+    assert_int_equal(co_vfs_stat(fs, "d/a.txt"), CO_VFS_FILE);
+    assert_int_equal(co_vfs_stat(fs, "d/zz"), CO_VFS_NONE);
+    char **names = NULL;
+    size_t n = 0;
+    assert_co_pass(co_vfs_list(&names, &n, fs, "d"));
+    assert_int_equal(n, 3);
+    assert_string_equal(names[0], "a.txt");
+    assert_string_equal(names[2], "sub");
+    co_vfs_strv_free(names);
+    assert_co_pass(co_vfs_walk(&names, &n, fs, ""));
+    assert_int_equal(n, 3);
+    assert_string_equal(names[2], "d/sub/c.txt");
+    co_vfs_strv_free(names);
+    char *data = NULL;
+    size_t len = 0;
+    assert_co_pass(co_vfs_read(&data, &len, fs, "d/sub/c.txt"));
+    assert_int_equal(len, 1);
+    assert_string_equal(data, "C");
+    free(data);
+    assert_co_fail_with(CO_ENOTFOUND, co_vfs_read(&data, &len, fs, "nope"));
+    assert_co_fail_with(CO_EINVALID, co_vfs_mem_put(fs, "../x", "y", 1));
+    co_vfs_free(fs);
+}
+
+static void test_vfs__disk_does_not_follow_links(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    char *f = co_xasprintf("%s/root/a.txt", dir);
+    co_test_write_file(f, "hello", 5);
+    char *outside = co_xasprintf("%s/secret.txt", dir);
+    co_test_write_file(outside, "secret", 6);
+    char *link = co_xasprintf("%s/root/link.txt", dir);
+    assert_int_equal(symlink(outside, link), 0);
+    char *root = co_xasprintf("%s/root", dir);
+    co_vfs *fs = NULL;
+    assert_co_pass(co_vfs_new_disk(&fs, root));
+    char *data = NULL;
+    assert_co_pass(co_vfs_read(&data, NULL, fs, "a.txt"));
+    assert_string_equal(data, "hello");
+    free(data);
+    assert_int_not_equal(co_vfs_read(&data, NULL, fs, "link.txt"), 0);
+    assert_int_equal(co_vfs_stat(fs, "link.txt"), CO_VFS_NONE);
+    co_vfs_free(fs);
+    co_test_rmtree(dir);
+    free(f);
+    free(outside);
+    free(link);
+    free(root);
+    free(dir);
+}
+
+static void test_kustomize__builds_from_memory(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "app/kustomization.yaml",
+        "{\"resources\": [\"cm.yaml\"], \"namePrefix\": \"p-\", "
+        "\"configMapGenerator\": [{\"name\": \"g\", \"literals\": [\"a=b\"]}]}");
+    put(fs, "app/cm.yaml",
+        "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"x\"}}");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_int_equal(json_object_array_length(out), 2);
+    /* the name kubectl kustomize prints for the same kustomization */
+    assert_string_equal(name_of(out, 0), "p-g-4h2mbtbbt6");
+    assert_string_equal(name_of(out, 1), "p-x");
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
+static void test_kustomize__load_restriction(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "shared/cm.yaml",
+        "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"x\"}}");
+    put(fs, "app/kustomization.yaml", "{\"resources\": [\"../shared/cm.yaml\"]}");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", NULL));
+    assert_contains(co_error_last(), "load restriction");
+    assert_contains(co_error_last(), "app/kustomization.yaml");
+    const char *allowed[] = {"shared"};
+    co_kustomize_options o = CO_KUSTOMIZE_OPTIONS_INIT;
+    o.allowed = allowed;
+    o.nallowed = 1;
+    out = build_ok(fs, "app", &o);
+    assert_int_equal(json_object_array_length(out), 1);
+    json_object_put(out);
+    co_kustomize_options u = CO_KUSTOMIZE_OPTIONS_INIT;
+    u.unrestricted = 1;
+    out = build_ok(fs, "app", &u);
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
+static void test_kustomize__remote_and_plugins_unsupported(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "a/kustomization.yaml",
+        "{\"resources\": [\"https://github.com/org/repo//base?ref=v1\"]}");
+    put(fs, "b/kustomization.yaml", "{\"transformers\": [\"t.yaml\"]}");
+    put(fs, "c/kustomization.yaml", "{\"helmCharts\": [{\"name\": \"x\"}]}");
+    put(fs, "d/kustomization.yaml", "{\"resources\": [\"github.com/org/repo/base\"]}");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EUNSUPPORTED, co_kustomize_build(&out, fs, "a", NULL));
+    assert_contains(co_error_last(), "remote");
+    assert_co_fail_with(CO_EUNSUPPORTED, co_kustomize_build(&out, fs, "b", NULL));
+    assert_contains(co_error_last(), "transformers");
+    assert_co_fail_with(CO_EUNSUPPORTED, co_kustomize_build(&out, fs, "c", NULL));
+    assert_co_fail_with(CO_EUNSUPPORTED, co_kustomize_build(&out, fs, "d", NULL));
+    co_vfs_free(fs);
+}
+
+static void test_kustomize__errors_name_file_and_field(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "a/kustomization.yaml", "{\"resources\": \"notalist\"}");
+    put(fs, "b/kustomization.yaml", "{\"resources\": [\"missing.yaml\"]}");
+    put(fs, "c/kustomization.yaml", "{\"patches\": [{\"path\": \"p.yaml\", \"patch\": \"x: 1\"}]}");
+    put(fs, "d/kustomization.yaml", "{\"resources\": [\"bad.yaml\"]}");
+    put(fs, "d/bad.yaml", "{\"apiVersion\": ");
+    put(fs, "e/kustomization.yaml", "{\"resources\": [\"..\"]}");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "a", NULL));
+    assert_contains(co_error_last(), "'resources' must be a list");
+    assert_co_fail_with(CO_ENOTFOUND, co_kustomize_build(&out, fs, "b", NULL));
+    assert_contains(co_error_last(), "missing.yaml");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "c", NULL));
+    assert_contains(co_error_last(), "patches[0]");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "d", NULL));
+    assert_contains(co_error_last(), "d/bad.yaml");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "e", NULL));
+    assert_co_fail_with(CO_ENOTFOUND, co_kustomize_build(&out, fs, "nothing", NULL));
+    co_vfs_free(fs);
+}
+
+static void test_kustomize__cycle_detected(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "a/kustomization.yaml", "{\"resources\": [\"../b\"]}");
+    put(fs, "b/kustomization.yaml", "{\"resources\": [\"../a\"]}");
+    json_object *out = NULL;
+    co_kustomize_options u = CO_KUSTOMIZE_OPTIONS_INIT;
+    u.unrestricted = 1;
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "a", &u));
+    assert_contains(co_error_last(), "cycle");
+    co_vfs_free(fs);
+}
+
+static void test_kustomize__hash_matches_kustomize(void **state)
+{
+    (void)state;
+    /* the value kustomize prints for a ConfigMap with data {A: "1", B: two, C: quoted} */
+    json_object *cm =
+        json_tokener_parse("{\"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"whatever\"}, "
+                           "\"data\": {\"A\": \"1\", \"B\": \"two\", \"C\": \"quoted\"}}");
+    char h[11];
+    assert_co_pass(co_kustomize_hash(h, cm));
+    assert_string_equal(h, "tgf252bf64");
+    json_object_put(cm);
+    json_object *dep = json_tokener_parse("{\"kind\": \"Deployment\"}");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_hash(h, dep));
+    json_object_put(dep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vfs__join_rejects_escape),
+        cmocka_unit_test(test_vfs__memory_tree_lists_and_reads),
+        cmocka_unit_test(test_vfs__disk_does_not_follow_links),
+        cmocka_unit_test(test_kustomize__builds_from_memory),
+        cmocka_unit_test(test_kustomize__load_restriction),
+        cmocka_unit_test(test_kustomize__remote_and_plugins_unsupported),
+        cmocka_unit_test(test_kustomize__errors_name_file_and_field),
+        cmocka_unit_test(test_kustomize__cycle_detected),
+        cmocka_unit_test(test_kustomize__hash_matches_kustomize),
+    };
+    return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
+}
