@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Benchmark: our kustomize build against `kubectl kustomize` on the differential corpus
+ * (tests/fixtures/kustomize/corpus, error cases skipped). Each case is built in-process until
+ * at least 50 ms have passed and the mean is taken; kubectl is run three times per case and the
+ * fastest run counts, which favours the reference. Prints per-build means and the ratio.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/common.h"
+#include "co/error.h"
+#include "co/kustomize.h"
+#include "co/vfs.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Seconds one `kubectl kustomize dir` takes (output discarded), or -1. */
+static double time_kubectl(const char *kubectl, const char *dir)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *k = co_xstrdup(kubectl), *d = co_xstrdup(dir);
+    char sub[] = "kustomize";
+    char *argv[] = {k, sub, d, NULL};
+    double t0 = now();
+    pid_t pid;
+    int rc = posix_spawnp(&pid, k, &fa, NULL, argv, environ);
+    int status = 0;
+    if (rc == 0) {
+        waitpid(pid, &status, 0);
+    }
+    double t = now() - t0;
+    posix_spawn_file_actions_destroy(&fa);
+    free(k);
+    free(d);
+    return rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t : -1;
+}
+
+/* Mean seconds per in-process build, or -1 when the build fails. */
+static double time_ours(const char *dir)
+{
+    co_vfs *fs = NULL;
+    if (co_vfs_new_disk(&fs, dir) < 0) {
+        return -1;
+    }
+    int n = 0;
+    double t0 = now(), t = 0;
+    do {
+        json_object *out = NULL;
+        if (co_kustomize_build(&out, fs, "", NULL) < 0) {
+            co_vfs_free(fs);
+            return -1;
+        }
+        json_object_put(out);
+        n++;
+        t = now() - t0;
+    } while (t < 0.05);
+    co_vfs_free(fs);
+    return t / n;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void)
+{
+    const char *kubectl = getenv("CO_KUBECTL"); /* NOLINT(concurrency-mt-unsafe): start-up */
+    const char *corpus = CO_TEST_FIXTURES "/kustomize/corpus";
+    DIR *d = opendir(corpus);
+    if (!d) {
+        fprintf(stderr, "no corpus at %s\n", corpus);
+        return 1;
+    }
+    char *names[1024];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 1024) { /* NOLINT(concurrency-mt-unsafe) */
+        if (e->d_name[0] != '.' && strncmp(e->d_name, "err-", 4) != 0) {
+            names[n++] = co_xstrdup(e->d_name);
+        }
+    }
+    closedir(d);
+    qsort(names, n, sizeof(char *), cmp);
+    double ours = 0, theirs = 0;
+    size_t counted = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *dir = co_xasprintf("%s/%s", corpus, names[i]);
+        double o = time_ours(dir);
+        double best = -1;
+        for (int r = 0; kubectl && r < 3; r++) {
+            double t = time_kubectl(kubectl, dir);
+            if (t >= 0 && (best < 0 || t < best)) {
+                best = t;
+            }
+        }
+        if (o >= 0 && (best >= 0 || !kubectl)) {
+            ours += o;
+            theirs += best > 0 ? best : 0;
+            counted++;
+        } else {
+            printf("  skipped %s (%s)\n", names[i], o < 0 ? co_error_last() : "kubectl failed");
+        }
+        free(dir);
+        free(names[i]);
+    }
+    if (!counted) {
+        printf("no case could be timed\n");
+        return 1;
+    }
+    printf("kustomize corpus: %zu builds\n", counted);
+    printf("  ours:             %10.3f ms per build (in-process)\n", ours / counted * 1e3);
+    if (kubectl) {
+        printf("  kubectl kustomize: %9.3f ms per build (best of 3, process included)\n",
+               theirs / counted * 1e3);
+        printf("  ratio:            %10.1fx faster\n", theirs / ours);
+    } else {
+        printf("  kubectl with kustomize v5 not found: no ratio\n");
+    }
+    return 0;
+}
