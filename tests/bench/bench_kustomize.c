@@ -90,7 +90,7 @@ int main(void)
         fprintf(stderr, "no corpus at %s\n", corpus);
         return 1;
     }
-    char *names[1024];
+    char *names[1024] = {0};
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL && n < 1024) { /* NOLINT(concurrency-mt-unsafe) */
