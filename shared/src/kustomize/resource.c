@@ -12,6 +12,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/yaml.h"
 
 void kz_strv_push(kz_strv *s, const char *str)
 {
@@ -279,72 +280,18 @@ void kz_resmap_remove_at(kz_resmap *m, size_t i)
 
 /* --- decoding ------------------------------------------------------------------------------ */
 
-/* Appends the documents of one chunk: JSON values, possibly several in a row. */
-static int decode_chunk(json_object *arr, const char *p, size_t len, const char *what)
-{
-    json_tokener *tok = json_tokener_new_ex(CO_MAX_NESTING);
-    int rc = 0;
-    size_t off = 0;
-    while (off < len) {
-        while (off < len && (p[off] == ' ' || p[off] == '\n' || p[off] == '\r' || p[off] == '\t')) {
-            off++;
-        }
-        if (off >= len) {
-            break;
-        }
-        if (p[off] == '#') {
-            while (off < len && p[off] != '\n') {
-                off++;
-            }
-            continue;
-        }
-        json_tokener_reset(tok);
-        json_object *o = json_tokener_parse_ex(tok, p + off, (int)(len - off));
-        enum json_tokener_error jerr = json_tokener_get_error(tok);
-        if (jerr == json_tokener_continue) {
-            /* a complete top-level number or literal at the very end */
-            o = json_tokener_parse_ex(tok, "", 1);
-            jerr = json_tokener_get_error(tok);
-        }
-        if (jerr != json_tokener_success) {
-            rc = co_error_set(CO_EINVALID, "%s: cannot parse document: %s", what,
-                              json_tokener_error_desc(jerr));
-            json_object_put(o);
-            break;
-        }
-        off += json_tokener_get_parse_end(tok);
-        if (o) {
-            json_object_array_add(arr, o);
-        }
-    }
-    json_tokener_free(tok);
-    return rc;
-}
-
 int kz_decode_stream(json_object **out, const char *data, size_t len, const char *what)
 {
-    json_object *arr = json_object_new_array();
-    size_t start = 0;
-    int rc = 0;
-    for (size_t i = 0; i <= len && rc == 0; i++) {
-        int at_line = i == 0 || data[i - 1] == '\n';
-        int sep =
-            i + 3 <= len && at_line && strncmp(data + i, "---", 3) == 0 &&
-            (i + 3 == len || data[i + 3] == '\n' || data[i + 3] == '\r' || data[i + 3] == ' ');
-        if (sep || i == len) {
-            rc = decode_chunk(arr, data + start, i - start, what);
-            if (sep) {
-                while (i < len && data[i] != '\n') {
-                    i++;
-                }
-                start = i + 1;
-            }
-        }
-    }
+    co_yaml_docs docs = CO_YAML_DOCS_INIT;
+    int rc = co_yaml_parse_stream(&docs, data, len, CO_YAML_SKIP_NULL);
     if (rc < 0) {
-        json_object_put(arr);
-        return rc;
+        return co_error_wrap("%s", what);
     }
+    json_object *arr = json_object_new_array_ext((int)docs.len);
+    for (size_t i = 0; i < docs.len; i++) {
+        json_object_array_add(arr, json_object_get(docs.items[i].value));
+    }
+    co_yaml_docs_dispose(&docs);
     *out = arr;
     return 0;
 }

@@ -6,7 +6,7 @@
  * everywhere else, custom resources included, a list in the patch replaces the target's list.
  * Merged keyed lists list the patch's elements first, then the target's remaining ones, and a
  * null in the patch deletes the field. $patch: delete | replace | merge is honoured on maps and
- * lists.
+ * lists. JSON 6902 patches go through co/json.h.
  */
 #include "kz_int.h"
 
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "co/error.h"
+#include "co/json.h"
 
 /* --- the schema: which lists merge, and by which keys -------------------------------------- */
 
@@ -517,248 +518,14 @@ int kz_smp_apply(json_object *target, json_object *patch, int *deleted)
 
 /* --- JSON 6902 ------------------------------------------------------------------------------ */
 
-/* Decodes one JSON-pointer token (~1 → /, ~0 → ~). */
-static char *ptr_token(const char **p, int *more)
-{
-    const char *s = *p;
-    const char *e = strchr(s, '/');
-    size_t n = e ? (size_t)(e - s) : strlen(s);
-    char *t = co_xmalloc(n + 1);
-    size_t j = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '~' && i + 1 < n && (s[i + 1] == '0' || s[i + 1] == '1')) {
-            t[j++] = s[i + 1] == '0' ? '~' : '/';
-            i++;
-        } else {
-            t[j++] = s[i];
-        }
-    }
-    t[j] = '\0';
-    *p = e ? e + 1 : s + n;
-    *more = e != NULL;
-    return t;
-}
-
-static int parse_index(const char *tok, size_t len, int allow_end, size_t *out)
-{
-    if (allow_end && strcmp(tok, "-") == 0) {
-        *out = len;
-        return 0;
-    }
-    if (!tok[0] || (tok[0] == '0' && tok[1]) || strspn(tok, "0123456789") != strlen(tok)) {
-        return -1;
-    }
-    *out = strtoul(tok, NULL, 10);
-    return *out <= (allow_end ? len : len - 1) && (allow_end || len > 0) ? 0 : -1;
-}
-
-/* Resolves all but the last token of @p ptr; returns the parent and the last token. */
-static int resolve_parent(json_object *doc, const char *ptr, json_object **parent, char **last)
-{
-    if (ptr[0] != '/') {
-        return co_error_set(CO_EINVALID, "invalid JSON pointer '%s'", ptr);
-    }
-    const char *p = ptr + 1;
-    json_object *cur = doc;
-    for (;;) {
-        int more = 0;
-        char *tok = ptr_token(&p, &more);
-        if (!more) {
-            *parent = cur;
-            *last = tok;
-            return 0;
-        }
-        json_object *next = NULL;
-        if (json_object_is_type(cur, json_type_object)) {
-            if (!json_object_object_get_ex(cur, tok, &next) || !next) {
-                free(tok);
-                return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-            }
-        } else if (json_object_is_type(cur, json_type_array)) {
-            size_t idx;
-            if (parse_index(tok, json_object_array_length(cur), 0, &idx) < 0) {
-                free(tok);
-                return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-            }
-            next = json_object_array_get_idx(cur, idx);
-        } else {
-            free(tok);
-            return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-        }
-        free(tok);
-        cur = next;
-    }
-}
-
-static int ptr_get(json_object *doc, const char *ptr, json_object **out)
-{
-    if (!ptr[0]) {
-        *out = doc;
-        return 0;
-    }
-    json_object *parent = NULL;
-    char *last = NULL;
-    int rc = resolve_parent(doc, ptr, &parent, &last);
-    if (rc < 0) {
-        return rc;
-    }
-    CO_ASSERT(last != NULL);
-    json_object *v = NULL;
-    int ok = 0;
-    if (json_object_is_type(parent, json_type_object)) {
-        ok = json_object_object_get_ex(parent, last, &v);
-    } else if (json_object_is_type(parent, json_type_array)) {
-        size_t idx;
-        ok = parse_index(last, json_object_array_length(parent), 0, &idx) == 0;
-        if (ok) {
-            v = json_object_array_get_idx(parent, idx);
-        }
-    }
-    free(last);
-    if (!ok) {
-        return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-    }
-    *out = v;
-    return 0;
-}
-
-static int array_insert(json_object *arr, size_t idx, json_object *v)
-{
-    size_t n = json_object_array_length(arr);
-    json_object_array_add(arr, NULL);
-    for (size_t i = n; i > idx; i--) {
-        json_object_array_put_idx(arr, i, json_object_get(json_object_array_get_idx(arr, i - 1)));
-    }
-    json_object_array_put_idx(arr, idx, v);
-    return 0;
-}
-
-/* Removes and returns (a new reference to) the value at @p ptr. */
-static int ptr_remove(json_object *doc, const char *ptr, json_object **removed)
-{
-    json_object *parent = NULL;
-    char *last = NULL;
-    int rc = resolve_parent(doc, ptr, &parent, &last);
-    if (rc < 0) {
-        return rc;
-    }
-    CO_ASSERT(last != NULL);
-    json_object *v = NULL;
-    if (json_object_is_type(parent, json_type_object) &&
-        json_object_object_get_ex(parent, last, &v)) {
-        *removed = json_object_get(v);
-        json_object_object_del(parent, last);
-    } else if (json_object_is_type(parent, json_type_array)) {
-        size_t idx;
-        if (parse_index(last, json_object_array_length(parent), 0, &idx) < 0) {
-            free(last);
-            return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-        }
-        *removed = json_object_get(json_object_array_get_idx(parent, idx));
-        json_object_array_del_idx(parent, idx, 1);
-    } else {
-        free(last);
-        return co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-    }
-    free(last);
-    return 0;
-}
-
-/* Adds @p v (consumed) at @p ptr. */
-static int ptr_add(json_object **doc, const char *ptr, json_object *v, int replace)
-{
-    if (!ptr[0]) {
-        json_object_put(*doc);
-        *doc = v;
-        return 0;
-    }
-    json_object *parent = NULL;
-    char *last = NULL;
-    int rc = resolve_parent(*doc, ptr, &parent, &last);
-    if (rc < 0) {
-        json_object_put(v);
-        return rc;
-    }
-    CO_ASSERT(last != NULL);
-    if (json_object_is_type(parent, json_type_object)) {
-        json_object *old = NULL;
-        if (replace && !json_object_object_get_ex(parent, last, &old)) {
-            rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-            json_object_put(v);
-        } else {
-            json_object_object_add(parent, last, v);
-        }
-    } else if (json_object_is_type(parent, json_type_array)) {
-        size_t idx;
-        size_t n = json_object_array_length(parent);
-        if (parse_index(last, n, !replace, &idx) < 0) {
-            rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-            json_object_put(v);
-        } else if (replace) {
-            json_object_array_put_idx(parent, idx, v);
-        } else {
-            array_insert(parent, idx, v);
-        }
-    } else {
-        rc = co_error_set(CO_ENOTFOUND, "path '%s' does not exist", ptr);
-        json_object_put(v);
-    }
-    free(last);
-    return rc;
-}
-
 int kz_json6902_apply(json_object **doc, json_object *ops)
 {
-    if (!json_object_is_type(ops, json_type_array)) {
-        return co_error_set(CO_EINVALID, "a JSON 6902 patch must be a list of operations");
+    json_object *res = NULL;
+    int rc = co_json_patch_apply(&res, *doc, ops);
+    if (rc < 0) {
+        return rc;
     }
-    size_t n = json_object_array_length(ops);
-    for (size_t i = 0; i < n; i++) {
-        json_object *op = json_object_array_get_idx(ops, i);
-        const char *name = kz_get_str(op, "op", NULL);
-        const char *path = NULL;
-        json_object *pv = NULL;
-        if (!json_object_object_get_ex(op, "path", &pv) ||
-            !json_object_is_type(pv, json_type_string)) {
-            return co_error_set(CO_EINVALID, "JSON 6902 operation %zu has no 'path'", i);
-        }
-        path = json_object_get_string(pv);
-        json_object *value = NULL;
-        int has_value = json_object_object_get_ex(op, "value", &value);
-        int rc = 0;
-        if (strcmp(name, "add") == 0 || strcmp(name, "replace") == 0) {
-            if (!has_value) {
-                return co_error_set(CO_EINVALID, "JSON 6902 '%s' at '%s' has no 'value'", name,
-                                    path);
-            }
-            rc = ptr_add(doc, path, deep_copy(value), name[0] == 'r');
-        } else if (strcmp(name, "remove") == 0) {
-            json_object *old = NULL;
-            rc = ptr_remove(*doc, path, &old);
-            json_object_put(old);
-        } else if (strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) {
-            const char *from = kz_get_str(op, "from", NULL);
-            json_object *v = NULL;
-            if (name[0] == 'm') {
-                rc = ptr_remove(*doc, from, &v);
-            } else if ((rc = ptr_get(*doc, from, &v)) == 0) {
-                v = deep_copy(v);
-            }
-            if (rc == 0) {
-                rc = ptr_add(doc, path, v, 0);
-            }
-        } else if (strcmp(name, "test") == 0) {
-            json_object *v = NULL;
-            rc = ptr_get(*doc, path, &v);
-            if (rc == 0 && !json_object_equal(v, value)) {
-                rc = co_error_set(CO_EINVALID, "JSON 6902 test at '%s' failed", path);
-            }
-        } else {
-            return co_error_set(CO_EINVALID, "unknown JSON 6902 operation '%s'", name);
-        }
-        if (rc < 0) {
-            return co_error_wrap("JSON 6902 %s", name);
-        }
-    }
+    json_object_put(*doc);
+    *doc = res;
     return 0;
 }
