@@ -222,6 +222,57 @@ static void test_kustomize__hash_matches_kustomize(void **state)
     json_object_put(dep);
 }
 
+static void test_kustomize__post_build_patch_without_target_applies_to_all(void **state)
+{
+    (void)state;
+    json_object *objs = json_tokener_parse(
+        "[{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"b\"}},"
+        " {\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": "
+        "\"d\"}, \"spec\": {\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", "
+        "\"image\": \"nginx:1\"}]}}}}]");
+    json_object *patches = json_tokener_parse(
+        "[{\"patch\": \"metadata:\\n  annotations:\\n    x: z\\n\"},"
+        " {\"patch\": \"- op: add\\n  path: /metadata/labels\\n  value: {l: v}\\n\", "
+        "\"target\": {\"kind\": \"ConfigMap\"}}]");
+    json_object *images = json_tokener_parse("[{\"name\": \"nginx\", \"newTag\": \"2\"}]");
+    json_object *out = NULL;
+    assert_co_pass(co_kustomize_post_build(&out, objs, patches, images));
+    assert_int_equal(json_object_array_length(out), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_object *md = json_object_object_get(json_object_array_get_idx(out, i), "metadata");
+        json_object *ann = json_object_object_get(md, "annotations");
+        assert_string_equal(json_object_get_string(json_object_object_get(ann, "x")), "z");
+    }
+    /* legacy order: the ConfigMap first; only it got the JSON patch's labels */
+    json_object *cm = json_object_array_get_idx(out, 0);
+    assert_non_null(json_object_object_get(json_object_object_get(cm, "metadata"), "labels"));
+    assert_contains(json_object_to_json_string(json_object_array_get_idx(out, 1)), "nginx:2");
+    json_object_put(out);
+    json_object_put(objs);
+    json_object_put(patches);
+    json_object_put(images);
+}
+
+static void test_kustomize__post_build_rejects_malformed_entries(void **state)
+{
+    (void)state;
+    json_object *objs = json_tokener_parse("[]");
+    json_object *bad1 = json_tokener_parse("[{\"target\": {}}]");
+    json_object *bad2 = json_tokener_parse("[{\"patch\": \"x: 1\", \"target\": \"all\"}]");
+    json_object *bad3 = json_tokener_parse("[{\"newTag\": \"1\"}]");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_kustomize_post_build(&out, objs, bad1, NULL));
+    assert_contains(co_error_last(), "postBuild.patches[0].patch");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_post_build(&out, objs, bad2, NULL));
+    assert_contains(co_error_last(), "postBuild.patches[0].target");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_post_build(&out, objs, NULL, bad3));
+    assert_contains(co_error_last(), "postBuild.images[0].name");
+    json_object_put(objs);
+    json_object_put(bad1);
+    json_object_put(bad2);
+    json_object_put(bad3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +285,8 @@ int main(void)
         cmocka_unit_test(test_kustomize__errors_name_file_and_field),
         cmocka_unit_test(test_kustomize__cycle_detected),
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
+        cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
+        cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
     };
     return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
 }

@@ -53,6 +53,21 @@ CO_MUST_CHECK int co_kustomize_build(struct json_object **out,
                                      const co_kustomize_options *opts);
 
 /**
+ * The postBuild step of a Component: builds a kustomization whose only resource is @p objects,
+ * with @p patches (entries {patch: text, target?: selector}; strategic merge or JSON 6902) and
+ * @p images (kustomize image entries). A patch without a target applies to every object.
+ * Output order is kustomize's default (legacy) order, as in the Go operator.
+ * @param[out] out a new json-c array; release with json_object_put()
+ * @param patches NULL or a json-c array; @param images NULL or a json-c array
+ * @return 0, CO_EINVALID (a malformed entry: the message names postBuild.patches[i] or
+ *         postBuild.images[i] and the field), CO_ETOOBIG.
+ */
+CO_MUST_CHECK int co_kustomize_post_build(struct json_object **out,
+                                          const struct json_object *objects,
+                                          const struct json_object *patches,
+                                          const struct json_object *images);
+
+/**
  * Computes kustomize's name-suffix hash of a ConfigMap or Secret object (10 characters).
  * @param[out] out the hash, NUL-terminated
  * @return 0 or CO_EINVALID (not a ConfigMap or Secret).
