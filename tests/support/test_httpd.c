@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The loopback HTTP test server (test_httpd.h), on libmicrohttpd with its internal polling
+ * thread. Routes live in a small array under a mutex.
+ */
+#include "tests/support/test_httpd.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <microhttpd.h>
+
+#include "co/common.h"
+#include "tests/support/test_support.h"
+
+#define MAX_ROUTES 64
+
+typedef struct route {
+    char *path;
+    int status;
+    char *body;
+    size_t len;
+    size_t send; /* bytes actually sent (len unless truncated) */
+    char *headers;
+    int fail_next;
+    int hits;
+    int head_hits;
+    int get_hits;
+} route;
+
+struct test_httpd {
+    struct MHD_Daemon *d;
+    char url[64];
+    pthread_mutex_t mu;
+    route routes[MAX_ROUTES];
+    size_t nroutes;
+};
+
+static route *find(test_httpd *s, const char *path, int create)
+{
+    for (size_t i = 0; i < s->nroutes; i++) {
+        if (strcmp(s->routes[i].path, path) == 0) {
+            return &s->routes[i];
+        }
+    }
+    if (!create) {
+        return NULL;
+    }
+    if (s->nroutes == MAX_ROUTES) {
+        fail_msg("test_httpd: too many routes");
+    }
+    route *r = &s->routes[s->nroutes++];
+    memset(r, 0, sizeof(*r));
+    r->path = co_xstrdup(path);
+    r->status = 404;
+    return r;
+}
+
+typedef struct body_reader {
+    char *data;
+    size_t send;
+} body_reader;
+
+static ssize_t read_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    body_reader *b = cls;
+    if (pos >= b->send) {
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    size_t n = b->send - (size_t)pos;
+    if (n > max) {
+        n = max;
+    }
+    memcpy(buf, b->data + pos, n);
+    return (ssize_t)n;
+}
+
+static void free_body(void *cls)
+{
+    body_reader *b = cls;
+    free(b->data);
+    free(b);
+}
+
+static void add_headers(struct MHD_Response *resp, const char *headers)
+{
+    if (!headers) {
+        return;
+    }
+    char *copy = co_xstrdup(headers);
+    char *save = NULL;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *colon = strchr(line, ':');
+        if (!colon) {
+            continue;
+        }
+        *colon = '\0';
+        const char *value = colon + 1;
+        while (*value == ' ') {
+            value++;
+        }
+        MHD_add_response_header(resp, line, value);
+    }
+    free(copy);
+}
+
+static enum MHD_Result handle(void *cls,
+                              struct MHD_Connection *conn,
+                              const char *url,
+                              const char *method,
+                              const char *version,
+                              const char *upload,
+                              size_t *upload_size,
+                              void **con_cls)
+{
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    test_httpd *s = cls;
+    if (!*con_cls) {
+        *con_cls = s; /* first call: headers only */
+        return MHD_YES;
+    }
+    struct MHD_Response *resp = NULL;
+    int status;
+    pthread_mutex_lock(&s->mu);
+    route *r = find(s, url, 0);
+    if (!r) {
+        status = 404;
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    } else {
+        r->hits++;
+        r->head_hits += strcmp(method, "HEAD") == 0;
+        r->get_hits += strcmp(method, "GET") == 0;
+        if (r->fail_next > 0) {
+            r->fail_next--;
+            status = 503;
+            resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        } else {
+            status = r->status;
+            if (r->send < r->len) {
+                body_reader *b = co_xcalloc(1, sizeof(*b));
+                b->data = co_xmemdup(r->body, r->len);
+                b->send = r->send;
+                resp = MHD_create_response_from_callback(r->len, 4096, read_body, b, free_body);
+            } else {
+                resp = MHD_create_response_from_buffer(r->len, r->body ? r->body : (void *)"",
+                                                       MHD_RESPMEM_MUST_COPY);
+            }
+            add_headers(resp, r->headers);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+test_httpd *test_httpd_start(void)
+{
+    test_httpd *s = co_xcalloc(1, sizeof(*s));
+    pthread_mutex_init(&s->mu, NULL);
+    struct sockaddr_in addr = {0};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(0x7f000001);
+    addr.sin_port = 0;
+    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
+                            NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr,
+                            MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!s->d) {
+        fail_msg("test_httpd: cannot start libmicrohttpd");
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%u", (unsigned)info->port);
+    return s;
+}
+
+void test_httpd_stop(test_httpd *s)
+{
+    if (!s) {
+        return;
+    }
+    MHD_stop_daemon(s->d);
+    for (size_t i = 0; i < s->nroutes; i++) {
+        free(s->routes[i].path);
+        free(s->routes[i].body);
+        free(s->routes[i].headers);
+    }
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+const char *test_httpd_url(const test_httpd *s)
+{
+    return s->url;
+}
+
+static void set_route(test_httpd *s,
+                      const char *path,
+                      int status,
+                      const void *body,
+                      size_t len,
+                      size_t send,
+                      const char *headers)
+{
+    pthread_mutex_lock(&s->mu);
+    route *r = find(s, path, 1);
+    free(r->body);
+    free(r->headers);
+    r->status = status;
+    r->body = len ? co_xmemdup(body, len) : NULL;
+    r->len = len;
+    r->send = send;
+    r->headers = co_xstrdup(headers);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void test_httpd_route(test_httpd *s,
+                      const char *path,
+                      int status,
+                      const void *body,
+                      size_t len,
+                      const char *headers)
+{
+    set_route(s, path, status, body, len, len, headers);
+}
+
+void test_httpd_route_truncated(test_httpd *s,
+                                const char *path,
+                                const void *body,
+                                size_t len,
+                                size_t send)
+{
+    set_route(s, path, 200, body, len, send, NULL);
+}
+
+void test_httpd_fail_next(test_httpd *s, const char *path, int n)
+{
+    pthread_mutex_lock(&s->mu);
+    find(s, path, 1)->fail_next = n;
+    pthread_mutex_unlock(&s->mu);
+}
+
+int test_httpd_hits(test_httpd *s, const char *path)
+{
+    pthread_mutex_lock(&s->mu);
+    route *r = find(s, path, 0);
+    int n = r ? r->hits : 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+int test_httpd_hits_method(test_httpd *s, const char *path, const char *method)
+{
+    pthread_mutex_lock(&s->mu);
+    route *r = find(s, path, 0);
+    int n = !r ? 0 : strcmp(method, "HEAD") == 0 ? r->head_hits : r->get_hits;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}

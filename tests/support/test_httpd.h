@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A small HTTP server on loopback for tests (libmicrohttpd, own thread): routes with a fixed
+ * status, body and headers, redirects, truncated bodies, bodies that fail the first N requests,
+ * and per-path hit counters. Routes can be replaced while the server runs.
+ */
+#ifndef CO_TEST_HTTPD_H
+#define CO_TEST_HTTPD_H
+
+#include <stddef.h>
+
+typedef struct test_httpd test_httpd;
+
+/** Starts a server on 127.0.0.1 and a free port; fails the test on error. */
+test_httpd *test_httpd_start(void);
+
+/** Stops the server and frees it. NULL is a no-op. */
+void test_httpd_stop(test_httpd *s);
+
+/** "http://127.0.0.1:PORT" (borrowed from @p s). */
+const char *test_httpd_url(const test_httpd *s);
+
+/**
+ * Serves @p path (exact match; the query string is ignored) with @p status, the @p len bytes at
+ * @p body (copied) and extra headers @p headers ("Name: value" lines separated by '\n', may be
+ * NULL). Replaces an earlier route of that path.
+ */
+void test_httpd_route(test_httpd *s,
+                      const char *path,
+                      int status,
+                      const void *body,
+                      size_t len,
+                      const char *headers);
+
+/** Like test_httpd_route() but announces @p len bytes and closes after @p send bytes. */
+void test_httpd_route_truncated(test_httpd *s,
+                                const char *path,
+                                const void *body,
+                                size_t len,
+                                size_t send);
+
+/** Makes the next @p n requests of @p path answer 503 before the route applies. */
+void test_httpd_fail_next(test_httpd *s, const char *path, int n);
+
+/** Requests seen for @p path (any method). */
+int test_httpd_hits(test_httpd *s, const char *path);
+
+/** Requests seen for @p path with @p method. */
+int test_httpd_hits_method(test_httpd *s, const char *path, const char *method);
+
+#endif
