@@ -25,6 +25,7 @@ TEST_PKGS=(
     age gnupg graphviz wrk nginx-light nghttp2-client dpkg-dev
     golang-github-drone-envsubst-dev
     python3-yaml
+    openssh-server openssh-client
 )
 
 SUDO=""
