@@ -1,0 +1,1019 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the source layer with a fake cluster: sourceRef parsing, the Flux readiness
+ * and artifact rules with their retriable errors, the v1beta2 fallback, source digests (checked
+ * against Go's encoding/json by a differential oracle), pins, re-queue filters, fetching through
+ * the cache from a loopback HTTP server (verification, truncation, nothing half-extracted),
+ * spec.path, HTTP and git sources, and the poller.
+ */
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "co/buf.h"
+#include "co/source.h"
+#include "tests/support/test_archive_builder.h"
+#include "tests/support/test_git_repo.h"
+#include "tests/support/test_httpd.h"
+#include "tests/support/test_support.h"
+
+/* ---- a fake cluster ---------------------------------------------------------------------- */
+
+typedef struct fake_cluster {
+    struct json_object *objects; /* "apiVersion|kind|ns|name" -> object */
+    int serve_v1;                /* Flux kinds served in v1 */
+    int serve_v1beta2;           /* ... and in v1beta2 */
+    int fail_with;               /* non-zero: every get fails with this code */
+    int gets;
+} fake_cluster;
+
+static int fake_get(void *ctx,
+                    const char *api_version,
+                    const char *kind,
+                    const char *ns,
+                    const char *name,
+                    struct json_object **out)
+{
+    fake_cluster *c = ctx;
+    c->gets++;
+    if (c->fail_with) {
+        return co_error_set(c->fail_with, "the API server said no");
+    }
+    if (strncmp(api_version, "source.toolkit.fluxcd.io/", 25) == 0) {
+        int v1 = strcmp(api_version + 25, "v1") == 0;
+        if ((v1 && !c->serve_v1) || (!v1 && !c->serve_v1beta2)) {
+            return co_error_set(CO_ENOMATCH, "no match");
+        }
+    }
+    char key[512];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s", api_version, kind, ns, name);
+    struct json_object *o = NULL;
+    if (!json_object_object_get_ex(c->objects, key, &o)) {
+        return co_error_set(CO_ENOTFOUND, "not found");
+    }
+    *out = json_object_get(o);
+    return 0;
+}
+
+static void fake_put(fake_cluster *c,
+                     const char *api_version,
+                     const char *kind,
+                     const char *ns,
+                     const char *name,
+                     const char *json)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "%s|%s|%s|%s", api_version, kind, ns, name);
+    struct json_object *o = json_tokener_parse(json);
+    assert_non_null(o);
+    json_object_object_add(c->objects, key, o);
+}
+
+typedef struct fixture {
+    char *dir;
+    fake_cluster cluster;
+    co_sources *s;
+    test_httpd *srv;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    f->dir = co_test_tmpdir();
+    f->cluster.objects = json_object_new_object();
+    f->cluster.serve_v1 = 1;
+    f->srv = test_httpd_start();
+    co_source_config cfg = {0};
+    char *cache = co_xasprintf("%s/cache", f->dir);
+    cfg.cache_dir = cache;
+    cfg.fetch.backoff_ms = 10;
+    cfg.fetch.retries = 1;
+    cfg.get = fake_get;
+    cfg.get_ctx = &f->cluster;
+    assert_co_pass(co_sources_new(&f->s, &cfg));
+    free(cache);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    co_sources_free(f->s);
+    test_httpd_stop(f->srv);
+    json_object_put(f->cluster.objects);
+    co_test_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static co_source_ref parse_ok(struct json_object **holder, const char *json)
+{
+    *holder = json_tokener_parse(json);
+    assert_non_null(*holder);
+    co_source_ref r;
+    assert_co_pass(co_source_ref_parse(&r, *holder));
+    return r;
+}
+
+static void parse_fails(const char *json, const char *needle)
+{
+    struct json_object *o = json_tokener_parse(json);
+    assert_non_null(o);
+    co_source_ref r;
+    assert_co_fail_with(CO_EINVALID, co_source_ref_parse(&r, o));
+    assert_contains(co_error_last(), needle);
+    json_object_put(o);
+}
+
+/* ---- parsing ----------------------------------------------------------------------------- */
+
+static void test_source__parses_every_variant(void **state)
+{
+    (void)state;
+    struct json_object *h = NULL;
+    co_source_ref r = parse_ok(&h, "{\"fluxGitRepository\":{\"name\":\"app\"}}");
+    assert_int_equal(r.kind, CO_SOURCE_FLUX_GIT_REPOSITORY);
+    assert_string_equal(r.name, "app");
+    assert_null(r.ns);
+    char *key = co_source_index_key(&r, "team");
+    assert_string_equal(key, "GitRepository/team/app");
+    free(key);
+    json_object_put(h);
+    r = parse_ok(&h, "{\"fluxHelmChart\":{\"namespace\":\"flux\",\"name\":\"c\"}}");
+    assert_int_equal(r.kind, CO_SOURCE_FLUX_HELM_CHART);
+    key = co_source_index_key(&r, "team");
+    assert_string_equal(key, "HelmChart/flux/c");
+    free(key);
+    json_object_put(h);
+    r = parse_ok(&h, "{\"fluxOciRepository\":{\"name\":\"o\"}}");
+    assert_int_equal(r.kind, CO_SOURCE_FLUX_OCI_REPOSITORY);
+    json_object_put(h);
+    r = parse_ok(&h, "{\"fluxBucket\":{\"name\":\"b\"}}");
+    assert_string_equal(co_source_flux_kind(r.kind), "Bucket");
+    json_object_put(h);
+    r = parse_ok(&h, "{\"httpRepository\":{\"url\":\"https://x/a.tgz\",\"digestHeader\":"
+                     "\"X-Digest\"}}");
+    assert_int_equal(r.kind, CO_SOURCE_HTTP);
+    assert_string_equal(r.digest_header, "X-Digest");
+    assert_null(r.revision_header);
+    assert_null(co_source_index_key(&r, "team"));
+    json_object_put(h);
+    r = parse_ok(&h, "{\"git\":{\"url\":\"https://example.com/r.git\",\"ref\":{\"semver\":"
+                     "\">=1.0\"},\"secretRef\":{\"name\":\"creds\"},\"interval\":\"1m30s\"}}");
+    assert_int_equal(r.kind, CO_SOURCE_GIT);
+    assert_string_equal(r.git.semver, ">=1.0");
+    assert_string_equal(r.secret_name, "creds");
+    assert_int_equal(r.interval_ms, 90000);
+    json_object_put(h);
+    r = parse_ok(&h, "{\"git\":{\"url\":\"ssh://git@example.com/r.git\",\"ref\":{\"branch\":"
+                     "\"main\",\"commit\":\"0123456789abcdef0123456789abcdef01234567\"}}}");
+    assert_string_equal(r.git.branch, "main");
+    json_object_put(h);
+}
+
+static void test_source__parse_errors_name_the_field(void **state)
+{
+    (void)state;
+    parse_fails("{}", "exactly one of");
+    parse_fails("{\"fluxBucket\":{\"name\":\"b\"},\"git\":{\"url\":\"https://x\"}}",
+                "exactly one of");
+    parse_fails("{\"fluxBucket\":{}}", "sourceRef.fluxBucket.name: required");
+    parse_fails("{\"fluxBucket\":{\"name\":7}}", "sourceRef.fluxBucket.name: must be a string");
+    parse_fails("{\"httpRepository\":{}}", "sourceRef.httpRepository.url: required");
+    parse_fails("{\"git\":{\"ref\":{\"branch\":\"main\"}}}", "sourceRef.git.url: required");
+    parse_fails("{\"git\":{\"url\":\"ftp://x/y\"}}", "sourceRef.git: git url");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"ref\":{\"tag\":\"a\",\"branch\":\"b\"}}}",
+                "sourceRef.git.ref: set one of");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"ref\":{\"commit\":\"abc\"}}}",
+                "git ref.commit");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"soon\"}}",
+                "sourceRef.git.interval");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"10ms\"}}", "between 1s");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"secretRef\":{}}}",
+                "sourceRef.git.secretRef.name: required");
+    co_source_ref r;
+    assert_co_fail_with(CO_EINVALID, co_source_ref_parse(&r, NULL));
+}
+
+/* ---- digests ----------------------------------------------------------------------------- */
+
+static char *go_json(const char *s)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_source_go_json_string(&b, s));
+    return co_buf_take(&b, NULL);
+}
+
+static void test_source__go_json_string_escapes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"a<b>&c", "\"a\\u003cb\\u003e\\u0026c\""},
+        {"q\"b\\", "\"q\\\"b\\\\\""},
+        {"\n\r\t", "\"\\n\\r\\t\""},
+        /* Go 1.22 and later (the operator is built with 1.26) escape these two briefly */
+        {"\b\f", "\"\\b\\f\""},
+        {"\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\""},
+        {"bad\xff", "\"bad\\ufffd\""},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xc0\x80", "\"\\ufffd\\ufffd\""},
+        {"\xe2\x82", "\"\\ufffd\\ufffd\""},
+        {"", "\"\""},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        char *got = go_json(cases[i].in);
+        assert_string_equal(got, cases[i].out);
+        free(got);
+    }
+}
+
+static char *hexs(const char *s)
+{
+    if (!*s) {
+        return co_xstrdup("-");
+    }
+    size_t n = strlen(s);
+    char *out = co_xmalloc(2 * n + 1);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(out + 2 * i, 3, "%02x", (unsigned char)s[i]);
+    }
+    return out;
+}
+
+/* A random string over bytes that exercise the encoder (no \b or \f: see above). */
+static char *random_string(unsigned *seed)
+{
+    static const char *const atoms[] = {
+        "a",
+        "Z",
+        "0",
+        " ",
+        "<",
+        ">",
+        "&",
+        "\"",
+        "\\",
+        "/",
+        "\n",
+        "\r",
+        "\t",
+        "\x01",
+        "\x1e",
+        "\x7f",
+        "\xc3\xa9",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xe2\x80\xa8",
+        "\xe2\x80\xa9",
+        "\xff",
+        "\xc0",
+        "\x80",
+        "\xed\xa0\x80",
+        "\xf4\x90\x80\x80",
+        "\xe2\x82",
+        "sha256:",
+        "@",
+        ":",
+    };
+    size_t n = (size_t)(rand_r(seed) % 12);
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    for (size_t i = 0; i < n; i++) {
+        assert_co_pass(co_buf_puts(&b, atoms[rand_r(seed) % (int)CO_ARRAY_SIZE(atoms)]));
+    }
+    return co_buf_take(&b, NULL);
+}
+
+/* Runs the Go oracle on @p requests; returns its output (free()) or NULL when unavailable. */
+static char *run_oracle(const char *dir, const char *requests)
+{
+    char *build = co_xasprintf("%s/tests/oracle/build.sh", CO_SOURCE_ROOT);
+    char *pathf = co_xasprintf("%s/oracle-path", dir), *req = co_xasprintf("%s/req", dir);
+    char *resp = co_xasprintf("%s/resp", dir);
+    char *out = NULL;
+    pid_t pid;
+    int status = 0;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, pathf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    char *bargv[] = {build, (char *)"sourcedigest", NULL};
+    int ok = posix_spawn(&pid, build, &fa, NULL, bargv, environ) == 0 &&
+             waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    posix_spawn_file_actions_destroy(&fa);
+    if (ok) {
+        char *oracle = co_test_read_file(pathf, NULL);
+        oracle[strcspn(oracle, "\n")] = '\0';
+        co_test_write_file(req, requests, strlen(requests));
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, req, O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, resp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char *oargv[] = {oracle, NULL};
+        if (posix_spawn(&pid, oracle, &fa, NULL, oargv, environ) != 0 ||
+            waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fail_msg("the sourcedigest oracle failed");
+        }
+        posix_spawn_file_actions_destroy(&fa);
+        out = co_test_read_file(resp, NULL);
+        free(oracle);
+    }
+    free(build);
+    free(pathf);
+    free(req);
+    free(resp);
+    return out;
+}
+
+static void test_source__digests_match_go(void **state)
+{
+    fixture *f = *state;
+    unsigned seed = 20260901;
+    enum { N = 300 };
+    co_buf req = CO_BUF_INIT(SIZE_MAX);
+    char *expect[3 * N];
+    size_t ne = 0;
+    for (int i = 0; i < N; i++) {
+        /* a string */
+        char *s = random_string(&seed);
+        char *hs = hexs(s);
+        assert_co_pass(co_buf_printf(&req, "S %s\n", hs));
+        char *js = go_json(s);
+        expect[ne++] = hexs(js);
+        free(js);
+        free(hs);
+        /* a Flux digest over an object with random fields */
+        char *uid = random_string(&seed), *url = random_string(&seed);
+        char *dg = random_string(&seed), *rev = random_string(&seed);
+        long long gen = (long long)rand_r(&seed) * (i % 3 == 0 ? -1 : 1);
+        int nann = i % 4 == 0 ? -1 : rand_r(&seed) % 4;
+        struct json_object *obj = json_object_new_object();
+        struct json_object *meta = json_object_new_object();
+        json_object_object_add(obj, "metadata", meta);
+        json_object_object_add(meta, "uid", json_object_new_string(uid));
+        json_object_object_add(meta, "generation", json_object_new_int64(gen));
+        struct json_object *ann = NULL;
+        if (nann >= 0) {
+            ann = json_object_new_object();
+            json_object_object_add(meta, "annotations", ann);
+            for (int k = 0; k < nann; k++) {
+                char *key = random_string(&seed), *val = random_string(&seed);
+                /* a repeated key replaces the value, on both sides */
+                json_object_object_add(ann, key, json_object_new_string(val));
+                free(key);
+                free(val);
+            }
+        }
+        char *h1 = hexs(uid);
+        assert_co_pass(co_buf_printf(&req, "D %s %lld %d", h1, gen,
+                                     ann ? json_object_object_length(ann) : -1));
+        free(h1);
+        if (ann) {
+            json_object_object_foreach (ann, k2, v2) {
+                char *hk = hexs(k2), *hv = hexs(json_object_get_string(v2));
+                assert_co_pass(co_buf_printf(&req, " %s %s", hk, hv));
+                free(hk);
+                free(hv);
+            }
+        }
+        char *hu = hexs(url), *hd = hexs(dg), *hr = hexs(rev);
+        assert_co_pass(co_buf_printf(&req, " %s %s %s\n", hu, hd, hr));
+        char *d = NULL;
+        assert_co_pass(co_source_flux_digest(&d, obj, url, dg, rev));
+        expect[ne++] = d;
+        /* a plain digest */
+        assert_co_pass(co_buf_printf(&req, "P %s %s %s\n", hu, hd, hr));
+        co_source_plain_digest(&d, url, dg, rev);
+        expect[ne++] = d;
+        free(hu);
+        free(hd);
+        free(hr);
+        json_object_put(obj);
+        free(uid);
+        free(url);
+        free(dg);
+        free(rev);
+        free(s);
+    }
+    char *answers = run_oracle(f->dir, co_buf_cstr(&req));
+    assert_non_null(answers); /* Go comes with tests/env/deps.sh */
+    char *save = NULL;
+    char *line = strtok_r(answers, "\n", &save);
+    for (size_t i = 0; i < ne; i++) {
+        assert_non_null(line);
+        if (strcmp(line, expect[i]) != 0) {
+            fail_msg("request %zu: Go says %s, we say %s", i, line, expect[i]);
+        }
+        line = strtok_r(NULL, "\n", &save);
+        free(expect[i]);
+    }
+    free(answers);
+    co_buf_dispose(&req);
+}
+
+/* ---- Flux resolution --------------------------------------------------------------------- */
+
+static const char *ready_repo =
+    "{\"apiVersion\":\"source.toolkit.fluxcd.io/v1\",\"kind\":\"GitRepository\","
+    "\"metadata\":{\"name\":\"app\",\"namespace\":\"team\",\"uid\":\"u-1\",\"generation\":3,"
+    "\"annotations\":{\"reconcile.fluxcd.io/requestedAt\":\"now\"}},"
+    "\"status\":{\"conditions\":[{\"type\":\"Reconciling\",\"status\":\"False\"},"
+    "{\"type\":\"Ready\",\"status\":\"True\",\"observedGeneration\":3}],"
+    "\"artifact\":{\"url\":\"http://source-controller/a.tgz\",\"digest\":\"sha256:abc\","
+    "\"revision\":\"main@sha1:0123\"}}}";
+
+static co_source_ref flux_ref(co_source_kind kind, const char *ns, const char *name)
+{
+    co_source_ref r;
+    memset(&r, 0, sizeof(r));
+    r.kind = kind;
+    r.ns = ns;
+    r.name = name;
+    return r;
+}
+
+static void test_source__flux_ready_source_resolves(void **state)
+{
+    fixture *f = *state;
+    fake_put(&f->cluster, "source.toolkit.fluxcd.io/v1", "GitRepository", "team", "app",
+             ready_repo);
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
+    assert_int_equal(retry, 0);
+    assert_string_equal(a.url, "http://source-controller/a.tgz");
+    assert_string_equal(a.digest, "sha256:abc");
+    assert_string_equal(a.revision, "main@sha1:0123");
+    /* the source digest covers uid, generation, annotations and the artifact */
+    struct json_object *obj = json_tokener_parse(ready_repo);
+    char *want = NULL;
+    assert_co_pass(co_source_flux_digest(&want, obj, a.url, a.digest, a.revision));
+    assert_string_equal(a.source_digest, want);
+    free(want);
+    json_object_object_del(json_object_object_get(obj, "metadata"), "annotations");
+    assert_co_pass(co_source_flux_digest(&want, obj, a.url, a.digest, a.revision));
+    assert_string_not_equal(a.source_digest, want);
+    free(want);
+    json_object_put(obj);
+    co_source_artifact_dispose(&a);
+    co_source_artifact_dispose(&a);
+}
+
+static void
+expect_retriable(fixture *f, const co_source_ref *r, const char *ns, int code, const char *message)
+{
+    co_source_artifact a = {0};
+    long retry = 0;
+    assert_co_fail_with(code, co_source_resolve(f->s, r, ns, &a, &retry));
+    assert_string_equal(co_error_last(), message);
+    assert_int_equal(retry, CO_SOURCE_RETRY_MS);
+    assert_null(a.url);
+}
+
+static void test_source__flux_retriable_conditions(void **state)
+{
+    fixture *f = *state;
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "flux", "missing");
+    expect_retriable(f, &r, "team", CO_ENOTFOUND,
+                     "ocirepositories.source.toolkit.fluxcd.io \"missing\" not found");
+    const char *v1 = "source.toolkit.fluxcd.io/v1";
+    /* not ready: Ready for an older generation, or False, or no conditions */
+    fake_put(&f->cluster, v1, "Bucket", "team", "stale",
+             "{\"metadata\":{\"generation\":4},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\",\"observedGeneration\":3}],\"artifact\":{\"url\":\"u\","
+             "\"digest\":\"d\",\"revision\":\"r\"}}}");
+    fake_put(&f->cluster, v1, "Bucket", "team", "false",
+             "{\"metadata\":{\"generation\":1},\"status\":{\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"False\",\"observedGeneration\":1}]}}");
+    fake_put(&f->cluster, v1, "Bucket", "team", "new", "{\"metadata\":{\"generation\":1}}");
+    const char *names[] = {"stale", "false", "new"};
+    for (size_t i = 0; i < 3; i++) {
+        r = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, names[i]);
+        expect_retriable(f, &r, "team", CO_EUNAVAILABLE, "source not ready");
+    }
+    static const struct {
+        const char *artifact, *message;
+    } partial[] = {
+        {"", "missing artifact on ready source"},
+        {",\"artifact\":{\"digest\":\"d\",\"revision\":\"r\"}", "source not ready (missing URL)"},
+        {",\"artifact\":{\"url\":\"u\",\"revision\":\"r\"}", "source not ready (missing digest)"},
+        {",\"artifact\":{\"url\":\"u\",\"digest\":\"d\",\"revision\":\"\"}",
+         "source not ready (missing revision)"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(partial); i++) {
+        char *json = co_xasprintf("{\"metadata\":{\"generation\":2},\"status\":{\"conditions\":"
+                                  "[{\"type\":\"Ready\",\"status\":\"True\","
+                                  "\"observedGeneration\":2}]%s}}",
+                                  partial[i].artifact);
+        fake_put(&f->cluster, v1, "HelmChart", "team", "c", json);
+        free(json);
+        r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, NULL, "c");
+        expect_retriable(f, &r, "team", CO_EUNAVAILABLE, partial[i].message);
+    }
+}
+
+static void test_source__works_without_flux_crds(void **state)
+{
+    fixture *f = *state;
+    f->cluster.serve_v1 = 0;
+    f->cluster.serve_v1beta2 = 0;
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    expect_retriable(f, &r, "team", CO_ENOMATCH,
+                     "no matches for kind \"GitRepository\" in version "
+                     "\"source.toolkit.fluxcd.io/v1\" (are the Flux source CRDs installed?)");
+    r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, NULL, "c");
+    expect_retriable(f, &r, "team", CO_ENOMATCH,
+                     "no matches for kind \"HelmChart\" in version "
+                     "\"source.toolkit.fluxcd.io/v1\" (are the Flux source CRDs installed?)");
+}
+
+static void test_source__falls_back_to_v1beta2(void **state)
+{
+    fixture *f = *state;
+    f->cluster.serve_v1 = 0;
+    f->cluster.serve_v1beta2 = 1;
+    /* an older source-controller: only the sha256 checksum */
+    fake_put(&f->cluster, "source.toolkit.fluxcd.io/v1beta2", "OCIRepository", "team", "o",
+             "{\"metadata\":{\"uid\":\"u\",\"generation\":1},\"status\":{\"conditions\":[{"
+             "\"type\":\"Ready\",\"status\":\"True\",\"observedGeneration\":1}],\"artifact\":{"
+             "\"url\":\"http://x/o.tgz\",\"checksum\":"
+             "\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\","
+             "\"revision\":\"latest@sha256:1\"}}}");
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "o");
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
+    assert_string_equal(a.digest,
+                        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    co_source_artifact_dispose(&a);
+}
+
+static void test_source__other_cluster_errors_are_not_retriable(void **state)
+{
+    fixture *f = *state;
+    f->cluster.fail_with = CO_EAUTH;
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_fail_with(CO_EAUTH, co_source_resolve(f->s, &r, "team", &a, &retry));
+    assert_int_equal(retry, 0);
+    assert_contains(co_error_last(), "getting GitRepository team/app: the API server said no");
+}
+
+static void test_source__pins(void **state)
+{
+    (void)state;
+    co_source_artifact a = {.url = (char *)"u",
+                            .digest = (char *)"sha256:1",
+                            .revision = (char *)"v1"};
+    long retry = -1;
+    assert_co_pass(co_source_check_pins(&a, NULL, "", &retry));
+    assert_int_equal(retry, 0);
+    assert_co_pass(co_source_check_pins(&a, "sha256:1", "v1", &retry));
+    assert_co_fail_with(CO_ECONFLICT, co_source_check_pins(&a, "sha256:2", NULL, &retry));
+    assert_string_equal(co_error_last(),
+                        "source digest (sha256:1) does not match specified digest (sha256:2)");
+    assert_int_equal(retry, CO_SOURCE_RETRY_MS);
+    assert_co_fail_with(CO_ECONFLICT, co_source_check_pins(&a, NULL, "v2", &retry));
+    assert_string_equal(co_error_last(),
+                        "source revision (v1) does not match specified revision (v2)");
+}
+
+static void test_source__requeue_filter(void **state)
+{
+    (void)state;
+    struct json_object *src = json_tokener_parse(ready_repo);
+    const char *d = NULL, *r = NULL;
+    assert_true(co_source_flux_has_artifact(src, &d, &r));
+    assert_string_equal(d, "sha256:abc");
+    assert_string_equal(r, "main@sha1:0123");
+    /* a Ready component on the same artifact: nothing to do */
+    struct json_object *same = json_tokener_parse(
+        "{\"metadata\":{\"generation\":2},\"status\":{\"observedGeneration\":2,\"state\":"
+        "\"Ready\",\"lastAttemptedDigest\":\"sha256:abc\",\"lastAttemptedRevision\":"
+        "\"main@sha1:0123\"}}");
+    assert_false(co_source_should_requeue(src, same));
+    /* an older artifact, a not-ready component, a stale generation: requeue */
+    struct json_object *older = json_tokener_parse(
+        "{\"metadata\":{\"generation\":2},\"status\":{\"observedGeneration\":2,\"state\":"
+        "\"Ready\",\"lastAttemptedDigest\":\"sha256:old\",\"lastAttemptedRevision\":"
+        "\"main@sha1:0123\"}}");
+    assert_true(co_source_should_requeue(src, older));
+    struct json_object *pending = json_tokener_parse(
+        "{\"metadata\":{\"generation\":2},\"status\":{\"observedGeneration\":2,\"state\":"
+        "\"Pending\",\"lastAttemptedDigest\":\"sha256:abc\",\"lastAttemptedRevision\":"
+        "\"main@sha1:0123\"}}");
+    assert_true(co_source_should_requeue(src, pending));
+    struct json_object *stale = json_tokener_parse(
+        "{\"metadata\":{\"generation\":3},\"status\":{\"observedGeneration\":2,\"state\":"
+        "\"Ready\",\"lastAttemptedDigest\":\"sha256:abc\",\"lastAttemptedRevision\":"
+        "\"main@sha1:0123\"}}");
+    assert_true(co_source_should_requeue(src, stale));
+    /* a source that is not ready never requeues */
+    struct json_object *notready = json_tokener_parse("{\"metadata\":{\"generation\":1}}");
+    assert_false(co_source_flux_has_artifact(notready, NULL, NULL));
+    assert_false(co_source_should_requeue(notready, older));
+    json_object_put(src);
+    json_object_put(same);
+    json_object_put(older);
+    json_object_put(pending);
+    json_object_put(stale);
+    json_object_put(notready);
+}
+
+/* ---- fetching ---------------------------------------------------------------------------- */
+
+static const tab_entry chart[] = {
+    {TAB_FILE, 0, "app/kustomization.yaml", "resources: [cm.yaml]\n", 0},
+    {TAB_FILE, 0, "app/cm.yaml", "kind: ConfigMap\n", 0},
+    {TAB_FILE, 0, "README", "x\n", 0},
+};
+
+static char *sha256_digest(const void *data, size_t len)
+{
+    unsigned char md[32];
+    unsigned n = 32;
+    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    char hex[65];
+    for (size_t i = 0; i < 32; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    }
+    return co_xasprintf("sha256:%s", hex);
+}
+
+/* Serves a tar.gz at @p path and returns an artifact pointing at it. */
+static co_source_artifact serve(fixture *f, const char *path, void **data, size_t *len)
+{
+    *data = tab_build(TAB_TAR_GZ, chart, CO_ARRAY_SIZE(chart), len);
+    test_httpd_route(f->srv, path, 200, *data, *len, NULL);
+    co_source_artifact a = {0};
+    a.url = co_xasprintf("%s%s", test_httpd_url(f->srv), path);
+    a.digest = sha256_digest(*data, *len);
+    a.revision = co_xstrdup("main@sha1:1");
+    return a;
+}
+
+static void test_source__fetch_downloads_once_and_resolves_paths(void **state)
+{
+    fixture *f = *state;
+    void *data;
+    size_t len;
+    co_source_artifact a = serve(f, "/a.tgz", &data, &len);
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_tree *t = NULL;
+    int downloaded = -1;
+    assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, &downloaded));
+    assert_int_equal(downloaded, 1);
+    char *dir = NULL;
+    assert_co_pass(co_source_tree_path(t, "app", &dir));
+    char *p = co_xasprintf("%s/cm.yaml", dir);
+    char *s = co_test_read_file(p, NULL);
+    assert_string_equal(s, "kind: ConfigMap\n");
+    free(s);
+    free(p);
+    free(dir);
+    assert_co_pass(co_source_tree_path(t, "", &dir));
+    assert_string_equal(dir, co_source_tree_dir(t));
+    free(dir);
+    assert_co_fail_with(CO_ENOTFOUND, co_source_tree_path(t, "nope", &dir));
+    assert_string_equal(co_error_last(), "no such file or directory: nope");
+    assert_co_fail_with(CO_EINVALID, co_source_tree_path(t, "README", &dir));
+    assert_string_equal(co_error_last(), "not a directory: README");
+    assert_co_fail_with(CO_EINVALID, co_source_tree_path(t, "../..", &dir));
+    assert_contains(co_error_last(), "leaves the artifact");
+    co_source_tree_release(t);
+    /* an unchanged source is never downloaded twice; another Component shares it */
+    co_source_ref other = flux_ref(CO_SOURCE_FLUX_BUCKET, "x", "y");
+    assert_co_pass(co_source_fetch(f->s, &other, "team2", &a, &t, &downloaded));
+    assert_int_equal(downloaded, 0);
+    co_source_tree_release(t);
+    assert_int_equal(test_httpd_hits(f->srv, "/a.tgz"), 1);
+    co_source_artifact_dispose(&a);
+    free(data);
+}
+
+static void test_source__fetch_verifies_and_never_caches_bad_downloads(void **state)
+{
+    fixture *f = *state;
+    void *data;
+    size_t len;
+    co_source_artifact a = serve(f, "/a.tgz", &data, &len);
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_tree *t = NULL;
+    /* the server now has other bytes than the artifact digest says */
+    test_httpd_route(f->srv, "/a.tgz", 200, "tampered", 8, NULL);
+    assert_co_fail_with(CO_EINVALID, co_source_fetch(f->s, &r, "team", &a, &t, NULL));
+    assert_contains(co_error_last(), "digest mismatch: expected ");
+    assert_contains(co_error_last(), a.digest);
+    /* a truncated transfer */
+    test_httpd_route_truncated(f->srv, "/a.tgz", data, len, len / 2);
+    assert_co_fail_with(CO_EUNAVAILABLE, co_source_fetch(f->s, &r, "team", &a, &t, NULL));
+    assert_contains(co_error_last(), "truncated");
+    /* an artifact that is not an archive at all, but has the right digest */
+    test_httpd_route(f->srv, "/junk", 200, "junk", 4, NULL);
+    co_source_artifact junk = {.url = co_xasprintf("%s/junk", test_httpd_url(f->srv)),
+                               .digest = sha256_digest("junk", 4),
+                               .revision = co_xstrdup("r")};
+    assert_co_fail_with(CO_EINVALID, co_source_fetch(f->s, &r, "team", &junk, &t, NULL));
+    assert_contains(co_error_last(), "extracting the artifact of");
+    /* nothing of the failures was cached or left behind */
+    char *tmp = co_xasprintf("%s/cache/artifacts/tmp", f->dir);
+    char *entries = co_xasprintf("%s/cache/artifacts/entries", f->dir);
+    char *cmd =
+        co_xasprintf("test -z \"$(ls -A '%s' '%s' | grep -v '^/\\|:$\\|^$')\"", tmp, entries);
+    assert_int_equal(system(cmd), 0); // NOLINT(concurrency-mt-unsafe)
+    /* once the server is right again, the fetch succeeds */
+    test_httpd_route(f->srv, "/a.tgz", 200, data, len, NULL);
+    assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, NULL));
+    co_source_tree_release(t);
+    free(cmd);
+    free(tmp);
+    free(entries);
+    co_source_artifact_dispose(&junk);
+    co_source_artifact_dispose(&a);
+    free(data);
+}
+
+static void test_source__http_repository(void **state)
+{
+    fixture *f = *state;
+    void *data;
+    size_t len;
+    co_source_artifact served = serve(f, "/store/v1.tgz", &data, &len);
+    test_httpd_route(f->srv, "/store/v1.tgz", 200, data, len, "ETag: \"v1\"");
+    char *loc = co_xasprintf("Location: %s", served.url);
+    test_httpd_route(f->srv, "/latest", 302, NULL, 0, loc);
+    char *url = co_xasprintf("%s/latest", test_httpd_url(f->srv));
+    co_source_ref r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_HTTP;
+    r.url = url;
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
+    assert_string_equal(a.url, served.url);
+    assert_string_equal(a.digest, "\"v1\"");
+    assert_string_equal(a.revision, "\"v1\"");
+    char *sd = NULL;
+    co_source_plain_digest(&sd, a.url, a.digest, a.revision);
+    assert_string_equal(a.source_digest, sd);
+    free(sd);
+    co_source_tree *t = NULL;
+    int downloaded = 0;
+    assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, &downloaded));
+    assert_int_equal(downloaded, 1);
+    co_source_tree_release(t);
+    assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, &downloaded));
+    assert_int_equal(downloaded, 0);
+    co_source_tree_release(t);
+    /* a server claiming another artifact's content digest gets no cache hit from it */
+    co_source_artifact liar = {.url = co_xasprintf("%s/other", test_httpd_url(f->srv)),
+                               .digest = co_xstrdup(served.digest),
+                               .revision = co_xstrdup("x")};
+    test_httpd_route(f->srv, "/other", 200, "evil", 4, NULL);
+    assert_co_fail_with(CO_EINVALID, co_source_fetch(f->s, &r, "team", &liar, &t, NULL));
+    assert_contains(co_error_last(), "digest mismatch");
+    /* HEAD failures are not retriable */
+    r.url = "http://127.0.0.1:1/nothing";
+    assert_int_not_equal(co_source_resolve(f->s, &r, "team", &a, &retry), 0);
+    assert_int_equal(retry, 0);
+    co_source_artifact_dispose(&liar);
+    co_source_artifact_dispose(&a);
+    co_source_artifact_dispose(&served);
+    free(url);
+    free(loc);
+    free(data);
+}
+
+/* ---- git --------------------------------------------------------------------------------- */
+
+static void test_source__git_source(void **state)
+{
+    fixture *f = *state;
+    char *src = co_xasprintf("%s/repo", f->dir);
+    tgr_init(src);
+    tgr_write(src, "deploy/cm.yaml", "kind: ConfigMap\n");
+    char *c1 = tgr_commit(src, "one");
+    char *url = co_xasprintf("file://%s", src);
+    co_source_ref r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_GIT;
+    r.url = url;
+    r.git.branch = "main";
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
+    char *rev = co_xasprintf("main@sha1:%s", c1);
+    assert_string_equal(a.revision, rev);
+    assert_string_equal(a.url, url);
+    assert_int_equal(strncmp(a.digest, "sha256:", 7), 0);
+    co_source_tree *t = NULL;
+    int downloaded = -1;
+    assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, &downloaded));
+    assert_int_equal(downloaded, 0); /* resolve already checked it out */
+    char *dir = NULL;
+    assert_co_pass(co_source_tree_path(t, "deploy", &dir));
+    free(dir);
+    co_source_tree_release(t);
+    /* resolving again gives the same artifact */
+    co_source_artifact b = {0};
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &b, &retry));
+    assert_string_equal(a.digest, b.digest);
+    assert_string_equal(a.source_digest, b.source_digest);
+    co_source_artifact_dispose(&b);
+    /* a missing credentials Secret is retriable */
+    r.secret_name = "creds";
+    expect_retriable(f, &r, "team", CO_ENOTFOUND, "secrets \"creds\" not found");
+    /* a Secret with bad base64 is not */
+    fake_put(&f->cluster, "v1", "Secret", "team", "creds",
+             "{\"data\":{\"username\":\"!!!\",\"password\":\"cGFzcw==\"}}");
+    assert_co_fail_with(CO_EINVALID, co_source_resolve(f->s, &r, "team", &b, &retry));
+    assert_contains(co_error_last(), "secret creds: key username is not valid base64");
+    free(rev);
+    co_source_artifact_dispose(&a);
+    free(url);
+    free(c1);
+    free(src);
+}
+
+/* ---- poller ------------------------------------------------------------------------------ */
+
+typedef struct seen {
+    pthread_mutex_t mu;
+    int changes;
+    int errors;
+    char last_key[64];
+    char last_revision[128];
+    int digest_null;
+} seen;
+
+static void on_changed(void *ctx, const char *key, const char *digest, const char *revision)
+{
+    seen *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    s->changes++;
+    snprintf(s->last_key, sizeof(s->last_key), "%s", key);
+    snprintf(s->last_revision, sizeof(s->last_revision), "%s", revision ? revision : "");
+    s->digest_null = digest == NULL;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_failed(void *ctx, const char *key, int code, const char *message)
+{
+    (void)key;
+    (void)code;
+    (void)message;
+    seen *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    s->errors++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Forces a round and waits for it. */
+static void poll_round(co_source_poller *p)
+{
+    unsigned long before = co_source_poller_rounds(p);
+    co_source_poller_poll_now(p);
+    for (int i = 0; i < 3000 && co_source_poller_rounds(p) == before; i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(co_source_poller_rounds(p) > before);
+}
+
+static int changes(seen *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->changes;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static void test_source__poller_http_leader_only(void **state)
+{
+    fixture *f = *state;
+    test_httpd_route(f->srv, "/repo.tgz", 200, NULL, 0, "ETag: v1");
+    char *url = co_xasprintf("%s/repo.tgz", test_httpd_url(f->srv));
+    co_source_ref r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_HTTP;
+    r.url = url;
+    seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    co_source_poller *p = NULL;
+    assert_co_pass(co_source_poller_new(&p, f->s, 3600000, on_changed, on_failed, &s));
+    assert_co_pass(co_source_poller_watch(p, "team/a", &r, "team", "v1", "v1"));
+    co_source_ref flux = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "b");
+    assert_co_fail_with(CO_EINVALID, co_source_poller_watch(p, "team/b", &flux, "team", "", ""));
+    /* not the leader: nothing is polled */
+    test_httpd_route(f->srv, "/repo.tgz", 200, NULL, 0, "ETag: v2");
+    poll_round(p);
+    assert_int_equal(test_httpd_hits(f->srv, "/repo.tgz"), 0);
+    assert_int_equal(changes(&s), 0);
+    co_source_poller_set_leader(p, 1);
+    poll_round(p);
+    assert_int_equal(changes(&s), 1);
+    assert_string_equal(s.last_key, "team/a");
+    assert_string_equal(s.last_revision, "v2");
+    /* the Component attempted v2: no more triggers */
+    assert_co_pass(co_source_poller_watch(p, "team/a", &r, "team", "v2", "v2"));
+    poll_round(p);
+    assert_int_equal(changes(&s), 1);
+    /* errors are reported, not triggers */
+    test_httpd_route(f->srv, "/repo.tgz", 500, NULL, 0, NULL);
+    poll_round(p);
+    assert_int_equal(changes(&s), 1);
+    assert_true(s.errors >= 1);
+    co_source_poller_unwatch(p, "team/a");
+    co_source_poller_unwatch(p, "unknown");
+    int hits = test_httpd_hits(f->srv, "/repo.tgz");
+    poll_round(p);
+    assert_int_equal(test_httpd_hits(f->srv, "/repo.tgz"), hits);
+    co_source_poller_free(p);
+    co_source_poller_free(NULL);
+    free(url);
+}
+
+static void test_source__poller_git_interval_and_new_commits(void **state)
+{
+    fixture *f = *state;
+    char *src = co_xasprintf("%s/repo", f->dir);
+    tgr_init(src);
+    tgr_write(src, "a", "1");
+    char *c1 = tgr_commit(src, "one");
+    char *url = co_xasprintf("file://%s", src);
+    co_source_ref r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_GIT;
+    r.url = url;
+    r.git.branch = "main";
+    r.interval_ms = 1000;
+    seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    co_source_poller *p = NULL;
+    assert_co_pass(co_source_poller_new(&p, f->s, 0, on_changed, on_failed, &s));
+    co_source_poller_set_leader(p, 1);
+    char *rev1 = co_xasprintf("main@sha1:%s", c1);
+    assert_co_pass(co_source_poller_watch(p, "team/g", &r, "team", "sha256:x", rev1));
+    poll_round(p);
+    assert_int_equal(changes(&s), 0);
+    tgr_write(src, "a", "2");
+    char *c2 = tgr_commit(src, "two");
+    /* no forced round: the 1 s interval alone picks the new commit up */
+    for (int i = 0; i < 1500 && changes(&s) == 0; i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(changes(&s), 1);
+    char *rev2 = co_xasprintf("main@sha1:%s", c2);
+    assert_string_equal(s.last_revision, rev2);
+    assert_true(s.digest_null);
+    co_source_poller_free(p);
+    free(rev1);
+    free(rev2);
+    free(c1);
+    free(c2);
+    free(url);
+    free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_source__parses_every_variant),
+        cmocka_unit_test(test_source__parse_errors_name_the_field),
+        cmocka_unit_test(test_source__go_json_string_escapes),
+        cmocka_unit_test_setup_teardown(test_source__digests_match_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__flux_ready_source_resolves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__flux_retriable_conditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__works_without_flux_crds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__falls_back_to_v1beta2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__other_cluster_errors_are_not_retriable, setup,
+                                        teardown),
+        cmocka_unit_test(test_source__pins),
+        cmocka_unit_test(test_source__requeue_filter),
+        cmocka_unit_test_setup_teardown(test_source__fetch_downloads_once_and_resolves_paths, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_source__fetch_verifies_and_never_caches_bad_downloads,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__http_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__git_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__poller_http_leader_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__poller_git_interval_and_new_commits, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests_name("source", tests, NULL, NULL);
+}
