@@ -23,9 +23,60 @@
  * and is for the controller's error handling. A cluster without the Flux CRDs works: Flux kinds
  * then fail with a clear retriable error naming the missing kind.
  *
- * Cluster reads go through the co_source_cluster seam, so the controller can serve them from
+ * Cluster reads go through the co_source_get_fn seam, so the controller can serve them from
  * its informer cache (the Go original reads Flux sources through the manager's cache) and tests
  * can fake them. A co_sources handle is thread-safe once created.
+ *
+ * How the controller uses this module
+ * -----------------------------------
+ * Start-up (once per process):
+ *  1. Fill a co_source_config: `cache_dir` (e.g. under the daemon's writable cache volume),
+ *     optionally `cache_max_bytes`, `fetch` and `git` options (zero = defaults), and the
+ *     cluster-read seam `get`/`get_ctx`. `get` is called from every reconcile worker and from
+ *     the poller thread at the same time, so it must be thread-safe. It is asked for
+ *     `source.toolkit.fluxcd.io/v1` (then `v1beta2` after CO_ENOMATCH) GitRepository,
+ *     OCIRepository, Bucket and HelmChart objects, and for `v1` Secrets (git credentials).
+ *     Serve the Flux kinds from the informer cache: return a new reference to the cached
+ *     object (json_object_get()), CO_ENOTFOUND when the store has no such object, and
+ *     CO_ENOMATCH when discovery says the cluster does not serve that group/version/kind (no
+ *     informer is running for it) — never block waiting for a cache that cannot sync. Secrets
+ *     may be read live from the API server (the controller does not need to cache them).
+ *  2. co_sources_new(). One handle for all workers.
+ *  3. co_source_poller_new() with the HTTP polling interval flag (0 = 30 s) and a
+ *     `changed` callback that enqueues the Component key it is given (it runs on the poller's
+ *     thread: enqueue only, do not reconcile there). Call co_source_poller_set_leader(p, 1)
+ *     when leadership is gained and (p, 0) when it is lost: polling is leader-only, as in the
+ *     Go original; every replica keeps its watch list, so a new leader polls overdue sources at
+ *     once.
+ *  4. For Flux sources, in the informer's update handler of each Flux kind: look up the
+ *     Components indexed under co_source_index_key() of the updated object and enqueue those
+ *     for which co_source_should_requeue(new_object, component) is true (§5.2). Create and
+ *     delete events are ignored, as in the Go original.
+ *
+ * Per reconcile of a Component (not being deleted; §5.1, §5.3, §5.4):
+ *  1. co_source_ref_parse(&ref, spec.sourceRef) — CO_EINVALID is a spec error (state Error).
+ *  2. Sticky shortcut (controller's decision, §5.1): if it applies, reuse status.sourceRef and
+ *     skip to step 5 with that artifact.
+ *  3. co_source_resolve(s, &ref, component_ns, &artifact, &retry_ms). On failure:
+ *     retry_ms > 0 means a retriable condition (source not ready, Flux object or kind missing,
+ *     incomplete artifact, credentials Secret missing): state Pending, reason Retrying,
+ *     co_error_last() as the message, requeue after retry_ms. retry_ms == 0: a plain error
+ *     (HEAD failure, git failure, ...) for the controller's error path (state Error, backoff).
+ *     On success `artifact` holds url, digest, revision and source_digest: write them to
+ *     status.sourceRef; source_digest feeds the Component digest (§3.2).
+ *  4. co_source_check_pins(&artifact, spec.digest, spec.revision, &retry_ms): on failure the
+ *     same retriable mapping as above (CO_ECONFLICT, retry_ms = CO_SOURCE_RETRY_MS).
+ *  5. co_source_fetch(s, &ref, component_ns, &artifact, &tree, NULL): the verified, extracted
+ *     artifact held in the cache (downloaded at most once per digest, also across workers
+ *     asking at the same time). Failures are non-retriable errors (digest mismatch, truncated
+ *     download, hostile archive, ...); nothing half-written is ever used.
+ *  6. co_source_tree_path(tree, spec.path, &dir): the absolute directory to render from; its
+ *     errors are the §5.4 messages. Render, then free(dir) and co_source_tree_release(tree)
+ *     (the tree may not be evicted while held; release it as soon as rendering is done).
+ *  7. For HTTP and git sources: co_source_poller_watch(p, "ns/name", &ref, component_ns,
+ *     status.lastAttemptedDigest, status.lastAttemptedRevision) after every attempt (it
+ *     updates the watch in place), and co_source_poller_unwatch() when the Component is
+ *     deleted or switches to a Flux source.
  */
 #ifndef CO_SOURCE_H
 #define CO_SOURCE_H
