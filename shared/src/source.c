@@ -25,6 +25,7 @@
 
 #include "co/archive.h"
 #include "co/caps.h"
+#include "co/duration.h"
 #include "co/error.h"
 #include "co/srccache.h"
 
@@ -170,41 +171,16 @@ static int parse_git(co_source_ref *out, const struct json_object *g)
         return rc;
     }
     if (interval) {
-        /* Go duration subset used for intervals: <number><unit> repeated */
-        double total = 0;
-        const char *p = interval;
-        while (*p) {
-            char *end = NULL;
-            double v = strtod(p, &end);
-            if (end == p || v < 0) {
-                return co_error_set(CO_EINVALID, "sourceRef.git.interval: '%s' is not a duration",
-                                    interval);
-            }
-            double unit;
-            if (strncmp(end, "ms", 2) == 0) {
-                unit = 1;
-                end += 2;
-            } else if (*end == 's') {
-                unit = 1000;
-                end++;
-            } else if (*end == 'm') {
-                unit = 60000;
-                end++;
-            } else if (*end == 'h') {
-                unit = 3600000;
-                end++;
-            } else {
-                return co_error_set(CO_EINVALID, "sourceRef.git.interval: '%s' is not a duration",
-                                    interval);
-            }
-            total += v * unit;
-            p = end;
+        int64_t ns = 0;
+        if (co_duration_parse(&ns, interval) < 0) {
+            return co_error_set(CO_EINVALID, "sourceRef.git.interval: '%s' is not a duration",
+                                interval);
         }
-        if (total < 1000 || total > 7 * 24 * 3600000.0) {
+        if (ns < CO_SECOND || ns > 168 * CO_HOUR) {
             return co_error_set(
                 CO_EINVALID, "sourceRef.git.interval: '%s' must be between 1s and 168h", interval);
         }
-        out->interval_ms = (long)total;
+        out->interval_ms = (long)(ns / CO_MILLISECOND);
     }
     co_git_ref r = out->git;
     if (co_git_validate(out->url, &r) < 0) {

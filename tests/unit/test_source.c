@@ -200,6 +200,13 @@ static void test_source__parse_errors_name_the_field(void **state)
     parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"soon\"}}",
                 "sourceRef.git.interval");
     parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"10ms\"}}", "between 1s");
+    /* Go durations only: no NaN, hex or exponents, no missing unit */
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"nans\"}}",
+                "sourceRef.git.interval: 'nans' is not a duration");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"0x10s\"}}", "is not a duration");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"1e3s\"}}", "is not a duration");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"60\"}}", "is not a duration");
+    parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"169h\"}}", "between 1s");
     parse_fails("{\"git\":{\"url\":\"https://x/y\",\"secretRef\":{}}}",
                 "sourceRef.git.secretRef.name: required");
     co_source_ref r;
