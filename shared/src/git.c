@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +157,7 @@ static char *known_hosts_name(const char *url)
     const char *port = NULL;
     if (*host == '[') {
         const char *close = memchr(host, ']', (size_t)(end - host));
-        hostlen = close ? (size_t)(close - host - 1) : (size_t)(end - host);
+        hostlen = (size_t)((close ? close : end) - host - 1);
         host++;
         if (close && close[1] == ':') {
             port = close + 2;
@@ -286,29 +287,34 @@ static int on_credentials(git_credential **out,
     return GIT_EAUTH;
 }
 
-/* Matches @p name against an OpenSSH host pattern with '*' and '?'. */
+/*
+ * Matches @p name against an OpenSSH host pattern with '*' and '?', case-insensitively. Greedy
+ * with one backtrack point (the last '*'), so the time is O(plen * strlen(name)) whatever the
+ * pattern: a known_hosts line full of stars cannot stall a worker.
+ */
 static int glob_match(const char *pat, size_t plen, const char *name)
 {
-    if (plen == 0) {
-        return *name == '\0';
-    }
-    if (*pat == '*') {
-        for (const char *n = name;; n++) {
-            if (glob_match(pat + 1, plen - 1, n)) {
-                return 1;
-            }
-            if (!*n) {
-                return 0;
-            }
+    size_t p = 0, star = SIZE_MAX;
+    const char *n = name, *resume = NULL;
+    while (*n) {
+        if (p < plen && pat[p] == '*') {
+            star = p++;
+            resume = n;
+        } else if (p < plen && (pat[p] == '?' ||
+                                tolower((unsigned char)pat[p]) == tolower((unsigned char)*n))) {
+            p++;
+            n++;
+        } else if (star != SIZE_MAX) {
+            p = star + 1;
+            n = ++resume;
+        } else {
+            return 0;
         }
     }
-    if (!*name) {
-        return 0;
+    while (p < plen && pat[p] == '*') {
+        p++;
     }
-    if (*pat == '?' || tolower((unsigned char)*pat) == tolower((unsigned char)*name)) {
-        return glob_match(pat + 1, plen - 1, name + 1);
-    }
-    return 0;
+    return p == plen;
 }
 
 static int b64_decode(const char *in, size_t inlen, unsigned char **out, size_t *outlen)
@@ -417,7 +423,8 @@ static int check_known_hosts(const char *known_hosts,
                 break;
             }
             if (n >= sizeof(fields[0])) {
-                n = sizeof(fields[0]) - 1;
+                nf = 0; /* an overlong field: the line is skipped, never half-matched */
+                break;
             }
             memcpy(fields[nf], start, n);
             fields[nf][n] = '\0';
@@ -480,6 +487,21 @@ static int check_known_hosts(const char *known_hosts,
                        : "ssh host %s is not in known_hosts",
              name);
     return -1;
+}
+
+int co_git_known_hosts_check(const char *known_hosts,
+                             const char *url,
+                             const void *key,
+                             size_t keylen)
+{
+    char msg[512];
+    char *name = known_hosts_name(url);
+    int rc = check_known_hosts(known_hosts, name, key, keylen, msg, sizeof(msg));
+    free(name);
+    if (rc < 0) {
+        return co_error_set(CO_EAUTH, "%s", msg);
+    }
+    return 0;
 }
 
 static int on_certificate(git_cert *cert, int valid, const char *host, void *payload)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "co/archive.h"
 #include "co/git.h"
@@ -413,6 +414,98 @@ static void test_git__revision_and_redaction_helpers(void **state)
     free(s);
 }
 
+/* base64 of @p len bytes at @p data (free with free()). */
+static char *b64(const void *data, size_t len)
+{
+    char *out = calloc(1, len / 3 * 4 + 8);
+    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+    return out;
+}
+
+/* A hashed known_hosts name "|1|salt|hash" for @p host, as `ssh-keygen -H` writes it. */
+static char *hashed_host(const char *host)
+{
+    static const unsigned char salt[20] = "0123456789abcdefghij";
+    unsigned char mac[20];
+    unsigned maclen = sizeof(mac);
+    HMAC(EVP_sha1(), salt, sizeof(salt), (const unsigned char *)host, strlen(host), mac, &maclen);
+    char *s = b64(salt, sizeof(salt)), *h = b64(mac, maclen);
+    char *out = co_xasprintf("|1|%s|%s", s, h);
+    free(s);
+    free(h);
+    return out;
+}
+
+static void kh_ok(const char *kh, const char *url, const char *key)
+{
+    if (co_git_known_hosts_check(kh, url, key, strlen(key)) != 0) {
+        fail_msg("known_hosts refused %s: %s", url, co_error_last());
+    }
+}
+
+static void kh_fails(const char *kh, const char *url, const char *key, const char *needle)
+{
+    assert_co_fail_with(CO_EAUTH, co_git_known_hosts_check(kh, url, key, strlen(key)));
+    assert_contains(co_error_last(), needle);
+}
+
+static void test_git__known_hosts_rules(void **state)
+{
+    (void)state;
+    const char *k1 = "host-key-one", *k2 = "host-key-two";
+    char *b1 = b64(k1, strlen(k1)), *b2 = b64(k2, strlen(k2));
+    char *hashed = hashed_host("[hashed.example]:2222");
+    char *kh = co_xasprintf("# a comment line\n"
+                            "\n"
+                            "git.example,10.0.0.1 ssh-ed25519 %s comment\n"
+                            "[git.example]:2222 ssh-ed25519 %s\n"
+                            "*.wild.example,!bad.wild.example ssh-ed25519 %s\n"
+                            "%s ssh-ed25519 %s\n"
+                            "@cert-authority *.example ssh-ed25519 %s\n"
+                            "@revoked old.example ssh-ed25519 %s\n"
+                            "old.example ssh-ed25519 %s\n",
+                            b1, b2, b1, hashed, b1, b2, b1, b1);
+    kh_ok(kh, "ssh://git@git.example/repo.git", k1);
+    kh_ok(kh, "ssh://git@git.example:22/repo.git", k1);
+    kh_ok(kh, "git@git.example:team/repo.git", k1);
+    kh_ok(kh, "ssh://GIT.EXAMPLE/repo.git", k1); /* host names match case-insensitively */
+    kh_ok(kh, "ssh://git@git.example:2222/repo.git", k2);
+    kh_ok(kh, "ssh://a.wild.example/r", k1);
+    kh_ok(kh, "ssh://x@[hashed.example]:2222/r", k1);
+    kh_fails(kh, "ssh://git@git.example/repo.git", k2, "does not match known_hosts");
+    kh_fails(kh, "ssh://git@git.example:2222/repo.git", k1, "does not match known_hosts");
+    kh_fails(kh, "ssh://bad.wild.example/r", k1, "is not in known_hosts");
+    kh_fails(kh, "ssh://hashed.example/r", k1, "is not in known_hosts"); /* port 22 differs */
+    kh_fails(kh, "ssh://other.example/r", k2, "is not in known_hosts");  /* not a CA match */
+    /* a host pattern too long to hold is never half-matched */
+    char *lng = co_xasprintf("git.example,%03000d ssh-ed25519 %s\n", 0, b1);
+    kh_fails(lng, "ssh://git.example/r", k1, "is not in known_hosts");
+    free(lng);
+    kh_fails(kh, "ssh://old.example/r", k1, "the host key of old.example is revoked");
+    kh_fails(NULL, "ssh://git.example/r", k1, "no known_hosts were given");
+    kh_fails("", "ssh://git.example/r", k1, "no known_hosts were given");
+    kh_fails("git.example ssh-ed25519 !!!notbase64\n", "ssh://git.example/r", k1, "does not match");
+    /* star-heavy patterns take linear time per line, not exponential */
+    char stars[2000];
+    memset(stars, '*', sizeof(stars) - 2);
+    stars[sizeof(stars) - 2] = 'q';
+    stars[sizeof(stars) - 1] = '\0';
+    char *many = co_xasprintf("%s ssh-ed25519 %s\n%s ssh-ed25519 %s\n", stars, b1, stars, b1);
+    kh_fails(many, "ssh://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/r",
+             k1, "is not in known_hosts");
+    stars[sizeof(stars) - 2] = 'a';
+    free(many);
+    many = co_xasprintf("%s ssh-ed25519 %s\n", stars, b1);
+    kh_ok(many,
+          "ssh://bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbba/r",
+          k1);
+    free(many);
+    free(kh);
+    free(hashed);
+    free(b1);
+    free(b2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +525,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_git__bad_urls_and_missing_repositories, setup,
                                         teardown),
         cmocka_unit_test(test_git__revision_and_redaction_helpers),
+        cmocka_unit_test(test_git__known_hosts_rules),
     };
     return cmocka_run_group_tests_name("git", tests, NULL, NULL);
 }

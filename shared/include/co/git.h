@@ -131,6 +131,18 @@ CO_MUST_CHECK int co_git_checkout(co_git *g,
 void co_git_revision(char **out, const char *refname, const char *commit);
 
 /**
+ * Checks the ssh host key @p key (the raw key blob, as in the base64 field of a known_hosts
+ * line) of the host of the ssh URL @p url against @p known_hosts, as connections do: lines
+ * `[@revoked] hosts keytype base64-key [comment]`, host lists with `*`/`?` patterns, `!`
+ * negations and hashed `|1|salt|hash` names; `[host]:port` for ports other than 22;
+ * `@cert-authority` lines are ignored.
+ * @return 0 when a line for the host carries the key; CO_EAUTH otherwise (no known_hosts, host
+ *         not listed, a different key, or a revoked key), the message saying which.
+ */
+CO_MUST_CHECK int
+co_git_known_hosts_check(const char *known_hosts, const char *url, const void *key, size_t keylen);
+
+/**
  * @p url with any password removed from its user-info part, for messages (free with free()).
  */
 char *co_git_redact_url(const char *url);
