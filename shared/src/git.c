@@ -85,10 +85,17 @@ char *co_git_redact_url(const char *url)
     if (!scheme) {
         return co_xstrdup(url);
     }
+    /* the authority ends at the path, query or fragment; user-info ends at its last '@', so a
+     * password with a literal '@' is removed whole */
     const char *auth_start = scheme + 3;
-    const char *slash = strchr(auth_start, '/');
-    const char *at = strchr(auth_start, '@');
-    if (!at || (slash && at > slash)) {
+    const char *auth_end = auth_start + strcspn(auth_start, "/?#");
+    const char *at = NULL;
+    for (const char *q = auth_start; q < auth_end; q++) {
+        if (*q == '@') {
+            at = q;
+        }
+    }
+    if (!at) {
         return co_xstrdup(url);
     }
     const char *colon = memchr(auth_start, ':', (size_t)(at - auth_start));

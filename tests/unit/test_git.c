@@ -409,6 +409,15 @@ static void test_git__revision_and_redaction_helpers(void **state)
     s = co_git_redact_url("https://user:s3cret@example.com/repo.git");
     assert_string_equal(s, "https://user:redacted@example.com/repo.git");
     free(s);
+    s = co_git_redact_url("https://user:p@ss:w@rd@example.com/a@b");
+    assert_string_equal(s, "https://user:redacted@example.com/a@b");
+    free(s);
+    s = co_git_redact_url("https://example.com/path:x@y");
+    assert_string_equal(s, "https://example.com/path:x@y");
+    free(s);
+    s = co_git_redact_url("https://tok:secret@example.com?q=1");
+    assert_string_equal(s, "https://tok:redacted@example.com?q=1");
+    free(s);
     s = co_git_redact_url("ssh://git@example.com:2222/repo.git");
     assert_string_equal(s, "ssh://git@example.com:2222/repo.git");
     free(s);
