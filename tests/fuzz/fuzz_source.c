@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for what the source layer reads from users and from the cluster: a
+ * Component's `spec.sourceRef` and Flux source objects (JSON), and arbitrary strings encoded as
+ * Go's encoding/json does for the source digest. Invariants beyond "no crash, no leak":
+ * - a parsed sourceRef has one known kind with its required fields set, a git variant passes
+ *   co_git_validate() and has an interval within 1s..168h (or none);
+ * - a Flux object with an artifact passes the requeue filter against a Component that has not
+ *   attempted it, and its source digest is 64 lowercase hex digits;
+ * - the Go JSON encoding of any byte string parses as a JSON string, and for valid UTF-8 it
+ *   reads back as the input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/error.h"
+#include "co/git.h"
+#include "co/json.h"
+#include "co/source.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int is_hex64(const char *s)
+{
+    if (!s || strlen(s) != 64) {
+        return 0;
+    }
+    for (size_t i = 0; i < 64; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void check_ref(const struct json_object *obj)
+{
+    co_source_ref r;
+    if (co_source_ref_parse(&r, obj) < 0) {
+        if (!co_error_last() || strncmp(co_error_last(), "sourceRef", 9) != 0) {
+            abort(); /* every parse error names the field */
+        }
+        return;
+    }
+    switch (r.kind) {
+    case CO_SOURCE_HTTP:
+        if (!r.url || !*r.url) {
+            abort();
+        }
+        break;
+    case CO_SOURCE_GIT: {
+        co_git_ref g = r.git;
+        if (!r.url || co_git_validate(r.url, &g) < 0) {
+            abort();
+        }
+        if (r.interval_ms != 0 && (r.interval_ms < 1000 || r.interval_ms > 168L * 3600000)) {
+            abort();
+        }
+        break;
+    }
+    case CO_SOURCE_FLUX_GIT_REPOSITORY:
+    case CO_SOURCE_FLUX_OCI_REPOSITORY:
+    case CO_SOURCE_FLUX_BUCKET:
+    case CO_SOURCE_FLUX_HELM_CHART: {
+        char *key = co_source_index_key(&r, "ns");
+        if (!r.name || !*r.name || !key || !co_source_flux_kind(r.kind)) {
+            abort();
+        }
+        free(key);
+        break;
+    }
+    default:
+        abort();
+    }
+}
+
+static void check_flux_object(const struct json_object *obj)
+{
+    const char *digest = NULL, *revision = NULL;
+    if (co_source_flux_has_artifact(obj, &digest, &revision)) {
+        if (!digest || !*digest || !revision || !*revision) {
+            abort();
+        }
+        /* a Component that never attempted anything is always re-queued */
+        struct json_object *fresh = json_object_new_object();
+        if (!co_source_should_requeue(obj, fresh)) {
+            abort();
+        }
+        json_object_put(fresh);
+    }
+    (void)co_source_should_requeue(obj, obj);
+    char *sd = NULL;
+    if (co_source_flux_digest(&sd, obj, "u", digest ? digest : "d", revision ? revision : "r") ==
+        0) {
+        if (!is_hex64(sd)) {
+            abort();
+        }
+        free(sd);
+    }
+}
+
+/* Whether @p s (NUL-free, @p n bytes) is valid UTF-8 without surrogates. */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + len > n) {
+            return 0;
+        }
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return 0;
+            }
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff)) {
+            return 0;
+        }
+        i += len;
+    }
+    return 1;
+}
+
+static void check_go_string(const uint8_t *data, size_t size)
+{
+    size_t n = strnlen((const char *)data, size);
+    char *s = malloc(n + 1);
+    memcpy(s, data, n);
+    s[n] = '\0';
+    co_buf b = CO_BUF_INIT((size_t)1 << 24);
+    if (co_source_go_json_string(&b, s) < 0) {
+        free(s);
+        return;
+    }
+    struct json_object *back = NULL;
+    if (co_json_parse(&back, co_buf_cstr(&b), b.len) < 0 ||
+        !json_object_is_type(back, json_type_string)) {
+        abort();
+    }
+    if (valid_utf8((const unsigned char *)s, n) && strcmp(json_object_get_string(back), s) != 0) {
+        abort();
+    }
+    json_object_put(back);
+    co_buf_dispose(&b);
+    free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    check_go_string(data, size);
+    struct json_object *obj = NULL;
+    if (co_json_parse(&obj, (const char *)data, size) < 0) {
+        return 0;
+    }
+    check_ref(obj);
+    check_flux_object(obj);
+    json_object_put(obj);
+    return 0;
+}
