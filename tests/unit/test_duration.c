@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for Go durations. The main check walks tests/fixtures/duration/go_durations.tsv,
- * written by Go's own time package (tests/oracles/goduration), and requires the same value or
+ * written by Go's own time package (tests/oracle/goduration), and requires the same value or
  * the same error message for every row; a second test rebuilds that program and checks the
  * committed table is exactly what Go produces.
  */
@@ -126,7 +126,7 @@ static void test_duration__matches_go_table(void **state)
 static void test_duration__table_is_what_go_writes(void **state)
 {
     (void)state;
-    char *cmd = co_xasprintf("\"$('%s/tests/oracles/build.sh' goduration)\"", CO_SOURCE_ROOT);
+    char *cmd = co_xasprintf("\"$('%s/tests/oracle/build.sh' goduration)\"", CO_SOURCE_ROOT);
     FILE *f = popen(cmd, "r");
     assert_non_null(f);
     co_buf out = CO_BUF_INIT(16 * CO_MIB);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for the YAML module. The central check compares co_yaml with the real thing:
- * tests/oracles/yamltojson (sigs.k8s.io/yaml's YAMLToJSON, built from Debian's Go packages by
- * tests/oracles/build.sh) converts the same table of tricky scalars and documents
+ * tests/oracle/yamltojson (sigs.k8s.io/yaml's YAMLToJSON, built from Debian's Go packages by
+ * tests/oracle/build.sh) converts the same table of tricky scalars and documents
  * (tests/fixtures/yaml/), and both JSON outputs must be identical. The other tests cover
  * streams, line numbers, errors, caps and the emitter's round trip.
  */
@@ -133,11 +133,11 @@ static void test_yaml__matches_sigs_k8s_yaml(void **state)
 {
     (void)state;
     int status = 0;
-    char *cmd = co_xasprintf("'%s/tests/oracles/build.sh' yamltojson", CO_SOURCE_ROOT);
+    char *cmd = co_xasprintf("'%s/tests/oracle/build.sh' yamltojson", CO_SOURCE_ROOT);
     char *oracle = run_capture(cmd, &status);
     free(cmd);
     if (status != 0 || !oracle[0]) {
-        fail_msg("cannot build the yamltojson oracle (tests/oracles/build.sh): status %d", status);
+        fail_msg("cannot build the yamltojson oracle (tests/oracle/build.sh): status %d", status);
     }
     oracle[strcspn(oracle, "\n")] = '\0';
 

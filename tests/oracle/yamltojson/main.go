@@ -5,7 +5,7 @@
 // operator use. Cases arrive on stdin separated by NUL bytes; for each one it prints a line
 // "ok <json>" or "err <message>".
 //
-// Built by tests/oracles/build.sh in GOPATH mode against Debian's golang-k8s-sigs-yaml-dev.
+// Built by tests/oracle/build.sh in GOPATH mode against Debian's golang-k8s-sigs-yaml-dev.
 package main
 
 import (

@@ -9,7 +9,7 @@
 //	P <input as hex> err <message>
 //	F <nanoseconds> <string>
 //
-// Regenerate with: $(tests/oracles/build.sh goduration) > tests/fixtures/duration/go_durations.tsv
+// Regenerate with: $(tests/oracle/build.sh goduration) > tests/fixtures/duration/go_durations.tsv
 package main
 
 import (
