@@ -12,6 +12,7 @@
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/log.h"
+#include "ctl_cli.h"
 
 typedef struct options {
     const char *kubeconfig;
@@ -28,14 +29,19 @@ typedef struct options {
 
 static void usage(FILE *out, const co_flag *flags, size_t n)
 {
-    fprintf(out, "Usage: component-controller [flags]\n\n"
-                 "Reconciles Component objects (core.cs.sap.com) in a Kubernetes cluster.\n\n"
-                 "Flags:\n");
+    fprintf(out, "Usage: component-controller [flags]\n"
+                 "       component-controller SUBCOMMAND [flags] ARGS...\n\n"
+                 "Reconciles Component objects (core.cs.sap.com) in a Kubernetes cluster.\n\n");
+    ctl_cli_usage(out);
+    fprintf(out, "Flags:\n");
     co_flags_usage(out, flags, n);
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && ctl_cli_is_subcommand(argv[1])) {
+        return ctl_cli_main(argc - 1, argv + 1, stdout, stderr);
+    }
     options o = {
         .metrics_addr = ":8080",
         .probe_addr = ":8081",

@@ -368,8 +368,8 @@ static void test_envsubst__same_as_drone_envsubst(void **state)
             free(inputs[i]);
         }
         free(inputs);
-        skip();
-        return;
+        fail_msg("the drone/envsubst oracle cannot run: tests/oracle/build.sh envsubst needs "
+                 "golang-go and golang-github-drone-envsubst-dev (make deps installs them)");
     }
     co_envsubst_vars *vars = make_vars(oracle_vars, CO_ARRAY_SIZE(oracle_vars));
     size_t errors = 0, panics = 0;

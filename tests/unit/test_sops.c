@@ -740,7 +740,8 @@ static void test_sops__independently_encrypted_yaml(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     size_t len = 0;
@@ -800,7 +801,8 @@ static void test_sops__independently_encrypted_rules(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     co_sops_keys *keys = oracle_keys(&o, true, false, false);
@@ -852,7 +854,8 @@ static void test_sops__independently_encrypted_formats(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     co_sops_keys *keys = oracle_keys(&o, false, true, false);
@@ -922,7 +925,8 @@ static void test_sops__key_groups_and_shamir_threshold(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     size_t len = 0;
@@ -965,7 +969,8 @@ static void test_sops__age_cli_files(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     co_sops__age_id *ids = NULL;
@@ -1094,7 +1099,8 @@ static void test_sops__ssh_key_in_agekey_entry(void **state)
     oracle o;
     if (!oracle_setup(&o)) {
         oracle_dispose(&o);
-        skip();
+        fail_msg("the independent encrypter cannot run: tests/oracle/build.sh sopsgen, age-keygen "
+                 "and gpg are needed (make deps installs them)");
         return;
     }
     char *ssh_key = co_xasprintf("%s/id_ed25519", o.dir);
