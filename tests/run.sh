@@ -12,7 +12,8 @@
 # tests/<kind>/test_<name>.sh; both report in TAP. A suite that crashes, times out, exits
 # non-zero without reporting a failure, or reports no test at all counts as failed.
 # Integration and e2e suites share one real control plane (etcd + kube-apiserver) started
-# here unless CO_TEST_KUBECONFIG already points at one. Logs: build/test/logs/<kind>/.
+# here unless CO_TEST_KUBECONFIG already points at one; they run one at a time, beside the
+# unit and fuzz suites (CO_TEST_LANES=1: everything one after the other). Logs: build/test/logs/<kind>/.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,7 +69,11 @@ for s in "${suites[@]}"; do
     case "$s" in integration/* | e2e/*) needs_cluster=1 ;; esac
 done
 cp_dir=""
+lane=""
 cleanup() {
+    if [ -n "$lane" ]; then
+        kill "$lane" 2>/dev/null || true
+    fi
     if [ -n "$cp_dir" ]; then
         tests/env/controlplane.sh stop "$cp_dir" >/dev/null 2>&1 || true
     fi
@@ -103,11 +108,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_strin
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CO_SOURCE_ROOT=$ROOT
 
-for s in "${suites[@]}"; do
-    name=${s%%=*}
-    path=${s#*=}
-    log=$LOGDIR/$name.log
+# run_suite NAME PATH RESULTS: runs one suite, prints its line (and on failure its diagnostics)
+# and appends "name pass fail skip" to RESULTS.
+run_suite() {
+    local name=$1 path=$2 results=$3
+    local log=$LOGDIR/$name.log
     mkdir -p "$(dirname "$log")"
+    local start rc secs pass skip fail why report
     start=$(date +%s)
     timeout -k 15 "$SUITE_TIMEOUT" "$path" >"$log" 2>&1 </dev/null
     rc=$?
@@ -128,21 +135,60 @@ for s in "${suites[@]}"; do
         why="reported no tests"
         fail=1
     fi
+    if [ "$fail" -gt 0 ]; then
+        report=$(
+            printf 'FAIL %-40s %3d passed %3d failed %3d skipped %4ss %s\n' "$name" "$pass" \
+                "$fail" "$skip" "$secs" "$why"
+            grep -E '^not ok|^# ' "$log" | head -n 40 | sed 's/^/    /'
+            echo "    --- last lines of $log:"
+            tail -n 25 "$log" | sed 's/^/    /'
+        )
+    else
+        report=$(printf 'ok   %-40s %3d passed %3d failed %3d skipped %4ss' "$name" "$pass" 0 \
+            "$skip" "$secs")
+    fi
+    # one write per suite, so that the two lanes never interleave inside a report
+    printf '%s\n' "$report"
+    echo "$name $pass $fail $skip" >>"$results"
+}
+
+# run_lane RESULTS SUITE...: runs suites one after the other.
+run_lane() {
+    local results=$1 s
+    shift
+    for s in "$@"; do
+        run_suite "${s%%=*}" "${s#*=}" "$results"
+    done
+}
+
+# Two lanes: suites that need no cluster run beside those that share the control plane (which
+# run one at a time, since some of them restart the apiserver). CO_TEST_LANES=1 runs
+# everything in one lane.
+local_suites=()
+cluster_suites=()
+for s in "${suites[@]}"; do
+    case "$s" in
+    integration/* | e2e/*) cluster_suites+=("$s") ;;
+    *) local_suites+=("$s") ;;
+    esac
+done
+results=$(mktemp)
+if [ "${CO_TEST_LANES:-2}" = 1 ]; then
+    run_lane "$results" "${suites[@]}"
+else
+    run_lane "$results" "${cluster_suites[@]}" &
+    lane=$!
+    run_lane "$results" "${local_suites[@]}"
+    wait "$lane"
+    lane=""
+fi
+while read -r name pass fail skip; do
     total_pass=$((total_pass + pass))
     total_fail=$((total_fail + fail))
     total_skip=$((total_skip + skip))
-    if [ "$fail" -gt 0 ]; then
-        failed_suites+=("$name")
-        printf 'FAIL %-40s %3d passed %3d failed %3d skipped %4ss %s\n' "$name" "$pass" "$fail" \
-            "$skip" "$secs" "$why"
-        grep -E '^not ok|^# ' "$log" | head -n 40 | sed 's/^/    /'
-        echo "    --- last lines of $log:"
-        tail -n 25 "$log" | sed 's/^/    /'
-    else
-        printf 'ok   %-40s %3d passed %3d failed %3d skipped %4ss\n' "$name" "$pass" 0 "$skip" \
-            "$secs"
-    fi
-done
+    [ "$fail" -gt 0 ] && failed_suites+=("$name")
+done <"$results"
+rm -f "$results"
 
 if [ -n "$cp_dir" ] && [ ${#failed_suites[@]} -gt 0 ]; then
     # keep the control plane's logs next to the suite logs for the post-mortem
