@@ -8,7 +8,7 @@
 #   tests/env/kube-apiserver.sh etcd     path of etcd
 #
 # Search order for kube-apiserver: $KUBE_APISERVER, $KUBEBUILDER_ASSETS/kube-apiserver, the
-# tool cache ${XDG_CACHE_HOME:-$HOME/.cache}/component-operator/bin/kube-apiserver-<version>;
+# tool cache ${XDG_CACHE_HOME:-$HOME/.cache}/component-operator/bin/kube-apiserver-<version>-<rev>;
 # otherwise it is built from Debian's `kubernetes` source package (a deb-src entry is added by
 # tests/env/deps.sh): `apt-get source kubernetes`, then `make WHAT=cmd/kube-apiserver` with
 # Debian's golang-go (about six minutes on two cores). The result is copied into the cache
@@ -18,10 +18,16 @@
 set -euo pipefail
 
 KUBE_VERSION=1.20.2
+# Bumped whenever the build recipe changes, so that machines rebuild the cached binary.
+BUILD_REVISION=co1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
 BIN="$CACHE/bin"
-CACHED="$BIN/kube-apiserver-$KUBE_VERSION"
+CACHED="$BIN/kube-apiserver-$KUBE_VERSION-$BUILD_REVISION"
+# The vendored github.com/modern-go/reflect2 v1.0.1 of Kubernetes 1.20 is broken under Go 1.18
+# and newer: decoding any JSON request body with a map (metadata.labels...) panics in the
+# apiserver. Debian's golang-github-modern-go-reflect2-dev (1.0.2, API-compatible) replaces it.
+REFLECT2_SRC=/usr/share/gocode/src/github.com/modern-go/reflect2
 
 log() { printf '[kube-apiserver] %s\n' "$*" >&2; }
 die() {
@@ -57,7 +63,7 @@ build_apiserver() {
     trap "rm -rf '$work'" RETURN
     if ! command -v go >/dev/null 2>&1 || ! command -v rsync >/dev/null 2>&1 ||
         ! command -v jq >/dev/null 2>&1 || ! command -v dpkg-source >/dev/null 2>&1 ||
-        ! apt-cache showsrc kubernetes >/dev/null 2>&1; then
+        [ ! -f "$REFLECT2_SRC/reflect2.go" ] || ! apt-cache showsrc kubernetes >/dev/null 2>&1; then
         log "installing build dependencies (tests/env/deps.sh)"
         "$ROOT/tests/env/deps.sh" >&2
     fi
@@ -67,6 +73,13 @@ build_apiserver() {
     local tree
     tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
     [ -n "$tree" ] || die "the kubernetes source package did not unpack as expected"
+    [ -d "$tree/vendor/github.com/modern-go/reflect2" ] ||
+        die "the source tree has no vendored reflect2 to replace"
+    [ -f "$REFLECT2_SRC/go_above_118.go" ] ||
+        die "$REFLECT2_SRC is missing or older than 1.0.2 (golang-github-modern-go-reflect2-dev)"
+    log "replacing the vendored reflect2 v1.0.1 with $REFLECT2_SRC"
+    rsync -a --delete --exclude go.mod --exclude '*_test.go' "$REFLECT2_SRC/" \
+        "$tree/vendor/github.com/modern-go/reflect2/"
     log "building kube-apiserver in $tree (this takes several minutes)"
     # The Debian tree has no .git; the build scripts then take the version from these.
     (cd "$tree" &&
