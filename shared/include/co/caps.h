@@ -19,6 +19,8 @@
 #define CO_MAX_CONVERSION_BODY (64 * CO_MIB)
 /** One API server response body. */
 #define CO_MAX_API_RESPONSE (512 * CO_MIB)
+/** One request body sent to the API server (which itself refuses bodies over 3 MiB). */
+#define CO_MAX_API_REQUEST (8 * CO_MIB)
 /** One line (event) of a watch stream. */
 #define CO_MAX_WATCH_LINE (32 * CO_MIB)
 /** A kubeconfig or other configuration file. */

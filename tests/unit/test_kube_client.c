@@ -1,0 +1,798 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the Kubernetes client over the fake transport: Status decoding into typed
+ * errors, retries and what is never retried, authentication and impersonation headers,
+ * token re-reading after a 401, discovery caching and refetching, request paths and query
+ * parameters of every operation, and countdown fault injection over whole operations.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/caps.h"
+#include "co/kube_client.h"
+#include "shared/src/kube_int.h"
+#include "tests/support/fake_kube.h"
+#include "tests/support/test_support.h"
+
+static const co_kube_ref cm_x = {"v1", "ConfigMap", "ns1", "x"};
+
+static struct json_object *parse(const char *text)
+{
+    struct json_object *o = json_tokener_parse(text);
+    assert_non_null(o);
+    return o;
+}
+
+static char *status_body(int code, const char *reason, const char *message, const char *details)
+{
+    return co_xasprintf("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                        "\"status\":\"Failure\",\"message\":\"%s\",\"reason\":\"%s\",%s%s"
+                        "\"code\":%d}",
+                        message, reason, details ? "\"details\":" : "", details ? details : "",
+                        code);
+}
+
+/* Answers GET of cm_x with @p code/@p reason and checks the mapped error. */
+static void check_status(int http, const char *reason, int expect)
+{
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    char *body =
+        status_body(http, reason, "it failed", "{\"name\":\"x\",\"kind\":\"configmaps\"},");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", http, body);
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *out = NULL;
+    assert_co_fail_with(expect, co_kube_get(&out, c, &cm_x, NULL));
+    assert_null(out);
+    const co_kube_status *st = co_kube_status_last();
+    assert_int_equal(st->code, http);
+    assert_string_equal(st->reason, reason);
+    assert_string_equal(st->message, "it failed");
+    assert_contains(st->details, "\"name\":\"x\"");
+    assert_contains(co_error_last(), "GET /api/v1/namespaces/ns1/configmaps/x");
+    assert_contains(co_error_last(), "it failed");
+    free(body);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__status_maps_to_typed_errors(void **state)
+{
+    (void)state;
+    check_status(404, "NotFound", CO_ENOTFOUND);
+    check_status(409, "AlreadyExists", CO_EEXISTS);
+    check_status(409, "Conflict", CO_ECONFLICT);
+    check_status(410, "Expired", CO_EGONE);
+    check_status(410, "Gone", CO_EGONE);
+    check_status(422, "Invalid", CO_EINVALID);
+    check_status(400, "BadRequest", CO_EINVALID);
+    check_status(401, "Unauthorized", CO_EAUTH);
+    check_status(403, "Forbidden", CO_EAUTH);
+    check_status(504, "Timeout", CO_ETIMEOUT);
+    check_status(413, "RequestEntityTooLarge", CO_ETOOBIG);
+}
+
+static void test_kube_client__non_status_body_is_reported(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", 502,
+                      "<html>bad\ngateway</html>");
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *out = NULL;
+    assert_co_fail_with(CO_EUNAVAILABLE, co_kube_get(&out, c, &cm_x, NULL));
+    assert_int_equal(co_kube_status_last()->code, 502);
+    assert_contains(co_kube_status_last()->message, "<html>bad gateway</html>");
+    /* a GET is idempotent: 1 + 3 retries */
+    assert_int_equal(co_fake_kube_count(f, "GET", "configmaps/x"), 4);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__get_decodes_object(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", 200,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
+                      "\"namespace\":\"ns1\",\"resourceVersion\":\"7\"},\"data\":{\"a\":\"b\"}}");
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *out = NULL;
+    co_kube_get_options go = {.resource_version = "0"};
+    assert_co_pass(co_kube_get(&out, c, &cm_x, &go));
+    assert_string_equal(co_kube__meta_str(out, "resourceVersion"), "7");
+    json_object_put(out);
+    co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x?resourceVersion=0");
+    assert_contains(call.headers, "Authorization: Bearer fake-token\n");
+    assert_contains(call.headers, "User-Agent: component-operator/");
+    assert_contains(call.headers, "Accept: application/json\n");
+    co_fake_call_dispose(&call);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__retries_what_is_safe(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(
+        f, "POST", "/api/v1/namespaces/ns1/configmaps", 201,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}");
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *obj =
+        parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
+              "\"namespace\":\"ns1\"}}");
+    struct json_object *out = NULL;
+    /* warm the discovery cache so that the fault counts below concern the POST only */
+    co_kube_mapping m;
+    assert_co_pass(co_kube_client_mapping(&m, c, "v1", "ConfigMap"));
+    co_kube_mapping_dispose(&m);
+
+    /* refused: never reached the server, so even a POST is retried */
+    co_fake_kube_clear_calls(f);
+    co_fake_kube_fail_after(f, 0, 2, CO_FAKE_REFUSED, 0);
+    assert_co_pass(co_kube_create(&out, c, obj, NULL));
+    assert_int_equal(co_fake_kube_count(f, "POST", "configmaps"), 3);
+    json_object_put(out);
+
+    /* 429: rejected before processing; retried */
+    co_fake_kube_clear_calls(f);
+    co_fake_kube_fail_after(f, 0, 1, CO_FAKE_HTTP, 429);
+    assert_co_pass(co_kube_create(NULL, c, obj, NULL));
+    assert_int_equal(co_fake_kube_count(f, "POST", "configmaps"), 2);
+
+    /* 500 and a dropped connection may have had an effect: a POST is not retried */
+    co_fake_kube_clear_calls(f);
+    co_fake_kube_fail_after(f, 0, 1, CO_FAKE_HTTP, 500);
+    assert_co_fail_with(CO_EUNAVAILABLE, co_kube_create(NULL, c, obj, NULL));
+    assert_int_equal(co_fake_kube_count(f, "POST", "configmaps"), 1);
+    co_fake_kube_clear_calls(f);
+    co_fake_kube_fail_after(f, 0, 1, CO_FAKE_TRUNCATED, 0);
+    assert_co_fail_with(CO_EUNAVAILABLE, co_kube_create(NULL, c, obj, NULL));
+    assert_int_equal(co_fake_kube_count(f, "POST", "configmaps"), 1);
+
+    /* retries are bounded */
+    co_fake_kube_clear_calls(f);
+    co_fake_kube_fail_after(f, 0, 100, CO_FAKE_REFUSED, 0);
+    assert_co_fail_with(CO_EUNAVAILABLE, co_kube_create(NULL, c, obj, NULL));
+    assert_contains(co_error_last(), "Connection refused");
+    assert_int_equal(co_fake_kube_count(f, "POST", "configmaps"), 4);
+    assert_int_equal(co_kube_status_last()->code, 0);
+
+    json_object_put(obj);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static int64_t observed_delays[16];
+static size_t nobserved;
+
+static void observe_delay(int64_t ms)
+{
+    if (nobserved < CO_ARRAY_SIZE(observed_delays)) {
+        observed_delays[nobserved++] = ms;
+    }
+}
+
+static void test_kube_client__retry_after_is_honoured(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_answer busy = {.status = 503, .retry_after_s = 1, .body = "{}"};
+    co_fake_kube_once(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", &busy);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", 200,
+                      "{\"kind\":\"ConfigMap\"}");
+    co_kube_client *c = co_fake_kube_client(f);
+    nobserved = 0;
+    co_kube__delay_observer = observe_delay;
+    assert_co_pass(co_kube_get(NULL, c, &cm_x, NULL));
+    co_kube__delay_observer = NULL;
+    /* the fake's backoff base is 2 ms: the one wait is the server's Retry-After */
+    assert_int_equal(nobserved, 1);
+    assert_true(observed_delays[0] == 1000);
+    assert_int_equal(co_fake_kube_count(f, "GET", "configmaps/x"), 2);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__impersonation_headers(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", 200, "{}");
+    co_kube_client *c = co_fake_kube_client(f);
+    const char *groups[] = {"g1", "system:authenticated"};
+    co_kube_client *imp = NULL;
+    assert_co_fail_with(CO_EINVALID, co_kube_client_new_impersonating(&imp, c, "", NULL, 0));
+    assert_co_pass(
+        co_kube_client_new_impersonating(&imp, c, "system:serviceaccount:a:b", groups, 2));
+    assert_co_pass(co_kube_get(NULL, imp, &cm_x, NULL));
+    co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers, "Impersonate-User: system:serviceaccount:a:b\n");
+    assert_contains(call.headers, "Impersonate-Group: g1\nImpersonate-Group: "
+                                  "system:authenticated\n");
+    assert_contains(call.headers, "Authorization: Bearer fake-token");
+    co_fake_call_dispose(&call);
+    /* the parent is unaffected, and the discovery cache is shared (one fetch of /api/v1) */
+    assert_co_pass(co_kube_get(NULL, c, &cm_x, NULL));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_null(strstr(call.headers, "Impersonate"));
+    co_fake_call_dispose(&call);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/api/v1"), 3);
+    co_kube_client_free(imp);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__token_file_reread_after_401(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    char *token_path = co_xasprintf("%s/token", dir);
+    co_test_write_file(token_path, "first\n", 6);
+    char *doc = co_xasprintf(
+        "{\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://h:1\"}}],"
+        "\"users\":[{\"name\":\"u\",\"user\":{\"tokenFile\":\"%s\"}}],"
+        "\"contexts\":[{\"name\":\"x\",\"context\":{\"cluster\":\"c\",\"user\":\"u\"}}],"
+        "\"current-context\":\"x\"}",
+        token_path);
+    struct json_object *obj = parse(doc);
+    co_kube_config *cfg = NULL;
+    assert_co_pass(co_kube_config_from_json(&cfg, obj, NULL, NULL));
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_kube_client_options opts = {.qps = -1, .max_retries = -1};
+    co_kube_client *c = NULL;
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, co_fake_kube_transport(f), &opts));
+    const co_kube_ref ns_ref = {"v1", "ConfigMap", "default", "x"};
+
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/default/configmaps/x", 200, "{}");
+    assert_co_pass(co_kube_get(NULL, c, &ns_ref, NULL));
+    co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers, "Authorization: Bearer first\n");
+    co_fake_call_dispose(&call);
+
+    /* rotate the token; the server refuses the old one once */
+    co_test_write_file(token_path, "second", 6);
+    co_fake_answer unauth = {.status = 401,
+                             .body = "{\"kind\":\"Status\",\"code\":401,"
+                                     "\"reason\":\"Unauthorized\"}"};
+    co_fake_kube_once(f, "GET", "/api/v1/namespaces/default/configmaps/x", &unauth);
+    assert_co_pass(co_kube_get(NULL, c, &ns_ref, NULL));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers, "Authorization: Bearer second\n");
+    co_fake_call_dispose(&call);
+
+    /* a second 401 in a row is final */
+    co_fake_kube_once(f, "GET", "/api/v1/namespaces/default/configmaps/x", &unauth);
+    co_fake_kube_once(f, "GET", "/api/v1/namespaces/default/configmaps/x", &unauth);
+    assert_co_fail_with(CO_EAUTH, co_kube_get(NULL, c, &ns_ref, NULL));
+
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+    co_kube_config_free(cfg);
+    json_object_put(obj);
+    free(doc);
+    co_test_rmtree(dir);
+    free(token_path);
+    free(dir);
+}
+
+static void test_kube_client__discovery_caches_and_refetches(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_mapping m;
+    assert_co_pass(co_kube_client_mapping(&m, c, "apps/v1", "Deployment"));
+    assert_string_equal(m.group, "apps");
+    assert_string_equal(m.version, "v1");
+    assert_string_equal(m.resource, "deployments");
+    assert_true(m.namespaced);
+    co_kube_mapping_dispose(&m);
+    assert_co_pass(co_kube_client_mapping(&m, c, "v1", "Namespace"));
+    assert_string_equal(m.resource, "namespaces");
+    assert_false(m.namespaced);
+    co_kube_mapping_dispose(&m);
+    for (int i = 0; i < 5; i++) {
+        assert_co_pass(co_kube_client_mapping(&m, c, "apps/v1", "Deployment"));
+        co_kube_mapping_dispose(&m);
+    }
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
+
+    /* an unknown kind: ENOMATCH; a second miss within a second does not refetch */
+    assert_co_fail_with(CO_ENOMATCH, co_kube_client_mapping(&m, c, "apps/v1", "Widget"));
+    assert_contains(co_error_last(), "Widget");
+    assert_co_fail_with(CO_ENOMATCH, co_kube_client_mapping(&m, c, "apps/v1", "Widget"));
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
+
+    /* a new kind appears (a CRD was created): a miss after a second refetches and finds it */
+    co_fake_kube_json(f, "GET", "/apis/apps/v1$", 200,
+                      "{\"resources\":[{\"name\":\"deployments\",\"namespaced\":true,\"kind\":"
+                      "\"Deployment\"},{\"name\":\"widgets\",\"namespaced\":false,\"kind\":"
+                      "\"Widget\"},{\"name\":\"widgets/status\",\"namespaced\":false,\"kind\":"
+                      "\"Widget\"}]}");
+    co_kube__sleep_ms(1100, NULL);
+    assert_co_pass(co_kube_client_mapping(&m, c, "apps/v1", "Widget"));
+    assert_string_equal(m.resource, "widgets");
+    assert_false(m.namespaced);
+    co_kube_mapping_dispose(&m);
+
+    /* a group the server does not serve */
+    assert_co_fail_with(CO_ENOMATCH, co_kube_client_mapping(&m, c, "nope.io/v1", "Thing"));
+    /* an aggregated group whose server is down fails alone */
+    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
+                      "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\","
+                      "\"message\":\"service unavailable\"}");
+    assert_co_fail_with(CO_EUNAVAILABLE,
+                        co_kube_client_mapping(&m, c, "metrics.k8s.io/v1beta1", "PodMetrics"));
+    assert_contains(co_error_last(), "discovery of metrics.k8s.io/v1beta1");
+    assert_co_pass(co_kube_client_mapping(&m, c, "v1", "ConfigMap"));
+    co_kube_mapping_dispose(&m);
+
+    assert_co_fail_with(CO_EINVALID, co_kube_client_mapping(&m, c, "a/b/c", "X"));
+    assert_co_fail_with(CO_EINVALID, co_kube_client_mapping(&m, c, "", "X"));
+    assert_co_fail_with(CO_EINVALID, co_kube_client_mapping(&m, c, "v1", ""));
+
+    co_kube_client_invalidate_discovery(c);
+    assert_co_pass(co_kube_client_mapping(&m, c, "apps/v1", "Deployment"));
+    co_kube_mapping_dispose(&m);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 3);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__paths(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_kube_client *c = co_fake_kube_client(f);
+    co_buf b = CO_BUF_INIT(4096);
+    assert_co_pass(
+        co_kube_client_path(&b, c, &(co_kube_ref){"apps/v1", "Deployment", "n", "d"}, "status"));
+    assert_string_equal(co_buf_cstr(&b), "/apis/apps/v1/namespaces/n/deployments/d/status");
+    co_buf_reset(&b);
+    assert_co_pass(
+        co_kube_client_path(&b, c, &(co_kube_ref){"v1", "Namespace", "ignored", "n"}, NULL));
+    assert_string_equal(co_buf_cstr(&b), "/api/v1/namespaces/n");
+    co_buf_reset(&b);
+    assert_co_pass(co_kube_client_path(&b, c, &(co_kube_ref){"v1", "ConfigMap", NULL, NULL}, NULL));
+    assert_string_equal(co_buf_cstr(&b), "/api/v1/configmaps");
+    co_buf_reset(&b);
+    assert_co_fail_with(
+        CO_EINVALID,
+        co_kube_client_path(&b, c, &(co_kube_ref){"v1", "ConfigMap", NULL, "x"}, NULL));
+    assert_contains(co_error_last(), "namespace");
+    co_buf_reset(&b);
+    assert_co_fail_with(
+        CO_EINVALID,
+        co_kube_client_path(&b, c, &(co_kube_ref){"v1", "ConfigMap", "n", "a/b"}, NULL));
+    co_buf_reset(&b);
+    assert_co_fail_with(
+        CO_EINVALID,
+        co_kube_client_path(&b, c, &(co_kube_ref){"v1", "ConfigMap", "..", "a"}, NULL));
+    co_buf_dispose(&b);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__list_pages_and_selectors(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?labelSelector", 200,
+                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\","
+                      "\"continue\":\"tok 1\"},\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+                      "{\"metadata\":{\"name\":\"b\"}}]}");
+    co_fake_kube_json(f, "GET",
+                      "/api/v1/namespaces/ns1/configmaps?labelSelector=app%3Dx%2Ctier%21%3Ddb&"
+                      "fieldSelector=metadata.name%21%3Dz&limit=2&continue=tok%201",
+                      200,
+                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"c\"}}]}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_list_options lo = {.label_selector = "app=x,tier!=db",
+                               .field_selector = "metadata.name!=z",
+                               .limit = 2};
+    struct json_object *all = NULL;
+    assert_co_pass(co_kube_list_all(&all, c, &(co_kube_ref){"v1", "ConfigMap", "ns1", NULL}, &lo));
+    struct json_object *items = NULL;
+    assert_true(json_object_object_get_ex(all, "items", &items));
+    assert_int_equal(json_object_array_length(items), 3);
+    assert_string_equal(co_kube__meta_str(json_object_array_get_idx(items, 2), "name"), "c");
+    assert_string_equal(co_kube__meta_str(all, "resourceVersion"), "10");
+    assert_string_equal(co_kube__str(all, "kind"), "ConfigMapList");
+    json_object_put(all);
+    all = NULL;
+    co_fake_call first = co_fake_kube_call(f, 1);
+    assert_string_equal(first.path, "/api/v1/namespaces/ns1/configmaps?labelSelector=app%3Dx%2C"
+                                    "tier%21%3Ddb&fieldSelector=metadata.name%21%3Dz&limit=2");
+    co_fake_call_dispose(&first);
+
+    /* an expired continue token surfaces as CO_EGONE */
+    co_fake_kube_json(f, "GET",
+                      "/api/v1/namespaces/ns1/configmaps?labelSelector=app%3Dx%2Ctier%21%3Ddb&"
+                      "fieldSelector=metadata.name%21%3Dz&limit=2&continue=tok%201",
+                      410,
+                      "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":"
+                      "\"The provided continue parameter is too old\"}");
+    assert_co_fail_with(
+        CO_EGONE, co_kube_list_all(&all, c, &(co_kube_ref){"v1", "ConfigMap", "ns1", NULL}, &lo));
+    assert_null(all);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__write_operations(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, NULL, "/api/v1/namespaces/ns1/configmaps", 200,
+                      "{\"kind\":\"ConfigMap\"}");
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *obj =
+        parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
+              "\"namespace\":\"ns1\",\"resourceVersion\":\"5\"},\"data\":{\"k\":\"v\"}}");
+    co_kube_write_options wo = {.dry_run = 1, .field_manager = "co test"};
+    co_fake_call call;
+
+    assert_co_pass(co_kube_create(NULL, c, obj, &wo));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.method, "POST");
+    assert_string_equal(call.path,
+                        "/api/v1/namespaces/ns1/configmaps?dryRun=All&fieldManager=co%20test");
+    assert_contains(call.body, "\"data\":{\"k\":\"v\"}");
+    assert_contains(call.headers, "Content-Type: application/json\n");
+    co_fake_call_dispose(&call);
+
+    assert_co_pass(co_kube_update(NULL, c, obj, NULL));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.method, "PUT");
+    assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x");
+    assert_contains(call.body, "\"resourceVersion\":\"5\"");
+    co_fake_call_dispose(&call);
+
+    assert_co_pass(co_kube_update_status(NULL, c, obj, NULL));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x/status");
+    co_fake_call_dispose(&call);
+
+    static const struct {
+        co_kube_patch_type type;
+        const char *patch;
+        const char *ct;
+    } patches[] = {
+        {CO_KUBE_PATCH_JSON, "[{\"op\":\"add\",\"path\":\"/data/a\",\"value\":\"b\"}]",
+         "application/json-patch+json"},
+        {CO_KUBE_PATCH_MERGE, "{\"data\":{\"a\":null}}", "application/merge-patch+json"},
+        {CO_KUBE_PATCH_STRATEGIC, "{\"data\":{\"a\":\"c\"}}",
+         "application/strategic-merge-patch+json"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(patches); i++) {
+        struct json_object *p = parse(patches[i].patch);
+        assert_co_pass(co_kube_patch(NULL, c, &cm_x, patches[i].type, p, NULL));
+        call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+        assert_string_equal(call.method, "PATCH");
+        assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x");
+        char *want = co_xasprintf("Content-Type: %s\n", patches[i].ct);
+        assert_contains(call.headers, want);
+        free(want);
+        co_fake_call_dispose(&call);
+        json_object_put(p);
+    }
+    /* patch documents of the wrong shape are refused before sending */
+    struct json_object *arr = parse("[]");
+    assert_co_fail_with(CO_EINVALID, co_kube_patch(NULL, c, &cm_x, CO_KUBE_PATCH_MERGE, arr, NULL));
+    json_object_put(arr);
+
+    /* server-side apply needs a field manager; force is passed on */
+    assert_co_fail_with(CO_EINVALID, co_kube_apply(NULL, c, obj, NULL));
+    assert_contains(co_error_last(), "field manager");
+    co_kube_write_options ao = {.field_manager = "mgr", .force = 1};
+    assert_co_pass(co_kube_apply(NULL, c, obj, &ao));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.path,
+                        "/api/v1/namespaces/ns1/configmaps/x?fieldManager=mgr&force=true");
+    assert_contains(call.headers, "Content-Type: application/apply-patch+yaml\n");
+    co_fake_call_dispose(&call);
+
+    co_kube_delete_options dopt = CO_KUBE_DELETE_OPTIONS_INIT;
+    dopt.propagation_policy = "Foreground";
+    dopt.precondition_uid = "u-1";
+    dopt.precondition_rv = "5";
+    dopt.dry_run = 1;
+    dopt.grace_period_s = 0;
+    assert_co_pass(co_kube_delete(NULL, c, &cm_x, &dopt));
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_string_equal(call.method, "DELETE");
+    struct json_object *body = parse(call.body);
+    assert_string_equal(co_kube__str(body, "kind"), "DeleteOptions");
+    assert_string_equal(co_kube__str(body, "propagationPolicy"), "Foreground");
+    struct json_object *pre = co_kube__obj(body, "preconditions");
+    assert_string_equal(co_kube__str(pre, "uid"), "u-1");
+    assert_string_equal(co_kube__str(pre, "resourceVersion"), "5");
+    assert_contains(call.body, "\"dryRun\":[\"All\"]");
+    assert_contains(call.body, "\"gracePeriodSeconds\":0");
+    json_object_put(body);
+    co_fake_call_dispose(&call);
+
+    /* objects without what a path needs */
+    struct json_object *bad = parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                                    "{\"name\":\"x\"}}");
+    assert_co_fail_with(CO_EINVALID, co_kube_create(NULL, c, bad, NULL));
+    assert_contains(co_error_last(), "metadata.namespace");
+    json_object_put(bad);
+    bad = parse("{\"kind\":\"ConfigMap\"}");
+    assert_co_fail_with(CO_EINVALID, co_kube_update(NULL, c, bad, NULL));
+    assert_contains(co_error_last(), "apiVersion");
+    json_object_put(bad);
+
+    json_object_put(obj);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+/* Countdown fault injection: for every fault kind and every call position N, run a
+ * paginated list and check that the operation either succeeds (the fault was absorbed by a
+ * retry, or came too late) or fails with exactly the code that fault must produce. */
+static void test_kube_client__fault_injection_over_paged_list(void **state)
+{
+    (void)state;
+    static const struct {
+        co_fake_fault fault;
+        int http;
+        int expect; /* for a GET: retried faults end in success */
+    } faults[] = {
+        {CO_FAKE_REFUSED, 0, 0},       {CO_FAKE_TRUNCATED, 0, 0},
+        {CO_FAKE_TIMEOUT, 0, 0},       {CO_FAKE_HTTP, 500, 0},
+        {CO_FAKE_HTTP, 429, 0},        {CO_FAKE_HTTP, 409, CO_ECONFLICT},
+        {CO_FAKE_HTTP, 410, CO_EGONE}, {CO_FAKE_HTTP, 404, CO_ENOTFOUND},
+    };
+    for (size_t k = 0; k < CO_ARRAY_SIZE(faults); k++) {
+        for (int n = 0;; n++) {
+            co_fake_kube *f = co_fake_kube_new();
+            co_fake_kube_discovery(f);
+            co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit=1", 200,
+                              "{\"metadata\":{\"resourceVersion\":\"3\",\"continue\":\"p2\"},"
+                              "\"items\":[{\"metadata\":{\"name\":\"a\"}}]}");
+            co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit=1&continue=p2",
+                              200,
+                              "{\"metadata\":{\"resourceVersion\":\"3\",\"continue\":\"p3\"},"
+                              "\"items\":[{\"metadata\":{\"name\":\"b\"}}]}");
+            co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit=1&continue=p3",
+                              200,
+                              "{\"metadata\":{\"resourceVersion\":\"3\"},"
+                              "\"items\":[{\"metadata\":{\"name\":\"c\"}}]}");
+            co_kube_client *c = co_fake_kube_client(f);
+            co_fake_kube_fail_after(f, n, 1, faults[k].fault, faults[k].http);
+            struct json_object *all = NULL;
+            co_kube_list_options lo = {.limit = 1};
+            co_error_clear();
+            int rc = co_kube_list_all(&all, c, &(co_kube_ref){"v1", "ConfigMap", "ns1", NULL}, &lo);
+            int fired = co_fake_kube_nfaults(f);
+            if (rc == 0) {
+                struct json_object *items = NULL;
+                assert_true(json_object_object_get_ex(all, "items", &items));
+                assert_int_equal(json_object_array_length(items), 3);
+                json_object_put(all);
+            } else if (n == 0 && faults[k].http == 404) {
+                /* a 404 on the discovery document means the group is not served */
+                assert_int_equal(rc, CO_ENOMATCH);
+            } else {
+                assert_null(all);
+                if (rc != faults[k].expect) {
+                    fail_msg("fault %zu at call %d: got %s (%s), want %s", k, n + 1,
+                             co_error_name(rc), co_error_last(), co_error_name(faults[k].expect));
+                }
+            }
+            if (fired == 0) {
+                assert_int_equal(rc, 0);
+            } else if (faults[k].expect == 0) {
+                assert_int_equal(rc, 0);
+            }
+            co_kube_client_free(c);
+            co_fake_kube_free(f);
+            if (fired == 0) {
+                assert_true(n >= 4); /* discovery + three pages were all reached */
+                break;
+            }
+        }
+    }
+}
+
+/* The same over a create: a POST is retried only when it never reached the server. */
+static void test_kube_client__fault_injection_over_create(void **state)
+{
+    (void)state;
+    static const struct {
+        co_fake_fault fault;
+        int http;
+        int expect_on_post;
+    } faults[] = {
+        {CO_FAKE_REFUSED, 0, 0},
+        {CO_FAKE_TRUNCATED, 0, CO_EUNAVAILABLE},
+        {CO_FAKE_TIMEOUT, 0, CO_ETIMEOUT},
+        {CO_FAKE_HTTP, 500, CO_EUNAVAILABLE},
+        {CO_FAKE_HTTP, 429, 0},
+        {CO_FAKE_HTTP, 409, CO_ECONFLICT},
+        {CO_FAKE_HTTP, 410, CO_EGONE},
+    };
+    struct json_object *obj = parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                                    "{\"name\":\"x\",\"namespace\":\"ns1\"}}");
+    for (size_t k = 0; k < CO_ARRAY_SIZE(faults); k++) {
+        for (int n = 0;; n++) {
+            co_fake_kube *f = co_fake_kube_new();
+            co_fake_kube_discovery(f);
+            co_fake_kube_json(f, "POST", "/api/v1/namespaces/ns1/configmaps", 201,
+                              "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}");
+            co_kube_client *c = co_fake_kube_client(f);
+            co_fake_kube_fail_after(f, n, 1, faults[k].fault, faults[k].http);
+            struct json_object *out = NULL;
+            int rc = co_kube_create(&out, c, obj, NULL);
+            int fired = co_fake_kube_nfaults(f);
+            /* the fault hit call n + 1: was that the POST? */
+            co_fake_call hit = co_fake_kube_call(f, (size_t)n);
+            int on_post = fired && hit.method && strcmp(hit.method, "POST") == 0;
+            co_fake_call_dispose(&hit);
+            if (rc == 0) {
+                assert_non_null(out);
+                json_object_put(out);
+            } else {
+                assert_null(out);
+            }
+            if (!fired) {
+                assert_int_equal(rc, 0);
+            } else if (on_post) {
+                if (rc != faults[k].expect_on_post) {
+                    fail_msg("fault %zu on the POST: got %s (%s)", k, co_error_name(rc),
+                             co_error_last());
+                }
+            }
+            co_kube_client_free(c);
+            co_fake_kube_free(f);
+            if (!fired) {
+                break;
+            }
+        }
+    }
+    json_object_put(obj);
+}
+
+static void test_kube_client__request_body_is_capped(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    size_t len = CO_MAX_API_REQUEST + 1;
+    char *big = co_xmalloc(len);
+    memset(big, 'a', len);
+    co_buf out = CO_BUF_INIT(16);
+    assert_co_fail_with(CO_ETOOBIG,
+                        co_kube_request_raw(&out, c, "POST", "/x", "text/plain", big, len));
+    assert_int_equal(co_fake_kube_ncalls(f), 0);
+    free(big);
+    /* and responses: the caller's cap applies */
+    co_fake_kube_json(f, "GET", "/version", 200, "{\"gitVersion\":\"v1.20.2-and-more-text\"}");
+    assert_co_fail_with(CO_ETOOBIG, co_kube_request_raw(&out, c, "GET", "/version", NULL, NULL, 0));
+    co_buf_dispose(&out);
+    co_buf big_out = CO_BUF_INIT(4096);
+    assert_co_pass(co_kube_request_raw(&big_out, c, "GET", "/version", NULL, NULL, 0));
+    assert_contains(co_buf_cstr(&big_out), "v1.20.2");
+    co_buf_dispose(&big_out);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__token_bucket(void **state)
+{
+    (void)state;
+    co_kube_bucket b;
+    co_kube_bucket_init(&b, 10.0, 3, 1000);
+    /* the burst is available at once */
+    assert_int_equal(co_kube_bucket_reserve(&b, 1000), 0);
+    assert_int_equal(co_kube_bucket_reserve(&b, 1000), 0);
+    assert_int_equal(co_kube_bucket_reserve(&b, 1000), 0);
+    /* then one token per 100 ms, queued waiters in order */
+    assert_int_equal(co_kube_bucket_reserve(&b, 1000), 100);
+    assert_int_equal(co_kube_bucket_reserve(&b, 1000), 200);
+    /* 250 ms later: 2.5 tokens earned, 2 owed: the next caller waits 50 ms */
+    assert_int_equal(co_kube_bucket_reserve(&b, 1250), 50);
+    /* a long pause refills to the burst, not beyond */
+    assert_int_equal(co_kube_bucket_reserve(&b, 100000), 0);
+    assert_int_equal(co_kube_bucket_reserve(&b, 100000), 0);
+    assert_int_equal(co_kube_bucket_reserve(&b, 100000), 0);
+    assert_true(co_kube_bucket_reserve(&b, 100000) > 0);
+    co_kube_bucket_dispose(&b);
+    co_kube_bucket_init(&b, -1, 1, 0);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(co_kube_bucket_reserve(&b, 0), 0);
+    }
+    co_kube_bucket_dispose(&b);
+}
+
+static void test_kube_client__backoff_is_bounded_and_jittered(void **state)
+{
+    (void)state;
+    assert_int_equal(co_kube_backoff_ms(0, 200, 10000, 0.0), 100);
+    assert_int_equal(co_kube_backoff_ms(0, 200, 10000, 0.999999), 199);
+    assert_int_equal(co_kube_backoff_ms(3, 200, 10000, 0.0), 800);
+    assert_int_equal(co_kube_backoff_ms(30, 200, 10000, 0.0), 5000);
+    assert_true(co_kube_backoff_ms(30, 200, 10000, 0.999999) <= 10000);
+    assert_true(co_kube_backoff_ms(1000, 200, 10000, 0.5) <= 10000);
+}
+
+static void test_kube_client__string_map(void **state)
+{
+    (void)state;
+    co_kube_map m = CO_KUBE_MAP_INIT;
+    char keys[200][16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+        assert_null(co_kube_map_put(&m, keys[i], keys[i]));
+    }
+    assert_int_equal(m.len, 200);
+    for (int i = 0; i < 200; i += 2) {
+        assert_ptr_equal(co_kube_map_remove(&m, keys[i]), keys[i]);
+    }
+    assert_int_equal(m.len, 100);
+    for (int i = 0; i < 200; i++) {
+        assert_ptr_equal(co_kube_map_get(&m, keys[i]), i % 2 ? keys[i] : NULL);
+    }
+    /* replacing during a walk is allowed and visits every key once */
+    size_t seen = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; co_kube_map_next(&m, &it, &k, &v);) {
+        co_kube_map_put(&m, k, NULL);
+        seen++;
+    }
+    assert_int_equal(seen, 100);
+    /* churn through tombstones without growing forever */
+    for (int r = 0; r < 50; r++) {
+        for (int i = 0; i < 200; i += 2) {
+            co_kube_map_put(&m, keys[i], keys[i]);
+            co_kube_map_remove(&m, keys[i]);
+        }
+    }
+    assert_int_equal(m.len, 100);
+    assert_true(m.cap <= 512);
+    co_kube_map_dispose(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kube_client__status_maps_to_typed_errors),
+        cmocka_unit_test(test_kube_client__non_status_body_is_reported),
+        cmocka_unit_test(test_kube_client__get_decodes_object),
+        cmocka_unit_test(test_kube_client__retries_what_is_safe),
+        cmocka_unit_test(test_kube_client__retry_after_is_honoured),
+        cmocka_unit_test(test_kube_client__impersonation_headers),
+        cmocka_unit_test(test_kube_client__token_file_reread_after_401),
+        cmocka_unit_test(test_kube_client__discovery_caches_and_refetches),
+        cmocka_unit_test(test_kube_client__paths),
+        cmocka_unit_test(test_kube_client__list_pages_and_selectors),
+        cmocka_unit_test(test_kube_client__write_operations),
+        cmocka_unit_test(test_kube_client__fault_injection_over_paged_list),
+        cmocka_unit_test(test_kube_client__fault_injection_over_create),
+        cmocka_unit_test(test_kube_client__request_body_is_capped),
+        cmocka_unit_test(test_kube_client__token_bucket),
+        cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
+        cmocka_unit_test(test_kube_client__string_map),
+    };
+    return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
+}
