@@ -299,6 +299,13 @@ cppcheck:
 deps:
 	$(Q)tests/env/deps.sh
 
+# crds/*.yaml are generated from the API schema in shared/src/component_schema.c and
+# policy_schema.c; the unit tests fail when the committed files differ.
+.PHONY: crds
+crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
+	$(Q)CO_UPDATE_CRDS=1 build/test/tests/unit/test_component >/dev/null
+	$(Q)CO_UPDATE_CRDS=1 build/test/tests/unit/test_policy >/dev/null
+
 run: $(call DAEMONS,release)
 	$(Q)tests/env/run-local.sh
 
@@ -309,4 +316,4 @@ help:
 	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Other targets: release debug controller webhook test-unit test-integration"
 	@echo "  test-e2e test-valgrind headercheck format format-check tidy cppcheck"
-	@echo "  fuzz fuzz-run bench run clean"
+	@echo "  fuzz fuzz-run bench run clean crds"

@@ -81,4 +81,10 @@
 /** Output of one envsubst evaluation. */
 #define CO_MAX_ENVSUBST_OUTPUT (64 * CO_MIB)
 
+/** Field errors kept by one validation (further ones are only counted). */
+#define CO_MAX_FIELD_ERRORS 100
+/** Items of one list in a Component or ComponentPolicy spec (dependencies, valuesFrom, ...);
+ * also the CRD's maxItems, so the API server enforces it too. */
+#define CO_MAX_SPEC_LIST_ITEMS 1000
+
 #endif

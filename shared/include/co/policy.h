@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file policy.h
+ * ComponentPolicy (`core.cs.sap.com/v1alpha1`, cluster-scoped; DESIGN.md §3.3): how cluster
+ * admins configure what the webhook enforces and defaults, and what the controller re-checks.
+ *
+ * A policy applies to a Component when its namespaceSelector matches the labels of the
+ * Component's namespace (empty selector = every namespace) and neither the namespace nor the
+ * requesting user or one of the user's groups is exempt. Every applying policy counts:
+ * - rules: each optional, each with `action: Deny | Warn | Audit` (default Deny). Per rule the
+ *   strictest action over all applying policies wins (Deny > Warn > Audit); on a tie the policy
+ *   whose name sorts first gives the message. Dependency cycles are denied even when no policy
+ *   says anything; missing dependency targets yield a warning by default.
+ * - defaults: filled in by the mutating webhook where the Component leaves a field unset; when
+ *   two policies disagree the one whose name sorts first wins and a warning says so.
+ *
+ * User and group exemptions can only be decided at admission. Without a user (the controller
+ * passes username NULL) policies that carry user or group exemptions are not applied, so a
+ * Component admitted through such an exemption is not refused later.
+ *
+ * A co_policy_set is not thread-safe; evaluation only reads it (several threads may evaluate
+ * concurrently while nobody modifies the set).
+ */
+#ifndef CO_POLICY_H
+#define CO_POLICY_H
+
+#include <stddef.h>
+
+#include "co/buf.h"
+#include "co/common.h"
+#include "co/component.h"
+#include "co/depgraph.h"
+#include "co/field_error.h"
+
+struct json_object;
+
+#define CO_POLICY_KIND        "ComponentPolicy"
+#define CO_POLICY_API_VERSION "core.cs.sap.com/v1alpha1"
+#define CO_POLICY_CRD_NAME    "componentpolicies.core.cs.sap.com"
+
+/** Actions, ordered by strictness. */
+typedef enum co_policy_action {
+    CO_POLICY_NONE = 0,  /**< no violation */
+    CO_POLICY_AUDIT = 1, /**< admitted, recorded as an audit annotation */
+    CO_POLICY_WARN = 2,  /**< admitted with a warning */
+    CO_POLICY_DENY = 3,  /**< rejected (controller: state Error, reason PolicyViolation) */
+} co_policy_action;
+
+/** The rules a policy can carry. */
+typedef enum co_policy_rule {
+    CO_RULE_SOURCE_KINDS = 0,         /**< rules.sourceKinds: allowed source variants */
+    CO_RULE_HTTP_URLS = 1,            /**< rules.httpUrls: allowed URL prefixes */
+    CO_RULE_REMOTE_KUBECONFIG = 2,    /**< rules.remoteKubeConfig: kubeConfig allowed or not */
+    CO_RULE_IMPERSONATION = 3,        /**< rules.impersonation: serviceAccountName rules */
+    CO_RULE_CROSS_NAMESPACE = 4,      /**< rules.crossNamespaceReferences */
+    CO_RULE_INTERVALS = 5,            /**< rules.intervals: minimums and maximum timeout */
+    CO_RULE_POLICIES = 6,             /**< rules.policies: allowed policy values */
+    CO_RULE_DEPENDENCIES = 7,         /**< rules.dependencies.maxCount */
+    CO_RULE_DEPENDENCY_CYCLES = 8,    /**< rules.dependencies.cycles (default Deny) */
+    CO_RULE_MISSING_DEPENDENCIES = 9, /**< rules.dependencies.missingTargets (default Warn) */
+} co_policy_rule;
+#define CO_POLICY_RULE_COUNT 10
+
+/** A parsed ComponentPolicy (opaque). */
+typedef struct co_policy co_policy;
+/** A set of policies keyed by name, kept sorted by name. */
+typedef struct co_policy_set co_policy_set;
+
+/** What a Component is evaluated with, besides the Component itself. All borrowed. */
+typedef struct co_policy_request {
+    const char *ns; /**< the Component's namespace (NULL = take it from the Component) */
+    /** labels of that Namespace object (a JSON object of strings); NULL = none known */
+    const struct json_object *namespace_labels;
+    const char *username;      /**< requesting user; NULL = unknown (controller) */
+    const char *const *groups; /**< the user's groups */
+    size_t ngroups;
+    /** cluster-wide dependency graph; NULL = skip cycle and missing-target checks */
+    const co_depgraph *graph;
+} co_policy_request;
+
+/** One rule's outcome after combining all applying policies. Strings owned by the result. */
+typedef struct co_policy_violation {
+    co_policy_rule rule;     /**< which rule */
+    co_policy_action action; /**< the strictest action */
+    char *policy;            /**< name of the deciding policy; NULL = built-in default */
+    char *message;           /**< what is wrong, without the policy name */
+} co_policy_violation;
+
+/** The result of an evaluation (caller-embedded). */
+typedef struct co_policy_result {
+    co_policy_violation *items; /**< at most one per rule, in rule order */
+    size_t len;
+    co_policy_action verdict; /**< strictest action of all items (CO_POLICY_NONE = clean) */
+} co_policy_result;
+
+/** The merged defaults of the applying policies. */
+typedef struct co_policy_defaults {
+    co_component_defaults defaults; /**< strings borrowed from the set (valid while unchanged) */
+    char **warnings;                /**< conflict warnings (owned) */
+    size_t nwarnings;
+} co_policy_defaults;
+
+/** Validation flag: do not report unknown fields. */
+#define CO_POLICY_ALLOW_UNKNOWN_FIELDS 1u
+
+/** "Deny", "Warn", "Audit" (NULL for CO_POLICY_NONE). */
+const char *co_policy_action_name(co_policy_action a);
+/** "sourceKinds", ..., "dependencies.cycles", "dependencies.missingTargets". */
+const char *co_policy_rule_name(co_policy_rule r);
+
+/* --- single policies ------------------------------------------------------------------------- */
+
+/**
+ * Validates a ComponentPolicy object and appends every problem to @p errs.
+ * @return 0 when nothing was found, CO_EINVALID when errors were appended.
+ */
+int co_policy_validate(co_field_errors *errs, const struct json_object *obj, unsigned flags);
+
+/**
+ * Parses a ComponentPolicy (unknown fields ignored).
+ * @param[out] out free with co_policy_free()
+ * @return 0; CO_EINVALID when it does not validate (the message lists the field errors).
+ */
+CO_MUST_CHECK int co_policy_parse(co_policy **out, const struct json_object *obj);
+
+/** Frees a policy. NULL is a no-op. */
+void co_policy_free(co_policy *p);
+
+/** metadata.name of the policy (borrowed from @p p). */
+const char *co_policy_name(const co_policy *p);
+
+/**
+ * Whether @p p applies to a Component in @p req->ns with the given namespace labels and user.
+ * @return 1 or 0.
+ */
+int co_policy_applies(const co_policy *p, const co_policy_request *req);
+
+/* --- sets ------------------------------------------------------------------------------------ */
+
+/** Creates an empty set. @param[out] out free with co_policy_set_free(). @return 0. */
+CO_MUST_CHECK int co_policy_set_new(co_policy_set **out);
+
+/** Frees the set and its policies. NULL is a no-op. */
+void co_policy_set_free(co_policy_set *set);
+
+/**
+ * Parses @p obj and adds it, replacing a policy of the same name.
+ * @return 0; CO_EINVALID when it does not parse (the set is unchanged).
+ */
+CO_MUST_CHECK int co_policy_set_put(co_policy_set *set, const struct json_object *obj);
+
+/** Removes the policy @p name; unknown names are ignored. */
+void co_policy_set_remove(co_policy_set *set, const char *name);
+
+/** Number of policies in the set. */
+size_t co_policy_set_size(const co_policy_set *set);
+
+/* --- evaluation ------------------------------------------------------------------------------ */
+
+/**
+ * Evaluates the (defaulted) Component @p c against every applying policy of @p set (which may
+ * be NULL or empty: the built-in cycle and missing-target rules still apply when req->graph is
+ * given).
+ * @param[out] out the combined result; dispose with co_policy_result_dispose()
+ * @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_policy_evaluate(co_policy_result *out,
+                                     const co_policy_set *set,
+                                     const co_component *c,
+                                     const co_policy_request *req);
+
+/** Frees the result's items; it is empty afterwards. NULL is a no-op. */
+void co_policy_result_dispose(co_policy_result *res);
+
+/**
+ * Appends `ComponentPolicy "<name>": <rule>: <message>` (or `<rule>: <message>` for a built-in
+ * default) to @p out. @return 0 or CO_ETOOBIG.
+ */
+CO_MUST_CHECK int co_policy_violation_format(co_buf *out, const co_policy_violation *v);
+
+/**
+ * Merges the `defaults` of every policy applying to @p req, in name order: the first policy
+ * setting a field wins, later disagreeing ones add a warning.
+ * @param[out] out dispose with co_policy_defaults_dispose(); its strings are borrowed from
+ *             @p set and valid until the set changes
+ * @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_policy_defaults_merge(co_policy_defaults *out,
+                                           const co_policy_set *set,
+                                           const co_policy_request *req);
+
+/** Frees the warnings. NULL is a no-op. */
+void co_policy_defaults_dispose(co_policy_defaults *d);
+
+/* --- CustomResourceDefinition ---------------------------------------------------------------- */
+
+/** The componentpolicies.core.cs.sap.com CRD as a new JSON object (json_object_put() it).
+ * @return 0. */
+CO_MUST_CHECK int co_policy_crd(struct json_object **out);
+
+/** Appends the YAML of crds/core.cs.sap.com_componentpolicies.yaml. @return 0 or CO_ETOOBIG. */
+CO_MUST_CHECK int co_policy_crd_yaml(co_buf *out);
+
+#endif

@@ -1,0 +1,1186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the Component API model: table-driven over the fixture files in
+ * tests/fixtures/component/ (valid corpus, one file per validation rule, defaults, conversion
+ * pairs, unconvertible inputs), plus the parts that are easier to state in code (durations,
+ * caps, field-error rendering, schema/CRD/model agreement).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/caps.h"
+#include "co/component.h"
+#include "co/field_error.h"
+#include "tests/support/test_support.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct names {
+    char **items;
+    size_t len;
+} names;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.json files of tests/fixtures/<dir>, sorted. */
+static names fixture_files(const char *dir)
+{
+    names n = {NULL, 0};
+    char *path = co_test_fixture_path(dir);
+    DIR *d = opendir(path);
+    if (!d) {
+        fail_msg("cannot open fixture directory %s", path);
+        free(path);
+        return n;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one thread
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            n.items = co_xreallocarray(n.items, n.len + 1, sizeof(char *));
+            n.items[n.len++] = co_xasprintf("%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    free(path);
+    if (n.len == 0) {
+        fail_msg("no fixtures in %s", dir);
+        return n;
+    }
+    qsort(n.items, n.len, sizeof(char *), cmp_str);
+    return n;
+}
+
+static void names_free(names *n)
+{
+    for (size_t i = 0; i < n->len; i++) {
+        free(n->items[i]);
+    }
+    free(n->items);
+}
+
+static json_object *load_json(const char *rel)
+{
+    char *text = co_test_fixture(rel, NULL);
+    json_object *o = json_tokener_parse(text);
+    if (!o) {
+        fail_msg("fixture %s is not valid JSON", rel);
+    }
+    free(text);
+    return o;
+}
+
+static json_object *member(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v)) {
+        return NULL;
+    }
+    return v;
+}
+
+/* Canonical encoding: keys sorted, no whitespace. Compared byte for byte. */
+static void canonical_into(co_buf *b, json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_object: {
+        size_t n = (size_t)json_object_object_length(v);
+        char **keys = co_xcalloc(n ? n : 1, sizeof(char *));
+        size_t k = 0;
+        json_object_object_foreach (v, key, val) {
+            (void)val;
+            keys[k++] = key;
+        }
+        qsort(keys, n, sizeof(char *), cmp_str);
+        assert_int_equal(co_buf_putc(b, '{'), 0);
+        for (size_t i = 0; i < n; i++) {
+            json_object *ks = json_object_new_string(keys[i]);
+            assert_int_equal(
+                co_buf_printf(b, "%s%s:", i ? "," : "",
+                              json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN)),
+                0);
+            json_object_put(ks);
+            canonical_into(b, member(v, keys[i]));
+        }
+        assert_int_equal(co_buf_putc(b, '}'), 0);
+        free(keys);
+        break;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(v);
+        assert_int_equal(co_buf_putc(b, '['), 0);
+        for (size_t i = 0; i < n; i++) {
+            if (i) {
+                assert_int_equal(co_buf_putc(b, ','), 0);
+            }
+            canonical_into(b, json_object_array_get_idx(v, i));
+        }
+        assert_int_equal(co_buf_putc(b, ']'), 0);
+        break;
+    }
+    case json_type_null:
+    case json_type_boolean:
+    case json_type_double:
+    case json_type_int:
+    case json_type_string:
+    default:
+        assert_int_equal(
+            co_buf_puts(b, v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "null"),
+            0);
+    }
+}
+
+static char *canonical(json_object *v)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    canonical_into(&b, v);
+    return co_buf_take(&b, NULL);
+}
+
+static void assert_json_equal(const char *what, json_object *got, json_object *want)
+{
+    char *g = canonical(got);
+    char *w = canonical(want);
+    if (strcmp(g, w) != 0) {
+        fail_msg("%s:\n got: %s\nwant: %s", what, g, w);
+    }
+    free(g);
+    free(w);
+}
+
+/* Formats every error; sorted when @p sort. */
+static names error_strings(const co_field_errors *errs, int sort)
+{
+    names n = {co_xcalloc(errs->len + 1, sizeof(char *)), errs->len};
+    for (size_t i = 0; i < errs->len; i++) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        assert_int_equal(co_field_error_format(&b, &errs->items[i]), 0);
+        n.items[i] = co_buf_take(&b, NULL);
+    }
+    if (sort) {
+        qsort(n.items, n.len, sizeof(char *), cmp_str);
+    }
+    return n;
+}
+
+static void assert_errors(const char *what, const co_field_errors *errs, json_object *want_arr)
+{
+    names got = error_strings(errs, 1);
+    size_t nwant = json_object_array_length(want_arr);
+    names want = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
+    for (size_t i = 0; i < nwant; i++) {
+        want.items[i] = co_xstrdup(json_object_get_string(json_object_array_get_idx(want_arr, i)));
+    }
+    qsort(want.items, want.len, sizeof(char *), cmp_str);
+    int same = got.len == want.len && errs->dropped == 0;
+    for (size_t i = 0; same && i < got.len; i++) {
+        same = strcmp(got.items[i], want.items[i]) == 0;
+    }
+    if (!same) {
+        co_buf m = CO_BUF_INIT(SIZE_MAX);
+        assert_int_equal(co_buf_printf(&m, "%s\n got:", what), 0);
+        for (size_t i = 0; i < got.len; i++) {
+            assert_int_equal(co_buf_printf(&m, "\n    %s", got.items[i]), 0);
+        }
+        assert_int_equal(co_buf_puts(&m, "\nwant:"), 0);
+        for (size_t i = 0; i < want.len; i++) {
+            assert_int_equal(co_buf_printf(&m, "\n    %s", want.items[i]), 0);
+        }
+        fail_msg("%s", co_buf_cstr(&m));
+    }
+    names_free(&got);
+    names_free(&want);
+}
+
+static json_object *convert(json_object *o, const char *to)
+{
+    json_object *out = NULL;
+    assert_co_pass(co_component_convert(&out, o, to));
+    return out;
+}
+
+static const char *other_version(json_object *o)
+{
+    return co_component_version(o) == CO_API_V1ALPHA1 ? CO_COMPONENT_V1BETA1
+                                                      : CO_COMPONENT_V1ALPHA1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Validation
+ * ------------------------------------------------------------------------------------------- */
+
+static void assert_valid(const char *what, json_object *o)
+{
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int rc = co_component_validate(&errs, o, NULL, 0);
+    if (rc != 0 || !co_field_errors_empty(&errs)) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        assert_int_equal(co_field_errors_format(&b, &errs), 0);
+        fail_msg("%s: unexpected errors: %s", what, co_buf_cstr(&b));
+    }
+    co_field_errors_dispose(&errs);
+}
+
+static void test_component__valid_corpus_validates(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/valid");
+    assert_true(files.len >= 20);
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *o = load_json(files.items[i]);
+        assert_int_equal(co_component_version(o), CO_API_V1ALPHA1);
+        assert_valid(files.items[i], o);
+        /* the same Component as v1beta1, and both defaulted, are valid too */
+        json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
+        assert_valid(files.items[i], beta);
+        json_object *d = NULL;
+        assert_co_pass(co_component_default(&d, o, NULL, NULL));
+        assert_valid(files.items[i], d);
+        json_object *db = NULL;
+        assert_co_pass(co_component_default(&db, beta, NULL, NULL));
+        assert_valid(files.items[i], db);
+        json_object_put(d);
+        json_object_put(db);
+        json_object_put(beta);
+        json_object_put(o);
+    }
+    names_free(&files);
+    json_object *full = load_json("component/full.json");
+    assert_valid("full.json", full);
+    json_object_put(full);
+}
+
+static void test_component__invalid_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/invalid");
+    assert_true(files.len >= 40);
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        json_object *o = member(c, "object");
+        co_field_errors errs = CO_FIELD_ERRORS_INIT;
+        assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
+        assert_errors(files.items[i], &errs, member(c, "errors"));
+        co_field_errors_dispose(&errs);
+
+        /* the same object written as v1beta1 reports the same problems at v1beta1 paths */
+        json_object *beta_want = member(c, "errors_v1beta1");
+        if (beta_want && json_object_is_type(beta_want, json_type_string)) {
+            json_object_put(c);
+            continue; /* "skip": not expressible as v1beta1 */
+        }
+        json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
+        json_object *derived = NULL;
+        if (!beta_want) {
+            json_object *want = member(c, "errors");
+            derived = json_object_new_array();
+            for (size_t k = 0; k < json_object_array_length(want); k++) {
+                const char *e = json_object_get_string(json_object_array_get_idx(want, k));
+                size_t plen = strcspn(e, ":");
+                char *path = co_xstrndup(e, plen);
+                char *mapped = co_component_path_to_v1beta1(path);
+                char *line = co_xasprintf("%s%s", mapped, e + plen);
+                json_object_array_add(derived, json_object_new_string(line));
+                free(line);
+                free(mapped);
+                free(path);
+            }
+            beta_want = derived;
+        }
+        char *what = co_xasprintf("%s (as v1beta1)", files.items[i]);
+        assert_int_equal(co_component_validate(&errs, beta, NULL, 0), CO_EINVALID);
+        assert_errors(what, &errs, beta_want);
+        co_field_errors_dispose(&errs);
+        free(what);
+        json_object_put(derived);
+        json_object_put(beta);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+static void test_component__invalid_v1beta1_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/invalid-v1beta1");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        json_object *o = member(c, "object");
+        assert_int_equal(co_component_version(o), CO_API_V1BETA1);
+        co_field_errors errs = CO_FIELD_ERRORS_INIT;
+        assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
+        assert_errors(files.items[i], &errs, member(c, "errors"));
+        co_field_errors_dispose(&errs);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+static void test_component__unknown_fields_can_be_allowed(void **state)
+{
+    (void)state;
+    json_object *c = load_json("component/invalid/unknown-fields.json");
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    assert_int_equal(
+        co_component_validate(&errs, member(c, "object"), NULL, CO_COMPONENT_ALLOW_UNKNOWN_FIELDS),
+        0);
+    assert_true(co_field_errors_empty(&errs));
+    json_object_put(c);
+}
+
+static void test_component__too_many_items(void **state)
+{
+    (void)state;
+    json_object *o = load_json("component/valid/minimal.json");
+    json_object *spec = member(o, "spec");
+    json_object *deps = json_object_new_array();
+    for (int i = 0; i < (int)CO_MAX_SPEC_LIST_ITEMS + 1; i++) {
+        json_object *d = json_object_new_object();
+        char name[32];
+        snprintf(name, sizeof(name), "dep-%d", i);
+        json_object_object_add(d, "name", json_object_new_string(name));
+        json_object_array_add(deps, d);
+    }
+    json_object_object_add(spec, "dependencies", deps);
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
+    names got = error_strings(&errs, 0);
+    assert_int_equal(got.len, 1);
+    assert_string_equal(got.items[0], "spec.dependencies: Too many: 1001: must have at most 1000 "
+                                      "items");
+    names_free(&got);
+    co_field_errors_dispose(&errs);
+    json_object_put(o);
+}
+
+static void test_component__error_flood_is_capped(void **state)
+{
+    (void)state;
+    json_object *o = load_json("component/valid/minimal.json");
+    json_object *deps = json_object_new_array();
+    for (int i = 0; i < 500; i++) {
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string("Bad_Name"));
+        json_object_object_add(d, "namespace", json_object_new_int(i));
+        json_object_array_add(deps, d);
+    }
+    json_object_object_add(member(o, "spec"), "dependencies", deps);
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
+    assert_int_equal(errs.len, CO_MAX_FIELD_ERRORS);
+    assert_true(errs.dropped > 0);
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_int_equal(co_field_errors_format(&b, &errs), 0);
+    char *tail = co_xasprintf(", and %zu more]", errs.dropped);
+    assert_contains(co_buf_cstr(&b), tail);
+    free(tail);
+    co_buf_dispose(&b);
+    co_field_errors_dispose(&errs);
+    json_object_put(o);
+}
+
+static void test_component__validate_rejects_non_objects(void **state)
+{
+    (void)state;
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    json_object *arr = json_object_new_array();
+    assert_int_equal(co_component_validate(&errs, arr, NULL, 0), CO_EINVALID);
+    assert_int_equal(errs.len, 1);
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_int_equal(co_field_errors_format(&b, &errs), 0);
+    assert_string_equal(co_buf_cstr(&b), "<root>: Invalid value: []: must be a JSON object");
+    co_buf_dispose(&b);
+    co_field_errors_dispose(&errs);
+    json_object_put(arr);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Defaulting
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_component__defaults_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/defaults");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        json_object *pd = member(c, "policyDefaults");
+        json_object *nsv = member(c, "namespace");
+        co_component_defaults d = {0};
+        d.requeue_interval = json_object_get_string(member(pd, "requeueInterval"));
+        d.retry_interval = json_object_get_string(member(pd, "retryInterval"));
+        d.timeout = json_object_get_string(member(pd, "timeout"));
+        d.reapply_interval = json_object_get_string(member(pd, "reapplyInterval"));
+        d.adoption_policy =
+            co_adoption_policy_parse(json_object_get_string(member(pd, "adoptionPolicy")));
+        d.update_policy =
+            co_update_policy_parse(json_object_get_string(member(pd, "updatePolicy")));
+        d.delete_policy =
+            co_delete_policy_parse(json_object_get_string(member(pd, "deletePolicy")));
+        d.missing_namespaces_policy = co_missing_namespaces_policy_parse(
+            json_object_get_string(member(pd, "missingNamespacesPolicy")));
+        d.service_account_name = json_object_get_string(member(pd, "serviceAccountName"));
+        const char *ns = nsv ? json_object_get_string(nsv) : NULL;
+
+        json_object *out = NULL;
+        assert_co_pass(co_component_default(&out, member(c, "object"), ns, pd ? &d : NULL));
+        assert_json_equal(files.items[i], out, member(c, "expected"));
+        /* idempotent: defaulting the result changes nothing */
+        json_object *again = NULL;
+        assert_co_pass(co_component_default(&again, out, ns, pd ? &d : NULL));
+        assert_json_equal(files.items[i], again, out);
+        /* the input was not modified */
+        json_object *fresh = load_json(files.items[i]);
+        assert_json_equal(files.items[i], member(c, "object"), member(fresh, "object"));
+        json_object_put(fresh);
+        json_object_put(again);
+        json_object_put(out);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+static void test_component__default_rejects_foreign_objects(void **state)
+{
+    (void)state;
+    json_object *o = json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\"}");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_component_default(&out, o, "ns", NULL));
+    assert_null(out);
+    json_object_put(o);
+    o = json_tokener_parse("{\"apiVersion\":\"core.cs.sap.com/v1beta1\",\"kind\":\"Component\","
+                           "\"spec\":{\"policies\":{}}}");
+    assert_co_fail_with(CO_EINVALID, co_component_default(&out, o, "ns", NULL));
+    assert_contains(co_error_last(), "spec.policies");
+    json_object_put(o);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Conversion
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_component__conversion_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/conversion");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        json_object *alpha = member(c, "v1alpha1");
+        json_object *beta = member(c, "v1beta1");
+        json_object *got = convert(alpha, CO_COMPONENT_V1BETA1);
+        assert_json_equal(files.items[i], got, beta);
+        json_object_put(got);
+        got = convert(beta, CO_COMPONENT_V1ALPHA1);
+        assert_json_equal(files.items[i], got, alpha);
+        json_object_put(got);
+        /* converting to the object's own version copies it */
+        got = convert(alpha, CO_COMPONENT_V1ALPHA1);
+        assert_json_equal(files.items[i], got, alpha);
+        json_object_put(got);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+/* convert(convert(x)) is byte-identical to x after canonical encoding, both ways round, over
+ * every Component in the fixture tree. */
+static void round_trip(const char *what, json_object *o)
+{
+    json_object *there = convert(o, other_version(o));
+    json_object *back = convert(there, other_version(there));
+    char *a = canonical(o);
+    char *b = canonical(back);
+    if (strcmp(a, b) != 0) {
+        fail_msg("%s: round trip changed the object:\n  in: %s\n out: %s", what, a, b);
+    }
+    free(a);
+    free(b);
+    json_object_put(there);
+    json_object_put(back);
+}
+
+static void test_component__round_trips(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {"component/valid", "component/conversion",
+                                       "component/defaults"};
+    size_t count = 0;
+    for (size_t d = 0; d < CO_ARRAY_SIZE(dirs); d++) {
+        names files = fixture_files(dirs[d]);
+        for (size_t i = 0; i < files.len; i++) {
+            json_object *c = load_json(files.items[i]);
+            static const char *const keys[] = {"v1alpha1", "v1beta1", "object", "expected"};
+            int any = 0;
+            for (size_t k = 0; k < CO_ARRAY_SIZE(keys); k++) {
+                json_object *o = member(c, keys[k]);
+                if (o) {
+                    round_trip(files.items[i], o);
+                    any = 1;
+                    count++;
+                }
+            }
+            if (!any) {
+                round_trip(files.items[i], c);
+                count++;
+            }
+            json_object_put(c);
+        }
+        names_free(&files);
+    }
+    json_object *full = load_json("component/full.json");
+    round_trip("full.json", full);
+    json_object_put(full);
+    assert_true(count >= 50);
+}
+
+static void test_component__unconvertible_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/unconvertible");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        json_object *o = member(c, "object");
+        json_object *out = NULL;
+        assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, other_version(o)));
+        assert_null(out);
+        assert_contains(co_error_last(), json_object_get_string(member(c, "error")));
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+static void test_component__convert_rejects_unknown_versions(void **state)
+{
+    (void)state;
+    json_object *o = load_json("component/valid/minimal.json");
+    json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, "core.cs.sap.com/v1"));
+    assert_contains(co_error_last(), "cannot convert to \"core.cs.sap.com/v1\"");
+    assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, NULL));
+    json_object_object_add(o, "apiVersion", json_object_new_string("core.cs.sap.com/v2"));
+    assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, CO_COMPONENT_V1BETA1));
+    assert_null(out);
+    json_object_put(o);
+}
+
+static void test_component__path_to_v1beta1(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"spec.updatePolicy", "spec.policies.update"},
+        {"spec.missingNamespacesPolicy", "spec.policies.missingNamespaces"},
+        {"spec.requeueInterval", "spec.intervals.requeue"},
+        {"spec.kubeConfig.secretRef.name", "spec.target.kubeConfig.secretRef.name"},
+        {"spec.sourceRef", "spec.source"},
+        {"spec.sourceRef.httpRepository.url", "spec.source.http.url"},
+        {"spec.sourceRef.httpRepositoryX", "spec.source.httpRepositoryX"},
+        {"spec.sourceRef.git.ref", "spec.source.git.ref"},
+        {"spec.path", "spec.source.path"},
+        {"spec.dependencies[2].name", "spec.dependencies[2].name"},
+        {"spec.pathology", "spec.pathology"},
+        {"metadata.name", "metadata.name"},
+        {"spec", "spec"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        char *got = co_component_path_to_v1beta1(cases[i][0]);
+        assert_string_equal(got, cases[i][1]);
+        free(got);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Parsing and the model
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_component__parse_encode_round_trip(void **state)
+{
+    (void)state;
+    names files = fixture_files("component/valid");
+    files.items = co_xreallocarray(files.items, files.len + 1, sizeof(char *));
+    files.items[files.len++] = co_xstrdup("component/full.json");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *o = load_json(files.items[i]);
+        co_component *c = NULL;
+        assert_co_pass(co_component_parse(&c, o));
+        json_object *back = NULL;
+        assert_co_pass(co_component_to_json(&back, c));
+        assert_json_equal(files.items[i], back, o);
+        json_object_put(back);
+        co_component_free(c);
+        /* parsing the v1beta1 form yields the same model */
+        json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
+        assert_co_pass(co_component_parse(&c, beta));
+        assert_int_equal(c->version, CO_API_V1BETA1);
+        assert_co_pass(co_component_to_json(&back, c));
+        assert_json_equal(files.items[i], back, o);
+        json_object_put(back);
+        co_component_free(c);
+        json_object_put(beta);
+        json_object_put(o);
+    }
+    names_free(&files);
+    co_component_free(NULL);
+}
+
+static void test_component__parse_reads_every_field(void **state)
+{
+    (void)state;
+    json_object *o = load_json("component/full.json");
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, o));
+    assert_string_equal(c->ns, "apps");
+    assert_string_equal(c->name, "full");
+    assert_int_equal(c->generation, 3);
+    assert_string_equal(c->deletion_timestamp, "2026-01-02T04:00:00Z");
+    assert_int_equal(c->n_finalizers, 1);
+    const co_component_spec *s = &c->spec;
+    assert_string_equal(s->ns, "target");
+    assert_string_equal(s->kube_config.key, "value");
+    assert_true(s->suspend);
+    assert_int_equal(s->requeue_interval.ns, 600000000000LL);
+    assert_int_equal(s->reapply_interval.ns, 3600000000000LL);
+    assert_int_equal(s->update_policy, CO_UPDATE_SSA_OVERRIDE);
+    assert_int_equal(s->source.kind, CO_SOURCE_GIT);
+    assert_int_equal(s->source.nkinds, 1);
+    assert_int_equal(s->source.git.ref_kind, CO_GIT_REF_BRANCH);
+    assert_string_equal(s->source.git.secret_name, "git-auth");
+    assert_int_equal(s->source.git.interval.ns, 60000000000LL);
+    assert_true(s->sticky);
+    assert_non_null(s->values);
+    assert_int_equal(s->n_values_from, 1);
+    assert_string_equal(s->decryption_secret_name, "keys");
+    assert_int_equal(s->substitute.len, 1);
+    assert_string_equal(s->patches[0].target.label_selector, "app=web");
+    assert_string_equal(s->images[0].new_tag, "1.0");
+    assert_string_equal(s->dependencies[0].ns, "infra");
+    const co_component_status *st = &c->status;
+    assert_true(c->has_status);
+    assert_int_equal(st->observed_generation, 3);
+    assert_int_equal(st->revision, 7);
+    assert_string_equal(st->conditions[0].reason, "Ready");
+    assert_int_equal(st->inventory[0].apply_order, -1);
+    assert_string_equal(st->inventory[0].managed_types[0].version, "*");
+    assert_string_equal(st->artifact_revision, "main@sha1:abc");
+    assert_string_equal(st->last_applied_revision, "r0");
+    co_component_free(c);
+    json_object_put(o);
+}
+
+static void test_component__parse_rejects_wrong_types(void **state)
+{
+    (void)state;
+    json_object *c = load_json("component/invalid/wrong-types.json");
+    co_component *comp = NULL;
+    assert_co_fail_with(CO_EINVALID, co_component_parse(&comp, member(c, "object")));
+    assert_null(comp);
+    assert_contains(co_error_last(), "spec.suspend: Invalid value: \"yes\": must be of type "
+                                     "boolean");
+    json_object_put(c);
+    /* semantic problems and unknown fields do not stop parsing */
+    c = load_json("component/invalid/dependencies.json");
+    assert_co_pass(co_component_parse(&comp, member(c, "object")));
+    assert_int_equal(comp->spec.n_dependencies, 5);
+    assert_null(comp->spec.dependencies[4].name);
+    co_component_free(comp);
+    json_object_put(c);
+    c = load_json("component/invalid/source-two-set.json");
+    assert_co_pass(co_component_parse(&comp, member(c, "object")));
+    assert_int_equal(comp->spec.source.nkinds, 2);
+    assert_int_equal(comp->spec.source.kind, CO_SOURCE_FLUX_BUCKET);
+    co_component_free(comp);
+    json_object_put(c);
+    json_object *status = json_tokener_parse(
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"spec\":{},"
+        "\"status\":{\"observedGeneration\":\"1\"}}");
+    assert_co_fail_with(CO_EINVALID, co_component_parse(&comp, status));
+    assert_contains(co_error_last(), "status.observedGeneration");
+    json_object_put(status);
+}
+
+static void test_component__effective_values(void **state)
+{
+    (void)state;
+    json_object *o = load_json("component/valid/minimal.json");
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, o));
+    assert_int_equal(co_component_requeue_ns(c), 600000000000LL);
+    assert_int_equal(co_component_retry_ns(c), 600000000000LL);
+    assert_int_equal(co_component_timeout_ns(c), 600000000000LL);
+    assert_int_equal(co_component_reapply_ns(c), 3600000000000LL);
+    assert_int_equal(co_component_adoption_policy(c), CO_ADOPTION_IF_UNOWNED);
+    assert_int_equal(co_component_update_policy(c), CO_UPDATE_SSA_OVERRIDE);
+    assert_int_equal(co_component_delete_policy(c), CO_DELETE_DELETE);
+    assert_int_equal(co_component_missing_namespaces_policy(c), CO_MISSING_NAMESPACES_CREATE);
+    assert_string_equal(co_component_target_namespace(c), "apps");
+    assert_string_equal(co_component_target_name(c), "minimal");
+    assert_string_equal(co_component_ref_namespace(c, &c->spec.source.flux), "apps");
+    assert_false(c->has_status);
+    assert_int_equal(c->status.observed_generation, -1);
+    co_component_free(c);
+    json_object_put(o);
+
+    o = load_json("component/valid/intervals.json");
+    assert_co_pass(co_component_parse(&c, o));
+    assert_int_equal(co_component_requeue_ns(c), 5400000000000LL);
+    assert_int_equal(co_component_retry_ns(c), 45000000000LL);
+    assert_int_equal(co_component_timeout_ns(c), 150500000000LL);
+    assert_int_equal(co_component_reapply_ns(c), 86400000000000LL);
+    co_component_free(c);
+    json_object_put(o);
+
+    o = load_json("component/valid/readme-sample.json");
+    assert_co_pass(co_component_parse(&c, o));
+    assert_string_equal(co_component_target_namespace(c), "shop");
+    assert_string_equal(co_component_target_name(c), "frontend");
+    assert_int_equal(co_component_retry_ns(c), 120000000000LL);
+    assert_int_equal(co_component_timeout_ns(c), 420000000000LL);
+    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[1]), "shop");
+    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[0]), "shop-db");
+    co_component_free(c);
+    json_object_put(o);
+
+    /* a requeue of zero means the default, and retry/timeout follow the effective value */
+    o = load_json("component/valid/minimal.json");
+    json_object_object_add(member(o, "spec"), "requeueInterval", json_object_new_string("0s"));
+    assert_co_pass(co_component_parse(&c, o));
+    assert_int_equal(co_component_retry_ns(c), 600000000000LL);
+    co_component_free(c);
+    json_object_put(o);
+}
+
+static void test_component__enum_names(void **state)
+{
+    (void)state;
+    for (int i = 1; i <= 3; i++) {
+        assert_int_equal(co_adoption_policy_parse(co_adoption_policy_name(i)), i);
+    }
+    for (int i = 1; i <= 4; i++) {
+        assert_int_equal(co_update_policy_parse(co_update_policy_name(i)), i);
+    }
+    for (int i = 1; i <= 2; i++) {
+        assert_int_equal(co_delete_policy_parse(co_delete_policy_name(i)), i);
+        assert_int_equal(co_missing_namespaces_policy_parse(co_missing_namespaces_policy_name(i)),
+                         i);
+    }
+    for (int i = 1; i < CO_SOURCE_KIND_COUNT; i++) {
+        assert_int_equal(co_source_kind_parse(co_source_kind_name(i)), i);
+    }
+    assert_null(co_update_policy_name(CO_UPDATE_UNSET));
+    assert_null(co_source_kind_name(CO_SOURCE_NONE));
+    assert_int_equal(co_update_policy_parse("ssaOverride"), CO_UPDATE_UNSET);
+    assert_int_equal(co_update_policy_parse(NULL), CO_UPDATE_UNSET);
+    assert_string_equal(co_api_version_string(CO_API_V1BETA1), CO_COMPONENT_V1BETA1);
+    assert_null(co_api_version_string(CO_API_UNKNOWN));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Durations (Go semantics at the CRD pattern's syntax)
+ * ------------------------------------------------------------------------------------------- */
+
+static int64_t duration_of(const char *text)
+{
+    json_object *o = load_json("component/valid/minimal.json");
+    json_object_object_add(member(o, "spec"), "timeout", json_object_new_string(text));
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, o));
+    int64_t ns = c->spec.timeout.ns;
+    co_component_free(c);
+    json_object_put(o);
+    return ns;
+}
+
+static void test_component__durations(void **state)
+{
+    (void)state;
+    assert_int_equal(duration_of("1h30m"), 5400000000000LL);
+    assert_int_equal(duration_of("1.5h"), 5400000000000LL);
+    assert_int_equal(duration_of("2m30.5s"), 150500000000LL);
+    assert_int_equal(duration_of("1h2m3s4ms5\xc2\xb5s6ns"), 3723004005006LL);
+    assert_int_equal(duration_of("250000us"), 250000000LL);
+    assert_int_equal(duration_of("0.000000001s"), 1);
+    assert_int_equal(duration_of("9223372036854775807ns"), 9223372036854775807LL);
+    assert_int_equal(duration_of("2562047h47m16.854775807s"), 9223372036854775807LL);
+    /* overflow parses as unusable (0) and validation reports it */
+    assert_int_equal(duration_of("9223372036854775808ns"), 0);
+    assert_int_equal(duration_of("2562048h"), 0);
+    json_object *o = load_json("component/valid/minimal.json");
+    static const char *const bad[] = {"",    "0",   "1",      ".5s",        "5.s", "1d", "-1s",
+                                      "+1s", "1 s", "1h 30m", "1\xce\xbcs", "1hh", "s"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
+        json_object_object_add(member(o, "spec"), "timeout", json_object_new_string(bad[i]));
+        co_field_errors errs = CO_FIELD_ERRORS_INIT;
+        assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
+        assert_int_equal(errs.len, 1);
+        assert_string_equal(errs.items[0].field, "spec.timeout");
+        co_field_errors_dispose(&errs);
+    }
+    json_object_put(o);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Field errors
+ * ------------------------------------------------------------------------------------------- */
+
+static void test_component__field_error_format(void **state)
+{
+    (void)state;
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    static const char *const sup[] = {"Recreate", "Replace"};
+    co_field_errors_unsupported(&errs, "spec.updatePolicy", "Foo", sup, 2);
+    co_field_errors_add_novalue(&errs, CO_FIELD_REQUIRED, "spec.sourceRef", "exactly one of %s",
+                                "x");
+    co_field_errors_add_str(&errs, CO_FIELD_FORBIDDEN, "spec.x", "hidden", "not allowed");
+    co_field_errors_add_int(&errs, CO_FIELD_TOO_MANY, "spec.y", 7, "must have at most %d items", 3);
+    json_object *v = json_tokener_parse("{\"a\":[1,true,null]}");
+    co_field_errors_add(&errs, CO_FIELD_INVALID, "spec.z", v, NULL);
+    co_field_errors_add(&errs, CO_FIELD_INVALID, "spec.n", NULL, "null");
+    co_field_errors_add_str(&errs, CO_FIELD_DUPLICATE, "spec.d", "q\"u\\o\te\n\x01\xff\xc3\xa9",
+                            NULL);
+    /* a second identical error is recorded once */
+    co_field_errors_add_str(&errs, CO_FIELD_DUPLICATE, "spec.d", "q\"u\\o\te\n\x01\xff\xc3\xa9",
+                            NULL);
+    json_object_put(v);
+    names got = error_strings(&errs, 0);
+    assert_int_equal(got.len, 7);
+    assert_string_equal(got.items[0], "spec.updatePolicy: Unsupported value: \"Foo\": supported "
+                                      "values: \"Recreate\", \"Replace\"");
+    assert_string_equal(got.items[1], "spec.sourceRef: Required value: exactly one of x");
+    assert_string_equal(got.items[2], "spec.x: Forbidden: not allowed");
+    assert_string_equal(got.items[3], "spec.y: Too many: 7: must have at most 3 items");
+    assert_string_equal(got.items[4], "spec.z: Invalid value: {\"a\":[1,true,null]}");
+    assert_string_equal(got.items[5], "spec.n: Invalid value: null: null");
+    assert_string_equal(got.items[6],
+                        "spec.d: Duplicate value: \"q\\\"u\\\\o\\te\\n\\x01\\xff\xc3\xa9\"");
+    names_free(&got);
+
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    co_field_errors one = CO_FIELD_ERRORS_INIT;
+    assert_int_equal(co_field_errors_format(&b, &one), 0);
+    assert_string_equal(co_buf_cstr(&b), "");
+    co_field_errors_add_novalue(&one, CO_FIELD_REQUIRED, "spec", NULL);
+    assert_int_equal(co_field_errors_format(&b, &one), 0);
+    assert_string_equal(co_buf_cstr(&b), "spec: Required value");
+    co_buf_reset(&b);
+    co_field_errors_add_novalue(&one, CO_FIELD_NOT_FOUND, "spec.a", NULL);
+    assert_int_equal(co_field_errors_format(&b, &one), 0);
+    assert_string_equal(co_buf_cstr(&b), "[spec: Required value, spec.a: Not found]");
+    co_buf_dispose(&b);
+
+    /* moving keeps order and dedups */
+    co_field_errors_move(&errs, &one);
+    assert_int_equal(errs.len, 9);
+    assert_true(co_field_errors_empty(&one));
+    co_field_errors_set_field(&errs, 0, "spec.policies.update");
+    assert_string_equal(errs.items[0].field, "spec.policies.update");
+
+    /* long values are cut, never inside a UTF-8 sequence */
+    char longv[600];
+    memset(longv, 'a', sizeof(longv) - 1);
+    longv[sizeof(longv) - 1] = '\0';
+    memcpy(longv + 255, "\xc3\xa9", 2);
+    co_field_errors_add_str(&errs, CO_FIELD_INVALID, "spec.long", longv, NULL);
+    assert_int_equal(strlen(errs.items[9].value), 2 + 255 + 3);
+    co_field_errors_dispose(&errs);
+    co_field_errors_dispose(NULL);
+    assert_string_equal(co_field_error_type_name(CO_FIELD_TOO_LONG), "Too long");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Schema, CRD and model agree
+ * ------------------------------------------------------------------------------------------- */
+
+/* Leaf paths of a JSON document ("spec.sourceRef.git.ref.branch"), arrays as "[]", not
+ * descending into spec.values or metadata. */
+static void json_leaves(names *out, json_object *v, const char *path)
+{
+    if (strcmp(path, "spec.values") == 0 || strcmp(path, "metadata") == 0) {
+        out->items = co_xreallocarray(out->items, out->len + 1, sizeof(char *));
+        out->items[out->len++] = co_xstrdup(path);
+        return;
+    }
+    if (json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0 &&
+        strcmp(path, "spec.postBuild.substitute") != 0) {
+        json_object_object_foreach (v, key, val) {
+            char *p = path[0] ? co_xasprintf("%s.%s", path, key) : co_xstrdup(key);
+            json_leaves(out, val, p);
+            free(p);
+        }
+        return;
+    }
+    if (json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0) {
+        char *p = co_xasprintf("%s[]", path);
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            json_leaves(out, json_object_array_get_idx(v, i), p);
+        }
+        free(p);
+        return;
+    }
+    out->items = co_xreallocarray(out->items, out->len + 1, sizeof(char *));
+    out->items[out->len++] = co_xstrdup(path);
+}
+
+/* Leaf paths of an OpenAPI schema, with the same conventions. */
+static void schema_leaves(names *out, json_object *s, const char *path)
+{
+    json_object *props = member(s, "properties");
+    json_object *items = member(s, "items");
+    if (props && strcmp(path, "metadata") != 0) {
+        json_object_object_foreach (props, key, val) {
+            char *p = path[0] ? co_xasprintf("%s.%s", path, key) : co_xstrdup(key);
+            schema_leaves(out, val, p);
+            free(p);
+        }
+        return;
+    }
+    if (items) {
+        char *p = co_xasprintf("%s[]", path);
+        schema_leaves(out, items, p);
+        free(p);
+        return;
+    }
+    out->items = co_xreallocarray(out->items, out->len + 1, sizeof(char *));
+    out->items[out->len++] = co_xstrdup(path);
+}
+
+/* Sorts and removes duplicates, into a fresh list. */
+static names unique_sorted(const names *n)
+{
+    names u = {co_xcalloc(n->len + 1, sizeof(char *)), 0};
+    char **sorted = co_xcalloc(n->len + 1, sizeof(char *));
+    memcpy(sorted, n->items, n->len * sizeof(char *));
+    if (n->len > 1) {
+        qsort(sorted, n->len, sizeof(char *), cmp_str);
+    }
+    for (size_t i = 0; i < n->len; i++) {
+        if (u.len == 0 || strcmp(u.items[u.len - 1], sorted[i]) != 0) {
+            u.items[u.len++] = co_xstrdup(sorted[i]);
+        }
+    }
+    free(sorted);
+    return u;
+}
+
+static void assert_same_fields(const char *what, const names *all_a, const names *all_b)
+{
+    names ua = unique_sorted(all_a);
+    names ub = unique_sorted(all_b);
+    const names *a = &ua;
+    const names *b = &ub;
+    size_t i = 0;
+    size_t j = 0;
+    while (i < a->len || j < b->len) {
+        int c = i == a->len ? 1 : j == b->len ? -1 : strcmp(a->items[i], b->items[j]);
+        if (c < 0) {
+            fail_msg("%s: field %s is in the CRD schema but not in the model", what, a->items[i]);
+        } else if (c > 0) {
+            fail_msg("%s: field %s is in the model but not in the CRD schema", what, b->items[j]);
+        }
+        i++;
+        j++;
+    }
+    names_free(&ua);
+    names_free(&ub);
+}
+
+/* The model holds one source variant at a time; these give full.json each of them in turn. */
+static const char *const source_variants[] = {
+    "{\"fluxGitRepository\":{\"namespace\":\"n\",\"name\":\"a\"}}",
+    "{\"fluxOciRepository\":{\"namespace\":\"n\",\"name\":\"a\"}}",
+    "{\"fluxBucket\":{\"namespace\":\"n\",\"name\":\"a\"}}",
+    "{\"fluxHelmChart\":{\"namespace\":\"n\",\"name\":\"a\"}}",
+    "{\"httpRepository\":{\"url\":\"https://h/a.tar.gz\",\"digestHeader\":\"ETag\","
+    "\"revisionHeader\":\"X-Rev\"}}",
+    "{\"git\":{\"url\":\"https://h/r.git\",\"ref\":{\"branch\":\"main\",\"tag\":\"v1\","
+    "\"semver\":\"1.x\",\"commit\":\"0123456789abcdef0123456789abcdef01234567\"},"
+    "\"secretRef\":{\"name\":\"s\"},\"interval\":\"1m\"}}",
+};
+
+static void test_component__crd_schema_matches_model(void **state)
+{
+    (void)state;
+    json_object *crd = NULL;
+    assert_co_pass(co_component_crd(&crd));
+    json_object *versions = member(member(crd, "spec"), "versions");
+    assert_int_equal(json_object_array_length(versions), 2);
+    for (size_t v = 0; v < 2; v++) {
+        json_object *ver = json_object_array_get_idx(versions, v);
+        const char *name = json_object_get_string(member(ver, "name"));
+        json_object *schema = member(member(ver, "schema"), "openAPIV3Schema");
+        names from_schema = {NULL, 0};
+        names from_model = {NULL, 0};
+        schema_leaves(&from_schema, schema, "");
+        for (size_t k = 0; k < CO_ARRAY_SIZE(source_variants); k++) {
+            /* the model's view of the fields: what parse + encode keep of the complete
+             * fixture; git's ref fields are exclusive, the model still carries all four */
+            json_object *full = load_json("component/full.json");
+            json_object_object_add(member(full, "spec"), "sourceRef",
+                                   json_tokener_parse(source_variants[k]));
+            co_component *c = NULL;
+            assert_co_pass(co_component_parse(&c, full));
+            json_object *model = NULL;
+            assert_co_pass(co_component_to_json(&model, c));
+            co_component_free(c);
+            json_object *doc =
+                convert(model, v == 0 ? CO_COMPONENT_V1ALPHA1 : CO_COMPONENT_V1BETA1);
+            json_leaves(&from_model, doc, "");
+            json_object_put(doc);
+            json_object_put(model);
+            json_object_put(full);
+        }
+        assert_true(from_schema.len > 80);
+        assert_same_fields(name, &from_schema, &from_model);
+        names_free(&from_schema);
+        names_free(&from_model);
+    }
+    json_object_put(crd);
+}
+
+static void check_committed(const char *file, const char *generated)
+{
+    char *path = co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, file);
+    const char *update = getenv("CO_UPDATE_CRDS"); // NOLINT(concurrency-mt-unsafe): one thread
+    if (update && strcmp(update, "1") == 0) {
+        co_test_write_file(path, generated, strlen(generated));
+    }
+    char *committed = co_test_read_file(path, NULL);
+    if (!committed || strcmp(committed, generated) != 0) {
+        fail_msg("%s differs from the schema in the code; regenerate it with `make crds`", path);
+    }
+    free(committed);
+    free(path);
+}
+
+static void test_component__committed_crd_is_generated(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_component_crd_yaml(&b));
+    assert_contains(co_buf_cstr(&b), "name: components.core.cs.sap.com");
+    check_committed("core.cs.sap.com_components.yaml", co_buf_cstr(&b));
+    co_buf_dispose(&b);
+}
+
+static void test_component__crd_shape(void **state)
+{
+    (void)state;
+    json_object *crd = NULL;
+    assert_co_pass(co_component_crd(&crd));
+    json_object *spec = member(crd, "spec");
+    assert_string_equal(json_object_get_string(member(spec, "scope")), "Namespaced");
+    json_object *names_o = member(spec, "names");
+    assert_string_equal(
+        json_object_get_string(json_object_array_get_idx(member(names_o, "shortNames"), 0)),
+        "comp");
+    assert_null(member(names_o, "categories"));
+    json_object *conv = member(spec, "conversion");
+    assert_string_equal(json_object_get_string(member(conv, "strategy")), "Webhook");
+    assert_string_equal(
+        json_object_get_string(
+            member(member(member(member(conv, "webhook"), "clientConfig"), "service"), "path")),
+        "/convert");
+    json_object *versions = member(spec, "versions");
+    for (size_t v = 0; v < 2; v++) {
+        json_object *ver = json_object_array_get_idx(versions, v);
+        assert_true(json_object_get_boolean(member(ver, "served")));
+        assert_int_equal(json_object_get_boolean(member(ver, "storage")), v == 0);
+        assert_non_null(member(member(ver, "subresources"), "status"));
+        json_object *cols = member(ver, "additionalPrinterColumns");
+        assert_int_equal(json_object_array_length(cols), 3);
+        assert_string_equal(
+            json_object_get_string(member(json_object_array_get_idx(cols, 1), "jsonPath")),
+            ".status.conditions[?(@.type=='Ready')].reason");
+        json_object *root = member(member(ver, "schema"), "openAPIV3Schema");
+        json_object *props = member(root, "properties");
+        json_object *status = member(props, "status");
+        assert_int_equal(
+            json_object_get_int(member(member(status, "default"), "observedGeneration")), -1);
+        /* preserve-unknown-fields only on values */
+        char *text = co_xstrdup(json_object_to_json_string(root));
+        const char *p = strstr(text, "x-kubernetes-preserve-unknown-fields");
+        assert_non_null(p);
+        assert_null(strstr(p + 1, "x-kubernetes-preserve-unknown-fields"));
+        free(text);
+        json_object *spec_props = member(member(props, "spec"), "properties");
+        assert_true(json_object_get_boolean(
+            member(member(spec_props, "values"), "x-kubernetes-preserve-unknown-fields")));
+        json_object *src = member(spec_props, v == 0 ? "sourceRef" : "source");
+        assert_int_equal(json_object_array_length(member(src, "oneOf")), 6);
+    }
+    json_object_put(crd);
+}
+
+/* Every field of the schema carries a description (kubectl explain shows them). */
+static void assert_described(json_object *s, const char *path)
+{
+    if (!member(s, "description")) {
+        fail_msg("%s has no description", path);
+    }
+    json_object *props = member(s, "properties");
+    if (props) {
+        json_object_object_foreach (props, key, val) {
+            char *p = co_xasprintf("%s.%s", path, key);
+            assert_described(val, p);
+            free(p);
+        }
+    }
+    json_object *items = member(s, "items");
+    if (items) {
+        char *p = co_xasprintf("%s[]", path);
+        assert_described(items, p);
+        free(p);
+    }
+}
+
+static void test_component__crd_fields_are_described(void **state)
+{
+    (void)state;
+    json_object *crd = NULL;
+    assert_co_pass(co_component_crd(&crd));
+    json_object *versions = member(member(crd, "spec"), "versions");
+    for (size_t v = 0; v < 2; v++) {
+        json_object *ver = json_object_array_get_idx(versions, v);
+        assert_described(member(member(ver, "schema"), "openAPIV3Schema"), "<root>");
+    }
+    json_object_put(crd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_component__valid_corpus_validates),
+        cmocka_unit_test(test_component__invalid_fixtures),
+        cmocka_unit_test(test_component__invalid_v1beta1_fixtures),
+        cmocka_unit_test(test_component__unknown_fields_can_be_allowed),
+        cmocka_unit_test(test_component__too_many_items),
+        cmocka_unit_test(test_component__error_flood_is_capped),
+        cmocka_unit_test(test_component__validate_rejects_non_objects),
+        cmocka_unit_test(test_component__defaults_fixtures),
+        cmocka_unit_test(test_component__default_rejects_foreign_objects),
+        cmocka_unit_test(test_component__conversion_fixtures),
+        cmocka_unit_test(test_component__round_trips),
+        cmocka_unit_test(test_component__unconvertible_fixtures),
+        cmocka_unit_test(test_component__convert_rejects_unknown_versions),
+        cmocka_unit_test(test_component__path_to_v1beta1),
+        cmocka_unit_test(test_component__parse_encode_round_trip),
+        cmocka_unit_test(test_component__parse_reads_every_field),
+        cmocka_unit_test(test_component__parse_rejects_wrong_types),
+        cmocka_unit_test(test_component__effective_values),
+        cmocka_unit_test(test_component__enum_names),
+        cmocka_unit_test(test_component__durations),
+        cmocka_unit_test(test_component__field_error_format),
+        cmocka_unit_test(test_component__crd_schema_matches_model),
+        cmocka_unit_test(test_component__committed_crd_is_generated),
+        cmocka_unit_test(test_component__crd_shape),
+        cmocka_unit_test(test_component__crd_fields_are_described),
+    };
+    return cmocka_run_group_tests_name("component", tests, NULL, NULL);
+}

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for ComponentPolicy: validation fixtures, evaluation fixtures (selection,
+ * exemptions, every rule, strictest action, built-in cycle and missing-target rules), the
+ * defaults merge, set maintenance, and the generated CRD.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/component.h"
+#include "co/depgraph.h"
+#include "co/policy.h"
+#include "tests/support/test_support.h"
+
+typedef struct names {
+    char **items;
+    size_t len;
+} names;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static names fixture_files(const char *dir)
+{
+    names n = {NULL, 0};
+    char *path = co_test_fixture_path(dir);
+    DIR *d = opendir(path);
+    if (!d) {
+        fail_msg("cannot open fixture directory %s", path);
+        free(path);
+        return n;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one thread
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            n.items = co_xreallocarray(n.items, n.len + 1, sizeof(char *));
+            n.items[n.len++] = co_xasprintf("%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    free(path);
+    if (n.len == 0) {
+        fail_msg("no fixtures in %s", dir);
+        return n;
+    }
+    qsort(n.items, n.len, sizeof(char *), cmp_str);
+    return n;
+}
+
+static void names_free(names *n)
+{
+    for (size_t i = 0; i < n->len; i++) {
+        free(n->items[i]);
+    }
+    free(n->items);
+}
+
+static json_object *load_json(const char *rel)
+{
+    char *text = co_test_fixture(rel, NULL);
+    json_object *o = json_tokener_parse(text);
+    if (!o) {
+        fail_msg("fixture %s is not valid JSON", rel);
+    }
+    free(text);
+    return o;
+}
+
+static json_object *member(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!o || !json_object_object_get_ex(o, key, &v)) {
+        return NULL;
+    }
+    return v;
+}
+
+static const char *str_member(json_object *o, const char *key)
+{
+    json_object *v = member(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* --- validation ------------------------------------------------------------------------------ */
+
+static void test_policy__valid_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("policy/valid");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *o = load_json(files.items[i]);
+        co_field_errors errs = CO_FIELD_ERRORS_INIT;
+        if (co_policy_validate(&errs, o, 0) != 0) {
+            co_buf b = CO_BUF_INIT(SIZE_MAX);
+            assert_int_equal(co_field_errors_format(&b, &errs), 0);
+            fail_msg("%s: %s", files.items[i], co_buf_cstr(&b));
+        }
+        co_policy *p = NULL;
+        assert_co_pass(co_policy_parse(&p, o));
+        assert_string_equal(co_policy_name(p), str_member(member(o, "metadata"), "name"));
+        co_policy_free(p);
+        json_object_put(o);
+    }
+    names_free(&files);
+    co_policy_free(NULL);
+}
+
+static void test_policy__invalid_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("policy/invalid");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        co_field_errors errs = CO_FIELD_ERRORS_INIT;
+        assert_int_equal(co_policy_validate(&errs, member(c, "object"), 0), CO_EINVALID);
+        json_object *want = member(c, "errors");
+        names got = {co_xcalloc(errs.len + 1, sizeof(char *)), errs.len};
+        for (size_t k = 0; k < errs.len; k++) {
+            co_buf b = CO_BUF_INIT(SIZE_MAX);
+            assert_int_equal(co_field_error_format(&b, &errs.items[k]), 0);
+            got.items[k] = co_buf_take(&b, NULL);
+        }
+        size_t nwant = json_object_array_length(want);
+        names w = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
+        for (size_t k = 0; k < nwant; k++) {
+            w.items[k] = co_xstrdup(json_object_get_string(json_object_array_get_idx(want, k)));
+        }
+        qsort(got.items, got.len, sizeof(char *), cmp_str);
+        qsort(w.items, w.len, sizeof(char *), cmp_str);
+        int same = got.len == w.len;
+        for (size_t k = 0; same && k < got.len; k++) {
+            same = strcmp(got.items[k], w.items[k]) == 0;
+        }
+        if (!same) {
+            co_buf m = CO_BUF_INIT(SIZE_MAX);
+            for (size_t k = 0; k < got.len; k++) {
+                assert_int_equal(co_buf_printf(&m, "\n got: %s", got.items[k]), 0);
+            }
+            for (size_t k = 0; k < w.len; k++) {
+                assert_int_equal(co_buf_printf(&m, "\nwant: %s", w.items[k]), 0);
+            }
+            fail_msg("%s:%s", files.items[i], co_buf_cstr(&m));
+        }
+        /* an invalid policy never enters a set */
+        co_policy_set *set = NULL;
+        assert_co_pass(co_policy_set_new(&set));
+        assert_co_fail_with(CO_EINVALID, co_policy_set_put(set, member(c, "object")));
+        assert_contains(co_error_last(), "invalid ComponentPolicy");
+        assert_int_equal(co_policy_set_size(set), 0);
+        co_policy_set_free(set);
+        names_free(&got);
+        names_free(&w);
+        co_field_errors_dispose(&errs);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+/* --- evaluation ------------------------------------------------------------------------------ */
+
+typedef struct request_holder {
+    co_policy_request req;
+    const char *groups[8];
+    co_depgraph *graph;
+} request_holder;
+
+static void build_request(request_holder *h, json_object *c)
+{
+    json_object *r = member(c, "request");
+    memset(h, 0, sizeof(*h));
+    h->req.ns = str_member(r, "namespace");
+    h->req.namespace_labels = member(r, "namespaceLabels");
+    h->req.username = str_member(r, "username");
+    json_object *unknown = member(r, "unknownUser");
+    if (!h->req.username && !(unknown && json_object_get_boolean(unknown))) {
+        h->req.username = "tester";
+    }
+    json_object *groups = member(r, "groups");
+    for (size_t i = 0; groups && i < json_object_array_length(groups) && i < 8; i++) {
+        h->groups[h->req.ngroups++] = json_object_get_string(json_object_array_get_idx(groups, i));
+    }
+    h->req.groups = h->groups;
+    json_object *graph = member(c, "graph");
+    if (graph) {
+        assert_co_pass(co_depgraph_new(&h->graph));
+        for (size_t i = 0; i < json_object_array_length(graph); i++) {
+            json_object *n = json_object_array_get_idx(graph, i);
+            json_object *deps = member(n, "deps");
+            const char *d[16];
+            size_t nd = 0;
+            for (size_t k = 0; k < json_object_array_length(deps) && k < 16; k++) {
+                d[nd++] = json_object_get_string(json_object_array_get_idx(deps, k));
+            }
+            assert_co_pass(co_depgraph_set(h->graph, str_member(n, "key"), d, nd));
+        }
+        h->req.graph = h->graph;
+    }
+}
+
+static co_policy_set *build_set(json_object *policies)
+{
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    for (size_t i = 0; policies && i < json_object_array_length(policies); i++) {
+        assert_co_pass(co_policy_set_put(set, json_object_array_get_idx(policies, i)));
+    }
+    return set;
+}
+
+static void test_policy__evaluate_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("policy/evaluate");
+    assert_true(files.len >= 20);
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        co_policy_set *set = build_set(member(c, "policies"));
+        request_holder h;
+        build_request(&h, c);
+        co_component *comp = NULL;
+        assert_co_pass(co_component_parse(&comp, member(c, "component")));
+        co_policy_result res;
+        assert_co_pass(co_policy_evaluate(&res, set, comp, &h.req));
+
+        json_object *expect = member(c, "expect");
+        json_object *want = member(expect, "violations");
+        const char *verdict = str_member(expect, "verdict");
+        const char *got_verdict = co_policy_action_name(res.verdict);
+        if (strcmp(verdict, got_verdict ? got_verdict : "None") != 0 ||
+            res.len != json_object_array_length(want)) {
+            co_buf m = CO_BUF_INIT(SIZE_MAX);
+            for (size_t k = 0; k < res.len; k++) {
+                assert_int_equal(co_policy_violation_format(&m, &res.items[k]), 0);
+                assert_int_equal(
+                    co_buf_printf(&m, " [%s]\n", co_policy_action_name(res.items[k].action)), 0);
+            }
+            fail_msg("%s: verdict %s, %zu violations:\n%s", files.items[i],
+                     got_verdict ? got_verdict : "None", res.len, co_buf_cstr(&m));
+        }
+        for (size_t k = 0; k < res.len; k++) {
+            json_object *w = json_object_array_get_idx(want, k);
+            const co_policy_violation *v = &res.items[k];
+            assert_string_equal(co_policy_rule_name(v->rule), str_member(w, "rule"));
+            assert_string_equal(co_policy_action_name(v->action), str_member(w, "action"));
+            const char *wp = str_member(w, "policy");
+            if (wp) {
+                assert_non_null(v->policy);
+                assert_string_equal(v->policy, wp);
+            } else {
+                assert_null(v->policy);
+            }
+            assert_string_equal(v->message, str_member(w, "message"));
+        }
+        co_policy_result_dispose(&res);
+        co_component_free(comp);
+        co_depgraph_free(h.graph);
+        co_policy_set_free(set);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+static void test_policy__violation_format(void **state)
+{
+    (void)state;
+    char policy[] = "restrict";
+    char message[] = "no";
+    co_policy_violation v = {CO_RULE_SOURCE_KINDS, CO_POLICY_DENY, policy, message};
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_policy_violation_format(&b, &v));
+    assert_string_equal(co_buf_cstr(&b), "ComponentPolicy \"restrict\": sourceKinds: no");
+    co_buf_reset(&b);
+    v.policy = NULL;
+    v.rule = CO_RULE_DEPENDENCY_CYCLES;
+    assert_co_pass(co_policy_violation_format(&b, &v));
+    assert_string_equal(co_buf_cstr(&b), "dependencies.cycles: no");
+    co_buf_dispose(&b);
+    assert_null(co_policy_action_name(CO_POLICY_NONE));
+    assert_string_equal(co_policy_action_name(CO_POLICY_AUDIT), "Audit");
+}
+
+/* --- defaults -------------------------------------------------------------------------------- */
+
+static void expect_default(json_object *want, const char *key, const char *got)
+{
+    const char *w = str_member(want, key);
+    if (!w) {
+        if (got) {
+            fail_msg("unexpected default %s = %s", key, got);
+        }
+        return;
+    }
+    assert_non_null(got);
+    assert_string_equal(got, w);
+}
+
+static void test_policy__defaults_fixtures(void **state)
+{
+    (void)state;
+    names files = fixture_files("policy/defaults");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *c = load_json(files.items[i]);
+        co_policy_set *set = build_set(member(c, "policies"));
+        request_holder h;
+        build_request(&h, c);
+        co_policy_defaults d;
+        assert_co_pass(co_policy_defaults_merge(&d, set, &h.req));
+        json_object *want = member(member(c, "expect"), "defaults");
+        expect_default(want, "requeueInterval", d.defaults.requeue_interval);
+        expect_default(want, "retryInterval", d.defaults.retry_interval);
+        expect_default(want, "timeout", d.defaults.timeout);
+        expect_default(want, "reapplyInterval", d.defaults.reapply_interval);
+        expect_default(want, "serviceAccountName", d.defaults.service_account_name);
+        expect_default(want, "adoptionPolicy", co_adoption_policy_name(d.defaults.adoption_policy));
+        expect_default(want, "updatePolicy", co_update_policy_name(d.defaults.update_policy));
+        expect_default(want, "deletePolicy", co_delete_policy_name(d.defaults.delete_policy));
+        expect_default(want, "missingNamespacesPolicy",
+                       co_missing_namespaces_policy_name(d.defaults.missing_namespaces_policy));
+        json_object *warnings = member(member(c, "expect"), "warnings");
+        assert_int_equal(d.nwarnings, json_object_array_length(warnings));
+        for (size_t k = 0; k < d.nwarnings; k++) {
+            assert_string_equal(d.warnings[k],
+                                json_object_get_string(json_object_array_get_idx(warnings, k)));
+        }
+        co_policy_defaults_dispose(&d);
+        co_depgraph_free(h.graph);
+        co_policy_set_free(set);
+        json_object_put(c);
+    }
+    names_free(&files);
+}
+
+/* Policy defaults flow through co_component_default(). */
+static void test_policy__defaults_reach_the_component(void **state)
+{
+    (void)state;
+    json_object *c = load_json("policy/defaults/merge.json");
+    co_policy_set *set = build_set(member(c, "policies"));
+    co_policy_request req = {.ns = "apps", .username = "u"};
+    co_policy_defaults d;
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    json_object *comp = json_tokener_parse(
+        "{\"apiVersion\":\"core.cs.sap.com/v1beta1\",\"kind\":\"Component\",\"metadata\":"
+        "{\"namespace\":\"apps\",\"name\":\"x\"},\"spec\":{\"source\":{\"git\":{\"url\":"
+        "\"https://h/r.git\",\"ref\":{\"tag\":\"v1\"}}}}}");
+    json_object *out = NULL;
+    assert_co_pass(co_component_default(&out, comp, NULL, &d.defaults));
+    json_object *spec = member(out, "spec");
+    assert_string_equal(str_member(member(spec, "intervals"), "requeue"), "30m");
+    assert_string_equal(str_member(member(spec, "intervals"), "retry"), "30m");
+    assert_string_equal(str_member(member(spec, "intervals"), "timeout"), "1h");
+    assert_string_equal(str_member(member(spec, "policies"), "delete"), "Orphan");
+    assert_string_equal(str_member(member(spec, "target"), "serviceAccountName"), "team");
+    json_object_put(out);
+    json_object_put(comp);
+    co_policy_defaults_dispose(&d);
+    co_policy_set_free(set);
+    json_object_put(c);
+}
+
+/* --- sets ------------------------------------------------------------------------------------ */
+
+static void test_policy__set_keeps_name_order_and_replaces(void **state)
+{
+    (void)state;
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    static const char *const order[] = {"m", "b", "z", "a"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(order); i++) {
+        char *text = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                                  "\"ComponentPolicy\",\"metadata\":{\"name\":\"%s\"},"
+                                  "\"spec\":{\"defaults\":{\"timeout\":\"%zum\"}}}",
+                                  order[i], i + 1);
+        json_object *o = json_tokener_parse(text);
+        assert_co_pass(co_policy_set_put(set, o));
+        json_object_put(o);
+        free(text);
+    }
+    assert_int_equal(co_policy_set_size(set), 4);
+    co_policy_request req = {.ns = "x", .username = "u"};
+    co_policy_defaults d;
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    /* "a" sorts first and was added with 4m */
+    assert_string_equal(d.defaults.timeout, "4m");
+    assert_int_equal(d.nwarnings, 3);
+    co_policy_defaults_dispose(&d);
+    /* replacing "a" keeps one entry; removing it hands the default to "b" */
+    json_object *o = json_tokener_parse("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                                        "\"ComponentPolicy\",\"metadata\":{\"name\":\"a\"},"
+                                        "\"spec\":{}}");
+    assert_co_pass(co_policy_set_put(set, o));
+    json_object_put(o);
+    assert_int_equal(co_policy_set_size(set), 4);
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    assert_string_equal(d.defaults.timeout, "2m");
+    co_policy_defaults_dispose(&d);
+    co_policy_set_remove(set, "b");
+    co_policy_set_remove(set, "nope");
+    assert_int_equal(co_policy_set_size(set), 3);
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    assert_string_equal(d.defaults.timeout, "1m");
+    co_policy_defaults_dispose(&d);
+    co_policy_set_free(set);
+    co_policy_set_free(NULL);
+    co_policy_defaults_dispose(NULL);
+    co_policy_result_dispose(NULL);
+}
+
+static void test_policy__applies(void **state)
+{
+    (void)state;
+    json_object *o = load_json("policy/valid/everything.json");
+    co_policy *p = NULL;
+    assert_co_pass(co_policy_parse(&p, o));
+    json_object *labels = json_tokener_parse("{\"tenant\":\"true\",\"env\":\"prod\"}");
+    co_policy_request req = {.ns = "apps", .namespace_labels = labels, .username = "alice"};
+    assert_true(co_policy_applies(p, &req));
+    req.ns = "kube-system";
+    assert_false(co_policy_applies(p, &req));
+    req.ns = "apps";
+    req.username = "system:serviceaccount:ops:robot";
+    assert_false(co_policy_applies(p, &req));
+    req.username = NULL;
+    assert_false(co_policy_applies(p, &req));
+    json_object_object_add(labels, "example.com/legacy", json_object_new_string("x"));
+    req.username = "alice";
+    assert_false(co_policy_applies(p, &req));
+    json_object_put(labels);
+    co_policy_free(p);
+    json_object_put(o);
+}
+
+/* --- the CRD --------------------------------------------------------------------------------- */
+
+static void test_policy__committed_crd_is_generated(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_policy_crd_yaml(&b));
+    char *path = co_xasprintf("%s/crds/core.cs.sap.com_componentpolicies.yaml", CO_SOURCE_ROOT);
+    const char *update = getenv("CO_UPDATE_CRDS"); // NOLINT(concurrency-mt-unsafe): one thread
+    if (update && strcmp(update, "1") == 0) {
+        co_test_write_file(path, co_buf_cstr(&b), b.len);
+    }
+    char *committed = co_test_read_file(path, NULL);
+    if (!committed || strcmp(committed, co_buf_cstr(&b)) != 0) {
+        fail_msg("%s differs from the schema in the code; regenerate it with `make crds`", path);
+    }
+    free(committed);
+    free(path);
+    co_buf_dispose(&b);
+
+    json_object *crd = NULL;
+    assert_co_pass(co_policy_crd(&crd));
+    json_object *spec = member(crd, "spec");
+    assert_string_equal(str_member(spec, "scope"), "Cluster");
+    json_object *v = json_object_array_get_idx(member(spec, "versions"), 0);
+    json_object *props = member(member(member(v, "schema"), "openAPIV3Schema"), "properties");
+    json_object *action =
+        member(member(member(member(member(member(member(props, "spec"), "properties"), "rules"),
+                                    "properties"),
+                             "sourceKinds"),
+                      "properties"),
+               "action");
+    assert_string_equal(str_member(action, "default"), "Deny");
+    json_object_put(crd);
+}
+
+/* Every field the policy schema has is used by the valid "everything" fixture (so nothing in
+ * the CRD is left without parsing code exercising it). */
+static void leaves(names *out, json_object *v, const char *path, int schema)
+{
+    json_object *next = schema ? member(v, "properties") : v;
+    if (schema && !next && member(v, "items")) {
+        char *p = co_xasprintf("%s[]", path);
+        leaves(out, member(v, "items"), p, schema);
+        free(p);
+        return;
+    }
+    if (!schema && json_object_is_type(v, json_type_array)) {
+        char *p = co_xasprintf("%s[]", path);
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            leaves(out, json_object_array_get_idx(v, i), p, schema);
+        }
+        free(p);
+        return;
+    }
+    if (next && json_object_is_type(next, json_type_object) &&
+        strcmp(path, "spec.namespaceSelector.matchLabels") != 0 && strcmp(path, "metadata") != 0) {
+        json_object_object_foreach (next, key, val) {
+            char *p = path[0] ? co_xasprintf("%s.%s", path, key) : co_xstrdup(key);
+            leaves(out, val, p, schema);
+            free(p);
+        }
+        return;
+    }
+    out->items = co_xreallocarray(out->items, out->len + 1, sizeof(char *));
+    out->items[out->len++] = co_xstrdup(path);
+}
+
+static void test_policy__fixture_covers_schema(void **state)
+{
+    (void)state;
+    json_object *crd = NULL;
+    assert_co_pass(co_policy_crd(&crd));
+    json_object *v = json_object_array_get_idx(member(member(crd, "spec"), "versions"), 0);
+    names a = {NULL, 0};
+    names b = {NULL, 0};
+    leaves(&a, member(member(v, "schema"), "openAPIV3Schema"), "", 1);
+    json_object *o = load_json("policy/valid/everything.json");
+    leaves(&b, o, "", 0);
+    for (size_t i = 0; i < a.len; i++) {
+        int found = 0;
+        for (size_t k = 0; k < b.len && !found; k++) {
+            found = strcmp(a.items[i], b.items[k]) == 0;
+        }
+        if (!found) {
+            fail_msg("schema field %s is not covered by policy/valid/everything.json", a.items[i]);
+        }
+    }
+    assert_true(a.len > 30);
+    names_free(&a);
+    names_free(&b);
+    json_object_put(o);
+    json_object_put(crd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_policy__valid_fixtures),
+        cmocka_unit_test(test_policy__invalid_fixtures),
+        cmocka_unit_test(test_policy__evaluate_fixtures),
+        cmocka_unit_test(test_policy__violation_format),
+        cmocka_unit_test(test_policy__defaults_fixtures),
+        cmocka_unit_test(test_policy__defaults_reach_the_component),
+        cmocka_unit_test(test_policy__set_keeps_name_order_and_replaces),
+        cmocka_unit_test(test_policy__applies),
+        cmocka_unit_test(test_policy__committed_crd_is_generated),
+        cmocka_unit_test(test_policy__fixture_covers_schema),
+    };
+    return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
