@@ -467,9 +467,7 @@ static const co_schema status_fields[] = {
 static const co_schema root_fields_v1alpha1[] = {
     STR("apiVersion", "Version of the schema the object is written in."),
     STR("kind", "Kind of the object: Component."),
-    {.name = "metadata",
-     .type = CO_SCHEMA_METADATA,
-     .description = "Standard object metadata: name, namespace, labels, annotations and so on."},
+    {.name = "metadata", .type = CO_SCHEMA_METADATA},
     {.name = "spec",
      .type = CO_SCHEMA_OBJECT,
      .flags = CO_SCHEMA_REQUIRED,

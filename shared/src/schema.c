@@ -509,7 +509,9 @@ struct json_object *co_schema__openapi(const co_schema *s)
         CO_ASSERT(d != NULL);
         json_object_object_add(o, "default", d);
     }
-    if (s->description) {
+    /* The API server refuses anything but a type for metadata (it supplies ObjectMeta's own
+     * schema and descriptions), so a description there would make the CRD invalid. */
+    if (s->description && s->type != CO_SCHEMA_METADATA) {
         json_object_object_add(o, "description", json_object_new_string(s->description));
     }
     if (s->enums) {

@@ -1118,9 +1118,15 @@ static void test_component__crd_shape(void **state)
     json_object_put(crd);
 }
 
-/* Every field of the schema carries a description (kubectl explain shows them). */
+/* Every field of the schema carries a description (kubectl explain shows them), except
+ * metadata: the API server accepts nothing but `type: object` there. */
 static void assert_described(json_object *s, const char *path)
 {
+    if (strcmp(path, "<root>.metadata") == 0) {
+        assert_string_equal(json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN),
+                            "{\"type\":\"object\"}");
+        return;
+    }
     if (!member(s, "description")) {
         fail_msg("%s has no description", path);
     }

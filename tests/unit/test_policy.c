@@ -514,6 +514,13 @@ static void test_policy__fixture_covers_schema(void **state)
     names a = {NULL, 0};
     names b = {NULL, 0};
     leaves(&a, member(member(v, "schema"), "openAPIV3Schema"), "", 1);
+    /* the API server accepts nothing but a type for metadata */
+    assert_string_equal(
+        json_object_to_json_string_ext(
+            member(member(member(member(v, "schema"), "openAPIV3Schema"), "properties"),
+                   "metadata"),
+            JSON_C_TO_STRING_PLAIN),
+        "{\"type\":\"object\"}");
     json_object *o = load_json("policy/valid/everything.json");
     leaves(&b, o, "", 0);
     for (size_t i = 0; i < a.len; i++) {
