@@ -86,5 +86,17 @@
 /** Items of one list in a Component or ComponentPolicy spec (dependencies, valuesFrom, ...);
  * also the CRD's maxItems, so the API server enforces it too. */
 #define CO_MAX_SPEC_LIST_ITEMS 1000
+/** One template source (a chart template, a templatized kustomization file). */
+#define CO_MAX_TEMPLATE_SOURCE (16 * CO_MIB)
+/** The output of one template execution. */
+#define CO_MAX_TEMPLATE_OUTPUT (64 * CO_MIB)
+/** Memory one template render session may allocate (values built by templates). */
+#define CO_MAX_TEMPLATE_MEMORY (512 * CO_MIB)
+/** Nesting of parenthesised pipelines and control structures in one template. */
+#define CO_MAX_TEMPLATE_NESTING 1000
+/** Nesting of template/include/tpl calls during execution. */
+#define CO_MAX_TEMPLATE_CALL_DEPTH 1000
+/** Execution steps (nodes evaluated, loop iterations) of one render session. */
+#define CO_MAX_TEMPLATE_STEPS 100000000ULL
 
 #endif
