@@ -586,11 +586,21 @@ static void run_file(const char *file)
     }
 
 CASE_FILE(test_template_oracle__language, "language.txt")
+CASE_FILE(test_template_oracle__sprig_strings, "sprig_strings.txt")
+CASE_FILE(test_template_oracle__sprig_lists, "sprig_lists.txt")
+CASE_FILE(test_template_oracle__sprig_math, "sprig_math.txt")
+CASE_FILE(test_template_oracle__sprig_misc, "sprig_misc.txt")
+CASE_FILE(test_template_oracle__runtime, "runtime.txt")
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_template_oracle__language),
+        cmocka_unit_test(test_template_oracle__sprig_strings),
+        cmocka_unit_test(test_template_oracle__sprig_lists),
+        cmocka_unit_test(test_template_oracle__sprig_math),
+        cmocka_unit_test(test_template_oracle__sprig_misc),
+        cmocka_unit_test(test_template_oracle__runtime),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

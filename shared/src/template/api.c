@@ -10,6 +10,7 @@
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/template.h"
+#include "sprig.h"
 #include "tpl.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -85,6 +86,15 @@ void co_template_funcs_new(co_template_funcs **out, unsigned groups)
     co_template_funcs *f = co_xcalloc(1, sizeof(*f));
     f->flags = groups;
     tpl_register_builtins(f);
+    if (groups & CO_TEMPLATE_FUNCS_SPRIG) {
+        tpl_register_sprig_strings(f);
+        tpl_register_sprig_lists(f);
+        tpl_register_sprig_math(f);
+        tpl_register_sprig_misc(f);
+    }
+    if (groups & CO_TEMPLATE_FUNCS_RUNTIME) {
+        tpl_register_runtime(f);
+    }
     *out = f;
 }
 

@@ -922,11 +922,18 @@ int tpl_call(tpl_x *x, const tpl_func *f, tv *ret, tv *args, size_t n)
 {
     co_buf_reset(x->err);
     const tpl_func *saved = x->cur;
+    int saved_code = x->code;
     x->cur = f;
+    x->code = 0;
     int rc = f->fn(x, ret, args, n);
     x->cur = saved;
+    if (rc >= 0) {
+        x->code = saved_code;
+    }
     if (rc < 0) {
-        if (x->err->len == 0) {
+        /* an empty message is legitimate (fail "", required "" ...) when it was set */
+        if (x->err->len == 0 && x->code == 0) {
+            x->code = CO_EINVALID;
             tpl_ignore(co_buf_puts(x->err, "unknown error"));
         }
         return -1;
