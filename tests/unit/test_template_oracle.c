@@ -591,6 +591,7 @@ CASE_FILE(test_template_oracle__sprig_lists, "sprig_lists.txt")
 CASE_FILE(test_template_oracle__sprig_math, "sprig_math.txt")
 CASE_FILE(test_template_oracle__sprig_misc, "sprig_misc.txt")
 CASE_FILE(test_template_oracle__runtime, "runtime.txt")
+CASE_FILE(test_template_oracle__chart, "chart.txt")
 
 int main(void)
 {
@@ -601,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__sprig_math),
         cmocka_unit_test(test_template_oracle__sprig_misc),
         cmocka_unit_test(test_template_oracle__runtime),
+        cmocka_unit_test(test_template_oracle__chart),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

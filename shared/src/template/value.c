@@ -119,7 +119,9 @@ const tv_type T_MAP_STRING = {.kind = TK_MAP, .name = "map[string]string", .elem
 /* Constructors                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-const tv_str tv_empty_str = {0};
+/* the empty string: its text is a NUL byte like every other string (a GNU C initialiser of
+ * the flexible array, which gcc and clang both accept) */
+const tv_str tv_empty_str = {0, {0}};
 
 tv tv_invalid(void)
 {

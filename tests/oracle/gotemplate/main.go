@@ -6,6 +6,9 @@
 // own rendering byte for byte.
 //
 // Usage: gotemplate CASEFILE...   (case file format: see tests/oracle/gotemplate/README.md)
+//
+//	gotemplate -bench N CASEFILE...   parses each case once, renders it N times and prints
+//	                                  "BENCH name wall-ns-per-render cpu-ns-per-render bytes"
 package main
 
 import (
@@ -18,7 +21,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/template"
+	"time"
 
 	"github.com/Masterminds/sprig"
 	"github.com/spf13/cast"
@@ -26,12 +31,12 @@ import (
 )
 
 type tcase struct {
-	name     string
-	tmpl     string
-	data     string
-	options  map[string]string
-	defines  []string
-	hasData  bool
+	name    string
+	tmpl    string
+	data    string
+	options map[string]string
+	defines []string
+	hasData bool
 }
 
 // parseCases reads the case file format shared with the C runner.
@@ -355,7 +360,68 @@ func render(c tcase) (string, error) {
 	return out, err
 }
 
+// cpuTime is the CPU time of the process (all threads, user and system) in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// benchmark renders every case of the files n times after one parse (the data decoded once).
+func benchmark(n int, files []string) error {
+	for _, path := range files {
+		cases, err := parseCases(path)
+		if err != nil {
+			return err
+		}
+		for _, c := range cases {
+			var t *template.Template
+			root := template.New(c.name).Funcs(sprig.TxtFuncMap())
+			root.Funcs(runtimeFuncs(&t))
+			t = root
+			for i, d := range c.defines {
+				if _, err := t.New(fmt.Sprintf("define%d", i+1)).Parse(d); err != nil {
+					return err
+				}
+			}
+			if _, err := t.Parse(c.tmpl); err != nil {
+				return err
+			}
+			data, err := decodeData(c)
+			if err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			cpu0 := cpuTime()
+			start := time.Now()
+			for i := 0; i < n; i++ {
+				buf.Reset()
+				if err := t.Execute(&buf, data); err != nil {
+					return err
+				}
+			}
+			elapsed := time.Since(start)
+			cpu := cpuTime() - cpu0
+			fmt.Printf("BENCH %s %d %d %d\n", c.name, elapsed.Nanoseconds()/int64(n), cpu/int64(n), buf.Len())
+		}
+	}
+	return nil
+}
+
 func main() {
+	if len(os.Args) > 3 && os.Args[1] == "-bench" {
+		n, err := strconv.Atoi(os.Args[2])
+		if err == nil {
+			err = benchmark(n, os.Args[3:])
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
+	}
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	for _, path := range os.Args[1:] {
