@@ -58,7 +58,11 @@ enum {
     /** sprig v3's TxtFuncMap. */
     CO_TEMPLATE_FUNCS_SPRIG = 1u << 0,
     /** The runtime's overrides and additions: toYaml/fromYaml/toJson/... with errors,
-     * required, include, tpl, bitwise and IPv4 helpers, toToml. */
+     * required, include, tpl, bitwise and IPv4 helpers. The functions that need the cluster
+     * or the source tree (lookup, localLookup, lookupList, listFiles, existsFile, readFile,
+     * component, namespace, name, kubernetesVersion, apiResources) are not part of the group:
+     * the caller registers them with co_template_funcs_add() and reaches its own state through
+     * co_template_env.ctx. */
     CO_TEMPLATE_FUNCS_RUNTIME = 1u << 1,
     /** `env` and `expandenv` read the process environment. Without it they behave as if every
      * variable were unset: templates must not read the operator's environment (credentials,
