@@ -739,12 +739,13 @@ static void test_component__effective_values(void **state)
 
     o = load_json("component/valid/readme-sample.json");
     assert_co_pass(co_component_parse(&c, o));
-    assert_string_equal(co_component_target_namespace(c), "shop");
-    assert_string_equal(co_component_target_name(c), "frontend");
-    assert_int_equal(co_component_retry_ns(c), 120000000000LL);
-    assert_int_equal(co_component_timeout_ns(c), 420000000000LL);
-    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[1]), "shop");
-    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[0]), "shop-db");
+    assert_string_equal(co_component_target_namespace(c), "target-ns");
+    assert_string_equal(co_component_target_name(c), "target-name");
+    assert_int_equal(co_component_requeue_ns(c), 600000000000LL);
+    assert_int_equal(co_component_retry_ns(c), 180000000000LL);
+    assert_int_equal(co_component_timeout_ns(c), 300000000000LL);
+    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[1]), "comp-ns");
+    assert_string_equal(co_component_ref_namespace(c, &c->spec.dependencies[0]), "other-namespace");
     co_component_free(c);
     json_object_put(o);
 
