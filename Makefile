@@ -302,9 +302,12 @@ deps:
 # crds/*.yaml are generated from the API schema in shared/src/component_schema.c and
 # policy_schema.c; the unit tests fail when the committed files differ.
 .PHONY: crds
+# CRDS_OUT=DIR writes them elsewhere (tests/unit/test_crds_generated.sh compares the two).
+CRDS_OUT ?= crds
 crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
-	$(Q)CO_UPDATE_CRDS=1 build/test/tests/unit/test_component >/dev/null
-	$(Q)CO_UPDATE_CRDS=1 build/test/tests/unit/test_policy >/dev/null
+	$(Q)mkdir -p $(CRDS_OUT)
+	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_component >/dev/null
+	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_policy >/dev/null
 
 run: $(call DAEMONS,release)
 	$(Q)tests/env/run-local.sh

@@ -439,12 +439,23 @@ static void test_policy__applies(void **state)
 
 /* --- the CRD --------------------------------------------------------------------------------- */
 
+/* Where the CRD files are: $CO_CRDS_DIR when set (`make crds CRDS_OUT=DIR` sets it), else the
+ * repository's crds/. */
+static char *crd_file(const char *file)
+{
+    const char *dir = getenv("CO_CRDS_DIR"); // NOLINT(concurrency-mt-unsafe): one thread
+    if (dir && dir[0]) {
+        return co_xasprintf("%s/%s", dir, file);
+    }
+    return co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, file);
+}
+
 static void test_policy__committed_crd_is_generated(void **state)
 {
     (void)state;
     co_buf b = CO_BUF_INIT(SIZE_MAX);
     assert_co_pass(co_policy_crd_yaml(&b));
-    char *path = co_xasprintf("%s/crds/core.cs.sap.com_componentpolicies.yaml", CO_SOURCE_ROOT);
+    char *path = crd_file("core.cs.sap.com_componentpolicies.yaml");
     const char *update = getenv("CO_UPDATE_CRDS"); // NOLINT(concurrency-mt-unsafe): one thread
     if (update && strcmp(update, "1") == 0) {
         co_test_write_file(path, co_buf_cstr(&b), b.len);
