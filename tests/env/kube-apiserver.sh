@@ -19,7 +19,7 @@ set -euo pipefail
 
 KUBE_VERSION=1.20.2
 # Bumped whenever the build recipe changes, so that machines rebuild the cached binary.
-BUILD_REVISION=co1
+BUILD_REVISION=co3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
 BIN="$CACHE/bin"
@@ -28,6 +28,12 @@ CACHED="$BIN/kube-apiserver-$KUBE_VERSION-$BUILD_REVISION"
 # and newer: decoding any JSON request body with a map (metadata.labels...) panics in the
 # apiserver. Debian's golang-github-modern-go-reflect2-dev (1.0.2, API-compatible) replaces it.
 REFLECT2_SRC=/usr/share/gocode/src/github.com/modern-go/reflect2
+# The custom-resource validator vendored from k8s.io/kube-openapi takes a value for JSON null
+# when its reflect.Value equals that of the type's zero value; under Go 1.19 the empty string
+# compares equal, so every "" in a custom resource was refused with `must be of type string:
+# "null"`. Only nil is null (the check later versions of the validator make).
+OPENAPI_TYPE_GO=vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go
+OPENAPI_NULL_CHECK='data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))'
 
 log() { printf '[kube-apiserver] %s\n' "$*" >&2; }
 die() {
@@ -80,6 +86,13 @@ build_apiserver() {
     log "replacing the vendored reflect2 v1.0.1 with $REFLECT2_SRC"
     rsync -a --delete --exclude go.mod --exclude '*_test.go' "$REFLECT2_SRC/" \
         "$tree/vendor/github.com/modern-go/reflect2/"
+    grep -qF "if $OPENAPI_NULL_CHECK {" "$tree/$OPENAPI_TYPE_GO" ||
+        die "$OPENAPI_TYPE_GO does not have the expected null check"
+    log "treating only nil as null in $OPENAPI_TYPE_GO"
+    sed -i "s/if data == nil || reflect\.DeepEqual(reflect\.Zero(reflect\.TypeOf(data)), reflect\.ValueOf(data)) {/if data == nil {/" \
+        "$tree/$OPENAPI_TYPE_GO"
+    ! grep -qF "$OPENAPI_NULL_CHECK" "$tree/$OPENAPI_TYPE_GO" ||
+        die "could not patch $OPENAPI_TYPE_GO"
     log "building kube-apiserver in $tree (this takes several minutes)"
     # The Debian tree has no .git; the build scripts then take the version from these.
     (cd "$tree" &&
