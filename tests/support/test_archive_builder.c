@@ -129,15 +129,67 @@ void *tab_build(int format, const tab_entry *entries, size_t n, size_t *len_out)
     return finish(a, &s, len_out);
 }
 
+/* One ustar header block for an empty regular file @p name (shorter than 100 bytes). */
+static void ustar_empty_file(unsigned char block[512], const char *name)
+{
+    memset(block, 0, 512);
+    snprintf((char *)block, 100, "%s", name);
+    memcpy(block + 100, "0000644", 8);
+    memcpy(block + 108, "0000000", 8);
+    memcpy(block + 116, "0000000", 8);
+    memcpy(block + 124, "00000000000", 12);
+    memcpy(block + 136, "00000000000", 12);
+    memset(block + 148, ' ', 8);
+    block[156] = '0';
+    memcpy(block + 257, "ustar", 6);
+    memcpy(block + 263, "00", 2);
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; i++) {
+        sum += block[i];
+    }
+    snprintf((char *)block + 148, 8, "%06o", sum);
+}
+
+/*
+ * The tar stream is written by hand (a header block per file) and only compressed by libarchive
+ * (its "raw" format with the gzip filter at level 1): a million entries take a few seconds
+ * this way instead of minutes through the per-entry writer.
+ */
 void *tab_build_many(size_t count, size_t *len_out)
 {
     sink s = {0};
-    struct archive *a = writer(TAB_TAR_GZ, &s);
-    char name[64];
-    for (size_t i = 0; i < count; i++) {
-        snprintf(name, sizeof(name), "f/%zu", i);
-        tab_entry t = {TAB_FILE, 0, name, NULL, 0};
-        add(a, &t);
+    struct archive *a = archive_write_new();
+    archive_write_add_filter_gzip(a);
+    archive_write_set_filter_option(a, "gzip", "compression-level", "1");
+    archive_write_set_format_raw(a);
+    if (archive_write_open2(a, &s, NULL, sink_write, NULL, NULL) != ARCHIVE_OK) {
+        fail_msg("archive_write_open: %s", archive_error_string(a));
     }
+    struct archive_entry *e = archive_entry_new();
+    archive_entry_set_pathname(e, "stream.tar");
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    if (archive_write_header(a, e) < ARCHIVE_WARN) {
+        fail_msg("archive_write_header: %s", archive_error_string(a));
+    }
+    archive_entry_free(e);
+    enum { PER_CHUNK = 256 };
+    unsigned char *chunk = co_xmalloc(PER_CHUNK * 512);
+    char name[64];
+    for (size_t i = 0; i < count;) {
+        size_t n = 0;
+        for (; n < PER_CHUNK && i < count; n++, i++) {
+            snprintf(name, sizeof(name), "f/%zu", i);
+            ustar_empty_file(chunk + n * 512, name);
+        }
+        if (archive_write_data(a, chunk, n * 512) < 0) {
+            fail_msg("archive_write_data: %s", archive_error_string(a));
+        }
+    }
+    memset(chunk, 0, 1024); /* the end-of-archive marker: two zero blocks */
+    if (archive_write_data(a, chunk, 1024) < 0) {
+        fail_msg("archive_write_data: %s", archive_error_string(a));
+    }
+    free(chunk);
     return finish(a, &s, len_out);
 }
