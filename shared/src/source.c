@@ -41,6 +41,7 @@ struct co_sources {
     co_fetch_options fetch;
     co_source_get_fn get;
     void *get_ctx;
+    co_archive_limits limits;
 };
 
 struct co_source_tree {
@@ -479,6 +480,7 @@ int co_sources_new(co_sources **out, const co_source_config *cfg)
     s->fetch = cfg->fetch;
     s->get = cfg->get;
     s->get_ctx = cfg->get_ctx;
+    s->limits = cfg->limits;
     *out = s;
     return 0;
 }
@@ -797,7 +799,7 @@ static int fill_git(void *ctx, const char *dir, uint64_t *bytes)
     git_fill *g = ctx;
     co_archive_stats st = {0};
     char *digest = NULL;
-    int rc = co_git_checkout(g->s->git, g->url, g->auth, g->res, dir, NULL, &digest, &st);
+    int rc = co_git_checkout(g->s->git, g->url, g->auth, g->res, dir, &g->s->limits, &digest, &st);
     if (rc < 0) {
         return rc;
     }
@@ -959,7 +961,8 @@ static int fill_download(void *ctx, const char *dir, uint64_t *bytes)
     co_archive_stats st = {0};
     int rc = co_fetch_download(d->url, d->verify, file, &d->s->fetch, NULL);
     if (rc == 0) {
-        rc = co_archive_extract_file(file, CO_ARCHIVE_AUTO, dir, NULL, CO_ARCHIVE_SYNC, &st);
+        rc = co_archive_extract_file(file, CO_ARCHIVE_AUTO, dir, &d->s->limits, CO_ARCHIVE_SYNC,
+                                     &st);
         if (rc < 0) {
             co_error_wrap("extracting the artifact of %.300s", d->url);
         }

@@ -7,6 +7,8 @@
  * spec.path, HTTP and git sources, and the poller.
  */
 #include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -997,6 +999,288 @@ static void test_source__poller_git_interval_and_new_commits(void **state)
     free(src);
 }
 
+/* ---- hostile artifacts, concurrency, eviction --------------------------------------------- */
+
+/* A second handle on the fixture's cluster with its own cache, size and extraction caps. */
+static co_sources *
+sources_with(fixture *f, const char *name, uint64_t max_bytes, const co_archive_limits *limits)
+{
+    co_source_config cfg = {0};
+    char *cache = co_xasprintf("%s/%s", f->dir, name);
+    cfg.cache_dir = cache;
+    cfg.cache_max_bytes = max_bytes;
+    cfg.fetch.backoff_ms = 10;
+    cfg.fetch.retries = 1;
+    cfg.get = fake_get;
+    cfg.get_ctx = &f->cluster;
+    if (limits) {
+        cfg.limits = *limits;
+    }
+    co_sources *s = NULL;
+    assert_co_pass(co_sources_new(&s, &cfg));
+    free(cache);
+    return s;
+}
+
+/* Serves @p data at @p path and returns an artifact with its true digest. */
+static co_source_artifact serve_bytes(fixture *f, const char *path, const void *data, size_t len)
+{
+    test_httpd_route(f->srv, path, 200, data, len, NULL);
+    co_source_artifact a = {0};
+    a.url = co_xasprintf("%s%s", test_httpd_url(f->srv), path);
+    a.digest = sha256_digest(data, len);
+    a.revision = co_xstrdup("main@sha1:2");
+    return a;
+}
+
+static int pwned_found;
+
+static int find_pwned(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    if (strstr(path + ftw->base, "pwned")) {
+        pwned_found++;
+    }
+    return 0;
+}
+
+/* Names in @p dir other than "." and "..". */
+static int count_names(const char *dir)
+{
+    char *cmd = co_xasprintf("ls -A '%s' 2>/dev/null | wc -l", dir);
+    FILE *p = popen(cmd, "r"); // NOLINT(cert-env33-c): test helper, fixed command
+    int n = -1;
+    assert_non_null(p);
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    free(cmd);
+    return n;
+}
+
+static void test_source__hostile_artifacts_leave_nothing(void **state)
+{
+    fixture *f = *state;
+    co_archive_limits lim = {.max_total = 4u << 20, .max_file = 1u << 20, .max_entries = 1000};
+    co_sources *s = sources_with(f, "hostile", 0, &lim);
+    char *abs_file = co_xasprintf("%s/pwned-absolute", f->dir);
+    char *abs_link = co_xasprintf("%s", f->dir);
+    const tab_entry traversal[] = {{TAB_FILE, 0, "ok.yaml", "x", 0},
+                                   {TAB_FILE, 0, "../../../../pwned-traversal", "pwned", 0}};
+    const tab_entry absolute[] = {{TAB_FILE, 0, abs_file, "pwned", 0}};
+    const tab_entry link_up[] = {{TAB_SYMLINK, 0, "pwned-up", "../../../../..", 0}};
+    const tab_entry link_abs[] = {{TAB_SYMLINK, 0, "pwned-abs", abs_link, 0},
+                                  {TAB_FILE, 0, "pwned-abs/pwned-through", "pwned", 0}};
+    const tab_entry through[] = {{TAB_DIR, 0, "real/", NULL, 0},
+                                 {TAB_SYMLINK, 0, "alias", "real", 0},
+                                 {TAB_FILE, 0, "alias/pwned-via-link", "pwned", 0}};
+    const tab_entry device[] = {{TAB_CHARDEV, 0, "pwned-null", NULL, 0}};
+    const tab_entry bomb[] = {{TAB_FILE, 0, "pwned-bomb", NULL, 64u << 20}};
+    const tab_entry wide[] = {{TAB_FILE, 0, "a", NULL, 900u << 10},
+                              {TAB_FILE, 0, "b", NULL, 900u << 10},
+                              {TAB_FILE, 0, "c", NULL, 900u << 10},
+                              {TAB_FILE, 0, "d", NULL, 900u << 10},
+                              {TAB_FILE, 0, "e", NULL, 900u << 10}};
+    static const struct {
+        int code;
+        const char *needle;
+    } want[] = {
+        {CO_EINVALID, "contains '..'"},
+        {CO_EINVALID, "absolute paths are not allowed"},
+        {CO_EINVALID, "points outside the archive"},
+        {CO_EINVALID, "is an absolute path"},
+        {CO_EINVALID, "is a symlink or not a directory"},
+        {CO_EINVALID, "device files are not allowed"},
+        {CO_ETOOBIG, "entry pwned-bomb: file larger than the limit of 1048576 bytes"},
+        {CO_ETOOBIG, "archive expands to more than the limit"},
+        {CO_ETOOBIG, "archive has more than 1000 entries"},
+    };
+    struct {
+        const tab_entry *e;
+        size_t n;
+        int format;
+    } cases[] = {
+        {traversal, CO_ARRAY_SIZE(traversal), TAB_TAR_GZ},
+        {absolute, 1, TAB_TAR},
+        {link_up, 1, TAB_TAR_GZ},
+        {link_abs, 2, TAB_TAR_GZ},
+        {through, 3, TAB_TAR_GZ},
+        {device, 1, TAB_TAR},
+        {bomb, 1, TAB_TAR_GZ},
+        {wide, 5, TAB_ZIP},
+        {NULL, 0, TAB_TAR_GZ},
+    };
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        size_t len = 0;
+        /* the last case: a million empty files in a small tar.gz */
+        void *data = cases[i].e ? tab_build(cases[i].format, cases[i].e, cases[i].n, &len)
+                                : tab_build_many(1000000, &len);
+        char *path = co_xasprintf("/hostile/%zu.tgz", i);
+        co_source_artifact a = serve_bytes(f, path, data, len);
+        co_source_tree *t = NULL;
+        int rc = co_source_fetch(s, &r, "team", &a, &t, NULL);
+        if (rc != want[i].code || !strstr(co_error_last(), want[i].needle)) {
+            fail_msg("case %zu: got %d \"%s\", want %d \"%s\"", i, rc, co_error_last(),
+                     want[i].code, want[i].needle);
+        }
+        assert_contains(co_error_last(), "extracting the artifact of ");
+        assert_null(t);
+        /* a refused artifact is not remembered as good: asking again downloads again */
+        assert_co_fail_with(want[i].code, co_source_fetch(s, &r, "team", &a, &t, NULL));
+        assert_int_equal(test_httpd_hits(f->srv, path), 2);
+        co_source_artifact_dispose(&a);
+        free(path);
+        free(data);
+    }
+    /* nothing was published, nothing is left in the cache's work area, nothing got out */
+    char *entries = co_xasprintf("%s/hostile/artifacts/entries", f->dir);
+    char *tmp = co_xasprintf("%s/hostile/artifacts/tmp", f->dir);
+    assert_int_equal(count_names(entries), 0);
+    assert_int_equal(count_names(tmp), 0);
+    pwned_found = 0;
+    assert_int_equal(nftw(f->dir, find_pwned, 16, FTW_PHYS), 0);
+    assert_int_equal(pwned_found, 0);
+    char *up = co_xstrdup(tmp), *slash;
+    while ((slash = strrchr(up, '/')) && slash != up) {
+        *slash = '\0';
+        char *p = co_xasprintf("%s/pwned-traversal", up);
+        assert_int_equal(access(p, F_OK), -1);
+        free(p);
+    }
+    free(up);
+    /* a good artifact still works with the same handle */
+    void *good;
+    size_t glen;
+    co_source_artifact a = serve(f, "/good.tgz", &good, &glen);
+    co_source_tree *t = NULL;
+    assert_co_pass(co_source_fetch(s, &r, "team", &a, &t, NULL));
+    assert_int_equal(count_names(entries), 2); /* the tree and its .meta */
+    co_source_tree_release(t);
+    co_source_artifact_dispose(&a);
+    free(good);
+    free(entries);
+    free(tmp);
+    free(abs_file);
+    free(abs_link);
+    co_sources_free(s);
+}
+
+typedef struct racer {
+    co_sources *s;
+    const co_source_artifact *a;
+    pthread_barrier_t *go;
+    int rc;
+    int downloaded;
+    char *dir;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    co_source_ref ref = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "app");
+    co_source_tree *t = NULL;
+    pthread_barrier_wait(r->go);
+    r->rc = co_source_fetch(r->s, &ref, "team", r->a, &t, &r->downloaded);
+    if (r->rc == 0) {
+        r->dir = co_xstrdup(co_source_tree_dir(t));
+        char *p = co_xasprintf("%s/app/cm.yaml", r->dir);
+        /* the tree is complete for every caller, not only for the one that filled it */
+        r->rc = access(p, R_OK) == 0 ? 0 : -1;
+        free(p);
+        co_source_tree_release(t);
+    }
+    return NULL;
+}
+
+static void test_source__concurrent_fetches_download_once(void **state)
+{
+    fixture *f = *state;
+    void *data;
+    size_t len;
+    co_source_artifact a = serve(f, "/shared.tgz", &data, &len);
+    enum { N = 6 };
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, N);
+    racer r[N];
+    pthread_t t[N];
+    for (size_t i = 0; i < N; i++) {
+        r[i] = (racer){.s = f->s, .a = &a, .go = &go, .rc = -1, .downloaded = -1};
+        assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+    }
+    int downloads = 0;
+    for (size_t i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(r[i].rc, 0);
+        downloads += r[i].downloaded;
+        assert_string_equal(r[i].dir, r[0].dir);
+    }
+    assert_int_equal(downloads, 1);
+    assert_int_equal(test_httpd_hits(f->srv, "/shared.tgz"), 1);
+    for (size_t i = 0; i < N; i++) {
+        free(r[i].dir);
+    }
+    pthread_barrier_destroy(&go);
+    co_source_artifact_dispose(&a);
+    free(data);
+}
+
+/* A chart-like artifact whose README says @p text, served at @p path. */
+static co_source_artifact serve_variant(fixture *f, const char *path, const char *text, void **data)
+{
+    const tab_entry e[] = {
+        {TAB_FILE, 0, "app/kustomization.yaml", "resources: [cm.yaml]\n", 0},
+        {TAB_FILE, 0, "app/cm.yaml", "kind: ConfigMap\n", 0},
+        {TAB_FILE, 0, "README", text, 0},
+    };
+    size_t len;
+    *data = tab_build(TAB_TAR_GZ, e, CO_ARRAY_SIZE(e), &len);
+    return serve_bytes(f, path, *data, len);
+}
+
+static void test_source__cache_evicts_unused_artifacts(void **state)
+{
+    fixture *f = *state;
+    /* one artifact (4 entries) fits, two do not */
+    co_sources *s = sources_with(f, "small", 24u << 10, NULL);
+    void *da, *db;
+    co_source_artifact a = serve_variant(f, "/a.tgz", "a\n", &da);
+    co_source_artifact b = serve_variant(f, "/b.tgz", "b\n", &db);
+    co_source_ref r = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "app");
+    co_source_tree *ta = NULL, *tb = NULL;
+    int dl = -1;
+    assert_co_pass(co_source_fetch(s, &r, "team", &a, &ta, &dl));
+    assert_int_equal(dl, 1);
+    co_source_tree_release(ta);
+    assert_co_pass(co_source_fetch(s, &r, "team", &b, &tb, &dl));
+    assert_int_equal(dl, 1);
+    co_source_tree_release(tb);
+    /* a was least recently used and nobody held it: it is gone, and comes back by download */
+    assert_co_pass(co_source_fetch(s, &r, "team", &a, &ta, &dl));
+    assert_int_equal(dl, 1);
+    assert_int_equal(test_httpd_hits(f->srv, "/a.tgz"), 2);
+    /* while a is held, fetching b does not take a's tree away */
+    char *readme = co_xasprintf("%s/README", co_source_tree_dir(ta));
+    assert_co_pass(co_source_fetch(s, &r, "team", &b, &tb, &dl));
+    assert_int_equal(dl, 1);
+    char *text = co_test_read_file(readme, NULL);
+    assert_string_equal(text, "a\n");
+    free(text);
+    co_source_tree *again = NULL;
+    assert_co_pass(co_source_fetch(s, &r, "team", &a, &again, &dl));
+    assert_int_equal(dl, 0);
+    assert_int_equal(test_httpd_hits(f->srv, "/a.tgz"), 2);
+    co_source_tree_release(again);
+    co_source_tree_release(ta);
+    co_source_tree_release(tb);
+    free(readme);
+    co_source_artifact_dispose(&a);
+    co_source_artifact_dispose(&b);
+    free(da);
+    free(db);
+    co_sources_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1016,6 +1300,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_source__fetch_verifies_and_never_caches_bad_downloads,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__hostile_artifacts_leave_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_source__concurrent_fetches_download_once, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_source__cache_evicts_unused_artifacts, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_source__http_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__git_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__poller_http_leader_only, setup, teardown),

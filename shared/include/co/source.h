@@ -83,6 +83,7 @@
 
 #include <stdint.h>
 
+#include "co/archive.h"
 #include "co/buf.h"
 #include "co/common.h"
 #include "co/fetch.h"
@@ -161,6 +162,7 @@ typedef struct co_source_config {
     co_git_options git;       /**< git operations */
     co_source_get_fn get;     /**< cluster reads (Flux objects, Secrets); NULL: none */
     void *get_ctx;            /**< passed to @p get */
+    co_archive_limits limits; /**< extraction and checkout caps [CO_MAX_EXTRACT_*] */
 } co_source_config;
 
 typedef struct co_sources co_sources;
