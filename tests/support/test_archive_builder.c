@@ -142,7 +142,8 @@ static void ustar_empty_file(unsigned char block[512], const char *name)
     memset(block + 148, ' ', 8);
     block[156] = '0';
     memcpy(block + 257, "ustar", 6);
-    memcpy(block + 263, "00", 2);
+    block[263] = '0'; /* version "00", not terminated */
+    block[264] = '0';
     unsigned sum = 0;
     for (size_t i = 0; i < 512; i++) {
         sum += block[i];
@@ -174,13 +175,13 @@ void *tab_build_many(size_t count, size_t *len_out)
     }
     archive_entry_free(e);
     enum { PER_CHUNK = 256 };
-    unsigned char *chunk = co_xmalloc(PER_CHUNK * 512);
+    unsigned char *chunk = co_xmalloc((size_t)PER_CHUNK * 512);
     char name[64];
     for (size_t i = 0; i < count;) {
         size_t n = 0;
         for (; n < PER_CHUNK && i < count; n++, i++) {
             snprintf(name, sizeof(name), "f/%zu", i);
-            ustar_empty_file(chunk + n * 512, name);
+            ustar_empty_file(chunk + (n * 512), name);
         }
         if (archive_write_data(a, chunk, n * 512) < 0) {
             fail_msg("archive_write_data: %s", archive_error_string(a));
