@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_inventory.h
+ * The pure half of the apply engine (reference/behaviour.md §3.4 steps 1–12, §3.5, §3.6,
+ * §3.10, §3.11): the rendered object list is validated and normalised into a ctl_objset, the
+ * inventory (status.inventory) is read into a ctl_inventory, merged with the object set, checked
+ * for consistency, sorted and written back. Nothing here talks to an API server: the two
+ * questions that need one (the scope of a kind, the owner of an existing object) are asked
+ * through callbacks, so that every rule is testable without a cluster.
+ *
+ * Policy values are kept in the Go operator's spelling ("IfUnowned", "SsaOverride", ...) in
+ * the inventory, so that a cluster can switch between the Go and the C operator. Annotation
+ * values are accepted in any case style (normalised to kebab case, like the Go original).
+ *
+ * Ownership: a ctl_objset borrows the manifests of the array it was built from (and edits them
+ * in place); everything else it holds is its own. Free with the matching _dispose(). Not
+ * thread-safe per set; distinct sets may be used by distinct threads.
+ */
+#ifndef CTL_INVENTORY_H
+#define CTL_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "co/common.h"
+
+struct json_object;
+
+/** Prefix of every label and annotation the operator reads or writes. */
+#define CTL_NAME "component-operator.cs.sap.com"
+
+#define CTL_LABEL_OWNER_ID       CTL_NAME "/owner-id"
+#define CTL_ANN_OWNER_ID         CTL_NAME "/owner-id"
+#define CTL_ANN_DIGEST           CTL_NAME "/digest"
+#define CTL_ANN_ADOPTION_POLICY  CTL_NAME "/adoption-policy"
+#define CTL_ANN_RECONCILE_POLICY CTL_NAME "/reconcile-policy"
+#define CTL_ANN_UPDATE_POLICY    CTL_NAME "/update-policy"
+#define CTL_ANN_DELETE_POLICY    CTL_NAME "/delete-policy"
+#define CTL_ANN_REAPPLY_INTERVAL CTL_NAME "/reapply-interval"
+#define CTL_ANN_APPLY_ORDER      CTL_NAME "/apply-order"
+#define CTL_ANN_PURGE_ORDER      CTL_NAME "/purge-order"
+#define CTL_ANN_DELETE_ORDER     CTL_NAME "/delete-order"
+#define CTL_ANN_STATUS_HINT      CTL_NAME "/status-hint"
+#define CTL_ANN_PARTICIPATION    CTL_NAME "/participation"
+#define CTL_ANN_DISABLE_EVENTS   CTL_NAME "/disable-events"
+/** Finalizer on Components and on the CRDs and APIServices the operator manages. */
+#define CTL_FINALIZER CTL_NAME
+/** Field manager of every write. */
+#define CTL_FIELD_MANAGER CTL_NAME
+/** Digest of objects with reconcile policy Once. */
+#define CTL_DIGEST_ONCE "__once__"
+
+/** Orders are int16 values; a purge order outside that range means "never purged". */
+#define CTL_ORDER_MIN (-32768)
+#define CTL_ORDER_MAX 32767
+#define CTL_NO_PURGE  (CTL_ORDER_MAX + 1)
+
+/** Most objects one component may render (and hence inventory items it may hold). */
+#define CTL_MAX_OBJECTS 100000
+
+typedef enum ctl_adoption {
+    CTL_ADOPT_NEVER = 0,
+    CTL_ADOPT_IF_UNOWNED,
+    CTL_ADOPT_ALWAYS,
+} ctl_adoption;
+
+typedef enum ctl_reconcile {
+    CTL_RECONCILE_ON_OBJECT_CHANGE = 0,
+    CTL_RECONCILE_ON_OBJECT_OR_COMPONENT_CHANGE,
+    CTL_RECONCILE_ONCE,
+} ctl_reconcile;
+
+typedef enum ctl_update {
+    CTL_UPDATE_RECREATE = 0,
+    CTL_UPDATE_REPLACE,
+    CTL_UPDATE_SSA_MERGE,
+    CTL_UPDATE_SSA_OVERRIDE,
+} ctl_update;
+
+typedef enum ctl_delete {
+    CTL_DELETE_DELETE = 0,
+    CTL_DELETE_ORPHAN,
+    CTL_DELETE_ORPHAN_ON_APPLY,
+    CTL_DELETE_ORPHAN_ON_DELETE,
+} ctl_delete;
+
+typedef enum ctl_phase {
+    CTL_PHASE_NONE = 0, /**< "": an item about to leave the inventory */
+    CTL_PHASE_SCHEDULED_FOR_APPLICATION,
+    CTL_PHASE_CREATING,
+    CTL_PHASE_UPDATING,
+    CTL_PHASE_READY,
+    CTL_PHASE_SCHEDULED_FOR_COMPLETION,
+    CTL_PHASE_COMPLETING,
+    CTL_PHASE_COMPLETED,
+    CTL_PHASE_SCHEDULED_FOR_DELETION,
+    CTL_PHASE_DELETING,
+} ctl_phase;
+
+/** Go spellings of the enum values ("IfUnowned", "OnObjectChange", "SsaMerge", ...). */
+const char *ctl_adoption_name(ctl_adoption v);
+const char *ctl_reconcile_name(ctl_reconcile v);
+const char *ctl_update_name(ctl_update v);
+const char *ctl_delete_name(ctl_delete v);
+const char *ctl_phase_name(ctl_phase v);
+
+/** A type pattern: {group, version, kind}, each possibly "*". */
+typedef struct ctl_type {
+    char *group;
+    char *version;
+    char *kind;
+} ctl_type;
+
+/** One inventory item (reference/behaviour.md §3.5). */
+typedef struct ctl_item {
+    char *group;
+    char *version;
+    char *kind;
+    char *namespace; /**< "" for cluster-scoped objects */
+    char *name;
+    ctl_adoption adoption;
+    ctl_reconcile reconcile;
+    ctl_update update;
+    ctl_delete delete_policy;
+    int apply_order;
+    int delete_order;
+    ctl_type *managed_types;
+    size_t nmanaged_types;
+    char *digest; /**< "" = obsolete */
+    ctl_phase phase;
+    char *status;            /**< kstatus name or "" */
+    int64_t last_applied_at; /**< nanoseconds since the epoch; 0 = unset */
+} ctl_item;
+
+/** The inventory: items in their stored order. */
+typedef struct ctl_inventory {
+    ctl_item *items;
+    size_t len;
+    size_t cap;
+} ctl_inventory;
+
+/** One validated, normalised dependent object. */
+typedef struct ctl_obj {
+    struct json_object *manifest; /**< borrowed from the rendered array; edited in place */
+    char *group;
+    char *version;
+    char *kind;
+    char *namespace; /**< "" for cluster-scoped objects */
+    char *name;
+    ctl_adoption adoption;
+    ctl_reconcile reconcile;
+    ctl_update update;
+    ctl_delete delete_policy;
+    int apply_order;
+    int delete_order;
+    int purge_order;    /**< CTL_NO_PURGE when absent */
+    int64_t reapply_ns; /**< forced reapply interval */
+    bool auxiliary;     /**< participation: auxiliary — readiness does not gate */
+    char *digest;       /**< §3.6 */
+    ctl_type *managed_types;
+    size_t nmanaged_types;
+} ctl_obj;
+
+typedef struct ctl_objset {
+    ctl_obj *objs;
+    size_t len;
+} ctl_objset;
+
+/** Effective component-level settings (§3.10), already parsed. */
+typedef struct ctl_defaults {
+    ctl_adoption adoption;
+    ctl_update update;
+    ctl_delete delete_policy;
+    int64_t reapply_ns;
+    const char *namespace;        /**< placement namespace */
+    const char *component_digest; /**< for OnObjectOrComponentChange */
+} ctl_defaults;
+
+/**
+ * Reads the component-level policy values (Go spelling or any case style; NULL or "" selects
+ * the operator default: IfUnowned, SsaOverride, Delete; reapply 60 min when @p reapply_ms <= 0).
+ * @return 0 or CO_EINVALID naming the field and the value.
+ */
+CO_MUST_CHECK int ctl_defaults_parse(ctl_defaults *out,
+                                     const char *adoption,
+                                     const char *update,
+                                     const char *delete_policy,
+                                     int64_t reapply_ms);
+
+/**
+ * The scope of a kind: *namespaced_out = 1 (namespaced) or 0 (cluster-scoped).
+ * @return 0; CO_ENOMATCH when the server does not serve the kind; other errors are passed on.
+ */
+typedef int (*ctl_scope_fn)(int *namespaced_out,
+                            const char *api_version,
+                            const char *kind,
+                            void *payload);
+
+/**
+ * Validates and normalises the rendered objects (§3.4 steps 1–8) and computes their digests
+ * (§3.6): generateName refused; apiVersion, kind, name required; labels and annotations must be
+ * string maps; CRDs other than apiextensions.k8s.io/v1 and APIServices other than
+ * apiregistration.k8s.io/v1 refused; Secret stringData folded into data; the owner-id label and
+ * the owner-id and digest annotations removed; namespaces fixed by scope (@p scope, or a CRD or
+ * APIService of the same set for a kind not served yet); duplicates (group, kind, namespace,
+ * name) refused; policy, reapply-interval, order and participation annotations validated;
+ * purge orders refused on Namespaces, CRDs and APIServices.
+ * @param objects the rendered array; its manifests are edited in place and borrowed by @p out
+ * @return 0; CO_EINVALID with "... object <apiVersion> <Kind> <ns>/<name>: <problem>";
+ * CO_ETOOBIG over CTL_MAX_OBJECTS; errors of @p scope (wrapped with the object).
+ */
+CO_MUST_CHECK int ctl_objset_prepare(ctl_objset *out,
+                                     struct json_object *objects,
+                                     const ctl_defaults *defaults,
+                                     ctl_scope_fn scope,
+                                     void *payload);
+
+void ctl_objset_dispose(ctl_objset *set);
+
+/**
+ * The object digest of §3.6 for @p manifest: `__once__` for policy Once; otherwise sha256 hex
+ * of the canonical JSON with metadata.resourceVersion, generation and managedFields removed,
+ * followed by `@<component digest>` for OnObjectOrComponentChange. Free with free().
+ */
+char *ctl_object_digest(const struct json_object *manifest,
+                        ctl_reconcile policy,
+                        const char *component_digest);
+
+/** "apps/v1 Deployment ns/name" or "v1 Namespace name". Free with free(). */
+char *ctl_key_string(const char *group,
+                     const char *version,
+                     const char *kind,
+                     const char *namespace,
+                     const char *name);
+
+/** ctl_key_string() of an item / object. Free with free(). */
+char *ctl_item_key(const ctl_item *it);
+char *ctl_obj_key(const ctl_obj *o);
+
+/**
+ * Reads status.inventory (a json-c array; NULL reads as empty).
+ * @return 0 or CO_EINVALID naming the item index and field.
+ */
+CO_MUST_CHECK int ctl_inventory_read(ctl_inventory *out, const struct json_object *array);
+
+/** Replaces the contents of the json-c array @p array by the items (Go's JSON shape). */
+void ctl_inventory_write(const ctl_inventory *inv, struct json_object *array);
+
+void ctl_inventory_dispose(ctl_inventory *inv);
+
+/** The item of @p inv with the group, kind, namespace and name of @p o, or NULL. */
+ctl_item *ctl_inventory_find(const ctl_inventory *inv, const ctl_obj *o);
+
+/**
+ * Answers whether an object that is not yet in the inventory may enter it (§3.7): @p live is
+ * the live object or NULL when absent.
+ * @return 0, or CO_ECONFLICT with "found existing object K without owner" / "owner conflict;
+ * object K is owned by <clear owner id>".
+ */
+CO_MUST_CHECK int
+ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const char *hashed_owner_id);
+
+/** Reads the live object of @p o for the adoption check: *out NULL when it does not exist. */
+typedef int (*ctl_live_fn)(struct json_object **out, const ctl_obj *o, void *payload);
+
+/**
+ * Merges the object set into the inventory (§3.4 steps 9–12): new objects are checked for
+ * adoption (through @p live) and appended; item fields are refreshed; a changed digest schedules
+ * the item for application; items no object matches are scheduled for deletion; consistency of
+ * managed types and namespaces is checked; the inventory is sorted for deletion.
+ * On failure @p inv is left as it was.
+ * @param[out] added_out number of items appended
+ * @return 0; CO_ECONFLICT from the adoption check; CO_EINVALID for a consistency violation;
+ * errors of @p live.
+ */
+CO_MUST_CHECK int ctl_inventory_update(size_t *added_out,
+                                       ctl_inventory *inv,
+                                       const ctl_objset *set,
+                                       const char *hashed_owner_id,
+                                       ctl_live_fn live,
+                                       void *payload);
+
+/** Stable sort of the inventory by delete order, then by the kind priorities of §3.11. */
+void ctl_inventory_sort_for_delete(ctl_inventory *inv);
+
+/** Stable sort of the object set by apply order, then by the kind priorities of §3.11. */
+void ctl_objset_sort_for_apply(ctl_objset *set);
+
+/** Apply / delete priority of a group and kind (§3.11). */
+int ctl_apply_priority(const char *group, const char *kind);
+int ctl_delete_priority(const char *group, const char *kind);
+
+/** Additional managed types of the component spec: [{group, kind}]. */
+typedef struct ctl_typeset {
+    ctl_type *types;
+    size_t len;
+} ctl_typeset;
+
+/** Reads spec.additionalManagedTypes (NULL reads as empty).
+ * @return 0 or CO_EINVALID naming the entry. */
+CO_MUST_CHECK int ctl_typeset_read(ctl_typeset *out, const struct json_object *array);
+void ctl_typeset_dispose(ctl_typeset *ts);
+
+/** Whether @p group matches the pattern @p pattern ("*", "*.<suffix>" or exact). */
+bool ctl_group_matches(const char *pattern, const char *group);
+
+/**
+ * Whether the object of that type is a managed instance: an instance of a type an inventory
+ * item defines (CRD or APIService managedTypes) or of an additional managed type.
+ */
+bool ctl_is_managed_instance(const ctl_typeset *extra,
+                             const ctl_inventory *inv,
+                             const char *group,
+                             const char *version,
+                             const char *kind);
+
+/** Whether an inventory item lives in namespace @p ns. */
+bool ctl_namespace_used(const ctl_inventory *inv, const char *ns);
+
+bool ctl_is_namespace(const char *group, const char *kind);
+bool ctl_is_crd(const char *group, const char *kind);
+bool ctl_is_apiservice(const char *group, const char *kind);
+
+/** Owner-id label value: lower-case unpadded base32 of sha256(@p owner_id). Free with free(). */
+char *ctl_hash_owner_id(const char *owner_id);
+
+#endif
