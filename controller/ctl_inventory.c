@@ -806,7 +806,7 @@ char *ctl_object_digest(const struct json_object *manifest,
 
 /* ---- inventory ------------------------------------------------------------------------------ */
 
-static void item_dispose(ctl_item *it)
+void ctl_item_dispose(ctl_item *it)
 {
     free(it->group);
     free(it->version);
@@ -838,7 +838,7 @@ void ctl_inventory_dispose(ctl_inventory *inv)
         return;
     }
     for (size_t i = 0; i < inv->len; i++) {
-        item_dispose(&inv->items[i]);
+        ctl_item_dispose(&inv->items[i]);
     }
     free(inv->items);
     memset(inv, 0, sizeof(*inv));
@@ -932,8 +932,10 @@ static int item_read(ctl_item *it, const struct json_object *o, size_t i)
         return rc;
     }
     it->delete_policy = (ctl_delete)v;
+    /* an item without a phase is one the Go framework would still process: read it as
+     * scheduled, never as "leaving the inventory" */
     if ((rc = item_enum(&v, o, "phase", i, phase_names, CO_ARRAY_SIZE(phase_names),
-                        CTL_PHASE_NONE)) < 0) {
+                        CTL_PHASE_SCHEDULED_FOR_APPLICATION)) < 0) {
         return rc;
     }
     it->phase = (ctl_phase)v;

@@ -249,6 +249,9 @@ void ctl_inventory_write(const ctl_inventory *inv, struct json_object *array);
 
 void ctl_inventory_dispose(ctl_inventory *inv);
 
+/** Frees the strings of one item and zeroes it. */
+void ctl_item_dispose(ctl_item *it);
+
 /** The item of @p inv with the group, kind, namespace and name of @p o, or NULL. */
 ctl_item *ctl_inventory_find(const ctl_inventory *inv, const ctl_obj *o);
 
