@@ -1,0 +1,1288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The apply engine against a live cluster (see ctl_apply.h): create/update/delete mechanics of
+ * reference/behaviour.md §3.8, adoption through ctl_inventory, orphaning (§3.9), the wave loops
+ * of §3.4 steps 13–18 and §3.13, the deletion guard (§3.12) and the CRD/APIService finalizer
+ * (§3.14). The control flow mirrors the Go framework's Apply/Delete closely, item phase by item
+ * phase, so that an inventory written by either implementation is continued by the other.
+ */
+#include "controller/ctl_apply.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/error.h"
+#include "co/json.h"
+#include "co/kube_client.h"
+#include "co/kube_event.h"
+#include "co/time.h"
+#include "controller/ctl_health.h"
+#include "controller/ctl_inventory.h"
+
+typedef struct engine {
+    const ctl_apply_opts *o;
+    co_kube_client *c;
+    ctl_defaults d;
+    ctl_typeset extra;
+    char *hashed;
+    bool create_namespaces;
+    int64_t now;
+    ctl_apply_stats st;
+} engine;
+
+static int engine_init(engine *e, const ctl_apply_opts *o)
+{
+    memset(e, 0, sizeof(*e));
+    e->o = o;
+    if (!o || !o->target || !o->owner_id || !o->namespace) {
+        return co_error_set(CO_EINVALID, "apply: target, owner_id and namespace are required");
+    }
+    e->c = o->target;
+    int rc = ctl_defaults_parse(&e->d, o->adoption_policy, o->update_policy, o->delete_policy,
+                                o->reapply_interval_ms);
+    if (rc < 0) {
+        return rc;
+    }
+    if (o->reconcile_policy && *o->reconcile_policy) {
+        char *k = ctl_to_kebab(o->reconcile_policy);
+        bool ok = !strcmp(k, "on-object-change");
+        free(k);
+        if (!ok) {
+            return co_error_set(CO_EINVALID,
+                                "reconcile policy %s: only OnObjectChange exists at "
+                                "component level",
+                                o->reconcile_policy);
+        }
+    }
+    e->create_namespaces = true;
+    if (o->missing_namespaces_policy && *o->missing_namespaces_policy) {
+        char *k = ctl_to_kebab(o->missing_namespaces_policy);
+        bool create = !strcmp(k, "create");
+        bool ok = create || !strcmp(k, "do-not-create");
+        free(k);
+        if (!ok) {
+            return co_error_set(CO_EINVALID, "spec.missingNamespacesPolicy: invalid value %s",
+                                o->missing_namespaces_policy);
+        }
+        e->create_namespaces = create;
+    }
+    e->d.namespace = o->namespace;
+    e->d.component_digest = o->component_digest ? o->component_digest : "";
+    if ((rc = ctl_typeset_read(&e->extra, o->additional_managed_types)) < 0) {
+        return rc;
+    }
+    e->hashed = ctl_hash_owner_id(o->owner_id);
+    e->now = co_time_now();
+    return 0;
+}
+
+static void engine_dispose(engine *e)
+{
+    if (e->o && e->o->stats) {
+        e->o->stats->reads += e->st.reads;
+        e->o->stats->creates += e->st.creates;
+        e->o->stats->updates += e->st.updates;
+        e->o->stats->deletes += e->st.deletes;
+    }
+    ctl_typeset_dispose(&e->extra);
+    free(e->hashed);
+}
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+static char *api_version_of(const char *group, const char *version)
+{
+    return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
+}
+
+static const char *meta_str(const struct json_object *obj, const char *field)
+{
+    struct json_object *v = co_json_get(obj, "metadata", field, NULL);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static const char *label_of(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "metadata", "labels", key, NULL);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+static const char *annotation_of(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "metadata", "annotations", key, NULL);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+static bool being_deleted(const struct json_object *obj)
+{
+    return co_json_get(obj, "metadata", "deletionTimestamp", NULL) != NULL;
+}
+
+static bool owned_by_us(const engine *e, const struct json_object *obj)
+{
+    return !strcmp(label_of(obj, CTL_LABEL_OWNER_ID), e->hashed);
+}
+
+static void
+set_meta_string(struct json_object *obj, const char *field, const char *key, const char *value)
+{
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    struct json_object *map = co_json_get(meta, field, NULL);
+    if (!map || !json_object_is_type(map, json_type_object)) {
+        map = json_object_new_object();
+        json_object_object_add(meta, field, map);
+    }
+    json_object_object_add(map, key, json_object_new_string(value));
+}
+
+static bool has_finalizer(const struct json_object *obj, const char *f)
+{
+    struct json_object *a = co_json_get(obj, "metadata", "finalizers", NULL);
+    size_t n = a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_object_get_string(json_object_array_get_idx(a, i));
+        if (s && !strcmp(s, f)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void add_finalizer(struct json_object *obj, const char *f)
+{
+    if (has_finalizer(obj, f)) {
+        return;
+    }
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    struct json_object *a = co_json_get(meta, "finalizers", NULL);
+    if (!a || !json_object_is_type(a, json_type_array)) {
+        a = json_object_new_array();
+        json_object_object_add(meta, "finalizers", a);
+    }
+    json_object_array_add(a, json_object_new_string(f));
+}
+
+static void emit(engine *e,
+                 const struct json_object *involved,
+                 const char *type,
+                 const char *reason,
+                 const char *msg)
+{
+    if (e->o->events && involved) {
+        co_kube_event(e->o->events, involved, type, reason, "%s", msg);
+    }
+}
+
+/* GET of one object; *out NULL when it does not exist or its kind is not served. */
+static int read_object(engine *e,
+                       struct json_object **out,
+                       const char *group,
+                       const char *version,
+                       const char *kind,
+                       const char *ns,
+                       const char *name)
+{
+    char *av = api_version_of(group, version);
+    co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
+    e->st.reads++;
+    int rc = co_kube_get(out, e->c, &ref, NULL);
+    free(av);
+    if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+        *out = NULL;
+        co_error_clear();
+        return 0;
+    }
+    return rc;
+}
+
+static int read_item(engine *e, struct json_object **out, const ctl_item *it)
+{
+    return read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
+}
+
+/* ---- usage of managed types ----------------------------------------------------------------- */
+
+/* Lists @p api_version @p kind (all namespaces), limit 1, only foreign objects when
+ * @p only_foreign. */
+static int
+any_instance(engine *e, bool *out, const char *api_version, const char *kind, bool only_foreign)
+{
+    char *sel = only_foreign ? co_xasprintf("%s!=%s", CTL_LABEL_OWNER_ID, e->hashed) : NULL;
+    co_kube_ref ref = {api_version, kind, NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.label_selector = sel;
+    lo.limit = 1;
+    struct json_object *list = NULL;
+    e->st.reads++;
+    int rc = co_kube_list(&list, e->c, &ref, &lo);
+    free(sel);
+    if (rc == CO_ENOMATCH || rc == CO_ENOTFOUND) {
+        co_error_clear();
+        *out = false;
+        return 0;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    struct json_object *items = co_json_get(list, "items", NULL);
+    *out =
+        items && json_object_is_type(items, json_type_array) && json_object_array_length(items) > 0;
+    json_object_put(list);
+    return 0;
+}
+
+static int crd_used(engine *e, bool *out, const struct json_object *crd, bool only_foreign)
+{
+    struct json_object *versions = co_json_get(crd, "spec", "versions", NULL);
+    const char *group = NULL, *kind = NULL;
+    struct json_object *g = co_json_get(crd, "spec", "group", NULL);
+    struct json_object *k = co_json_get(crd, "spec", "names", "kind", NULL);
+    group = g ? json_object_get_string(g) : NULL;
+    kind = k ? json_object_get_string(k) : NULL;
+    *out = false;
+    if (!group || !kind || !versions || !json_object_is_type(versions, json_type_array)) {
+        return 0;
+    }
+    const char *version = NULL;
+    for (size_t i = 0; !version && i < json_object_array_length(versions); i++) {
+        struct json_object *v = json_object_array_get_idx(versions, i);
+        struct json_object *served = co_json_get(v, "served", NULL);
+        if (served && json_object_get_boolean(served)) {
+            version = json_object_get_string(co_json_get(v, "name", NULL));
+        }
+    }
+    if (!version) {
+        return 0;
+    }
+    char *av = api_version_of(group, version);
+    int rc = any_instance(e, out, av, kind, only_foreign);
+    free(av);
+    return rc;
+}
+
+/* Calls @p cb for every top-level resource kind of @p api_version (discovery). */
+typedef int (*kind_cb)(engine *e, const char *api_version, const char *kind, void *payload);
+
+static int each_kind(engine *e, const char *group, const char *version, kind_cb cb, void *payload)
+{
+    char *path =
+        *group ? co_xasprintf("/apis/%s/%s", group, version) : co_xasprintf("/api/%s", version);
+    struct json_object *doc = NULL;
+    e->st.reads++;
+    int rc = co_kube_request_json(&doc, e->c, "GET", path, NULL);
+    free(path);
+    if (rc == CO_ENOTFOUND) {
+        co_error_clear();
+        return 0;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    char *av = api_version_of(group, version);
+    struct json_object *res = co_json_get(doc, "resources", NULL);
+    size_t n = res && json_object_is_type(res, json_type_array) ? json_object_array_length(res) : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct json_object *r = json_object_array_get_idx(res, i);
+        struct json_object *name = co_json_get(r, "name", NULL);
+        struct json_object *kind = co_json_get(r, "kind", NULL);
+        if (!name || !kind || strchr(json_object_get_string(name), '/')) {
+            continue; /* subresources */
+        }
+        bool dup = false;
+        for (size_t j = 0; j < i && !dup; j++) {
+            struct json_object *r2 = json_object_array_get_idx(res, j);
+            struct json_object *n2 = co_json_get(r2, "name", NULL);
+            struct json_object *k2 = co_json_get(r2, "kind", NULL);
+            dup = n2 && k2 && !strchr(json_object_get_string(n2), '/') &&
+                  !strcmp(json_object_get_string(k2), json_object_get_string(kind));
+        }
+        if (!dup) {
+            rc = cb(e, av, json_object_get_string(kind), payload);
+        }
+    }
+    free(av);
+    json_object_put(doc);
+    return rc;
+}
+
+typedef struct usage {
+    bool only_foreign;
+    bool used;
+    const char *kind_pattern; /* NULL: every kind */
+} usage;
+
+static int usage_cb(engine *e, const char *api_version, const char *kind, void *payload)
+{
+    usage *u = payload;
+    if (u->used ||
+        (u->kind_pattern && strcmp(u->kind_pattern, "*") && strcmp(u->kind_pattern, kind))) {
+        return 0;
+    }
+    return any_instance(e, &u->used, api_version, kind, u->only_foreign);
+}
+
+static int apiservice_used(engine *e, bool *out, const struct json_object *svc, bool only_foreign)
+{
+    struct json_object *g = co_json_get(svc, "spec", "group", NULL);
+    struct json_object *v = co_json_get(svc, "spec", "version", NULL);
+    *out = false;
+    if (!g || !v) {
+        return 0;
+    }
+    usage u = {only_foreign, false, NULL};
+    int rc = each_kind(e, json_object_get_string(g), json_object_get_string(v), usage_cb, &u);
+    *out = u.used;
+    return rc;
+}
+
+/* Additional managed type: every served preferred group/version whose group matches. */
+static int type_used(engine *e, bool *out, const ctl_type *t)
+{
+    usage u = {true, false, t->kind};
+    int rc = 0;
+    *out = false;
+    if (ctl_group_matches(t->group, "")) {
+        if ((rc = each_kind(e, "", "v1", usage_cb, &u)) < 0) {
+            return rc;
+        }
+    }
+    struct json_object *groups = NULL;
+    e->st.reads++;
+    if ((rc = co_kube_request_json(&groups, e->c, "GET", "/apis", NULL)) < 0) {
+        return rc;
+    }
+    struct json_object *list = co_json_get(groups, "groups", NULL);
+    size_t n =
+        list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    for (size_t i = 0; rc == 0 && !u.used && i < n; i++) {
+        struct json_object *grp = json_object_array_get_idx(list, i);
+        struct json_object *name = co_json_get(grp, "name", NULL);
+        struct json_object *pv = co_json_get(grp, "preferredVersion", "version", NULL);
+        if (name && pv && ctl_group_matches(t->group, json_object_get_string(name))) {
+            rc = each_kind(e, json_object_get_string(name), json_object_get_string(pv), usage_cb,
+                           &u);
+        }
+    }
+    json_object_put(groups);
+    *out = u.used;
+    return rc;
+}
+
+/* ---- finalizer removal ---------------------------------------------------------------------- */
+
+/* Removes our finalizer from the CRD or APIService @p it names (merge patch with the
+ * resourceVersion, three tries on conflicts). */
+static int remove_type_finalizer(engine *e,
+                                 const char *group,
+                                 const char *version,
+                                 const char *kind,
+                                 const char *name)
+{
+    int rc = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct json_object *live = NULL;
+        if ((rc = read_object(e, &live, group, version, kind, NULL, name)) < 0 || !live) {
+            return rc;
+        }
+        if (!has_finalizer(live, CTL_FINALIZER)) {
+            json_object_put(live);
+            return 0;
+        }
+        struct json_object *fins = json_object_new_array();
+        struct json_object *cur = co_json_get(live, "metadata", "finalizers", NULL);
+        for (size_t i = 0; i < json_object_array_length(cur); i++) {
+            const char *f = json_object_get_string(json_object_array_get_idx(cur, i));
+            if (f && strcmp(f, CTL_FINALIZER) != 0) {
+                json_object_array_add(fins, json_object_new_string(f));
+            }
+        }
+        struct json_object *patch = json_object_new_object();
+        struct json_object *meta = json_object_new_object();
+        json_object_object_add(meta, "finalizers", fins);
+        const char *rv = meta_str(live, "resourceVersion");
+        json_object_object_add(meta, "resourceVersion", json_object_new_string(rv ? rv : ""));
+        json_object_object_add(patch, "metadata", meta);
+        char *av = api_version_of(group, version);
+        co_kube_ref ref = {av, kind, NULL, name};
+        co_kube_write_options wo = {0};
+        wo.field_manager = CTL_FIELD_MANAGER;
+        e->st.updates++;
+        rc = co_kube_patch(NULL, e->c, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
+        free(av);
+        json_object_put(patch);
+        json_object_put(live);
+        if (rc == CO_ENOTFOUND) {
+            co_error_clear();
+            return 0;
+        }
+        if (rc != CO_ECONFLICT) {
+            return rc;
+        }
+    }
+    return rc;
+}
+
+/* ---- create / update / delete --------------------------------------------------------------- */
+
+static int create_object(engine *e, const ctl_obj *o, struct json_object *manifest)
+{
+    struct json_object *obj = co_json_copy(manifest);
+    struct json_object *created = NULL;
+    co_kube_write_options wo = {0};
+    int rc;
+    json_object_object_del(co_json_get(obj, "metadata", NULL), "managedFields");
+    if (ctl_is_crd(o->group, o->kind) || ctl_is_apiservice(o->group, o->kind)) {
+        add_finalizer(obj, CTL_FINALIZER);
+    }
+    wo.field_manager = CTL_FIELD_MANAGER;
+    e->st.creates++;
+    if (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) {
+        /* an impossible resourceVersion: an object that exists after all yields a conflict
+         * instead of a silent merge */
+        if (co_json_set(obj, json_object_new_string("1"), "metadata", "resourceVersion", NULL) <
+            0) {
+            json_object_put(obj);
+            return CO_EINVALID;
+        }
+        rc = co_kube_apply(&created, e->c, obj, &wo);
+    } else {
+        rc = co_kube_create(&created, e->c, obj, &wo);
+    }
+    if (rc == 0) {
+        emit(e, created, "Normal", "Created", "Object successfully created");
+    }
+    json_object_put(created);
+    json_object_put(obj);
+    return rc;
+}
+
+/* The field-manager takeover of §3.8: our entries (any operation) and, for SsaOverride, the
+ * kubectl* entries are merged into one Apply entry of ours. Returns the new list (new
+ * reference) when something changed, else NULL. */
+static struct json_object *takeover(const struct json_object *mf, bool override)
+{
+    size_t n = mf && json_object_is_type(mf, json_type_array) ? json_object_array_length(mf) : 0;
+    struct json_object *out = json_object_new_array();
+    struct json_object *merged = NULL;
+    size_t nmerged = 0;
+    bool own_apply_only = true;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *en = json_object_array_get_idx(mf, i);
+        struct json_object *mgr = co_json_get(en, "manager", NULL);
+        struct json_object *sub = co_json_get(en, "subresource", NULL);
+        struct json_object *op = co_json_get(en, "operation", NULL);
+        const char *m = mgr ? json_object_get_string(mgr) : "";
+        bool ours = !strcmp(m, CTL_FIELD_MANAGER);
+        bool take = (!sub || !*json_object_get_string(sub)) &&
+                    (ours || (override && !strncmp(m, "kubectl", 7)));
+        if (!take) {
+            json_object_array_add(out, co_json_copy(en));
+            continue;
+        }
+        nmerged++;
+        if (!ours || !op || strcmp(json_object_get_string(op), "Apply") != 0) {
+            own_apply_only = false;
+        }
+        struct json_object *fields = co_json_get(en, "fieldsV1", NULL);
+        if (!merged) {
+            merged = json_object_new_object();
+            json_object_object_add(merged, "manager", json_object_new_string(CTL_FIELD_MANAGER));
+            json_object_object_add(merged, "operation", json_object_new_string("Apply"));
+            struct json_object *av = co_json_get(en, "apiVersion", NULL);
+            if (av) {
+                json_object_object_add(merged, "apiVersion", co_json_copy(av));
+            }
+            struct json_object *tm = co_json_get(en, "time", NULL);
+            if (tm) {
+                json_object_object_add(merged, "time", co_json_copy(tm));
+            }
+            json_object_object_add(merged, "fieldsType", json_object_new_string("FieldsV1"));
+            json_object_object_add(merged, "fieldsV1", json_object_new_object());
+            json_object_array_add(out, merged);
+        } else if (ours) {
+            struct json_object *av = co_json_get(en, "apiVersion", NULL);
+            if (av) {
+                json_object_object_add(merged, "apiVersion", co_json_copy(av));
+            }
+        }
+        if (fields && json_object_is_type(fields, json_type_object)) {
+            co_json_merge(co_json_get(merged, "fieldsV1", NULL), fields);
+        }
+    }
+    if (nmerged == 0 || (nmerged == 1 && own_apply_only)) {
+        json_object_put(out);
+        return NULL;
+    }
+    return out;
+}
+
+static int
+ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct json_object *live)
+{
+    co_kube_write_options wo = {0};
+    wo.field_manager = CTL_FIELD_MANAGER;
+    struct json_object *mf = takeover(co_json_get(live, "metadata", "managedFields", NULL),
+                                      o->update == CTL_UPDATE_SSA_OVERRIDE);
+    int rc = 0;
+    if (mf) {
+        char *av = api_version_of(o->group, o->version);
+        co_kube_ref ref = {av, o->kind, *o->namespace ? o->namespace : NULL, o->name};
+        struct json_object *patch = json_object_new_array();
+        struct json_object *op1 = json_object_new_object();
+        json_object_object_add(op1, "op", json_object_new_string("replace"));
+        json_object_object_add(op1, "path", json_object_new_string("/metadata/managedFields"));
+        json_object_object_add(op1, "value", mf);
+        json_object_array_add(patch, op1);
+        struct json_object *op2 = json_object_new_object();
+        json_object_object_add(op2, "op", json_object_new_string("replace"));
+        json_object_object_add(op2, "path", json_object_new_string("/metadata/resourceVersion"));
+        const char *rv = meta_str(obj, "resourceVersion");
+        json_object_object_add(op2, "value", json_object_new_string(rv ? rv : ""));
+        json_object_array_add(patch, op2);
+        struct json_object *patched = NULL;
+        e->st.updates++;
+        rc = co_kube_patch(&patched, e->c, &ref, CO_KUBE_PATCH_JSON, patch, &wo);
+        free(av);
+        json_object_put(patch);
+        if (rc < 0) {
+            return rc;
+        }
+        const char *new_rv = meta_str(patched, "resourceVersion");
+        if (new_rv) {
+            rc = co_json_set(obj, json_object_new_string(new_rv), "metadata", "resourceVersion",
+                             NULL);
+        }
+        json_object_put(patched);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    wo.force = 1;
+    e->st.updates++;
+    return co_kube_apply(NULL, e->c, obj, &wo);
+}
+
+static int update_object(engine *e,
+                         const ctl_obj *o,
+                         struct json_object *manifest,
+                         const struct json_object *live)
+{
+    struct json_object *obj = co_json_copy(manifest);
+    int rc;
+    if (ctl_is_crd(o->group, o->kind) || ctl_is_apiservice(o->group, o->kind)) {
+        add_finalizer(obj, CTL_FINALIZER);
+    }
+    const char *rv = meta_str(obj, "resourceVersion");
+    if (!rv || !*rv) {
+        const char *lrv = meta_str(live, "resourceVersion");
+        if (lrv && co_json_set(obj, json_object_new_string(lrv), "metadata", "resourceVersion",
+                               NULL) < 0) {
+            json_object_put(obj);
+            return CO_EINVALID;
+        }
+    }
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    json_object_object_del(meta, "managedFields");
+    if (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) {
+        rc = ssa_update(e, o, obj, live);
+    } else {
+        struct json_object *fins = co_json_get(live, "metadata", "finalizers", NULL);
+        size_t n =
+            fins && json_object_is_type(fins, json_type_array) ? json_object_array_length(fins) : 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+            if (f) {
+                add_finalizer(obj, f);
+            }
+        }
+        co_kube_write_options wo = {0};
+        wo.field_manager = CTL_FIELD_MANAGER;
+        e->st.updates++;
+        rc = co_kube_update(NULL, e->c, obj, &wo);
+    }
+    if (rc == 0) {
+        emit(e, live, "Normal", "Updated", "Object successfully updated");
+    } else if (e->o->events) {
+        char *msg = co_xasprintf("Error updating object: %s", co_error_last());
+        emit(e, live, "Warning", "UpdateError", msg);
+        free(msg);
+    }
+    json_object_put(obj);
+    return rc;
+}
+
+/* Deletes the object (@p live may be NULL). CRDs and APIServices lose our finalizer once no
+ * instance remains. */
+static int delete_object(engine *e,
+                         const char *group,
+                         const char *version,
+                         const char *kind,
+                         const char *ns,
+                         const char *name,
+                         const struct json_object *live)
+{
+    char *key = ctl_key_string(group, version, kind, ns, name);
+    int rc = 0;
+    if (live && !owned_by_us(e, live)) {
+        rc = co_error_set(CO_ECONFLICT, "owner conflict; object %s has no or different owner", key);
+        goto done;
+    }
+    char *av = api_version_of(group, version);
+    co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
+    co_kube_delete_options dopts = CO_KUBE_DELETE_OPTIONS_INIT;
+    dopts.propagation_policy = "Background";
+    dopts.precondition_rv = live ? meta_str(live, "resourceVersion") : NULL;
+    e->st.deletes++;
+    rc = co_kube_delete(NULL, e->c, &ref, &dopts);
+    free(av);
+    if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+        co_error_clear();
+        rc = 0;
+        goto done;
+    }
+    if (rc < 0) {
+        goto done;
+    }
+    bool crd = ctl_is_crd(group, kind), svc = ctl_is_apiservice(group, kind);
+    if (crd || svc) {
+        struct json_object *cur = NULL;
+        if ((rc = read_object(e, &cur, group, version, kind, NULL, name)) < 0 || !cur) {
+            goto done;
+        }
+        bool used = false;
+        rc = crd ? crd_used(e, &used, cur, false) : apiservice_used(e, &used, cur, false);
+        json_object_put(cur);
+        if (rc < 0) {
+            goto done;
+        }
+        if (used) {
+            rc = co_error_set(CO_ERROR, "error deleting %s %s, existing instances found",
+                              crd ? "custom resource definition" : "api service", key);
+            goto done;
+        }
+        rc = remove_type_finalizer(e, group, version, kind, name);
+    }
+done:
+    if (live) {
+        if (rc == 0) {
+            emit(e, live, "Normal", "Deleted", "Object successfully deleted");
+        } else if (e->o->events) {
+            char *msg = co_xasprintf("Error deleting object: %s", co_error_last());
+            emit(e, live, "Warning", "DeleteError", msg);
+            free(msg);
+        }
+    }
+    free(key);
+    return rc;
+}
+
+static int delete_item(engine *e, const ctl_item *it, const struct json_object *live)
+{
+    return delete_object(e, it->group, it->version, it->kind, it->namespace, it->name, live);
+}
+
+/* Orphaning: the item leaves the inventory; our finalizer leaves CRDs and APIServices we own. */
+static int orphan_item(engine *e, ctl_item *it, const struct json_object *live)
+{
+    if (live && owned_by_us(e, live) &&
+        (ctl_is_crd(it->group, it->kind) || ctl_is_apiservice(it->group, it->kind))) {
+        int rc = remove_type_finalizer(e, it->group, it->version, it->kind, it->name);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    it->phase = CTL_PHASE_NONE;
+    return 0;
+}
+
+/* ---- callbacks for the inventory half ------------------------------------------------------- */
+
+static int scope_cb(int *namespaced, const char *api_version, const char *kind, void *payload)
+{
+    engine *e = payload;
+    co_kube_mapping m = {0};
+    int rc = co_kube_client_mapping(&m, e->c, api_version, kind);
+    if (rc < 0) {
+        return rc;
+    }
+    *namespaced = m.namespaced ? 1 : 0;
+    co_kube_mapping_dispose(&m);
+    return 0;
+}
+
+static int live_cb(struct json_object **out, const ctl_obj *o, void *payload)
+{
+    return read_object(payload, out, o->group, o->version, o->kind, o->namespace, o->name);
+}
+
+/* ---- deletion waves (§3.4 step 18, §3.13) --------------------------------------------------- */
+
+static bool item_managed(const engine *e, const ctl_inventory *inv, const ctl_item *it)
+{
+    return ctl_is_managed_instance(&e->extra, inv, it->group, it->version, it->kind);
+}
+
+static int wrap_item(int rc, const char *what, const ctl_item *it)
+{
+    char *key = ctl_item_key(it);
+    co_error_wrap("%s %s", what, key);
+    free(key);
+    return rc;
+}
+
+/* Handles an item in phase Deleting: *pending when it still exists. */
+static int continue_deleting(engine *e, ctl_item *it, const struct json_object *live, int *pending)
+{
+    if (!live) {
+        it->phase = CTL_PHASE_NONE;
+    } else if (being_deleted(live)) {
+        (*pending)++;
+    } else if (!owned_by_us(e, live)) {
+        it->phase = CTL_PHASE_NONE; /* recreated by someone else: not ours any more */
+    } else {
+        char *key = ctl_item_key(it);
+        int rc = co_error_set(CO_ERROR,
+                              "object %s was already deleted but has no deletion "
+                              "timestamp",
+                              key);
+        free(key);
+        return rc;
+    }
+    return 0;
+}
+
+static void drop_gone(ctl_inventory *inv)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < inv->len; i++) {
+        if (inv->items[i].phase == CTL_PHASE_NONE) {
+            ctl_item_dispose(&inv->items[i]);
+            continue;
+        }
+        inv->items[k++] = inv->items[i];
+    }
+    inv->len = k;
+}
+
+/* @p component_deletion selects §3.13 (every item, orphan on Orphan/OrphanOnDelete) over step
+ * 18 (obsolete items, orphan on Orphan/OrphanOnApply). */
+static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion, int *pending_out)
+{
+    int pending = 0, managed_pending = 0, rc = 0;
+    for (size_t k = 0; k < inv->len; k++) {
+        ctl_item *it = &inv->items[k];
+        if (k == 0 || inv->items[k - 1].delete_order < it->delete_order) {
+            managed_pending = 0;
+            for (size_t j = k; j < inv->len && inv->items[j].delete_order == it->delete_order;
+                 j++) {
+                const ctl_item *x = &inv->items[j];
+                bool candidate = component_deletion ||
+                                 x->phase == CTL_PHASE_SCHEDULED_FOR_DELETION ||
+                                 x->phase == CTL_PHASE_DELETING;
+                if (candidate && x->phase != CTL_PHASE_NONE && item_managed(e, inv, x)) {
+                    managed_pending++;
+                }
+            }
+        }
+        bool candidate = component_deletion ? it->phase != CTL_PHASE_NONE
+                                            : it->phase == CTL_PHASE_SCHEDULED_FOR_DELETION ||
+                                                  it->phase == CTL_PHASE_DELETING;
+        if (candidate) {
+            struct json_object *live = NULL;
+            if ((rc = read_item(e, &live, it)) < 0) {
+                return wrap_item(rc, "error reading object", it);
+            }
+            bool orphan = component_deletion ? it->delete_policy == CTL_DELETE_ORPHAN ||
+                                                   it->delete_policy == CTL_DELETE_ORPHAN_ON_DELETE
+                                             : it->delete_policy == CTL_DELETE_ORPHAN ||
+                                                   it->delete_policy == CTL_DELETE_ORPHAN_ON_APPLY;
+            if (it->phase == CTL_PHASE_DELETING) {
+                rc = continue_deleting(e, it, live, &pending);
+            } else {
+                bool ns_used = false;
+                if (ctl_is_namespace(it->group, it->kind)) {
+                    for (size_t j = 0; j < inv->len && !ns_used; j++) {
+                        ns_used = inv->items[j].phase != CTL_PHASE_NONE &&
+                                  !strcmp(inv->items[j].namespace, it->name);
+                    }
+                }
+                if (!ns_used && (managed_pending == 0 || item_managed(e, inv, it))) {
+                    if (orphan || (live && !owned_by_us(e, live))) {
+                        rc = orphan_item(e, it, live);
+                    } else if ((rc = delete_item(e, it, live)) == 0) {
+                        it->phase = CTL_PHASE_DELETING;
+                        free(it->status);
+                        it->status = co_xstrdup("Terminating");
+                        pending++;
+                    }
+                    if (rc < 0) {
+                        rc = wrap_item(rc, "error deleting object", it);
+                    }
+                } else {
+                    pending++;
+                }
+            }
+            json_object_put(live);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+        if ((k == inv->len - 1 || inv->items[k + 1].delete_order > it->delete_order) && pending) {
+            break;
+        }
+    }
+    drop_gone(inv);
+    *pending_out = pending;
+    return 0;
+}
+
+/* ---- apply ---------------------------------------------------------------------------------- */
+
+static int create_missing_namespaces(engine *e, const ctl_objset *set)
+{
+    for (size_t i = 0; i < set->len; i++) {
+        const char *ns = set->objs[i].namespace;
+        if (!*ns) {
+            continue;
+        }
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) {
+            seen = !strcmp(set->objs[j].namespace, ns);
+        }
+        for (size_t j = 0; j < set->len && !seen; j++) {
+            seen = ctl_is_namespace(set->objs[j].group, set->objs[j].kind) &&
+                   !strcmp(set->objs[j].name, ns);
+        }
+        if (seen) {
+            continue;
+        }
+        struct json_object *live = NULL;
+        int rc = read_object(e, &live, "", "v1", "Namespace", NULL, ns);
+        if (rc < 0) {
+            return co_error_wrap("error reading namespace %s", ns);
+        }
+        if (live) {
+            json_object_put(live);
+            continue;
+        }
+        struct json_object *obj = json_object_new_object();
+        json_object_object_add(obj, "apiVersion", json_object_new_string("v1"));
+        json_object_object_add(obj, "kind", json_object_new_string("Namespace"));
+        struct json_object *meta = json_object_new_object();
+        json_object_object_add(meta, "name", json_object_new_string(ns));
+        json_object_object_add(obj, "metadata", meta);
+        co_kube_write_options wo = {0};
+        wo.field_manager = CTL_FIELD_MANAGER;
+        e->st.creates++;
+        rc = co_kube_create(NULL, e->c, obj, &wo);
+        json_object_put(obj);
+        if (rc == CO_EEXISTS) {
+            co_error_clear();
+            rc = 0;
+        }
+        if (rc < 0) {
+            return co_error_wrap("error creating namespace %s", ns);
+        }
+    }
+    return 0;
+}
+
+static void set_status(ctl_item *it, const char *s)
+{
+    free(it->status);
+    it->status = co_xstrdup(s);
+}
+
+/* Purges (step 14). *pending counts items still completing. */
+static int finish_completions(engine *e, ctl_inventory *inv, int *pending)
+{
+    for (size_t i = 0; i < inv->len; i++) {
+        ctl_item *it = &inv->items[i];
+        if (it->phase != CTL_PHASE_SCHEDULED_FOR_COMPLETION && it->phase != CTL_PHASE_COMPLETING) {
+            continue;
+        }
+        struct json_object *live = NULL;
+        int rc = read_item(e, &live, it);
+        if (rc < 0) {
+            return wrap_item(rc, "error reading object", it);
+        }
+        if (it->phase == CTL_PHASE_SCHEDULED_FOR_COMPLETION) {
+            rc = delete_item(e, it, live);
+            if (rc == 0) {
+                it->phase = CTL_PHASE_COMPLETING;
+                set_status(it, "Terminating");
+                (*pending)++;
+            }
+        } else if (!live) {
+            it->phase = CTL_PHASE_COMPLETED;
+            set_status(it, "");
+        } else {
+            (*pending)++;
+        }
+        json_object_put(live);
+        if (rc < 0) {
+            return wrap_item(rc, "error deleting object", it);
+        }
+    }
+    return 0;
+}
+
+typedef struct wave_ctx {
+    engine *e;
+    ctl_inventory *inv;
+    ctl_objset *set;
+    ctl_item **items; /* item of each object */
+} wave_ctx;
+
+static bool obj_late(const ctl_obj *o)
+{
+    return ctl_is_apiservice(o->group, o->kind);
+}
+
+static bool obj_managed(const wave_ctx *w, const ctl_obj *o)
+{
+    return ctl_is_managed_instance(&w->e->extra, w->inv, o->group, o->version, o->kind);
+}
+
+/* Step 16 for one object. *unready is incremented unless the object is ready (or
+ * auxiliary). */
+static int apply_one(wave_ctx *w, size_t i, int *unready)
+{
+    engine *e = w->e;
+    ctl_obj *o = &w->set->objs[i];
+    ctl_item *it = w->items[i];
+    struct json_object *live = NULL;
+    int rc = read_item(e, &live, it);
+    if (rc < 0) {
+        return wrap_item(rc, "error reading object", it);
+    }
+    set_meta_string(o->manifest, "labels", CTL_LABEL_OWNER_ID, e->hashed);
+    set_meta_string(o->manifest, "annotations", CTL_ANN_OWNER_ID, e->o->owner_id);
+    set_meta_string(o->manifest, "annotations", CTL_ANN_DIGEST, it->digest);
+    int not_ready = 0;
+    if (!live) {
+        rc = create_object(e, o, o->manifest);
+        if (rc == CO_ENOMATCH) {
+            /* a type of this set (CRD, APIService) that discovery does not list yet: wait */
+            co_error_clear();
+            set_status(it, "InProgress");
+            if (!o->auxiliary) {
+                (*unready)++;
+            }
+            return 0;
+        }
+        if (rc < 0) {
+            return wrap_item(rc, "error creating object", it);
+        }
+        it->phase = CTL_PHASE_CREATING;
+        set_status(it, "InProgress");
+        it->last_applied_at = e->now;
+        not_ready = 1;
+    } else if (!being_deleted(live) &&
+               !(!strcmp(annotation_of(live, CTL_ANN_DIGEST), CTL_DIGEST_ONCE) &&
+                 !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
+               (strcmp(annotation_of(live, CTL_ANN_DIGEST), it->digest) != 0 ||
+                it->last_applied_at == 0 || it->last_applied_at < e->now - o->reapply_ns)) {
+        if (o->update == CTL_UPDATE_RECREATE) {
+            if ((rc = delete_item(e, it, live)) < 0) {
+                json_object_put(live);
+                return wrap_item(rc, "error deleting (while recreating) object", it);
+            }
+        } else if ((rc = update_object(e, o, o->manifest, live)) < 0) {
+            json_object_put(live);
+            return wrap_item(rc, "error updating object", it);
+        }
+        it->phase = CTL_PHASE_UPDATING;
+        set_status(it, "InProgress");
+        it->last_applied_at = e->now;
+        not_ready = 1;
+    } else {
+        ctl_health h;
+        const char *msg = NULL;
+        rc = ctl_health_compute(&h, &msg, live, CTL_ANN_STATUS_HINT, e->now / 1000000000);
+        if (rc < 0) {
+            json_object_put(live);
+            return wrap_item(rc, "error checking status of object", it);
+        }
+        if (!being_deleted(live) && h == CTL_HEALTH_CURRENT) {
+            it->phase = CTL_PHASE_READY;
+        } else {
+            not_ready = 1;
+        }
+        set_status(it, ctl_health_name(h));
+    }
+    json_object_put(live);
+    if (not_ready && !o->auxiliary) {
+        (*unready)++;
+    }
+    return 0;
+}
+
+/* Steps 15–17. *stop is set when the pass must end "not done" here. */
+static int apply_waves(wave_ctx *w, int *unready_out, bool *stop)
+{
+    ctl_objset *set = w->set;
+    int unready = 0, regular_pending = 0, late_pending = 0;
+    *stop = false;
+    for (size_t k = 0; k < set->len; k++) {
+        ctl_obj *o = &set->objs[k];
+        ctl_item *it = w->items[k];
+        int order = o->apply_order;
+        if (k == 0 || set->objs[k - 1].apply_order < order) {
+            regular_pending = 0;
+            late_pending = 0;
+            for (size_t j = k; j < set->len && set->objs[j].apply_order == order; j++) {
+                const ctl_item *x = w->items[j];
+                const ctl_obj *xo = &set->objs[j];
+                if (x->phase != CTL_PHASE_READY && x->phase != CTL_PHASE_COMPLETED &&
+                    !xo->auxiliary) {
+                    if (obj_late(xo)) {
+                        late_pending++;
+                    } else if (!obj_managed(w, xo)) {
+                        regular_pending++;
+                    }
+                }
+            }
+        }
+        if (it->phase != CTL_PHASE_COMPLETED) {
+            bool late = obj_late(o), managed = !late && obj_managed(w, o);
+            bool regular = !late && !managed;
+            if (regular || (late && regular_pending == 0) ||
+                (managed && regular_pending == 0 && late_pending == 0)) {
+                int rc = apply_one(w, k, &unready);
+                if (rc < 0) {
+                    return rc;
+                }
+            } else if (!o->auxiliary) {
+                unready++;
+            }
+        }
+        if (k == set->len - 1 || set->objs[k + 1].apply_order > order) {
+            if (unready) {
+                *stop = true;
+                break;
+            }
+            int purged = 0;
+            for (size_t j = 0; j <= k; j++) {
+                const ctl_obj *xo = &set->objs[j];
+                ctl_item *x = w->items[j];
+                bool due = (k == set->len - 1 && xo->purge_order != CTL_NO_PURGE) ||
+                           xo->purge_order <= order;
+                if (due && x->phase != CTL_PHASE_COMPLETED) {
+                    x->phase = CTL_PHASE_SCHEDULED_FOR_COMPLETION;
+                    purged++;
+                }
+            }
+            if (purged) {
+                *stop = true;
+                break;
+            }
+        }
+    }
+    *unready_out = unready;
+    return 0;
+}
+
+static int
+apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects, bool *done)
+{
+    ctl_objset set = {NULL, 0};
+    ctl_inventory inv = {NULL, 0, 0};
+    ctl_item **items = NULL;
+    int rc;
+    size_t added = 0;
+    *done = false;
+
+    if ((rc = ctl_inventory_read(&inv, inv_json)) < 0) {
+        return rc;
+    }
+    if ((rc = ctl_objset_prepare(&set, objects, &e->d, scope_cb, e)) < 0) {
+        goto out;
+    }
+    if ((rc = ctl_inventory_update(&added, &inv, &set, e->hashed, live_cb, e)) < 0) {
+        goto out;
+    }
+    if (added) {
+        goto out; /* persist the new keys before anything is created */
+    }
+    if (e->create_namespaces && (rc = create_missing_namespaces(e, &set)) < 0) {
+        goto out;
+    }
+    ctl_objset_sort_for_apply(&set);
+    int pending = 0;
+    if ((rc = finish_completions(e, &inv, &pending)) < 0 || pending) {
+        goto out;
+    }
+    items = co_xcalloc(set.len ? set.len : 1, sizeof(*items));
+    for (size_t i = 0; i < set.len; i++) {
+        items[i] = ctl_inventory_find(&inv, &set.objs[i]);
+        CO_ASSERT(items[i] != NULL);
+    }
+    wave_ctx w = {e, &inv, &set, items};
+    int unready = 0;
+    bool stop = false;
+    if ((rc = apply_waves(&w, &unready, &stop)) < 0 || stop || unready) {
+        goto out;
+    }
+    free(items); /* the deletion walk drops items: the pointers would dangle */
+    items = NULL;
+    if ((rc = deletion_waves(e, &inv, false, &pending)) < 0) {
+        goto out;
+    }
+    *done = pending == 0;
+out:
+    free(items);
+    ctl_inventory_write(&inv, inv_json);
+    ctl_inventory_dispose(&inv);
+    ctl_objset_dispose(&set);
+    return rc;
+}
+
+static void report_change(const ctl_apply_opts *o,
+                          const struct json_object *before,
+                          const struct json_object *after)
+{
+    if (o && o->inventory_changed) {
+        *o->inventory_changed = !co_json_equal(before, after);
+    }
+}
+
+int ctl_apply(const ctl_apply_opts *o,
+              struct json_object *inventory,
+              struct json_object *objects,
+              bool *done)
+{
+    engine e;
+    struct json_object *before = co_json_copy(inventory);
+    int rc = engine_init(&e, o);
+    bool d = false;
+    if (rc == 0) {
+        if (!inventory || !json_object_is_type(inventory, json_type_array)) {
+            rc = co_error_set(CO_EINVALID, "status.inventory: expected array");
+        } else {
+            rc = apply_pass(&e, inventory, objects, &d);
+        }
+    }
+    report_change(o, before, inventory);
+    engine_dispose(&e);
+    json_object_put(before);
+    if (rc == 0) {
+        *done = d;
+    }
+    return rc;
+}
+
+int ctl_apply_delete(const ctl_apply_opts *o, struct json_object *inventory, bool *done)
+{
+    engine e;
+    struct json_object *before = co_json_copy(inventory);
+    ctl_inventory inv = {NULL, 0, 0};
+    int rc = engine_init(&e, o);
+    int pending = 0;
+    if (rc == 0 && (rc = ctl_inventory_read(&inv, inventory)) == 0) {
+        rc = deletion_waves(&e, &inv, true, &pending);
+        ctl_inventory_write(&inv, inventory);
+    }
+    if (rc == 0) {
+        *done = inv.len == 0;
+    }
+    ctl_inventory_dispose(&inv);
+    report_change(o, before, inventory);
+    engine_dispose(&e);
+    json_object_put(before);
+    return rc;
+}
+
+int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
+                               struct json_object *inventory,
+                               bool *allowed,
+                               char **msg)
+{
+    engine e;
+    ctl_inventory inv = {NULL, 0, 0};
+    char *reason = NULL;
+    int rc = engine_init(&e, o);
+    if (rc < 0 || (rc = ctl_inventory_read(&inv, inventory)) < 0) {
+        goto out;
+    }
+    for (size_t i = 0; !reason && i < e.extra.len; i++) {
+        bool used = false;
+        const ctl_type *t = &e.extra.types[i];
+        if ((rc = type_used(&e, &used, t)) < 0) {
+            co_error_wrap("error checking usage of type %s%s%s", t->kind, *t->group ? "." : "",
+                          t->group);
+            goto out;
+        }
+        if (used) {
+            reason = co_xasprintf("type %s%s%s is still in use (instances exist)", t->kind,
+                                  *t->group ? "." : "", t->group);
+        }
+    }
+    bool all_orphan = true;
+    for (size_t i = 0; i < inv.len; i++) {
+        all_orphan = all_orphan && (inv.items[i].delete_policy == CTL_DELETE_ORPHAN ||
+                                    inv.items[i].delete_policy == CTL_DELETE_ORPHAN_ON_DELETE);
+    }
+    for (size_t i = 0; !reason && !all_orphan && i < inv.len; i++) {
+        const ctl_item *it = &inv.items[i];
+        bool crd = ctl_is_crd(it->group, it->kind), svc = ctl_is_apiservice(it->group, it->kind);
+        if (!crd && !svc) {
+            continue;
+        }
+        struct json_object *live = NULL;
+        if ((rc = read_item(&e, &live, it)) < 0) {
+            co_error_wrap("error retrieving %s %s", crd ? "crd" : "api service", it->name);
+            goto out;
+        }
+        if (!live) {
+            continue;
+        }
+        bool used = false;
+        rc = crd ? crd_used(&e, &used, live, true) : apiservice_used(&e, &used, live, true);
+        json_object_put(live);
+        if (rc < 0) {
+            co_error_wrap("error checking usage of %s %s", crd ? "crd" : "api service", it->name);
+            goto out;
+        }
+        if (used) {
+            reason = co_xasprintf("%s %s is still in use (instances exist)",
+                                  crd ? "crd" : "api service", it->name);
+        }
+    }
+out:
+    ctl_inventory_dispose(&inv);
+    engine_dispose(&e);
+    if (rc < 0) {
+        free(reason);
+        return rc;
+    }
+    *allowed = reason == NULL;
+    *msg = reason;
+    return 0;
+}
+
+bool ctl_apply_events_disabled(const struct json_object *component)
+{
+    return !strcmp(annotation_of(component, CTL_ANN_DISABLE_EVENTS), "true");
+}
+
+int ctl_apply_cluster_id(char **out, struct co_kube_client *local)
+{
+    co_kube_ref ref = {"v1", "Namespace", NULL, "kube-system"};
+    struct json_object *ns = NULL;
+    int rc = co_kube_get(&ns, local, &ref, NULL);
+    if (rc < 0) {
+        return co_error_wrap("reading namespace kube-system");
+    }
+    const char *uid = meta_str(ns, "uid");
+    if (!uid || !*uid) {
+        json_object_put(ns);
+        return co_error_set(CO_EINVALID, "namespace kube-system has no uid");
+    }
+    *out = co_xstrdup(uid);
+    json_object_put(ns);
+    return 0;
+}

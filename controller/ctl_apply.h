@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_apply.h
+ * The apply engine: keeps the dependent objects of one Component in a target cluster in step
+ * with its rendered manifests, recording them in status.inventory (reference/behaviour.md §3.3–
+ * §3.14, readiness by ctl_health.h per §4). The controller core calls these once per reconcile
+ * and persists the inventory after every call.
+ *
+ * What each call does today:
+ * - ctl_apply(): the whole of §3.4. Validates and normalises the objects (generateName refused,
+ *   string labels/annotations, CRD/APIService versions, Secret stringData folded into data,
+ *   owner label/annotations stripped, namespaces fixed by discovery or by a CRD/APIService of
+ *   the same set, duplicates refused, policy/order/interval/participation annotations checked),
+ *   merges them into the inventory (adoption check of §3.7 for new objects, digests of §3.6,
+ *   obsolete items scheduled for deletion, consistency checks), and returns *done = false right
+ *   there if an item was added, so that the caller persists the new keys before anything is
+ *   created. Otherwise: creates missing namespaces (policy Create; never tracked), finishes due
+ *   purges, applies wave by wave (regular objects, then APIServices, then managed instances;
+ *   create, or update per policy Replace / Recreate / SsaMerge / SsaOverride with the
+ *   managedFields takeover of §3.8; reapply on digest change or after the reapply interval;
+ *   never again for Once), computes readiness, schedules purges at the end of a ready wave, and
+ *   when every wave is ready removes obsolete objects in delete waves (managed instances first,
+ *   namespaces when empty, orphaning per policy and foreign owner).
+ * - ctl_apply_deletion_allowed(): §3.12 (additional managed types, all-orphan shortcut, foreign
+ *   instances of managed CRDs and APIServices).
+ * - ctl_apply_delete(): §3.13, one pass of reverse-wave deletion.
+ * Every create, update and delete emits an Event on the dependent (Created, Updated,
+ * UpdateError, Deleted, DeleteError) through opts->events when it is not NULL.
+ *
+ * Beyond the Go original: an object annotated `component-operator.cs.sap.com/participation:
+ * auxiliary` is applied, tracked and its status reported like any other, but its readiness
+ * does not gate its wave or the component.
+ *
+ * Errors are negative co_error_codes with a message naming the object ("error creating object
+ * apps/v1 Deployment ns/name: ..."). Client errors keep their code (CO_EUNAVAILABLE,
+ * CO_ETIMEOUT, CO_ECONFLICT, ... — the caller decides which are worth a quick retry); owner
+ * conflicts are CO_ECONFLICT; invalid manifests and inconsistent sets CO_EINVALID. On error
+ * the inventory holds what was done up to the failure (so it should still be persisted).
+ *
+ * Not thread-safe per inventory; calls for distinct Components may run in parallel.
+ */
+#ifndef CTL_APPLY_H
+#define CTL_APPLY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "co/common.h"
+
+struct json_object;
+struct co_kube_client;
+struct co_kube_recorder;
+
+/** Counters of dependent-object operations (reference/behaviour.md §7.1 operations_total). */
+typedef struct ctl_apply_stats {
+    unsigned long reads;   /**< GET of a dependent, a namespace, a CRD; and instance LISTs */
+    unsigned long creates; /**< POST or creating server-side apply */
+    unsigned long updates; /**< PUT, managedFields patch, server-side apply, finalizer patch */
+    unsigned long deletes; /**< DELETE */
+} ctl_apply_stats;
+
+/** Per-call settings. Strings are borrowed for the call. */
+typedef struct ctl_apply_opts {
+    /** Client of the target cluster (possibly impersonating or remote). Required. */
+    struct co_kube_client *target;
+    /** Recorder for events on dependents; NULL = none (e.g. when the Component carries
+     * `disable-events: "true"`, see ctl_apply_events_disabled()). */
+    struct co_kube_recorder *events;
+    /** "<cluster-id>/<component namespace>/<component name>" (§3.3). Required. */
+    const char *owner_id;
+    /** Component digest (§3.2), for reconcile policy OnObjectOrComponentChange. */
+    const char *component_digest;
+    /** Placement namespace for namespaced objects without one. Required. */
+    const char *namespace;
+    /** Component-level policies (Go spelling or any case style); NULL or "" = operator default
+     * (IfUnowned, SsaOverride, Delete, Create). */
+    const char *adoption_policy;
+    /** No Component field exists; NULL = OnObjectChange (the only value accepted today). */
+    const char *reconcile_policy;
+    const char *update_policy;
+    const char *delete_policy;
+    const char *missing_namespaces_policy;
+    /** spec.reapplyInterval; <= 0 = 60 min. */
+    int64_t reapply_interval_ms;
+    /** spec.additionalManagedTypes ([{group, kind}]) or NULL. */
+    const struct json_object *additional_managed_types;
+    /** Out, optional: set to whether the call changed the inventory (backoff reset, §3.1). */
+    bool *inventory_changed;
+    /** Out, optional: operation counters, added to. */
+    ctl_apply_stats *stats;
+} ctl_apply_opts;
+
+/**
+ * One step of Apply (§3.4).
+ * @param inventory status.inventory, a json-c array (never NULL; empty for a new component);
+ *        rewritten in place
+ * @param objects the rendered objects, a json-c array; normalised in place (namespaces, owner
+ *        marks, Secret data)
+ * @param[out] done true when every object is applied and ready (auxiliary ones aside) and
+ *        nothing obsolete remains
+ * @return 0 or a negative co_error_code (see the file comment).
+ */
+CO_MUST_CHECK int ctl_apply(const ctl_apply_opts *o,
+                            struct json_object *inventory,
+                            struct json_object *objects,
+                            bool *done);
+
+/**
+ * The deletion guard (§3.12).
+ * @param[out] allowed false when foreign instances of a managed type exist
+ * @param[out] msg when not allowed, the reason ("crd foos.x.io is still in use (instances
+ *        exist)"); the caller frees it; NULL otherwise
+ * @return 0 or a negative co_error_code (discovery or list failures).
+ */
+CO_MUST_CHECK int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
+                                             struct json_object *inventory,
+                                             bool *allowed,
+                                             char **msg);
+
+/**
+ * One step of component deletion (§3.13): reverse delete waves, managed instances first within
+ * a wave, namespaces when no item lives in them, orphaning for Orphan / OrphanOnDelete and for
+ * objects someone else owns.
+ * @param[out] done true when the inventory is empty
+ * @return 0 or a negative co_error_code.
+ */
+CO_MUST_CHECK int
+ctl_apply_delete(const ctl_apply_opts *o, struct json_object *inventory, bool *done);
+
+/** Whether @p component carries `component-operator.cs.sap.com/disable-events: "true"`. */
+bool ctl_apply_events_disabled(const struct json_object *component);
+
+/**
+ * The cluster id of §3.3: the UID of namespace kube-system, read through @p local.
+ * @param[out] out the UID (free with free())
+ * @return 0 or the client's error.
+ */
+CO_MUST_CHECK int ctl_apply_cluster_id(char **out, struct co_kube_client *local);
+
+#endif

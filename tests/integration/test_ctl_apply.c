@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The apply engine against the real kube-apiserver of the test control plane, one test per rule
+ * group of reference/behaviour.md §3: create → ready, the update policies (with the kubectl
+ * field takeover of SsaOverride), adoption, waves, purge, obsolete removal, reverse-wave
+ * deletion with namespaces last, orphan policies, the deletion guard for managed CRDs, crash
+ * safety of the inventory, and the auxiliary participation annotation.
+ *
+ * There is no kube-controller-manager: Deployments and Jobs are made ready by writing their
+ * status, and terminating namespaces are finalized by the test, as envtest users do. Each test
+ * works in its own placement namespace with its own owner id; the inventory is serialised and
+ * parsed again between passes, as the Component status would be.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/json.h"
+#include "co/kube_client.h"
+#include "co/kube_event.h"
+#include "controller/ctl_apply.h"
+#include "controller/ctl_inventory.h"
+#include "tests/support/kube_test.h"
+#include "tests/support/test_support.h"
+
+#define MAX_PASSES 30
+
+static co_kube_client *admin;
+
+typedef struct fixture {
+    char *ns;
+    char *owner_id;
+    ctl_apply_opts opts;
+    struct json_object *inventory;
+    ctl_apply_stats stats;
+    bool changed;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    f->ns = co_test_kube_namespace(admin, "co-apply-");
+    f->owner_id = co_xasprintf("test-cluster/%s/comp", f->ns);
+    f->opts.target = admin;
+    f->opts.owner_id = f->owner_id;
+    f->opts.namespace = f->ns;
+    f->opts.component_digest = "c1";
+    f->opts.stats = &f->stats;
+    f->opts.inventory_changed = &f->changed;
+    f->inventory = json_object_new_array();
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    json_object_put(f->inventory);
+    free(f->owner_id);
+    free(f->ns);
+    free(f);
+    return 0;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    co_kube_client_free(admin);
+    return 0;
+}
+
+/* The objects of one render: printf-formatted JSON with ' for ". */
+static struct json_object *render(const char *fmt, ...) CO_PRINTF(1, 2);
+static struct json_object *render(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = co_xvasprintf(fmt, ap);
+    va_end(ap);
+    for (char *p = text; *p; p++) {
+        if (*p == '\'') {
+            *p = '"';
+        }
+    }
+    struct json_object *o = co_test_json("%s", text);
+    free(text);
+    return o;
+}
+
+/* Persists the inventory the way a status write and read would. */
+static void persist(fixture *f)
+{
+    char *text = co_json_dumps(f->inventory, 0);
+    struct json_object *again = NULL;
+    assert_co_pass(co_json_parse(&again, text, strlen(text)));
+    free(text);
+    json_object_put(f->inventory);
+    f->inventory = again;
+}
+
+/* One reconcile: a fresh render, one Apply step, the inventory persisted. */
+static int pass(fixture *f, const char *objects, bool *done)
+{
+    struct json_object *objs = render("%s", objects);
+    co_error_clear();
+    int rc = ctl_apply(&f->opts, f->inventory, objs, done);
+    char *msg = co_xstrdup(co_error_last());
+    json_object_put(objs);
+    persist(f);
+    if (rc < 0) {
+        co_error_set(rc, "%s", msg);
+    }
+    free(msg);
+    return rc;
+}
+
+static void pass_ok(fixture *f, const char *objects, bool *done)
+{
+    assert_co_pass(pass(f, objects, done));
+}
+
+static int apply_until_done(fixture *f, const char *objects, int max)
+{
+    bool done = false;
+    int n = 0;
+    while (!done && n < max) {
+        pass_ok(f, objects, &done);
+        n++;
+    }
+    return done ? n : -1;
+}
+
+static int delete_until_done(fixture *f, int max, void (*between)(fixture *))
+{
+    bool done = false;
+    int n = 0;
+    while (!done && n < max) {
+        assert_co_pass(ctl_apply_delete(&f->opts, f->inventory, &done));
+        persist(f);
+        if (between) {
+            between(f);
+        }
+        n++;
+    }
+    return done ? n : -1;
+}
+
+static struct json_object *
+get(const char *api_version, const char *kind, const char *ns, const char *name)
+{
+    co_kube_ref ref = {api_version, kind, ns, name};
+    struct json_object *out = NULL;
+    co_error_clear();
+    int rc = co_kube_get(&out, admin, &ref, NULL);
+    if (rc == CO_ENOTFOUND) {
+        co_error_clear();
+        return NULL;
+    }
+    if (rc < 0) {
+        fail_msg("GET %s %s: %s", kind, name, co_error_last());
+    }
+    return out;
+}
+
+static bool exists(const char *api_version, const char *kind, const char *ns, const char *name)
+{
+    struct json_object *o = get(api_version, kind, ns, name);
+    bool e = o != NULL && !co_json_get(o, "metadata", "deletionTimestamp", NULL);
+    json_object_put(o);
+    return e;
+}
+
+static const char *str(const struct json_object *o, const char *a, const char *b, const char *c)
+{
+    struct json_object *v = c ? co_json_get(o, a, b, c, NULL) : co_json_get(o, a, b, NULL);
+    return v ? json_object_get_string(v) : NULL;
+}
+
+static const char *item_field(const fixture *f, const char *name, const char *field)
+{
+    for (size_t i = 0; i < json_object_array_length(f->inventory); i++) {
+        struct json_object *it = json_object_array_get_idx(f->inventory, i);
+        if (!strcmp(json_object_get_string(co_json_get(it, "name", NULL)), name)) {
+            struct json_object *v = co_json_get(it, field, NULL);
+            return v ? json_object_get_string(v) : "";
+        }
+    }
+    return NULL;
+}
+
+/* Writes a ready status onto Deployment @p name (what the deployment controller would do). */
+static void make_deployment_ready(const char *ns, const char *name)
+{
+    struct json_object *d = get("apps/v1", "Deployment", ns, name);
+    assert_non_null(d);
+    int64_t gen = 1, replicas = 1;
+    assert_co_pass(co_json_get_int64(&gen, d, "metadata", "generation", NULL));
+    if (co_json_get(d, "spec", "replicas", NULL)) {
+        assert_co_pass(co_json_get_int64(&replicas, d, "spec", "replicas", NULL));
+    }
+    struct json_object *status = co_test_json(
+        "{\"observedGeneration\":%lld,\"replicas\":%lld,\"updatedReplicas\":%lld,"
+        "\"readyReplicas\":%lld,\"availableReplicas\":%lld,\"conditions\":[{\"type\":"
+        "\"Available\",\"status\":\"True\",\"reason\":\"MinimumReplicasAvailable\"},{\"type\":"
+        "\"Progressing\",\"status\":\"True\",\"reason\":\"NewReplicaSetAvailable\"}]}",
+        (long long)gen, (long long)replicas, (long long)replicas, (long long)replicas,
+        (long long)replicas);
+    json_object_object_add(d, "status", status);
+    assert_co_pass(co_kube_update_status(NULL, admin, d, NULL));
+    json_object_put(d);
+}
+
+#define DEPLOYMENT(name, annotations)                                                              \
+    "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'" name                        \
+    "','annotations':{" annotations                                                                \
+    "}},'spec':{'replicas':1,'selector':{'matchLabels':{'app':'" name "'}},"                       \
+    "'template':{'metadata':{'labels':{'app':'" name "'}},'spec':{'containers':[{'name':'c',"      \
+    "'image':'busybox'}]}}}}"
+
+#define CONFIGMAP(name, annotations, data)                                                         \
+    "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'" name                              \
+    "','annotations':{" annotations "}},'data':{" data "}}"
+
+#define ANN(key, value) "'component-operator.cs.sap.com/" key "':'" value "'"
+
+/* ---- create → ready ------------------------------------------------------------------------- */
+
+static void test_ctl_apply__create_then_ready(void **state)
+{
+    fixture *f = *state;
+    const char *objs = "[" DEPLOYMENT("web", "") "," CONFIGMAP("cfg", "", "'k':'v'") "]";
+    bool done = true;
+
+    /* pass 1 records the keys and creates nothing */
+    pass_ok(f, objs, &done);
+    assert_false(done);
+    assert_true(f->changed);
+    assert_int_equal(json_object_array_length(f->inventory), 2);
+    assert_string_equal(item_field(f, "web", "phase"), "ScheduledForApplication");
+    assert_false(exists("apps/v1", "Deployment", f->ns, "web"));
+    assert_int_equal(f->stats.creates, 0);
+
+    /* pass 2 creates; the ConfigMap is ready at once, the Deployment is not */
+    pass_ok(f, objs, &done);
+    assert_false(done);
+    struct json_object *live = get("apps/v1", "Deployment", f->ns, "web");
+    assert_non_null(live);
+    char *hashed = ctl_hash_owner_id(f->owner_id);
+    assert_string_equal(str(live, "metadata", "labels", CTL_LABEL_OWNER_ID), hashed);
+    assert_string_equal(str(live, "metadata", "annotations", CTL_ANN_OWNER_ID), f->owner_id);
+    assert_string_equal(str(live, "metadata", "annotations", CTL_ANN_DIGEST),
+                        item_field(f, "web", "digest"));
+    json_object_put(live);
+    free(hashed);
+    assert_string_equal(item_field(f, "web", "phase"), "Creating");
+    assert_non_null(item_field(f, "web", "lastAppliedAt"));
+
+    pass_ok(f, objs, &done);
+    assert_false(done);
+    assert_string_equal(item_field(f, "cfg", "phase"), "Ready");
+    assert_string_equal(item_field(f, "web", "status"), "InProgress");
+
+    make_deployment_ready(f->ns, "web");
+    pass_ok(f, objs, &done);
+    assert_true(done);
+    assert_string_equal(item_field(f, "web", "phase"), "Ready");
+    assert_string_equal(item_field(f, "web", "status"), "Current");
+
+    /* nothing changed: reads only */
+    ctl_apply_stats before = f->stats;
+    pass_ok(f, objs, &done);
+    assert_true(done);
+    assert_false(f->changed);
+    assert_int_equal(f->stats.creates, before.creates);
+    assert_int_equal(f->stats.updates, before.updates);
+    assert_int_equal(f->stats.deletes, before.deletes);
+    assert_true(f->stats.reads > before.reads);
+}
+
+/* ---- update policies ------------------------------------------------------------------------ */
+
+static void kubectl_apply(const char *json)
+{
+    char *dir = co_test_tmpdir();
+    char *file = co_xasprintf("%s/obj.json", dir);
+    co_test_write_file(file, json, strlen(json));
+    /* kubectl from PATH, or the one tests/env/deps.sh installs */
+    const char *cache = getenv("XDG_CACHE_HOME");
+    char *path = cache ? co_xasprintf("PATH=%s:%s/component-operator/bin", getenv("PATH"), cache)
+                       : co_xasprintf("PATH=%s:%s/.cache/component-operator/bin", getenv("PATH"),
+                                      getenv("HOME"));
+    const char *argv[] = {
+        "/usr/bin/env", path, "kubectl", "--kubeconfig", co_test_env("CO_TEST_KUBECONFIG"), "apply",
+        "-f",           file, NULL};
+    assert_int_equal(co_test_run(argv), 0);
+    free(path);
+    co_test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
+static void ssa_case(fixture *f, const char *policy, bool extra_survives)
+{
+    char *name = co_xasprintf("ssa-%s", policy);
+    char *cm = co_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                            "\"name\":\"%s\",\"namespace\":\"%s\"},\"data\":{\"a\":\"1\","
+                            "\"extra\":\"from-kubectl\"}}",
+                            name, f->ns);
+    kubectl_apply(cm);
+    char *objs = co_xasprintf("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'%s',"
+                              "'annotations':{" ANN("update-policy", "%s") "}},'data':{'a':'1'}}]",
+                              name, policy);
+    /* adopt: the first apply finds the object and updates it */
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    struct json_object *live = get("v1", "ConfigMap", f->ns, name);
+    assert_string_equal(str(live, "data", "a", NULL), "1");
+    if (extra_survives) {
+        assert_non_null(str(live, "data", "extra", NULL));
+    } else {
+        assert_null(co_json_get(live, "data", "extra", NULL));
+    }
+    json_object_put(live);
+    free(objs);
+    free(cm);
+    free(name);
+}
+
+static void test_ctl_apply__ssa_override_takes_kubectl_fields(void **state)
+{
+    ssa_case(*state, "ssa-override", false);
+}
+
+static void test_ctl_apply__ssa_merge_leaves_kubectl_fields(void **state)
+{
+    ssa_case(*state, "ssa-merge", true);
+}
+
+static void test_ctl_apply__replace_and_recreate(void **state)
+{
+    fixture *f = *state;
+    const char *v1 = "[" CONFIGMAP("rep", ANN("update-policy", "replace"), "'k':'1'") "," CONFIGMAP(
+        "rec", ANN("update-policy", "recreate"), "'k':'1'") "]";
+    const char *v2 = "[" CONFIGMAP("rep", ANN("update-policy", "replace"), "'k':'2'") "," CONFIGMAP(
+        "rec", ANN("update-policy", "recreate"), "'k':'2'") "]";
+    assert_true(apply_until_done(f, v1, MAX_PASSES) > 0);
+    struct json_object *rec = get("v1", "ConfigMap", f->ns, "rec");
+    char *uid = co_xstrdup(str(rec, "metadata", "uid", NULL));
+    json_object_put(rec);
+
+    /* someone else adds a label to the Replace object; the PUT drops it */
+    struct json_object *patch = co_test_json("{\"metadata\":{\"labels\":{\"foreign\":\"x\"}}}");
+    co_kube_write_options wo = {0};
+    wo.field_manager = "someone";
+    assert_co_pass(co_kube_patch(NULL, admin, &(co_kube_ref){"v1", "ConfigMap", f->ns, "rep"},
+                                 CO_KUBE_PATCH_MERGE, patch, &wo));
+    json_object_put(patch);
+
+    assert_true(apply_until_done(f, v2, MAX_PASSES) > 0);
+    struct json_object *rep = get("v1", "ConfigMap", f->ns, "rep");
+    assert_string_equal(str(rep, "data", "k", NULL), "2");
+    assert_null(co_json_get(rep, "metadata", "labels", "foreign", NULL));
+    json_object_put(rep);
+    rec = get("v1", "ConfigMap", f->ns, "rec");
+    assert_string_equal(str(rec, "data", "k", NULL), "2");
+    assert_string_not_equal(str(rec, "metadata", "uid", NULL), uid); /* deleted and created */
+    json_object_put(rec);
+    free(uid);
+}
+
+/* ---- adoption ------------------------------------------------------------------------------- */
+
+static void create_foreign(const fixture *f,
+                           const char *name,
+                           const char *owner_label,
+                           const char *owner_annotation)
+{
+    struct json_object *cm =
+        co_test_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                     "\"%s\",\"namespace\":\"%s\",\"labels\":{%s%s%s},\"annotations\":{%s%s%s}}}",
+                     name, f->ns, owner_label ? "\"" CTL_LABEL_OWNER_ID "\":\"" : "",
+                     owner_label ? owner_label : "", owner_label ? "\"" : "",
+                     owner_annotation ? "\"" CTL_ANN_OWNER_ID "\":\"" : "",
+                     owner_annotation ? owner_annotation : "", owner_annotation ? "\"" : "");
+    assert_co_pass(co_kube_create(NULL, admin, cm, NULL));
+    json_object_put(cm);
+}
+
+static void test_ctl_apply__adoption_policies(void **state)
+{
+    fixture *f = *state;
+    bool done;
+    create_foreign(f, "unowned", NULL, NULL);
+    create_foreign(f, "foreign", "someoneelse", "other/ns/comp");
+
+    assert_co_fail_with(
+        CO_ECONFLICT,
+        pass(f, "[" CONFIGMAP("unowned", ANN("adoption-policy", "never"), "") "]", &done));
+    char *want = co_xasprintf("found existing object v1 ConfigMap %s/unowned without owner", f->ns);
+    assert_string_equal(co_error_last(), want);
+    free(want);
+    assert_int_equal(json_object_array_length(f->inventory), 0);
+
+    assert_co_fail_with(CO_ECONFLICT, pass(f, "[" CONFIGMAP("foreign", "", "") "]", &done));
+    want = co_xasprintf("owner conflict; object v1 ConfigMap %s/foreign is owned by other/ns/comp",
+                        f->ns);
+    assert_string_equal(co_error_last(), want);
+    free(want);
+
+    /* IfUnowned adopts the unowned one, Always the foreign one */
+    const char *both = "[" CONFIGMAP("unowned", "", "'x':'1'") "," CONFIGMAP(
+        "foreign", ANN("adoption-policy", "Always"), "'x':'2'") "]";
+    assert_true(apply_until_done(f, both, MAX_PASSES) > 0);
+    char *hashed = ctl_hash_owner_id(f->owner_id);
+    struct json_object *live = get("v1", "ConfigMap", f->ns, "foreign");
+    assert_string_equal(str(live, "metadata", "labels", CTL_LABEL_OWNER_ID), hashed);
+    assert_string_equal(str(live, "data", "x", NULL), "2");
+    json_object_put(live);
+    live = get("v1", "ConfigMap", f->ns, "unowned");
+    assert_string_equal(str(live, "metadata", "labels", CTL_LABEL_OWNER_ID), hashed);
+    json_object_put(live);
+    free(hashed);
+}
+
+/* ---- waves and purge ------------------------------------------------------------------------ */
+
+static void test_ctl_apply__waves_in_order(void **state)
+{
+    fixture *f = *state;
+    const char *objs =
+        "[" CONFIGMAP("second", ANN("apply-order", "1"), "") "," DEPLOYMENT("first", "") "]";
+    bool done;
+    for (int i = 0; i < 4; i++) {
+        pass_ok(f, objs, &done);
+        assert_false(done);
+    }
+    assert_true(exists("apps/v1", "Deployment", f->ns, "first"));
+    assert_false(exists("v1", "ConfigMap", f->ns, "second")); /* waits for wave 0 */
+    assert_string_equal(item_field(f, "second", "phase"), "ScheduledForApplication");
+    make_deployment_ready(f->ns, "first");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "second"));
+}
+
+static void complete_job(const char *ns, const char *name)
+{
+    struct json_object *j = get("batch/v1", "Job", ns, name);
+    assert_non_null(j);
+    json_object_object_add(
+        j, "status",
+        co_test_json("{\"startTime\":\"2024-01-01T00:00:00Z\",\"completionTime\":"
+                     "\"2024-01-01T00:00:01Z\",\"succeeded\":1,\"conditions\":[{\"type\":"
+                     "\"Complete\",\"status\":\"True\"}]}"));
+    assert_co_pass(co_kube_update_status(NULL, admin, j, NULL));
+    json_object_put(j);
+}
+
+#define JOB(name, annotations)                                                                     \
+    "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'" name                              \
+    "','annotations':{" annotations                                                                \
+    "}},'spec':{'template':{'spec':{'restartPolicy':'Never','containers':[{"                       \
+    "'name':'c','image':'busybox'}]}}}}"
+
+static void test_ctl_apply__purge_after_wave(void **state)
+{
+    fixture *f = *state;
+    const char *objs = "[" JOB("migrate", ANN("purge-order", "0")) "," CONFIGMAP(
+        "after", ANN("apply-order", "1"), "") "]";
+    bool done;
+    pass_ok(f, objs, &done);
+    pass_ok(f, objs, &done);
+    assert_true(exists("batch/v1", "Job", f->ns, "migrate"));
+    pass_ok(f, objs, &done);
+    assert_false(done);
+    assert_false(exists("v1", "ConfigMap", f->ns, "after"));
+    complete_job(f->ns, "migrate");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_false(exists("batch/v1", "Job", f->ns, "migrate")); /* purged */
+    assert_string_equal(item_field(f, "migrate", "phase"), "Completed");
+    assert_true(exists("v1", "ConfigMap", f->ns, "after"));
+    /* a further pass leaves the completed job alone */
+    pass_ok(f, objs, &done);
+    assert_true(done);
+    assert_false(exists("batch/v1", "Job", f->ns, "migrate"));
+}
+
+/* ---- obsolete objects, deletion ------------------------------------------------------------- */
+
+static void test_ctl_apply__obsolete_objects_removed(void **state)
+{
+    fixture *f = *state;
+    assert_true(apply_until_done(f, "[" CONFIGMAP("a", "", "") "," CONFIGMAP("b", "", "") "]",
+                                 MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "b"));
+    assert_true(apply_until_done(f, "[" CONFIGMAP("a", "", "") "]", MAX_PASSES) > 0);
+    assert_false(exists("v1", "ConfigMap", f->ns, "b"));
+    assert_true(exists("v1", "ConfigMap", f->ns, "a"));
+    assert_int_equal(json_object_array_length(f->inventory), 1);
+}
+
+static char *child_ns;
+
+/* The namespace controller's job: a terminating namespace is finalized. */
+static void finalize_namespaces(fixture *f)
+{
+    (void)f;
+    struct json_object *n = get("v1", "Namespace", NULL, child_ns);
+    if (!n || !co_json_get(n, "metadata", "deletionTimestamp", NULL)) {
+        json_object_put(n);
+        return;
+    }
+    json_object_object_add(co_json_get(n, "spec", NULL), "finalizers", json_object_new_array());
+    char *path = co_xasprintf("/api/v1/namespaces/%s/finalize", child_ns);
+    assert_co_pass(co_kube_request_json(NULL, admin, "PUT", path, n));
+    free(path);
+    json_object_put(n);
+}
+
+typedef struct seen {
+    bool early_gone_while_late_present;
+    bool ns_gone_while_content_present;
+} seen;
+
+static void test_ctl_apply__deletion_in_reverse_waves_namespaces_last(void **state)
+{
+    fixture *f = *state;
+    child_ns = co_test_random_name("co-apply-child-", 6);
+    char *objs = co_xasprintf(
+        "[{'apiVersion':'v1','kind':'Namespace','metadata':{'name':'%s'}},"
+        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'inner','namespace':'%s'}},"
+        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'late','annotations':{" ANN(
+            "delete-order", "1") "}}},"
+                                 "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'early'}}]",
+        child_ns, child_ns);
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", child_ns, "inner"));
+
+    bool done = false;
+    int n = 0;
+    bool early_first = true, ns_last = true;
+    while (!done && n++ < MAX_PASSES) {
+        assert_co_pass(ctl_apply_delete(&f->opts, f->inventory, &done));
+        persist(f);
+        bool early = exists("v1", "Secret", f->ns, "early");
+        bool late = exists("v1", "ConfigMap", f->ns, "late");
+        bool inner = exists("v1", "ConfigMap", child_ns, "inner");
+        struct json_object *nso = get("v1", "Namespace", NULL, child_ns);
+        bool ns_deleting = !nso || co_json_get(nso, "metadata", "deletionTimestamp", NULL);
+        json_object_put(nso);
+        if (!late && early) {
+            early_first = false; /* the later wave went first */
+        }
+        if (ns_deleting && inner) {
+            ns_last = false;
+        }
+        finalize_namespaces(f);
+    }
+    assert_true(done);
+    assert_true(early_first);
+    assert_true(ns_last);
+    assert_false(exists("v1", "ConfigMap", f->ns, "late"));
+    assert_false(exists("v1", "Namespace", NULL, child_ns));
+    assert_int_equal(json_object_array_length(f->inventory), 0);
+    free(objs);
+    free(child_ns);
+}
+
+static void test_ctl_apply__orphan_policies(void **state)
+{
+    fixture *f = *state;
+    const char *all = "[" CONFIGMAP("keep", ANN("delete-policy", "orphan"), "") "," CONFIGMAP(
+        "on-apply", ANN("delete-policy", "orphan-on-apply"),
+        "") "," CONFIGMAP("on-delete", ANN("delete-policy", "OrphanOnDelete"),
+                          "") "," CONFIGMAP("plain", "", "") "]";
+    assert_true(apply_until_done(f, all, MAX_PASSES) > 0);
+    /* obsolete during apply: orphan and orphan-on-apply stay, orphan-on-delete goes */
+    assert_true(apply_until_done(f, "[" CONFIGMAP("plain", "", "") "]", MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "keep"));
+    assert_true(exists("v1", "ConfigMap", f->ns, "on-apply"));
+    assert_false(exists("v1", "ConfigMap", f->ns, "on-delete"));
+    /* the orphans keep our owner label (another component cannot adopt them silently) */
+    struct json_object *kept = get("v1", "ConfigMap", f->ns, "keep");
+    assert_non_null(co_json_get(kept, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL));
+    json_object_put(kept);
+
+    /* component deletion: orphan-on-delete stays, plain goes */
+    assert_true(apply_until_done(f, all, MAX_PASSES) > 0);
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "keep"));
+    assert_false(exists("v1", "ConfigMap", f->ns, "on-apply"));
+    assert_true(exists("v1", "ConfigMap", f->ns, "on-delete"));
+    assert_false(exists("v1", "ConfigMap", f->ns, "plain"));
+}
+
+/* ---- deletion guard ------------------------------------------------------------------------- */
+
+static void test_ctl_apply__deletion_blocked_by_foreign_instance(void **state)
+{
+    fixture *f = *state;
+    char *group = co_test_random_name("g", 8);
+    char *objs = co_xasprintf(
+        "[{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition','metadata':"
+        "{'name':'widgets.%s.example.com'},'spec':{'group':'%s.example.com','scope':"
+        "'Namespaced','names':{'plural':'widgets','singular':'widget','kind':'Widget',"
+        "'listKind':'WidgetList'},'versions':[{'name':'v1','served':true,'storage':true,"
+        "'schema':{'openAPIV3Schema':{'type':'object','x-kubernetes-preserve-unknown-fields':"
+        "true}}}]}},"
+        "{'apiVersion':'%s.example.com/v1','kind':'Widget','metadata':{'name':'ours'}}]",
+        group, group, group);
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    char *crd_name = co_xasprintf("widgets.%s.example.com", group);
+    struct json_object *crd =
+        get("apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name);
+    assert_true(json_object_array_length(co_json_get(crd, "metadata", "finalizers", NULL)) > 0);
+    json_object_put(crd);
+
+    char *av = co_xasprintf("%s.example.com/v1", group);
+    struct json_object *foreign = co_test_json("{\"apiVersion\":\"%s\",\"kind\":\"Widget\","
+                                               "\"metadata\":{\"name\":\"theirs\",\"namespace\":"
+                                               "\"%s\"}}",
+                                               av, f->ns);
+    assert_co_pass(co_kube_create(NULL, admin, foreign, NULL));
+    json_object_put(foreign);
+
+    bool allowed = true;
+    char *msg = NULL;
+    assert_co_pass(ctl_apply_deletion_allowed(&f->opts, f->inventory, &allowed, &msg));
+    assert_false(allowed);
+    char *want = co_xasprintf("crd %s is still in use (instances exist)", crd_name);
+    assert_string_equal(msg, want);
+    free(want);
+    free(msg);
+
+    co_kube_delete_options d = CO_KUBE_DELETE_OPTIONS_INIT;
+    assert_co_pass(co_kube_delete(NULL, admin, &(co_kube_ref){av, "Widget", f->ns, "theirs"}, &d));
+    assert_co_pass(ctl_apply_deletion_allowed(&f->opts, f->inventory, &allowed, &msg));
+    assert_true(allowed);
+    assert_null(msg);
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_false(exists("apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name));
+    free(av);
+    free(crd_name);
+    free(objs);
+    free(group);
+}
+
+static void test_ctl_apply__additional_managed_types_block_deletion(void **state)
+{
+    fixture *f = *state;
+    struct json_object *amt = co_test_json("[{\"group\":\"\",\"kind\":\"ServiceAccount\"}]");
+    f->opts.additional_managed_types = amt;
+    struct json_object *sa = co_test_json("{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\","
+                                          "\"metadata\":{\"name\":\"x\",\"namespace\":\"%s\"}}",
+                                          f->ns);
+    assert_co_pass(co_kube_create(NULL, admin, sa, NULL));
+    json_object_put(sa);
+    bool allowed = true;
+    char *msg = NULL;
+    assert_co_pass(ctl_apply_deletion_allowed(&f->opts, f->inventory, &allowed, &msg));
+    assert_false(allowed);
+    assert_string_equal(msg, "type ServiceAccount is still in use (instances exist)");
+    free(msg);
+    f->opts.additional_managed_types = NULL;
+    json_object_put(amt);
+}
+
+/* ---- crash safety --------------------------------------------------------------------------- */
+
+static void test_ctl_apply__crash_after_inventory_write_leaks_nothing(void **state)
+{
+    fixture *f = *state;
+    const char *objs =
+        "[" CONFIGMAP("c1", "", "") "," CONFIGMAP("c2", "", "") "," DEPLOYMENT("d1", "") "]";
+    char *dir = co_test_tmpdir();
+    char *file = co_xasprintf("%s/inventory.json", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* the first operator process: pass 1 persisted, pass 2 creates and is killed before
+         * its status write */
+        bool done;
+        struct json_object *o1 = render("%s", objs);
+        if (ctl_apply(&f->opts, f->inventory, o1, &done) < 0) {
+            _exit(2);
+        }
+        char *text = co_json_dumps(f->inventory, 0);
+        FILE *fp = fopen(file, "w");
+        if (!fp || fputs(text, fp) < 0 || fclose(fp) != 0) {
+            _exit(3);
+        }
+        struct json_object *o2 = render("%s", objs);
+        if (ctl_apply(&f->opts, f->inventory, o2, &done) < 0) {
+            _exit(4);
+        }
+        raise(SIGKILL);
+        _exit(5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    assert_true(exists("v1", "ConfigMap", f->ns, "c1")); /* the objects were created */
+
+    /* the next operator process starts from the persisted inventory; the component is deleted */
+    size_t len = 0;
+    char *text = co_test_read_file(file, &len);
+    assert_non_null(text);
+    json_object_put(f->inventory);
+    assert_co_pass(co_json_parse(&f->inventory, text, len));
+    free(text);
+    assert_int_equal(json_object_array_length(f->inventory), 3);
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+
+    char *sel = co_xasprintf("%s", CTL_LABEL_OWNER_ID);
+    static const char *const kinds[][2] = {{"v1", "ConfigMap"}, {"apps/v1", "Deployment"}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
+        struct json_object *list = NULL;
+        co_kube_list_options lo = {0};
+        lo.label_selector = sel;
+        assert_co_pass(
+            co_kube_list(&list, admin, &(co_kube_ref){kinds[i][0], kinds[i][1], f->ns, NULL}, &lo));
+        assert_int_equal(json_object_array_length(co_json_get(list, "items", NULL)), 0);
+        json_object_put(list);
+    }
+    free(sel);
+    co_test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
+/* ---- beyond the original -------------------------------------------------------------------- */
+
+static void test_ctl_apply__auxiliary_object_does_not_gate(void **state)
+{
+    fixture *f = *state;
+    const char *objs = "[" DEPLOYMENT("helper", ANN("participation", "auxiliary")) "," CONFIGMAP(
+        "next", ANN("apply-order", "1"), "") "]";
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "next"));
+    assert_string_equal(item_field(f, "helper", "status"), "InProgress"); /* still reported */
+}
+
+static void test_ctl_apply__events_on_dependents(void **state)
+{
+    fixture *f = *state;
+    co_kube_recorder *rec = NULL;
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_NAME;
+    assert_co_pass(co_kube_recorder_new(&rec, admin, &ro));
+    f->opts.events = rec;
+    assert_true(apply_until_done(f, "[" CONFIGMAP("ev", "", "") "]", MAX_PASSES) > 0);
+    assert_co_pass(co_kube_recorder_flush(rec, 30000));
+    f->opts.events = NULL;
+    co_kube_recorder_free(rec);
+    struct json_object *list = NULL;
+    co_kube_list_options lo = {0};
+    lo.field_selector = "involvedObject.name=ev";
+    assert_co_pass(co_kube_list(&list, admin, &(co_kube_ref){"v1", "Event", f->ns, NULL}, &lo));
+    struct json_object *items = co_json_get(list, "items", NULL);
+    assert_true(json_object_array_length(items) >= 1);
+    assert_string_equal(str(json_object_array_get_idx(items, 0), "reason", NULL, NULL), "Created");
+    json_object_put(list);
+
+    struct json_object *comp =
+        co_test_json("{\"metadata\":{\"annotations\":{\"%s\":\"true\"}}}", CTL_ANN_DISABLE_EVENTS);
+    assert_true(ctl_apply_events_disabled(comp));
+    json_object_put(comp);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_ctl_apply__create_then_ready),
+        T(test_ctl_apply__ssa_override_takes_kubectl_fields),
+        T(test_ctl_apply__ssa_merge_leaves_kubectl_fields),
+        T(test_ctl_apply__replace_and_recreate),
+        T(test_ctl_apply__adoption_policies),
+        T(test_ctl_apply__waves_in_order),
+        T(test_ctl_apply__purge_after_wave),
+        T(test_ctl_apply__obsolete_objects_removed),
+        T(test_ctl_apply__deletion_in_reverse_waves_namespaces_last),
+        T(test_ctl_apply__orphan_policies),
+        T(test_ctl_apply__deletion_blocked_by_foreign_instance),
+        T(test_ctl_apply__additional_managed_types_block_deletion),
+        T(test_ctl_apply__crash_after_inventory_write_leaks_nothing),
+        T(test_ctl_apply__auxiliary_object_does_not_gate),
+        T(test_ctl_apply__events_on_dependents),
+    };
+#undef T
+    return cmocka_run_group_tests_name("ctl_apply_integration", tests, group_setup, group_teardown);
+}
