@@ -736,12 +736,11 @@ static int wrap_item(int rc, const char *what, const ctl_item *it)
 /* Handles an item in phase Deleting: *pending when it still exists. */
 static int continue_deleting(engine *e, ctl_item *it, const struct json_object *live, int *pending)
 {
-    if (!live) {
-        it->phase = CTL_PHASE_NONE;
-    } else if (being_deleted(live)) {
+    if (live && being_deleted(live)) {
         (*pending)++;
-    } else if (!owned_by_us(e, live)) {
-        it->phase = CTL_PHASE_NONE; /* recreated by someone else: not ours any more */
+    } else if (!live || !owned_by_us(e, live)) {
+        /* gone, or recreated by someone else and so not ours any more */
+        it->phase = CTL_PHASE_NONE;
     } else {
         char *key = ctl_item_key(it);
         int rc = co_error_set(CO_ERROR,
@@ -1116,7 +1115,7 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
     if ((rc = finish_completions(e, &inv, &pending)) < 0 || pending) {
         goto out;
     }
-    items = co_xcalloc(set.len ? set.len : 1, sizeof(*items));
+    items = co_xcalloc(set.len ? set.len : 1, sizeof(ctl_item *));
     for (size_t i = 0; i < set.len; i++) {
         items[i] = ctl_inventory_find(&inv, &set.objs[i]);
         CO_ASSERT(items[i] != NULL);
