@@ -291,16 +291,23 @@ static void test_ctl_apply__create_then_ready(void **state)
 
 /* ---- update policies ------------------------------------------------------------------------ */
 
+static const char *env_or(const char *name, const char *dflt)
+{
+    const char *v = getenv(name); // NOLINT(concurrency-mt-unsafe): the tests run on one thread
+    return v && *v ? v : dflt;
+}
+
 static void kubectl_apply(const char *json)
 {
     char *dir = co_test_tmpdir();
     char *file = co_xasprintf("%s/obj.json", dir);
     co_test_write_file(file, json, strlen(json));
     /* kubectl from PATH, or the one tests/env/deps.sh installs */
-    const char *cache = getenv("XDG_CACHE_HOME");
-    char *path = cache ? co_xasprintf("PATH=%s:%s/component-operator/bin", getenv("PATH"), cache)
-                       : co_xasprintf("PATH=%s:%s/.cache/component-operator/bin", getenv("PATH"),
-                                      getenv("HOME"));
+    const char *cache = env_or("XDG_CACHE_HOME", NULL);
+    char *path = cache
+                     ? co_xasprintf("PATH=%s:%s/component-operator/bin", env_or("PATH", ""), cache)
+                     : co_xasprintf("PATH=%s:%s/.cache/component-operator/bin", env_or("PATH", ""),
+                                    env_or("HOME", "/root"));
     const char *argv[] = {
         "/usr/bin/env", path, "kubectl", "--kubeconfig", co_test_env("CO_TEST_KUBECONFIG"), "apply",
         "-f",           file, NULL};
