@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -745,6 +746,86 @@ static void test_ctl_apply__crash_after_inventory_write_leaks_nothing(void **sta
     free(dir);
 }
 
+/* ---- reconcile policies, forced reapply, missing namespaces ---------------------------------- */
+
+static void test_ctl_apply__reconcile_policies_and_reapply(void **state)
+{
+    fixture *f = *state;
+    const char *v1 =
+        "[" CONFIGMAP("periodic", ANN("reapply-interval", "1s"), "'k':'1'") "," CONFIGMAP(
+            "once", ANN("reconcile-policy", "once"),
+            "'k':'1'") "," CONFIGMAP("comp",
+                                     ANN("reconcile-policy", "on-object-or-component-change"),
+                                     "'k':'1'") "]";
+    const char *v2 =
+        "[" CONFIGMAP("periodic", ANN("reapply-interval", "1s"), "'k':'1'") "," CONFIGMAP(
+            "once", ANN("reconcile-policy", "once"),
+            "'k':'2'") "," CONFIGMAP("comp",
+                                     ANN("reconcile-policy", "on-object-or-component-change"),
+                                     "'k':'1'") "]";
+    assert_true(apply_until_done(f, v1, MAX_PASSES) > 0);
+    assert_string_equal(item_field(f, "once", "digest"), "__once__");
+    char *want = co_xasprintf("@%s", "c1");
+    assert_contains(item_field(f, "comp", "digest"), want);
+    free(want);
+
+    struct timespec two = {2, 0};
+    nanosleep(&two, NULL);
+    bool done = true;
+    unsigned long updates = f->stats.updates;
+    pass_ok(f, v2, &done);
+    assert_false(done);
+    assert_string_equal(item_field(f, "periodic", "phase"), "Updating"); /* forced reapply */
+    assert_string_equal(item_field(f, "comp", "phase"), "Ready");
+    assert_true(f->stats.updates > updates);
+    assert_true(apply_until_done(f, v2, MAX_PASSES) > 0);
+    struct json_object *once = get("v1", "ConfigMap", f->ns, "once");
+    assert_string_equal(str(once, "data", "k", NULL), "1"); /* never touched again */
+    json_object_put(once);
+
+    f->opts.component_digest = "c2";
+    pass_ok(f, v2, &done);
+    assert_false(done);
+    assert_string_equal(item_field(f, "comp", "phase"), "Updating");
+    assert_true(apply_until_done(f, v2, MAX_PASSES) > 0);
+    struct json_object *comp = get("v1", "ConfigMap", f->ns, "comp");
+    assert_contains(str(comp, "metadata", "annotations", CTL_ANN_DIGEST), "@c2");
+    json_object_put(comp);
+}
+
+static void test_ctl_apply__missing_namespace_created_untracked(void **state)
+{
+    fixture *f = *state;
+    char *other = co_test_random_name("co-apply-missing-", 6);
+    char *objs = co_xasprintf("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
+                              "'namespace':'%s'}}]",
+                              other);
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    struct json_object *n = get("v1", "Namespace", NULL, other);
+    assert_non_null(n);
+    assert_null(co_json_get(n, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL));
+    json_object_put(n);
+    assert_int_equal(json_object_array_length(f->inventory), 1);
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_true(exists("v1", "Namespace", NULL, other)); /* never deleted by us */
+    free(objs);
+
+    /* policy DoNotCreate: the object cannot be created */
+    char *third = co_test_random_name("co-apply-missing-", 6);
+    objs = co_xasprintf("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
+                        "'namespace':'%s'}}]",
+                        third);
+    f->opts.missing_namespaces_policy = "DoNotCreate";
+    bool done;
+    pass_ok(f, objs, &done);
+    assert_co_fail_with(CO_ENOTFOUND, pass(f, objs, &done));
+    assert_contains(co_error_last(), "error creating object v1 ConfigMap");
+    assert_false(exists("v1", "Namespace", NULL, third));
+    free(objs);
+    free(third);
+    free(other);
+}
+
 /* ---- beyond the original -------------------------------------------------------------------- */
 
 static void test_ctl_apply__auxiliary_object_does_not_gate(void **state)
@@ -801,6 +882,8 @@ int main(void)
         T(test_ctl_apply__deletion_blocked_by_foreign_instance),
         T(test_ctl_apply__additional_managed_types_block_deletion),
         T(test_ctl_apply__crash_after_inventory_write_leaks_nothing),
+        T(test_ctl_apply__reconcile_policies_and_reapply),
+        T(test_ctl_apply__missing_namespace_created_untracked),
         T(test_ctl_apply__auxiliary_object_does_not_gate),
         T(test_ctl_apply__events_on_dependents),
     };
