@@ -64,6 +64,9 @@ static const char *const true_words[] = {"y",    "Y",    "yes", "Yes", "YES", "t
 static const char *const false_words[] = {"n",     "N",     "no",  "No",  "NO", "false",
                                           "False", "FALSE", "off", "Off", "OFF"};
 
+/* The booleans of YAML 1.2's core schema (CO_YAML_CORE_BOOLS). */
+static const char *const core_bool_words[] = {"true", "True", "TRUE", "false", "False", "FALSE"};
+
 static int in_list(const char *s, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -905,6 +908,13 @@ static int on_scalar(reader *rd, const yaml_event_t *ev)
         return rc;
     }
     const char *tag = (const char *)ev->data.scalar.tag;
+    if ((rd->flags & CO_YAML_CORE_BOOLS) && !tag && json_object_is_type(val, json_type_boolean) &&
+        !in_list((const char *)ev->data.scalar.value, core_bool_words,
+                 CO_ARRAY_SIZE(core_bool_words))) {
+        json_object_put(val);
+        val = json_object_new_string_len((const char *)ev->data.scalar.value,
+                                         (int)ev->data.scalar.length);
+    }
     int is_merge = ev->data.scalar.length == 2 && memcmp(ev->data.scalar.value, "<<", 2) == 0 &&
                    (ev->data.scalar.plain_implicit || (tag && !strcmp(tag, TAG_MERGE)));
     if (ev->data.scalar.anchor) {

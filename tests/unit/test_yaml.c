@@ -444,6 +444,29 @@ static void test_yaml__unique_keys_option(void **state)
     json_object_put(obj);
 }
 
+static void test_yaml__core_bools_option(void **state)
+{
+    (void)state;
+    const char *text = "a: yes\nb: On\ny: n\nc: TRUE\nd: false\ne: !!bool yes\nf: \"true\"\n";
+    struct json_object *obj = NULL;
+    assert_co_pass(co_yaml_parse(&obj, text, strlen(text), CO_YAML_CORE_BOOLS));
+    assert_string_equal(json_object_get_string(co_json_get(obj, "a", NULL)), "yes");
+    assert_string_equal(json_object_get_string(co_json_get(obj, "b", NULL)), "On");
+    assert_string_equal(json_object_get_string(co_json_get(obj, "y", NULL)), "n");
+    assert_true(json_object_is_type(co_json_get(obj, "c", NULL), json_type_boolean));
+    assert_true(json_object_get_boolean(co_json_get(obj, "c", NULL)));
+    assert_true(json_object_is_type(co_json_get(obj, "d", NULL), json_type_boolean));
+    /* an explicit tag still decides */
+    assert_true(json_object_is_type(co_json_get(obj, "e", NULL), json_type_boolean));
+    assert_true(json_object_is_type(co_json_get(obj, "f", NULL), json_type_string));
+    json_object_put(obj);
+    /* without the option, YAML 1.1 words are booleans (and the key y is "true") */
+    assert_co_pass(co_yaml_parse(&obj, text, strlen(text), 0));
+    assert_true(json_object_is_type(co_json_get(obj, "a", NULL), json_type_boolean));
+    assert_non_null(co_json_get(obj, "true", NULL));
+    json_object_put(obj);
+}
+
 /* ---- emitting ------------------------------------------------------------------------------- */
 
 static void assert_emits(const struct json_object *obj, unsigned flags, const char *want)
@@ -709,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_yaml__billion_laughs_is_capped),
         cmocka_unit_test(test_yaml__size_cap),
         cmocka_unit_test(test_yaml__unique_keys_option),
+        cmocka_unit_test(test_yaml__core_bools_option),
         cmocka_unit_test(test_yaml__emit_block_style_and_quoting),
         cmocka_unit_test(test_yaml__emit_sorted_keys),
         cmocka_unit_test(test_yaml__emit_multiline_strings_readably),

@@ -54,6 +54,9 @@ typedef enum co_yaml_parse_flags {
     CO_YAML_SKIP_NULL = 1 << 0,
     /** Refuse a mapping that repeats a key (YAMLToJSONStrict) instead of keeping the last. */
     CO_YAML_UNIQUE_KEYS = 1 << 1,
+    /** Plain y/Y/yes/on/n/no/off (every spelling but true/false) stay strings, as kustomize's
+     * kyaml (go-yaml v3, YAML 1.2) reads them; everything else resolves as above. */
+    CO_YAML_CORE_BOOLS = 1 << 2,
 } co_yaml_parse_flags;
 
 /** Options for writing. */

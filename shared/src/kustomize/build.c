@@ -197,7 +197,7 @@ static int load_kustomization(kz_dir *d, kz_build *b, const char *dir)
     json_object *docs = NULL;
     int rc = co_vfs_read(&data, &len, b->fs, d->file);
     if (rc == 0) {
-        rc = kz_decode_stream(&docs, data, len, d->file);
+        rc = kz_decode_kustomization(&docs, data, len, d->file);
     }
     free(data);
     if (rc < 0) {

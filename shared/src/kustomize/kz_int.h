@@ -94,8 +94,13 @@ void kz_resmap_remove_at(kz_resmap *m, size_t i);
 
 /* --- decoding ------------------------------------------------------------------------------ */
 
-/** Parses a stream of documents into a new array, skipping empty ones. */
+/** Parses a stream of documents into a new array, skipping empty ones. Resources and patches
+ * are read as kyaml reads them (YAML 1.2 booleans: `yes`, `on`, `y` stay strings). */
 int kz_decode_stream(json_object **out, const char *data, size_t len, const char *what);
+
+/** Like kz_decode_stream() for kustomization files, which kustomize reads with
+ * sigs.k8s.io/yaml (YAML 1.1 booleans). */
+int kz_decode_kustomization(json_object **out, const char *data, size_t len, const char *what);
 
 /* --- field specs --------------------------------------------------------------------------- */
 

@@ -280,10 +280,10 @@ void kz_resmap_remove_at(kz_resmap *m, size_t i)
 
 /* --- decoding ------------------------------------------------------------------------------ */
 
-int kz_decode_stream(json_object **out, const char *data, size_t len, const char *what)
+static int decode(json_object **out, const char *data, size_t len, const char *what, unsigned flags)
 {
     co_yaml_docs docs = CO_YAML_DOCS_INIT;
-    int rc = co_yaml_parse_stream(&docs, data, len, CO_YAML_SKIP_NULL);
+    int rc = co_yaml_parse_stream(&docs, data, len, CO_YAML_SKIP_NULL | flags);
     if (rc < 0) {
         return co_error_wrap("%s", what);
     }
@@ -294,4 +294,14 @@ int kz_decode_stream(json_object **out, const char *data, size_t len, const char
     co_yaml_docs_dispose(&docs);
     *out = arr;
     return 0;
+}
+
+int kz_decode_stream(json_object **out, const char *data, size_t len, const char *what)
+{
+    return decode(out, data, len, what, CO_YAML_CORE_BOOLS);
+}
+
+int kz_decode_kustomization(json_object **out, const char *data, size_t len, const char *what)
+{
+    return decode(out, data, len, what, 0);
 }
