@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Runs the reference kustomize (`kubectl kustomize DIR`) and prints its output as one JSON
+"""Runs the reference kustomize (`kubectl kustomize DIR [FLAG...]`) and prints its output as one JSON
 array, so that tests can compare it with our engine's objects. Exit status 3 when kustomize
 itself fails (its message goes to stderr), 2 when no kubectl with kustomize v5 is found.
 
@@ -22,9 +22,11 @@ def cache_dir():
                         "component-operator", "kustomize-oracle")
 
 
-def tree_key(kubectl, version, root):
+def tree_key(kubectl, version, root, flags):
     h = hashlib.sha256()
     h.update(os.path.realpath(kubectl).encode() + b"\0" + version.encode() + b"\0")
+    for flag in flags:
+        h.update(b"flag:" + flag.encode() + b"\0")
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
@@ -61,12 +63,12 @@ def main():
     if not kubectl:
         print("no kubectl with kustomize v5 found", file=sys.stderr)
         return 2
-    cached = os.path.join(cache_dir(), tree_key(kubectl, version, sys.argv[1]) + ".json")
+    cached = os.path.join(cache_dir(), tree_key(kubectl, version, sys.argv[1], sys.argv[2:]) + ".json")
     try:
         with open(cached) as f:
             entry = json.load(f)
     except (OSError, ValueError):
-        res = subprocess.run([kubectl, "kustomize", sys.argv[1]], capture_output=True,
+        res = subprocess.run([kubectl, "kustomize", *sys.argv[2:], sys.argv[1]], capture_output=True,
                              timeout=300)
         if res.returncode != 0:
             entry = {"error": res.stderr.decode(errors="replace")}

@@ -43,6 +43,8 @@
 #define CO_MAX_SOURCE_FILES 100000
 /** Nesting of kustomizations (resources, components, overlays of overlays). */
 #define CO_MAX_KUSTOMIZE_DEPTH 64
+/** Bytes one templated kustomization renders, all files together (co/kzgen.h). */
+#define CO_MAX_KZGEN_OUTPUT (256 * CO_MIB)
 
 /* Sources: downloads, archives, git checkouts and the artifact cache. */
 /** One downloaded source artifact (compressed, as transferred). */
