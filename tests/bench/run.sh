@@ -4,6 +4,12 @@
 # Runs the benchmarks: every release-built build/release/tests/bench/bench_* program and every
 # tests/bench/bench_*.sh script, or only those named (make bench BENCH='kustomize').
 # Benchmarks print figures and ratios; they never fail on a time.
+#
+# Adding one: a tests/bench/bench_<name>.c (linked with the libraries, built in release by
+# `make bench`) or an executable tests/bench/bench_<name>.sh. It gets its own "== bench <name>"
+# section, prints its figures and a "ratio:" line against a reference it measures in the same
+# run (CO_KUBECTL is exported for kustomize comparisons), and exits non-zero only when it
+# cannot run at all.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
