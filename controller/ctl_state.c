@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * State names, the Ready condition, jitter and the internal backoff ramp (see ctl_state.h).
+ * The backoff table is a small mutex-guarded hash table of per-key counters; entries are
+ * removed when forgotten, so it holds at most one entry per Component that is busy.
+ */
+#include "controller/ctl_state.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/duration.h"
+#include "co/json.h"
+#include "co/time.h"
+
+static const char *string_at(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+        return "";
+    }
+    return json_object_get_string(v);
+}
+
+static struct json_object *ready_condition(const struct json_object *status)
+{
+    struct json_object *conds = NULL;
+    if (!status || !json_object_object_get_ex(status, "conditions", &conds) ||
+        !json_object_is_type(conds, json_type_array)) {
+        return NULL;
+    }
+    size_t n = json_object_array_length(conds);
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(conds, i);
+        if (strcmp(string_at(c, "type"), "Ready") == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+void ctl_state_set(struct json_object *status,
+                   const char *state,
+                   const char *reason,
+                   const char *message,
+                   int64_t now_ns)
+{
+    const char *cstatus = "Unknown";
+    if (strcmp(state, CTL_STATE_READY) == 0) {
+        cstatus = "True";
+    } else if (strcmp(state, CTL_STATE_ERROR) == 0) {
+        cstatus = "False";
+    }
+    char now[CO_TIME_STR_MAX];
+    co_time_format(now, now_ns);
+
+    struct json_object *old = ready_condition(status);
+    struct json_object *cond = json_object_new_object();
+    json_object_object_add(cond, "type", json_object_new_string("Ready"));
+    json_object_object_add(cond, "status", json_object_new_string(cstatus));
+    const char *ltt = now;
+    if (old && strcmp(string_at(old, "status"), cstatus) == 0 &&
+        string_at(old, "lastTransitionTime")[0]) {
+        ltt = string_at(old, "lastTransitionTime");
+    }
+    json_object_object_add(cond, "lastTransitionTime", json_object_new_string(ltt));
+    json_object_object_add(cond, "reason", json_object_new_string(reason ? reason : ""));
+    json_object_object_add(cond, "message", json_object_new_string(message ? message : ""));
+    struct json_object *conds = json_object_new_array();
+    json_object_array_add(conds, cond);
+    json_object_object_add(status, "conditions", conds); /* releases the old list (and old) */
+    json_object_object_add(status, "state", json_object_new_string(state));
+}
+
+const char *ctl_state_get(const struct json_object *status)
+{
+    return string_at(status, "state");
+}
+
+const char *ctl_state_reason(const struct json_object *status)
+{
+    return string_at(ready_condition(status), "reason");
+}
+
+char *ctl_capitalise(const char *msg)
+{
+    char *s = co_xstrdup(msg ? msg : "");
+    if (s[0] >= 'a' && s[0] <= 'z') {
+        s[0] = (char)(s[0] - 'a' + 'A');
+    }
+    return s;
+}
+
+int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd)
+{
+    if (delay_ns <= 0) {
+        return delay_ns;
+    }
+    /* 1 % + up to 4 % more, in steps of 1/10000 of the delay */
+    int64_t extra_permyriad = 100 + (int64_t)(rnd % 401);
+    return delay_ns + (int64_t)((double)delay_ns * (double)extra_permyriad / 10000.0);
+}
+
+int ctl_state_component_ready(const struct json_object *component)
+{
+    int64_t gen = 0, observed = -1;
+    if (co_json_get_int64(&gen, component, "metadata", "generation", NULL) < 0 ||
+        co_json_get_int64(&observed, component, "status", "observedGeneration", NULL) < 0) {
+        return 0;
+    }
+    struct json_object *status = co_json_get(component, "status", NULL);
+    return observed == gen && strcmp(ctl_state_get(status), CTL_STATE_READY) == 0;
+}
+
+/* ---- backoff ------------------------------------------------------------------------------- */
+
+#define NBUCKETS 256
+
+typedef struct entry {
+    char *key;
+    char *activity;
+    int n;
+    struct entry *next;
+} entry;
+
+struct ctl_backoff {
+    pthread_mutex_t mu;
+    entry *buckets[NBUCKETS];
+};
+
+static unsigned bucket_of(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h % NBUCKETS;
+}
+
+ctl_backoff *ctl_backoff_new(void)
+{
+    ctl_backoff *b = co_xcalloc(1, sizeof(*b));
+    pthread_mutex_init(&b->mu, NULL);
+    return b;
+}
+
+void ctl_backoff_free(ctl_backoff *b)
+{
+    if (!b) {
+        return;
+    }
+    for (size_t i = 0; i < NBUCKETS; i++) {
+        entry *e = b->buckets[i];
+        while (e) {
+            entry *next = e->next;
+            free(e->key);
+            free(e->activity);
+            free(e);
+            e = next;
+        }
+    }
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+int64_t ctl_backoff_delay(int n)
+{
+    if (n <= 5) {
+        return 50 * CO_MILLISECOND << (n < 1 ? 0 : n - 1);
+    }
+    if (n <= 20) {
+        return CO_SECOND;
+    }
+    if (n <= 50) {
+        return 2 * CO_SECOND;
+    }
+    return 10 * CO_SECOND;
+}
+
+int64_t ctl_backoff_next(ctl_backoff *b, const char *key, const char *activity)
+{
+    unsigned h = bucket_of(key);
+    pthread_mutex_lock(&b->mu);
+    entry *e = b->buckets[h];
+    while (e && strcmp(e->key, key) != 0) {
+        e = e->next;
+    }
+    if (!e) {
+        e = co_xcalloc(1, sizeof(*e));
+        e->key = co_xstrdup(key);
+        e->activity = co_xstrdup(activity);
+        e->next = b->buckets[h];
+        b->buckets[h] = e;
+    } else if (strcmp(e->activity, activity) != 0) {
+        free(e->activity);
+        e->activity = co_xstrdup(activity);
+        e->n = 0;
+    }
+    if (e->n < 1000) {
+        e->n++;
+    }
+    int n = e->n;
+    pthread_mutex_unlock(&b->mu);
+    return ctl_backoff_delay(n);
+}
+
+void ctl_backoff_forget(ctl_backoff *b, const char *key)
+{
+    unsigned h = bucket_of(key);
+    pthread_mutex_lock(&b->mu);
+    entry **pp = &b->buckets[h];
+    while (*pp) {
+        entry *e = *pp;
+        if (strcmp(e->key, key) == 0) {
+            *pp = e->next;
+            free(e->key);
+            free(e->activity);
+            free(e);
+            break;
+        }
+        pp = &e->next;
+    }
+    pthread_mutex_unlock(&b->mu);
+}

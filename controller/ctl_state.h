@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_state.h
+ * The pure pieces of the Component state machine (reference/behaviour.md §1.5, §2.1–§2.3):
+ * state and reason names, the Ready condition rewrite with its lastTransitionTime rule, the
+ * capitalised error text, the requeue jitter, and the internal backoff ramp the Go framework
+ * uses for Processing, DeletionProcessing, DeletionBlocked and Suspended.
+ *
+ * Everything here works on the `status` JSON object of a Component so that fields written by
+ * others (the apply engine's inventory, the source layer's sourceRef) travel unchanged.
+ * Functions without a handle are thread-safe; a ctl_backoff is thread-safe.
+ */
+#ifndef CTL_STATE_H
+#define CTL_STATE_H
+
+#include <stdint.h>
+
+#include "co/common.h"
+
+struct json_object;
+
+/* States (status.state). */
+#define CTL_STATE_READY            "Ready"
+#define CTL_STATE_PENDING          "Pending"
+#define CTL_STATE_PROCESSING       "Processing"
+#define CTL_STATE_DELETION_PENDING "DeletionPending"
+#define CTL_STATE_DELETING         "Deleting"
+#define CTL_STATE_ERROR            "Error"
+
+/* Reasons of the Ready condition. */
+#define CTL_REASON_FIRST_SEEN          "FirstSeen"
+#define CTL_REASON_SUSPENDED           "Suspended"
+#define CTL_REASON_RETRYING            "Retrying"
+#define CTL_REASON_TIMEOUT             "Timeout"
+#define CTL_REASON_RESTARTING          "Restarting"
+#define CTL_REASON_PROCESSING          "Processing"
+#define CTL_REASON_READY               "Ready"
+#define CTL_REASON_ERROR               "Error"
+#define CTL_REASON_DELETION_RETRYING   "DeletionRetrying"
+#define CTL_REASON_DELETION_BLOCKED    "DeletionBlocked"
+#define CTL_REASON_DELETION_PROCESSING "DeletionProcessing"
+/* Ours (not in the Go original). */
+#define CTL_REASON_DEPENDENCY_CYCLE "DependencyCycle"
+#define CTL_REASON_POLICY_VIOLATION "PolicyViolation"
+
+/* Messages, verbatim from the Go framework (spelling included). */
+#define CTL_MSG_FIRST_SEEN "First seen"
+#define CTL_MSG_SUSPENDED  "Reconciliation is suspended"
+#define CTL_MSG_RESTARTING "Restarting processing due to component changes"
+#define CTL_MSG_PROCESSING                                                                         \
+    "Reconcilation of dependent resources triggered; waiting until all dependent resources are "   \
+    "ready"
+#define CTL_MSG_READY       "Dependent resources successfully reconciled"
+#define CTL_MSG_TIMEOUT     "Reconcilation of dependent resources timed out"
+#define CTL_MSG_FOREIGN_FIN "Deletion blocked due to existing foreign finalizers"
+#define CTL_MSG_DELETION_PROCESSING                                                                \
+    "Deletion of dependent resources triggered; waiting until dependent resources are deleted"
+
+/**
+ * Sets status.state and rewrites the single Ready condition of @p status (§1.5): Ready → "True",
+ * Error → "False", anything else → "Unknown". lastTransitionTime becomes @p now_ns only when the
+ * condition is new or its status value changes. Other conditions are dropped (the framework
+ * keeps only Ready). @p message may be NULL ("").
+ */
+void ctl_state_set(struct json_object *status,
+                   const char *state,
+                   const char *reason,
+                   const char *message,
+                   int64_t now_ns);
+
+/** status.state, or "" when unset. Borrowed from @p status. */
+const char *ctl_state_get(const struct json_object *status);
+
+/** The Ready condition's reason, or "" when unset. Borrowed from @p status. */
+const char *ctl_state_reason(const struct json_object *status);
+
+/** A copy of @p msg with its first letter upper-cased ASCII-wise (free with free()). */
+char *ctl_capitalise(const char *msg);
+
+/**
+ * Adds the framework's requeue jitter: @p delay_ns plus 1–5 % of it, chosen by @p rnd.
+ * Zero and negative delays are returned unchanged.
+ */
+int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd);
+
+/** Whether a Component object is Ready in the sense of the dependency gate (§5.8):
+ * status.observedGeneration == metadata.generation and status.state == Ready. */
+int ctl_state_component_ready(const struct json_object *component);
+
+/* --- the framework's internal backoff (§2.3) ------------------------------------------------ */
+
+typedef struct ctl_backoff ctl_backoff;
+
+/** Creates an empty backoff table. */
+ctl_backoff *ctl_backoff_new(void);
+
+/** Frees it. NULL is a no-op. */
+void ctl_backoff_free(ctl_backoff *b);
+
+/**
+ * The next delay for @p key doing @p activity: about 50, 100, 200, 400, 800 ms, then 1 s up to
+ * the 20th call, 2 s up to the 50th, then 10 s. A different activity than last time starts the
+ * ramp over.
+ */
+int64_t ctl_backoff_next(ctl_backoff *b, const char *key, const char *activity);
+
+/** Starts the ramp of @p key over (inventory changed, Ready, any error, digest change). */
+void ctl_backoff_forget(ctl_backoff *b, const char *key);
+
+/** The delay of the @p n-th (1-based) consecutive call. */
+int64_t ctl_backoff_delay(int n);
+
+#endif
