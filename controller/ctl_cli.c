@@ -3,7 +3,7 @@
  * Offline subcommands of component-controller. Each subcommand parses its own flags with
  * co/flags, reads local files only, and prints objects in generator order.
  */
-#include "ctl_cli.h"
+#include "controller/ctl_cli.h"
 
 #include <string.h>
 

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * component-controller: entry point. Parses the controller-runtime-style flags, configures
- * logging, and runs until SIGTERM or SIGINT. Signals are blocked in every thread and taken
- * synchronously here with sigwait(), so no work ever happens in a signal handler.
+ * logging, starts the manager (ctl_manager.h) and runs until SIGTERM or SIGINT, or until
+ * leadership is lost. Signals are blocked in every thread and taken synchronously here with
+ * sigtimedwait(), so no work ever happens in a signal handler.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/log.h"
-#include "ctl_cli.h"
+#include "controller/ctl_cli.h"
+#include "controller/ctl_manager.h"
 
 typedef struct options {
     const char *kubeconfig;
@@ -23,6 +26,9 @@ typedef struct options {
     const char *log_format;
     const char *default_service_account;
     long long max_concurrent_reconciles;
+    co_flag_list namespaces;
+    const char *label_selector;
+    const char *leader_namespace;
     int help;
     int version;
 } options;
@@ -62,6 +68,12 @@ int main(int argc, char **argv)
          "service account to impersonate for Components that name none"},
         {"max-concurrent-reconciles", CO_FLAG_INT, &o.max_concurrent_reconciles, "N",
          "number of Components reconciled in parallel (default 5)"},
+        {"namespace", CO_FLAG_LIST, &o.namespaces, "NS",
+         "watch Components only in this namespace (repeatable; default: all namespaces)"},
+        {"label-selector", CO_FLAG_STRING, &o.label_selector, "SELECTOR",
+         "watch only Components matching this label selector (to shard a cluster)"},
+        {"leader-election-namespace", CO_FLAG_STRING, &o.leader_namespace, "NS",
+         "namespace of the leader Lease (default: the configuration's namespace)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -111,8 +123,46 @@ int main(int argc, char **argv)
     co_log(CO_LOG_INFO, "starting", "version", CO_VERSION, "leader-elect",
            o.leader_elect ? "true" : "false", NULL);
 
-    int sig = 0;
-    sigwait(&set, &sig);
-    co_log(CO_LOG_INFO, "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-    return 0;
+    ctl_manager_options mo = {0};
+    mo.kubeconfig = o.kubeconfig;
+    mo.metrics_addr = o.metrics_addr;
+    mo.probe_addr = o.probe_addr;
+    mo.leader_elect = o.leader_elect != 0;
+    mo.leader_namespace = o.leader_namespace;
+    mo.default_service_account = o.default_service_account;
+    mo.workers = (int)o.max_concurrent_reconciles;
+    mo.namespaces = o.namespaces.items;
+    mo.nnamespaces = o.namespaces.len;
+    mo.label_selector = o.label_selector;
+    ctl_manager *m = NULL;
+    int rc = ctl_manager_new(&m, &mo);
+    if (rc == 0) {
+        rc = ctl_manager_start(m);
+    }
+    if (rc < 0) {
+        co_log(CO_LOG_ERROR, "cannot start", "error", co_error_last(), NULL);
+        ctl_manager_free(m);
+        co_flag_list_dispose(&o.namespaces);
+        return 1;
+    }
+    co_log(CO_LOG_INFO, "started", "cluster-id", ctl_manager_cluster_id(m), NULL);
+
+    int exit_code = 0;
+    for (;;) {
+        struct timespec tick = {0, 200L * 1000 * 1000};
+        int sig = sigtimedwait(&set, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT) {
+            co_log(CO_LOG_INFO, "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                   NULL);
+            break;
+        }
+        if (ctl_manager_lost(m)) {
+            co_log(CO_LOG_ERROR, "leadership lost; exiting", NULL);
+            exit_code = 1;
+            break;
+        }
+    }
+    ctl_manager_free(m);
+    co_flag_list_dispose(&o.namespaces);
+    return exit_code;
 }

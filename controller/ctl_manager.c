@@ -1,0 +1,1223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager (see ctl_manager.h). Informer handlers only decide which keys to queue; all
+ * work happens on the worker threads. The local client sends through a counting transport so
+ * that requests per method (component_operator_runtime_requests_total) and status writes can
+ * be reported. Dependency cycles are found by a breadth-first walk over the cached Components,
+ * which is cheap because only the dependency lists are read.
+ */
+#include "controller/ctl_manager.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/caps.h"
+#include "co/duration.h"
+#include "co/error.h"
+#include "co/json.h"
+#include "co/kube_config.h"
+#include "co/kube_event.h"
+#include "co/kube_informer.h"
+#include "co/kube_lease.h"
+#include "co/kube_transport.h"
+#include "co/log.h"
+#include "co/metrics.h"
+#include "co/time.h"
+#include "controller/ctl_http.h"
+#include "controller/ctl_queue.h"
+#include "controller/ctl_state.h"
+#include "controller/ctl_targets.h"
+
+#define COMPONENT_API   "core.cs.sap.com/v1alpha1"
+#define FLUX_API        "source.toolkit.fluxcd.io/v1"
+#define CONTROLLER      "component"
+#define EVENT_DEDUP_NS  ((int64_t)5 * 60 * 1000000000)
+#define SYNC_TIMEOUT_MS 120000L
+#define MAX_WORKERS     1000
+
+static const char *const FLUX_KINDS[][2] = {
+    {"fluxGitRepository", "GitRepository"},
+    {"fluxOciRepository", "OCIRepository"},
+    {"fluxBucket", "Bucket"},
+    {"fluxHelmChart", "HelmChart"},
+};
+#define NFLUX 4
+
+static const char *const STATES[] = {CTL_STATE_READY,      CTL_STATE_PENDING,
+                                     CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
+                                     CTL_STATE_DELETING,   CTL_STATE_ERROR};
+#define NSTATES 6
+
+/* ---- counting transport ------------------------------------------------------------------ */
+
+typedef struct counting_transport {
+    co_kube_transport base;
+    co_kube_transport *inner;
+    struct ctl_manager *m;
+} counting_transport;
+
+/* ---- events de-duplication --------------------------------------------------------------- */
+
+typedef struct last_event {
+    char *uid;
+    char *text; /* type \n reason \n message */
+    int64_t at;
+    struct last_event *next;
+} last_event;
+
+struct ctl_manager {
+    ctl_manager_options opts;
+    char **namespaces;
+    size_t nnamespaces;
+    char *label_selector;
+    char *leader_namespace;
+    char *identity;
+    char *default_sa;
+
+    co_kube_config *cfg;
+    co_kube_client *client;
+    char *cluster_id;
+
+    co_kube_informer **comp_inf; /* one per namespace, or one for all */
+    size_t ncomp_inf;
+    co_kube_informer *flux_inf[NFLUX];
+
+    ctl_queue *queue;
+    ctl_backoff *backoff;
+    ctl_targets *targets;
+    co_kube_recorder *recorder;
+    co_kube_leader *leader;
+    ctl_http *metrics_http, *probe_http;
+    co_metrics *metrics;
+    co_metric *m_reconcile_total, *m_reconcile_errors, *m_requests, *m_created_clients,
+        *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
+        *m_cr_time, *m_wq_depth, *m_wq_adds, *m_wq_retries;
+
+    ctl_env env;
+    ctl_source_ops source;
+    ctl_apply_ops apply;
+
+    pthread_t *workers;
+    size_t nworkers;
+    pthread_mutex_t mu;
+    atomic_bool leading;
+    atomic_bool lost;
+    atomic_bool synced;
+    atomic_bool started;
+    atomic_bool stopped;
+
+    pthread_mutex_t ev_mu;
+    last_event *events;
+
+    atomic_ulong n_requests, n_writes, n_status_writes, n_reconciles, n_reconcile_errors,
+        n_events_suppressed;
+};
+
+static int
+counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
+{
+    counting_transport *t = (counting_transport *)self;
+    ctl_manager *m = t->m;
+    atomic_fetch_add(&m->n_requests, 1);
+    if (strcmp(req->method, "GET") != 0) {
+        atomic_fetch_add(&m->n_writes, 1);
+        size_t n = strlen(req->path);
+        if (strcmp(req->method, "PUT") == 0 && strstr(req->path, "/components/") && n > 7 &&
+            strcmp(req->path + n - 7, "/status") == 0) {
+            atomic_fetch_add(&m->n_status_writes, 1);
+        }
+    }
+    if (m->m_requests) {
+        const char *lv[] = {CONTROLLER, req->method};
+        co_metric_inc(m->m_requests, lv);
+    }
+    return t->inner->send(t->inner, req, resp);
+}
+
+static void counting_free(co_kube_transport *self)
+{
+    counting_transport *t = (counting_transport *)self;
+    t->inner->free(t->inner);
+    free(t);
+}
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static const char *str_at(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+static co_kube_informer *informer_for(ctl_manager *m, const char *ns)
+{
+    if (m->nnamespaces == 0) {
+        return m->ncomp_inf ? m->comp_inf[0] : NULL;
+    }
+    for (size_t i = 0; i < m->nnamespaces; i++) {
+        if (strcmp(m->namespaces[i], ns) == 0) {
+            return m->comp_inf[i];
+        }
+    }
+    return NULL;
+}
+
+void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name)
+{
+    char *key = co_xasprintf("%s/%s", ns, name);
+    ctl_queue_add(m->queue, key);
+    free(key);
+}
+
+static void enqueue_key(ctl_manager *m, const char *key)
+{
+    ctl_queue_add(m->queue, key);
+}
+
+static void enqueue_obj(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (key) {
+        enqueue_key(m, key);
+        free(key);
+    }
+}
+
+/* Dependency keys "ns/name" of a Component object (namespace defaulted). */
+static void dependency_keys(co_kube_keys *out, const struct json_object *obj)
+{
+    const char *ns = str_at(co_json_get(obj, "metadata", NULL), "namespace");
+    struct json_object *deps = co_json_get(obj, "spec", "dependencies", NULL);
+    size_t n =
+        deps && json_object_is_type(deps, json_type_array) ? json_object_array_length(deps) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *d = json_object_array_get_idx(deps, i);
+        const char *dn = str_at(d, "name");
+        const char *dns = str_at(d, "namespace");
+        if (!dn || !*dn) {
+            continue;
+        }
+        char *k = co_xasprintf("%s/%s", dns && *dns ? dns : (ns ? ns : ""), dn);
+        co_kube_keys_add(out, k);
+        free(k);
+    }
+}
+
+static int index_dependencies(co_kube_keys *out, const struct json_object *obj, void *payload)
+{
+    (void)payload;
+    dependency_keys(out, obj);
+    return 0;
+}
+
+/* "<Kind>/<ns>/<name>" of a Flux sourceRef, or NULL. */
+static char *flux_source_key(const struct json_object *obj)
+{
+    struct json_object *sr = co_json_get(obj, "spec", "sourceRef", NULL);
+    const char *ns = str_at(co_json_get(obj, "metadata", NULL), "namespace");
+    for (size_t i = 0; i < NFLUX; i++) {
+        struct json_object *v = co_json_get(sr, FLUX_KINDS[i][0], NULL);
+        const char *n = str_at(v, "name");
+        if (n) {
+            const char *sns = str_at(v, "namespace");
+            return co_xasprintf("%s/%s/%s", FLUX_KINDS[i][1], sns && *sns ? sns : ns ? ns : "", n);
+        }
+    }
+    return NULL;
+}
+
+static int index_source(co_kube_keys *out, const struct json_object *obj, void *payload)
+{
+    (void)payload;
+    char *k = flux_source_key(obj);
+    if (k) {
+        co_kube_keys_add(out, k);
+        free(k);
+    }
+    return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_json(const struct json_object *a, const struct json_object *b)
+{
+    return (!a && !b) || (a && b && co_json_equal(a, b));
+}
+
+/* Every cached Component in Error/DependencyCycle: a dependency change may have broken the
+ * cycle they are on. */
+static void enqueue_cycle_members(ctl_manager *m)
+{
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        struct json_object *all = NULL;
+        if (co_kube_informer_list(&all, m->comp_inf[i], NULL) < 0) {
+            continue;
+        }
+        size_t n = json_object_array_length(all);
+        for (size_t j = 0; j < n; j++) {
+            struct json_object *c = json_object_array_get_idx(all, j);
+            if (strcmp(ctl_state_reason(co_json_get(c, "status", NULL)),
+                       CTL_REASON_DEPENDENCY_CYCLE) == 0) {
+                enqueue_obj(m, c);
+            }
+        }
+        json_object_put(all);
+    }
+}
+
+static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (!key) {
+        return;
+    }
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        co_kube_keys keys = {0};
+        if (co_kube_informer_index_keys(&keys, m->comp_inf[i], "dependencies", key) == 0) {
+            for (size_t j = 0; j < keys.len; j++) {
+                enqueue_key(m, keys.items[j]);
+            }
+        }
+        co_kube_keys_dispose(&keys);
+    }
+    free(key);
+}
+
+/* ---- Component handlers ------------------------------------------------------------------ */
+
+static void on_comp_add(const struct json_object *obj, void *payload)
+{
+    enqueue_obj(payload, obj);
+}
+
+static void
+on_comp_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
+{
+    ctl_manager *m = payload;
+    struct json_object *om = co_json_get(old_obj, "metadata", NULL);
+    struct json_object *nm = co_json_get(new_obj, "metadata", NULL);
+    int64_t og = 0, ng = 0;
+    if (co_json_get_int64(&og, om, "generation", NULL) < 0) {
+        og = -1;
+    }
+    if (co_json_get_int64(&ng, nm, "generation", NULL) < 0) {
+        ng = -1;
+    }
+    /* the framework's predicate: generation or annotations changed (status writes do not
+     * retrigger); deletion and finalizer changes come with a generation bump or matter to
+     * the deletion flow */
+    if (og != ng ||
+        !same_json(co_json_get(om, "annotations", NULL), co_json_get(nm, "annotations", NULL)) ||
+        !same_str(str_at(om, "deletionTimestamp"), str_at(nm, "deletionTimestamp")) ||
+        !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
+        enqueue_obj(m, new_obj);
+    }
+    /* dependants wait for this one to be Ready (and synced) */
+    bool ready = ctl_state_component_ready(new_obj);
+    struct json_object *os = co_json_get(old_obj, "status", NULL);
+    struct json_object *ns = co_json_get(new_obj, "status", NULL);
+    if (ready &&
+        (!ctl_state_component_ready(old_obj) ||
+         !same_str(str_at(os, "lastAttemptedDigest"), str_at(ns, "lastAttemptedDigest")) ||
+         !same_str(str_at(os, "lastAttemptedRevision"), str_at(ns, "lastAttemptedRevision")))) {
+        enqueue_dependants(m, new_obj);
+    }
+    if (!same_json(co_json_get(old_obj, "spec", "dependencies", NULL),
+                   co_json_get(new_obj, "spec", "dependencies", NULL))) {
+        enqueue_cycle_members(m);
+    }
+}
+
+static void on_comp_delete(const struct json_object *obj, void *payload)
+{
+    ctl_manager *m = payload;
+    enqueue_obj(m, obj);
+    /* its dependencies may be waiting for it to go (DeletionPending) */
+    co_kube_keys deps = {0};
+    dependency_keys(&deps, obj);
+    for (size_t i = 0; i < deps.len; i++) {
+        enqueue_key(m, deps.items[i]);
+    }
+    co_kube_keys_dispose(&deps);
+    enqueue_cycle_members(m);
+}
+
+/* ---- Flux source handlers (§5.2) --------------------------------------------------------- */
+
+static bool flux_ready_artifact(const struct json_object *src, const char **dig, const char **rev)
+{
+    int64_t gen = 0;
+    if (co_json_get_int64(&gen, src, "metadata", "generation", NULL) < 0) {
+        gen = -1;
+    }
+    struct json_object *conds = co_json_get(src, "status", "conditions", NULL);
+    size_t n =
+        conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    bool ready = false;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(conds, i);
+        int64_t og = -1;
+        if (co_json_get_int64(&og, c, "observedGeneration", NULL) < 0) {
+            og = -2;
+        }
+        if (same_str(str_at(c, "type"), "Ready") && same_str(str_at(c, "status"), "True") &&
+            og == gen) {
+            ready = true;
+        }
+    }
+    struct json_object *a = co_json_get(src, "status", "artifact", NULL);
+    *dig = str_at(a, "digest");
+    *rev = str_at(a, "revision");
+    return ready && *dig && **dig && *rev && **rev;
+}
+
+static void
+on_flux_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
+{
+    (void)old_obj;
+    ctl_manager *m = payload;
+    const char *dig = NULL, *rev = NULL;
+    if (!flux_ready_artifact(new_obj, &dig, &rev)) {
+        return;
+    }
+    const char *kind = str_at(new_obj, "kind");
+    struct json_object *meta = co_json_get(new_obj, "metadata", NULL);
+    const char *sns = str_at(meta, "namespace");
+    const char *sname = str_at(meta, "name");
+    char *key = co_xasprintf("%s/%s/%s", kind ? kind : "", sns ? sns : "", sname ? sname : "");
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        struct json_object *list = NULL;
+        if (co_kube_informer_by_index(&list, m->comp_inf[i], "source", key) < 0) {
+            continue;
+        }
+        size_t n = json_object_array_length(list);
+        for (size_t j = 0; j < n; j++) {
+            struct json_object *c = json_object_array_get_idx(list, j);
+            struct json_object *st = co_json_get(c, "status", NULL);
+            if (ctl_state_component_ready(c) && same_str(str_at(st, "lastAttemptedDigest"), dig) &&
+                same_str(str_at(st, "lastAttemptedRevision"), rev)) {
+                continue;
+            }
+            enqueue_obj(m, c);
+        }
+        json_object_put(list);
+    }
+    free(key);
+}
+
+/* ---- cache ops for the reconciler -------------------------------------------------------- */
+
+static int
+cache_get_component(void *ctx, const char *ns, const char *name, struct json_object **out)
+{
+    ctl_manager *m = ctx;
+    co_kube_informer *inf = informer_for(m, ns);
+    if (inf) {
+        return co_kube_informer_get(out, inf, ns, name);
+    }
+    /* not watched by this instance: read it directly */
+    co_kube_ref ref = {COMPONENT_API, "Component", ns, name};
+    return co_kube_get(out, m->client, &ref, NULL);
+}
+
+static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
+{
+    ctl_manager *m = ctx;
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        co_kube_keys keys = {0};
+        if (co_kube_informer_index_keys(&keys, m->comp_inf[i], "dependencies", key) == 0) {
+            for (size_t j = 0; j < keys.len; j++) {
+                if (strcmp(keys.items[j], key) != 0) {
+                    co_kube_keys_add(out, keys.items[j]);
+                }
+            }
+        }
+        co_kube_keys_dispose(&keys);
+    }
+    return 0;
+}
+
+typedef struct bfs_node {
+    char *key;
+    int parent;
+} bfs_node;
+
+/* Shortest cycle through @p key by breadth-first search over cached dependency lists. */
+static int cache_cycle_of(void *ctx, const char *key, char **path_out)
+{
+    ctl_manager *m = ctx;
+    bfs_node *nodes = NULL;
+    size_t n = 0, cap = 0, head = 0;
+    int found = -1;
+    const char *slash = strchr(key, '/');
+    if (!slash) {
+        return CO_ENOTFOUND;
+    }
+    cap = 16;
+    nodes = co_xcalloc(cap, sizeof(*nodes));
+    nodes[n++] = (bfs_node){co_xstrdup(key), -1};
+    while (head < n && found < 0 && n < 100000) {
+        size_t cur = head++;
+        const char *k = nodes[cur].key;
+        const char *sl = strchr(k, '/');
+        char *ns = co_xstrndup(k, (size_t)(sl - k));
+        struct json_object *obj = NULL;
+        int rc = cache_get_component(m, ns, sl + 1, &obj);
+        free(ns);
+        if (rc < 0) {
+            continue;
+        }
+        co_kube_keys deps = {0};
+        dependency_keys(&deps, obj);
+        json_object_put(obj);
+        for (size_t i = 0; i < deps.len && found < 0; i++) {
+            if (strcmp(deps.items[i], key) == 0) {
+                found = (int)cur;
+                break;
+            }
+            bool seen = false;
+            for (size_t j = 0; j < n && !seen; j++) {
+                seen = strcmp(nodes[j].key, deps.items[i]) == 0;
+            }
+            if (!seen) {
+                if (n == cap) {
+                    cap *= 2;
+                    nodes = co_xreallocarray(nodes, cap, sizeof(*nodes));
+                }
+                nodes[n++] = (bfs_node){co_xstrdup(deps.items[i]), (int)cur};
+            }
+        }
+        co_kube_keys_dispose(&deps);
+    }
+    int rc = CO_ENOTFOUND;
+    if (found >= 0) {
+        /* walk back to the start, then print forwards */
+        size_t len = 0;
+        for (int i = found; i >= 0; i = nodes[i].parent) {
+            len++;
+        }
+        const char **order = co_xcalloc(len, sizeof(*order));
+        size_t pos = len;
+        for (int i = found; i >= 0; i = nodes[i].parent) {
+            order[--pos] = nodes[i].key;
+        }
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        int brc = 0;
+        for (size_t i = 0; i < len && brc == 0; i++) {
+            brc = co_buf_printf(&b, "%s -> ", order[i]);
+        }
+        if (brc == 0) {
+            brc = co_buf_puts(&b, key);
+        }
+        free(order);
+        if (brc == 0) {
+            *path_out = co_buf_take(&b, NULL);
+            rc = 0;
+        }
+        co_buf_dispose(&b);
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(nodes[i].key);
+    }
+    free(nodes);
+    return rc;
+}
+
+static int targets_acquire(void *ctx,
+                           const char *kubeconfig,
+                           size_t len,
+                           const char *user,
+                           co_kube_client **out,
+                           void **hold)
+{
+    ctl_manager *m = ctx;
+    return ctl_targets_acquire(m->targets, kubeconfig, len, user, out, hold);
+}
+
+static void targets_release(void *ctx, void *hold)
+{
+    ctl_manager *m = ctx;
+    ctl_targets_release(m->targets, hold);
+}
+
+/* ---- observer: metrics and events -------------------------------------------------------- */
+
+static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text)
+{
+    int64_t now = co_time_monotonic();
+    bool dup = false;
+    pthread_mutex_lock(&m->ev_mu);
+    last_event *e = m->events;
+    while (e && strcmp(e->uid, uid) != 0) {
+        e = e->next;
+    }
+    if (e) {
+        if (strcmp(e->text, text) == 0 && now - e->at < EVENT_DEDUP_NS) {
+            dup = true;
+        } else {
+            free(e->text);
+            e->text = co_xstrdup(text);
+            e->at = now;
+        }
+    } else {
+        e = co_xcalloc(1, sizeof(*e));
+        e->uid = co_xstrdup(uid);
+        e->text = co_xstrdup(text);
+        e->at = now;
+        e->next = m->events;
+        m->events = e;
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+    return dup;
+}
+
+static void forget_events(ctl_manager *m, const char *ns, const char *name)
+{
+    (void)ns;
+    (void)name;
+    /* entries are keyed by UID; drop those older than the window to bound the list */
+    int64_t now = co_time_monotonic();
+    pthread_mutex_lock(&m->ev_mu);
+    last_event **pp = &m->events;
+    while (*pp) {
+        last_event *e = *pp;
+        if (now - e->at >= EVENT_DEDUP_NS) {
+            *pp = e->next;
+            free(e->uid);
+            free(e->text);
+            free(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+}
+
+static void observe_outcome(void *ctx,
+                            const struct json_object *component,
+                            const char *state,
+                            const char *reason,
+                            const char *message,
+                            int error_code)
+{
+    ctl_manager *m = ctx;
+    struct json_object *meta = co_json_get(component, "metadata", NULL);
+    const char *ns = str_at(meta, "namespace");
+    const char *name = str_at(meta, "name");
+    const char *uid = str_at(meta, "uid");
+    if (!ns || !name) {
+        return;
+    }
+    for (size_t i = 0; i < NSTATES; i++) {
+        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
+        co_metric_set(m->m_state, lv, strcmp(state, STATES[i]) == 0 ? 1 : 0);
+    }
+    struct json_object *inv = co_json_get(component, "status", "inventory", NULL);
+    size_t n = inv && json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+    size_t unready = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *ph = str_at(json_object_array_get_idx(inv, i), "phase");
+        if (!ph || (strcmp(ph, "Ready") != 0 && strcmp(ph, "Completed") != 0)) {
+            unready++;
+        }
+    }
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_set(m->m_dependents, lv, (double)n);
+    co_metric_set(m->m_unready, lv, (double)unready);
+    if (error_code < 0) {
+        co_log(CO_LOG_WARN, "reconcile failed", "component", ns, "name", name, "reason", reason,
+               "message", message, NULL);
+        const co_kube_status *ks = co_kube_status_last();
+        char code[16] = "other";
+        if (ks && ks->code > 0) {
+            snprintf(code, sizeof(code), "%d", ks->code);
+        }
+        const char *ev[] = {CONTROLLER, code};
+        co_metric_inc(m->m_reconcile_errors, ev);
+    }
+    co_log(CO_LOG_DEBUG, "reconciled", "namespace", ns, "name", name, "state", state, "reason",
+           reason, NULL);
+    if (!m->recorder || !uid || !*state) {
+        return;
+    }
+    const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
+    char *text = co_xasprintf("%s\n%s\n%s", type, reason, message);
+    bool dup = event_is_duplicate(m, uid, text);
+    free(text);
+    if (dup) {
+        atomic_fetch_add(&m->n_events_suppressed, 1);
+        return;
+    }
+    co_kube_event(m->recorder, component, type, reason, "%s", message);
+}
+
+static void observe_gone(void *ctx, const char *ns, const char *name)
+{
+    ctl_manager *m = ctx;
+    for (size_t i = 0; i < NSTATES; i++) {
+        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
+        co_metric_remove(m->m_state, lv);
+    }
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_remove(m->m_dependents, lv);
+    co_metric_remove(m->m_unready, lv);
+    forget_events(m, ns, name);
+}
+
+/* ---- workers ----------------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    ctl_manager *m = arg;
+    for (;;) {
+        char *key = NULL;
+        if (ctl_queue_get(m->queue, &key) < 0) {
+            break;
+        }
+        if (!atomic_load(&m->leading)) {
+            ctl_queue_done(m->queue, key);
+            free(key);
+            continue;
+        }
+        char *slash = strchr(key, '/');
+        if (!slash) {
+            ctl_queue_forget(m->queue, key);
+            ctl_queue_done(m->queue, key);
+            free(key);
+            continue;
+        }
+        char *ns = co_xstrndup(key, (size_t)(slash - key));
+        const char *name = slash + 1;
+        const char *lv[] = {CONTROLLER};
+        co_metric_inc(m->m_reconcile_total, lv);
+        atomic_fetch_add(&m->n_reconciles, 1);
+        int64_t t0 = co_time_monotonic();
+        ctl_result res;
+        co_error_clear();
+        int rc = ctl_reconcile(&res, &m->env, ns, name);
+        double secs = (double)(co_time_monotonic() - t0) / 1e9;
+        co_metric_observe(m->m_cr_time, lv, secs);
+        const char *result = "success";
+        if (rc < 0 || res.rate_limited) {
+            result = "error";
+            atomic_fetch_add(&m->n_reconcile_errors, 1);
+            co_metric_inc(m->m_cr_errors, lv);
+            if (rc < 0) {
+                co_log(CO_LOG_ERROR, "reconcile failed", "component", key, "error", co_error_last(),
+                       NULL);
+            }
+            ctl_queue_add_rate_limited(m->queue, key);
+        } else {
+            if (res.forget) {
+                ctl_queue_forget(m->queue, key);
+            }
+            if (res.requeue_after_ns > 0) {
+                result = "requeue_after";
+                ctl_queue_add_after(m->queue, key, res.requeue_after_ns);
+            }
+        }
+        const char *rv[] = {CONTROLLER, result};
+        co_metric_inc(m->m_cr_total, rv);
+        ctl_queue_done(m->queue, key);
+        free(ns);
+        free(key);
+    }
+    return NULL;
+}
+
+static int start_workers(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->mu);
+    if (m->workers) {
+        pthread_mutex_unlock(&m->mu);
+        return 0;
+    }
+    size_t n = (size_t)(m->opts.workers > 0 ? m->opts.workers : 5);
+    m->workers = co_xcalloc(n, sizeof(*m->workers));
+    for (size_t i = 0; i < n; i++) {
+        if (pthread_create(&m->workers[i], NULL, worker_main, m) != 0) {
+            break;
+        }
+        m->nworkers++;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return m->nworkers == n ? 0 : co_error_set(CO_ERROR, "cannot start worker threads");
+}
+
+static void on_started_leading(void *payload)
+{
+    ctl_manager *m = payload;
+    co_log(CO_LOG_INFO, "became leader", "identity", m->identity, NULL);
+    atomic_store(&m->leading, true);
+    if (start_workers(m) < 0) {
+        co_log(CO_LOG_ERROR, "cannot start workers", "error", co_error_last(), NULL);
+    }
+}
+
+static void on_stopped_leading(void *payload)
+{
+    ctl_manager *m = payload;
+    bool was = atomic_exchange(&m->leading, false);
+    if (was && !atomic_load(&m->stopped)) {
+        co_log(CO_LOG_ERROR, "leader election lost", "identity", m->identity, NULL);
+        atomic_store(&m->lost, true);
+        ctl_queue_shutdown(m->queue);
+    }
+}
+
+/* ---- http -------------------------------------------------------------------------------- */
+
+static int http_handler(co_buf *body, const char *path, void *payload)
+{
+    ctl_manager *m = payload;
+    if (strcmp(path, "/metrics") == 0) {
+        ctl_queue_stats qs;
+        ctl_queue_get_stats(m->queue, &qs);
+        const char *wl[] = {CONTROLLER};
+        co_metric_set(m->m_wq_depth, wl, (double)qs.depth);
+        co_metric_set(m->m_wq_adds, wl, (double)qs.adds_total);
+        co_metric_set(m->m_wq_retries, wl, (double)qs.retries_total);
+        const char *cl[] = {CONTROLLER};
+        co_metric_set(m->m_active_clients, cl, (double)ctl_targets_active(m->targets));
+        co_metric_set(m->m_created_clients, cl, (double)ctl_targets_created(m->targets));
+        return co_metrics_render(body, m->metrics) < 0 ? 500 : 200;
+    }
+    if (strcmp(path, "/healthz") == 0) {
+        return co_buf_puts(body, "ok") < 0 ? 500 : 200;
+    }
+    if (strcmp(path, "/readyz") == 0) {
+        bool ok = atomic_load(&m->synced);
+        return co_buf_puts(body, ok ? "ok" : "informers not synced") < 0 ? 500 : ok ? 200 : 500;
+    }
+    return 404;
+}
+
+static void register_metrics(ctl_manager *m)
+{
+    m->metrics = co_metrics_new();
+    const char *c[] = {"controller"};
+    const char *ct[] = {"controller", "type"};
+    const char *cm[] = {"controller", "method"};
+    const char *obj[] = {"controller", "group", "kind", "namespace", "name"};
+    const char *objs[] = {"controller", "group", "kind", "namespace", "name", "state"};
+    const char *cr[] = {"controller", "result"};
+    const char *wq[] = {"name"};
+    m->m_reconcile_total = co_metrics_counter(
+        m->metrics, "component_operator_runtime_reconcile_total", "Reconciles started.", c, 1);
+    m->m_reconcile_errors =
+        co_metrics_counter(m->metrics, "component_operator_runtime_reconcile_errors_total",
+                           "Non-retriable reconcile errors.", ct, 2);
+    m->m_requests = co_metrics_counter(m->metrics, "component_operator_runtime_requests_total",
+                                       "API requests through the local cluster client.", cm, 2);
+    m->m_created_clients =
+        co_metrics_gauge(m->metrics, "component_operator_runtime_created_clients_total",
+                         "Target clients built.", c, 1);
+    m->m_active_clients =
+        co_metrics_gauge(m->metrics, "component_operator_runtime_active_clients_total",
+                         "Target clients cached.", c, 1);
+    m->m_state =
+        co_metrics_gauge(m->metrics, "component_operator_runtime_component_state",
+                         "Current state of a component (1 for the state it is in).", objs, 6);
+    m->m_dependents = co_metrics_gauge(m->metrics, "component_operator_runtime_dependents_total",
+                                       "Dependent objects in the inventory.", obj, 5);
+    m->m_unready =
+        co_metrics_gauge(m->metrics, "component_operator_runtime_unready_dependents_total",
+                         "Dependent objects not ready.", obj, 5);
+    m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
+                                       "Reconciles per controller and result.", cr, 2);
+    m->m_cr_errors = co_metrics_counter(m->metrics, "controller_runtime_reconcile_errors_total",
+                                        "Reconcile errors per controller.", c, 1);
+    const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3,  0.35,
+                              0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1,    1.25, 1.5,
+                              1.75,  2,    2.5,   3,    3.5, 4,    4.5, 5,    6,    7,
+                              8,     9,    10,    15,   20,  25,   30,  40,   50,   60};
+    m->m_cr_time =
+        co_metrics_histogram(m->metrics, "controller_runtime_reconcile_time_seconds",
+                             "Time per reconcile.", c, 1, buckets, CO_ARRAY_SIZE(buckets));
+    m->m_wq_depth =
+        co_metrics_gauge(m->metrics, "workqueue_depth", "Current depth of the queue.", wq, 1);
+    m->m_wq_adds =
+        co_metrics_gauge(m->metrics, "workqueue_adds_total", "Keys added to the queue.", wq, 1);
+    m->m_wq_retries =
+        co_metrics_gauge(m->metrics, "workqueue_retries_total", "Rate-limited re-adds.", wq, 1);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
+{
+    ctl_manager *m = co_xcalloc(1, sizeof(*m));
+    m->opts = *opts;
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_mutex_init(&m->ev_mu, NULL);
+    m->nnamespaces = opts->nnamespaces;
+    m->namespaces = co_xcalloc(opts->nnamespaces + 1, sizeof(char *));
+    for (size_t i = 0; i < opts->nnamespaces; i++) {
+        m->namespaces[i] = co_xstrdup(opts->namespaces[i]);
+    }
+    m->label_selector = co_xstrdup(opts->label_selector);
+    m->default_sa = co_xstrdup(opts->default_service_account);
+    m->opts.namespaces = NULL;
+    m->opts.label_selector = NULL;
+    m->opts.default_service_account = NULL;
+    m->opts.kubeconfig = NULL;
+    m->opts.leader_namespace = NULL;
+    m->opts.leader_name = NULL;
+    m->opts.identity = NULL;
+    m->opts.metrics_addr = co_xstrdup(opts->metrics_addr);
+    m->opts.probe_addr = co_xstrdup(opts->probe_addr);
+    m->leader_namespace = co_xstrdup(opts->leader_namespace);
+    if (opts->identity) {
+        m->identity = co_xstrdup(opts->identity);
+    } else {
+        char host[256] = "controller";
+        (void)gethostname(host, sizeof(host) - 1);
+        uint32_t r = 0;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+            r = (uint32_t)co_time_monotonic();
+        }
+        m->identity = co_xasprintf("%s_%08x", host, r);
+    }
+    m->opts.leader_name = opts->leader_name ? co_xstrdup(opts->leader_name) : NULL;
+    if (opts->source) {
+        m->source = *opts->source;
+    }
+    if (opts->apply) {
+        m->apply = *opts->apply;
+    }
+    register_metrics(m);
+    m->queue = ctl_queue_new(NULL);
+    m->backoff = ctl_backoff_new();
+
+    int rc = co_kube_config_load(&m->cfg, opts->kubeconfig, NULL);
+    if (rc < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
+    co_kube_transport *inner = NULL;
+    rc = co_kube_transport_curl_new(&inner, m->cfg);
+    if (rc < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
+    counting_transport *ct = co_xcalloc(1, sizeof(*ct));
+    ct->base.send = counting_send;
+    ct->base.free = counting_free;
+    ct->inner = inner;
+    ct->m = m;
+    co_kube_client_options co = CO_KUBE_CLIENT_OPTIONS_INIT;
+    co.qps = opts->qps;
+    co.burst = opts->burst;
+    rc = co_kube_client_new_with_transport(&m->client, m->cfg, &ct->base, &co);
+    if (rc < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
+    m->targets = ctl_targets_new(m->client, opts->target_ttl_ns > 0 ? opts->target_ttl_ns
+                                                                    : (int64_t)15 * 60 * CO_SECOND);
+
+    m->env.client = m->client;
+    m->env.default_service_account = m->default_sa;
+    m->env.backoff = m->backoff;
+    m->env.cache = (ctl_cache_ops){cache_get_component, cache_dependants, cache_cycle_of, NULL, m};
+    m->env.source = m->source;
+    m->env.apply = m->apply;
+    m->env.render = opts->render;
+    m->env.render_ctx = opts->render_ctx;
+    m->env.targets = (ctl_target_ops){targets_acquire, targets_release, m};
+    m->env.observer = (ctl_observer){observe_outcome, observe_gone, m};
+    *out = m;
+    return 0;
+}
+
+static int read_cluster_id(ctl_manager *m)
+{
+    co_kube_ref ref = {"v1", "Namespace", NULL, "kube-system"};
+    struct json_object *ns = NULL;
+    int rc = co_kube_get(&ns, m->client, &ref, NULL);
+    if (rc < 0) {
+        return co_error_wrap("reading the cluster id (namespace kube-system)");
+    }
+    const char *uid = str_at(co_json_get(ns, "metadata", NULL), "uid");
+    if (!uid || !*uid) {
+        json_object_put(ns);
+        return co_error_set(CO_EINVALID, "namespace kube-system has no uid");
+    }
+    m->cluster_id = co_xstrdup(uid);
+    json_object_put(ns);
+    m->env.cluster_id = m->cluster_id;
+    return 0;
+}
+
+static int start_component_informer(ctl_manager *m, co_kube_informer **out, const char *ns)
+{
+    co_kube_informer_options io = {0};
+    io.api_version = COMPONENT_API;
+    io.kind = "Component";
+    io.namespace = ns;
+    io.label_selector = m->label_selector;
+    io.strip_managed_fields = 1;
+    co_kube_informer *inf = NULL;
+    int rc = co_kube_informer_new(&inf, m->client, &io);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_handlers h = {on_comp_add, on_comp_update, on_comp_delete, m};
+    if ((rc = co_kube_informer_add_index(inf, "dependencies", index_dependencies, NULL)) < 0 ||
+        (rc = co_kube_informer_add_index(inf, "source", index_source, NULL)) < 0 ||
+        (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
+        (rc = co_kube_informer_start(inf)) < 0) {
+        co_kube_informer_free(inf);
+        return rc;
+    }
+    *out = inf;
+    return 0;
+}
+
+int ctl_manager_start(ctl_manager *m)
+{
+    int rc = read_cluster_id(m);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_mapping mp;
+    rc = co_kube_client_mapping(&mp, m->client, COMPONENT_API, "Component");
+    if (rc < 0) {
+        return co_error_wrap("the Component CRD (core.cs.sap.com/v1alpha1) is not served");
+    }
+    co_kube_mapping_dispose(&mp);
+
+    size_t ninf = m->nnamespaces ? m->nnamespaces : 1;
+    m->comp_inf = co_xcalloc(ninf, sizeof(co_kube_informer *));
+    for (size_t i = 0; i < ninf; i++) {
+        rc = start_component_informer(m, &m->comp_inf[i], m->nnamespaces ? m->namespaces[i] : NULL);
+        if (rc < 0) {
+            return rc;
+        }
+        m->ncomp_inf++;
+    }
+    for (size_t i = 0; i < NFLUX; i++) {
+        if (co_kube_client_mapping(&mp, m->client, FLUX_API, FLUX_KINDS[i][1]) < 0) {
+            continue; /* Flux not installed: Flux sources fail per Component, clearly */
+        }
+        co_kube_mapping_dispose(&mp);
+        co_kube_informer_options io = {0};
+        io.api_version = FLUX_API;
+        io.kind = FLUX_KINDS[i][1];
+        io.strip_managed_fields = 1;
+        co_kube_handlers h = {NULL, on_flux_update, NULL, m};
+        if ((rc = co_kube_informer_new(&m->flux_inf[i], m->client, &io)) < 0 ||
+            (rc = co_kube_informer_add_handlers(m->flux_inf[i], &h)) < 0 ||
+            (rc = co_kube_informer_start(m->flux_inf[i])) < 0) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        if (co_kube_informer_wait_synced(m->comp_inf[i], SYNC_TIMEOUT_MS) < 0) {
+            return co_error_wrap("waiting for the Component cache");
+        }
+    }
+    for (size_t i = 0; i < NFLUX; i++) {
+        if (m->flux_inf[i] && co_kube_informer_wait_synced(m->flux_inf[i], SYNC_TIMEOUT_MS) < 0) {
+            return co_error_wrap("waiting for the %s cache", FLUX_KINDS[i][1]);
+        }
+    }
+    atomic_store(&m->synced, true);
+
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_RECONCILER_NAME;
+    ro.instance = m->identity;
+    ro.dedup_window_ms = 5L * 60 * 1000;
+    if ((rc = co_kube_recorder_new(&m->recorder, m->client, &ro)) < 0) {
+        return rc;
+    }
+    if (!ctl_http_disabled(m->opts.metrics_addr) &&
+        (rc = ctl_http_start(&m->metrics_http, m->opts.metrics_addr, http_handler, m)) < 0) {
+        return rc;
+    }
+    if (!ctl_http_disabled(m->opts.probe_addr) &&
+        (rc = ctl_http_start(&m->probe_http, m->opts.probe_addr, http_handler, m)) < 0) {
+        return rc;
+    }
+    atomic_store(&m->started, true);
+    if (!m->opts.leader_elect) {
+        atomic_store(&m->leading, true);
+        return start_workers(m);
+    }
+    co_kube_leader_options lo = {0};
+    lo.namespace = m->leader_namespace ? m->leader_namespace : co_kube_client_namespace(m->client);
+    lo.name = m->opts.leader_name ? m->opts.leader_name : CTL_RECONCILER_NAME;
+    lo.identity = m->identity;
+    if (m->opts.lease_duration_ms > 0) {
+        lo.lease_duration_ms = m->opts.lease_duration_ms;
+        lo.renew_deadline_ms = m->opts.lease_duration_ms * 2 / 3;
+        lo.retry_period_ms = m->opts.lease_duration_ms / 7 > 0 ? m->opts.lease_duration_ms / 7 : 1;
+    }
+    lo.on_started_leading = on_started_leading;
+    lo.on_stopped_leading = on_stopped_leading;
+    lo.payload = m;
+    if ((rc = co_kube_leader_new(&m->leader, m->client, &lo)) < 0) {
+        return rc;
+    }
+    return co_kube_leader_start(m->leader);
+}
+
+void ctl_manager_stop(ctl_manager *m)
+{
+    if (!m || atomic_exchange(&m->stopped, true)) {
+        return;
+    }
+    atomic_store(&m->leading, false);
+    if (m->queue) {
+        ctl_queue_shutdown(m->queue);
+    }
+    for (size_t i = 0; i < m->nworkers; i++) {
+        pthread_join(m->workers[i], NULL);
+    }
+    m->nworkers = 0;
+    if (m->leader) {
+        co_kube_leader_stop(m->leader);
+    }
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        co_kube_informer_stop(m->comp_inf[i]);
+    }
+    for (size_t i = 0; i < NFLUX; i++) {
+        if (m->flux_inf[i]) {
+            co_kube_informer_stop(m->flux_inf[i]);
+        }
+    }
+    ctl_http_stop(m->metrics_http);
+    m->metrics_http = NULL;
+    ctl_http_stop(m->probe_http);
+    m->probe_http = NULL;
+}
+
+void ctl_manager_free(ctl_manager *m)
+{
+    if (!m) {
+        return;
+    }
+    ctl_manager_stop(m);
+    co_kube_leader_free(m->leader);
+    co_kube_recorder_free(m->recorder);
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        co_kube_informer_free(m->comp_inf[i]);
+    }
+    free(m->comp_inf);
+    for (size_t i = 0; i < NFLUX; i++) {
+        co_kube_informer_free(m->flux_inf[i]);
+    }
+    ctl_targets_free(m->targets);
+    co_kube_client_free(m->client);
+    co_kube_config_free(m->cfg);
+    ctl_queue_free(m->queue);
+    ctl_backoff_free(m->backoff);
+    co_metrics_free(m->metrics);
+    last_event *e = m->events;
+    while (e) {
+        last_event *next = e->next;
+        free(e->uid);
+        free(e->text);
+        free(e);
+        e = next;
+    }
+    for (size_t i = 0; i < m->nnamespaces; i++) {
+        free(m->namespaces[i]);
+    }
+    free(m->namespaces);
+    free(m->workers);
+    free(m->label_selector);
+    free(m->default_sa);
+    free((char *)m->opts.metrics_addr);
+    free((char *)m->opts.probe_addr);
+    free((char *)m->opts.leader_name);
+    free(m->leader_namespace);
+    free(m->identity);
+    free(m->cluster_id);
+    pthread_mutex_destroy(&m->mu);
+    pthread_mutex_destroy(&m->ev_mu);
+    free(m);
+}
+
+bool ctl_manager_lost(ctl_manager *m)
+{
+    return atomic_load(&m->lost);
+}
+
+bool ctl_manager_leading(ctl_manager *m)
+{
+    return atomic_load(&m->leading);
+}
+
+const char *ctl_manager_cluster_id(ctl_manager *m)
+{
+    return m->cluster_id ? m->cluster_id : "";
+}
+
+int ctl_manager_metrics_port(ctl_manager *m)
+{
+    return m->metrics_http ? ctl_http_port(m->metrics_http) : 0;
+}
+
+int ctl_manager_probe_port(ctl_manager *m)
+{
+    return m->probe_http ? ctl_http_port(m->probe_http) : 0;
+}
+
+void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out)
+{
+    out->requests = atomic_load(&m->n_requests);
+    out->writes = atomic_load(&m->n_writes);
+    out->status_writes = atomic_load(&m->n_status_writes);
+    out->reconciles = atomic_load(&m->n_reconciles);
+    out->reconcile_errors = atomic_load(&m->n_reconcile_errors);
+    out->events_suppressed = atomic_load(&m->n_events_suppressed);
+}
+
+co_kube_client *ctl_manager_client(ctl_manager *m)
+{
+    return m->client;
+}
+
+struct co_metrics *ctl_manager_metrics(ctl_manager *m)
+{
+    return m->metrics;
+}
+
+struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m)
+{
+    return m->recorder;
+}
+
+int ctl_manager_read(ctl_manager *m,
+                     const char *api_version,
+                     const char *kind,
+                     const char *ns,
+                     const char *name,
+                     struct json_object **out)
+{
+    if (strcmp(api_version, FLUX_API) == 0) {
+        for (size_t i = 0; i < NFLUX; i++) {
+            if (strcmp(kind, FLUX_KINDS[i][1]) == 0 && m->flux_inf[i]) {
+                return co_kube_informer_get(out, m->flux_inf[i], ns, name);
+            }
+        }
+    }
+    co_kube_ref ref = {api_version, kind, ns, name};
+    return co_kube_get(out, m->client, &ref, NULL);
+}

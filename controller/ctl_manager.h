@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_manager.h
+ * The controller's manager: the local client (counting every request for metrics), the cluster
+ * id (UID of kube-system, read once at start), informers for Components (all namespaces or a
+ * namespace list, optionally a label selector, so several instances can shard a cluster) and
+ * for the Flux source kinds the cluster serves, secondary indexes by dependency target and by
+ * source reference, the keyed work queue with N workers, leader election on a Lease, the probe
+ * and metrics listeners, and Component events de-duplicated for 5 minutes per object.
+ *
+ * Without leader election the workers start as soon as the caches have synced. With it they
+ * start when the Lease is won; when it is lost, nothing is reconciled any more (workers check
+ * before every reconcile), the queue is shut down and ctl_manager_lost() turns true so that
+ * the daemon exits, as controller-runtime does.
+ */
+#ifndef CTL_MANAGER_H
+#define CTL_MANAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "co/common.h"
+#include "controller/ctl_reconcile.h"
+
+typedef struct ctl_manager ctl_manager;
+
+typedef struct ctl_manager_options {
+    const char *kubeconfig;   /**< NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    const char *metrics_addr; /**< "0" or NULL: none */
+    const char *probe_addr;   /**< "0" or NULL: none */
+    bool leader_elect;
+    const char *leader_namespace; /**< NULL: the client's default namespace */
+    const char *leader_name;      /**< NULL: "component-operator.cs.sap.com" */
+    long lease_duration_ms;       /**< 0: 15 s (renew 10 s, retry 2 s) */
+    const char *identity;         /**< NULL: hostname_random */
+    const char *default_service_account;
+    int workers;                   /**< 0: 5 */
+    const char *const *namespaces; /**< watched namespaces; none: all */
+    size_t nnamespaces;            /**< number of @ref namespaces */
+    const char *label_selector;    /**< Components watched, or NULL */
+    int64_t target_ttl_ns;         /**< unused target clients expire; 0: 15 min */
+    const ctl_source_ops *source;  /**< the source layer, or NULL */
+    const ctl_apply_ops *apply;    /**< the apply engine, or NULL (never Ready) */
+    ctl_render_fn render;          /**< NULL: ctl_render_dir() */
+    void *render_ctx;              /**< for @ref render */
+    double qps;                    /**< client rate limit; 0: the client's default */
+    int burst;                     /**< client burst; 0: the client's default */
+} ctl_manager_options;
+
+/** Request and reconcile counters (for tests and the benchmark). */
+typedef struct ctl_manager_stats {
+    unsigned long requests;      /**< API requests of the local client */
+    unsigned long writes;        /**< of which POST, PUT, PATCH, DELETE */
+    unsigned long status_writes; /**< PUTs of Component status */
+    unsigned long reconciles;    /**< reconciles run */
+    unsigned long reconcile_errors;
+    unsigned long events_suppressed; /**< Component events dropped as duplicates */
+} ctl_manager_stats;
+
+/**
+ * Loads the configuration and builds the client. Nothing is contacted yet.
+ * @return 0 or the configuration error (the message names the file).
+ */
+CO_MUST_CHECK int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts);
+
+/**
+ * Reads the cluster id, starts the informers and waits for their first lists, opens the
+ * listeners, then starts leader election or the workers.
+ * @return 0; CO_ENOTFOUND when kube-system cannot be read; listener or API errors.
+ */
+CO_MUST_CHECK int ctl_manager_start(ctl_manager *m);
+
+/** Stops workers, elector (releasing the Lease), informers and listeners. Idempotent. */
+void ctl_manager_stop(ctl_manager *m);
+
+/** Stops and frees. NULL is a no-op. */
+void ctl_manager_free(ctl_manager *m);
+
+/** Whether leadership was held and lost (the daemon should exit). */
+bool ctl_manager_lost(ctl_manager *m);
+
+/** Whether this instance reconciles (leader, or no leader election). */
+bool ctl_manager_leading(ctl_manager *m);
+
+/** The cluster id read at start ("" before). Borrowed. */
+const char *ctl_manager_cluster_id(ctl_manager *m);
+
+/** The metrics port actually bound (0 when none). */
+int ctl_manager_metrics_port(ctl_manager *m);
+
+/** The probe port actually bound (0 when none). */
+int ctl_manager_probe_port(ctl_manager *m);
+
+/** Queues a Component for reconciliation. */
+void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name);
+
+/** Copies the counters. */
+void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out);
+
+/** The local client (borrowed). */
+co_kube_client *ctl_manager_client(ctl_manager *m);
+
+/** The metrics registry (borrowed), for other parts of the daemon to add to. */
+struct co_metrics *ctl_manager_metrics(ctl_manager *m);
+
+/** The event recorder of the local cluster (borrowed; NULL before ctl_manager_start()). */
+struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m);
+
+/**
+ * Reads an object for the source layer: Flux source kinds from the informer caches when they
+ * run, everything else (and Flux kinds the cluster does not serve) from the API server.
+ * @param[out] out a new reference
+ * @return 0, CO_ENOTFOUND, CO_ENOMATCH (kind not served) or an API error.
+ */
+int ctl_manager_read(ctl_manager *m,
+                     const char *api_version,
+                     const char *kind,
+                     const char *ns,
+                     const char *name,
+                     struct json_object **out);
+
+#endif

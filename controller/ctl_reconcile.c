@@ -1,0 +1,1140 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Component state machine (see ctl_reconcile.h). One `pass` holds everything of one
+ * reconcile: the fresh object, the status being built, the references loaded, and the outcome.
+ * The steps follow reference/behaviour.md §3.1 in order; each step either continues, or ends
+ * the pass by setting the outcome and jumping to the "finally" part, which maps errors to
+ * states (§2.1, §2.5), derives the requeue (§2.3), reports the outcome and writes the status.
+ */
+#include "controller/ctl_reconcile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/caps.h"
+#include "co/digest.h"
+#include "co/duration.h"
+#include "co/error.h"
+#include "co/json.h"
+#include "co/time.h"
+#include "co/yaml.h"
+#include "controller/ctl_render.h"
+
+#define COMPONENT_API "core.cs.sap.com/v1alpha1"
+#define MS            CO_MILLISECOND
+#define MAX_MESSAGE   4096
+
+void ctl_artifact_dispose(ctl_artifact *a)
+{
+    if (!a) {
+        return;
+    }
+    free(a->url);
+    free(a->digest);
+    free(a->revision);
+    free(a->source_digest);
+    memset(a, 0, sizeof(*a));
+}
+
+char *ctl_owner_id(const char *cluster_id, const char *ns, const char *name)
+{
+    return co_xasprintf("%s/%s/%s", cluster_id, ns, name);
+}
+
+char *ctl_owner_label(const char *owner_id)
+{
+    unsigned char sum[CO_SHA256_LEN];
+    co_sha256(sum, owner_id, strlen(owner_id));
+    return co_base32_lower(sum, sizeof(sum));
+}
+
+int ctl_values_merge(struct json_object **out,
+                     struct json_object *const *docs,
+                     size_t ndocs,
+                     const struct json_object *spec_values)
+{
+    struct json_object *v = json_object_new_object();
+    for (size_t i = 0; i < ndocs; i++) {
+        if (!docs[i]) {
+            continue;
+        }
+        if (!json_object_is_type(docs[i], json_type_object)) {
+            json_object_put(v);
+            return co_error_set(CO_EINVALID, "valuesFrom[%zu]: values must be a mapping, not %s", i,
+                                co_json_type_name(docs[i]));
+        }
+        co_json_merge(v, docs[i]);
+    }
+    if (spec_values) {
+        if (!json_object_is_type(spec_values, json_type_object)) {
+            json_object_put(v);
+            return co_error_set(CO_EINVALID, "spec.values: must be a mapping, not %s",
+                                co_json_type_name(spec_values));
+        }
+        co_json_merge(v, spec_values);
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- the pass ---------------------------------------------------------------------------- */
+
+typedef struct pass {
+    ctl_env *env;
+    const char *ns, *name;
+    char *key;
+    struct json_object *obj;    /* the fresh Component (owned) */
+    struct json_object *status; /* the status being built (owned) */
+    struct json_object *spec;   /* borrowed from obj */
+    int64_t now;
+    int64_t gen;
+    bool deleting;
+    int64_t requeue_ns, retry_ns, timeout_ns;
+
+    /* outcome */
+    const char *state, *reason;
+    char *message;
+    int err;                /* 0 or the error code */
+    bool retriable;         /* err is one of §2.5 */
+    int64_t err_delay;      /* retriable: own delay (0: retry interval) */
+    const char *err_reason; /* ours: DependencyCycle, PolicyViolation (requeue after retry) */
+    int64_t requeue_after;
+    bool skip_status;
+    bool gone;
+
+    /* references */
+    char *digest;
+    ctl_artifact art;
+    bool have_art;
+    struct json_object *values;
+    char *kubeconfig;
+    size_t kubeconfig_len;
+    co_kube_client *target;
+    void *target_hold;
+} pass;
+
+static int64_t now_ns(ctl_env *env)
+{
+    return env->now ? env->now() : co_time_now();
+}
+
+static uint64_t rnd(ctl_env *env)
+{
+    if (env->random) {
+        return env->random();
+    }
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+        v = (uint64_t)co_time_monotonic();
+    }
+    return v;
+}
+
+static const char *str_at(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+static const char *str_or_empty(const struct json_object *obj, const char *key)
+{
+    const char *s = str_at(obj, key);
+    return s ? s : "";
+}
+
+static void set_str(struct json_object *obj, const char *key, const char *value)
+{
+    if (value) {
+        json_object_object_add(obj, key, json_object_new_string(value));
+    } else {
+        json_object_object_del(obj, key);
+    }
+}
+
+static void set_time(struct json_object *obj, const char *key, int64_t t)
+{
+    char buf[CO_TIME_STR_MAX];
+    co_time_format(buf, t);
+    set_str(obj, key, buf);
+}
+
+static int64_t int_at(const struct json_object *obj, const char *key, int64_t dflt)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_object_get_ex(obj, key, &v) ||
+        !json_object_is_type(v, json_type_int)) {
+        return dflt;
+    }
+    return json_object_get_int64(v);
+}
+
+/* Ends the pass with an error. The message is the capitalised, wrapped error text. */
+static void fail(pass *p, int code, bool retriable, int64_t delay, const char *fmt, ...)
+    CO_PRINTF(5, 6);
+static void fail(pass *p, int code, bool retriable, int64_t delay, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = co_xvasprintf(fmt, ap);
+    va_end(ap);
+    free(p->message);
+    p->message = ctl_capitalise(msg);
+    free(msg);
+    if (strlen(p->message) > MAX_MESSAGE) {
+        p->message[MAX_MESSAGE] = '\0';
+    }
+    p->err = code < 0 ? code : CO_ERROR;
+    p->retriable = retriable;
+    p->err_delay = delay;
+}
+
+static void outcome(pass *p, const char *state, const char *reason, const char *message)
+{
+    p->state = state;
+    p->reason = reason;
+    free(p->message);
+    p->message = co_xstrdup(message);
+}
+
+static int64_t duration_field(pass *p, const char *field, int64_t dflt, bool *bad)
+{
+    const char *s = str_at(p->spec, field);
+    int64_t v = 0;
+    if (!s || !*s) {
+        return dflt;
+    }
+    if (co_duration_parse(&v, s) < 0) {
+        if (!*bad) {
+            fail(p, CO_EINVALID, false, 0, "spec.%s: invalid duration \"%s\"", field, s);
+        }
+        *bad = true;
+        return dflt;
+    }
+    return v > 0 ? v : dflt;
+}
+
+static bool processing_timed_out(pass *p)
+{
+    const char *since = str_at(p->status, "processingSince");
+    int64_t t = 0;
+    if (!since || co_time_parse(&t, since) < 0) {
+        return false;
+    }
+    return p->now - t >= p->timeout_ns;
+}
+
+/* ---- references -------------------------------------------------------------------------- */
+
+/* Reads a Secret of the Component's namespace (uncached, never impersonated). */
+static int get_secret(pass *p, const char *name, struct json_object **out)
+{
+    co_kube_ref ref = {"v1", "Secret", p->ns, name};
+    return co_kube_get(out, p->env->client, &ref, NULL);
+}
+
+/* The decoded bytes of key @p key of Secret data @p data; CO_ENOTFOUND when absent. */
+static int secret_value(co_buf *out, const struct json_object *data, const char *key)
+{
+    const char *b64 = str_at(data, key);
+    if (!b64) {
+        return CO_ENOTFOUND;
+    }
+    return co_base64_decode(out, b64, strlen(b64), 0);
+}
+
+/* Loads a Secret key reference with fallbacks. *missing is set (and nothing else) when the
+ * Secret or the key is absent, which is retriable — or ignored during deletion. */
+static int load_secret_key(pass *p,
+                           const char *what,
+                           const char *secret,
+                           const char *key,
+                           const char *const *fallbacks,
+                           co_buf *value,
+                           bool ignore_on_deletion,
+                           bool *missing)
+{
+    struct json_object *s = NULL;
+    *missing = false;
+    int rc = get_secret(p, secret, &s);
+    if (rc == CO_ENOTFOUND) {
+        *missing = true;
+        if (!(ignore_on_deletion && p->deleting)) {
+            fail(p, rc, true, CTL_RETRY_REFERENCE_NS,
+                 "error resolving references: %s: secret %s/%s not found", what, p->ns, secret);
+        }
+        return rc;
+    }
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error resolving references: %s: %s", what, co_error_last());
+        return rc;
+    }
+    struct json_object *data = co_json_get(s, "data", NULL);
+    rc = CO_ENOTFOUND;
+    const char *used = key;
+    if (key) {
+        rc = secret_value(value, data, key);
+    } else {
+        for (size_t i = 0; fallbacks[i] && rc == CO_ENOTFOUND; i++) {
+            used = fallbacks[i];
+            rc = secret_value(value, data, fallbacks[i]);
+        }
+    }
+    json_object_put(s);
+    if (rc == CO_ENOTFOUND) {
+        *missing = true;
+        if (!(ignore_on_deletion && p->deleting)) {
+            if (key) {
+                fail(p, rc, true, CTL_RETRY_REFERENCE_NS,
+                     "error resolving references: %s: key %s not found in secret %s/%s", what, key,
+                     p->ns, secret);
+            } else {
+                fail(p, rc, true, CTL_RETRY_REFERENCE_NS,
+                     "error resolving references: %s: none of the keys %s, %s, %s found in "
+                     "secret %s/%s",
+                     what, fallbacks[0], fallbacks[1], fallbacks[2], p->ns, secret);
+            }
+        }
+        return rc;
+    }
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error resolving references: %s: key %s of secret %s/%s: %s", what,
+             used, p->ns, secret, co_error_last());
+    }
+    return rc;
+}
+
+/* A whole Secret's digest: sha256 of the JSON of its data map. */
+static int secret_digest(pass *p, const char *what, const char *secret, char out[65])
+{
+    struct json_object *s = NULL;
+    out[0] = '\0';
+    int rc = get_secret(p, secret, &s);
+    if (rc == CO_ENOTFOUND) {
+        if (p->deleting) {
+            return 0;
+        }
+        fail(p, rc, true, CTL_RETRY_REFERENCE_NS,
+             "error resolving references: %s: secret %s/%s not found", what, p->ns, secret);
+        return rc;
+    }
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error resolving references: %s: %s", what, co_error_last());
+        return rc;
+    }
+    co_buf b = CO_BUF_INIT(CO_MAX_API_RESPONSE);
+    struct json_object *data = co_json_get(s, "data", NULL);
+    rc = data ? co_json_encode(&b, data, CO_JSON_CANONICAL) : co_buf_puts(&b, "null");
+    if (rc == 0) {
+        co_sha256_hex_buf(out, &b);
+    } else {
+        fail(p, rc, false, 0, "error resolving references: %s: %s", what, co_error_last());
+    }
+    co_buf_dispose(&b);
+    json_object_put(s);
+    return rc;
+}
+
+static const char *const VALUES_KEYS[] = {"values", "values.yaml", "values.yml", NULL};
+static const char *const KUBECONFIG_KEYS[] = {"value", "value.yaml", "value.yml", NULL};
+
+/* Loads valuesFrom, kubeConfig, decryption and substituteFrom Secrets and the source; adds
+ * their digests to @p refs. */
+static int load_references(pass *p, struct json_object *refs)
+{
+    int rc = 0;
+    struct json_object *vf = co_json_get(p->spec, "valuesFrom", NULL);
+    size_t nvf = vf && json_object_is_type(vf, json_type_array) ? json_object_array_length(vf) : 0;
+    struct json_object **docs = co_xcalloc(nvf + 1, sizeof(struct json_object *));
+    for (size_t i = 0; i < nvf && rc == 0; i++) {
+        struct json_object *e = json_object_array_get_idx(vf, i);
+        const char *sname = str_at(e, "name");
+        char what[64];
+        snprintf(what, sizeof(what), "spec.valuesFrom[%zu]", i);
+        if (!sname || !*sname) {
+            fail(p, CO_EINVALID, false, 0, "%s.name: required", what);
+            rc = CO_EINVALID;
+            break;
+        }
+        co_buf val = CO_BUF_INIT(CO_MAX_DOCUMENT);
+        bool missing = false;
+        rc = load_secret_key(p, what, sname, str_at(e, "key"), VALUES_KEYS, &val, true, &missing);
+        char pathkey[96];
+        snprintf(pathkey, sizeof(pathkey), "refs:[\"spec\",\"valuesFrom\",%zu]", i);
+        if (rc == CO_ENOTFOUND && missing && p->deleting) {
+            json_object_object_add(refs, pathkey, json_object_new_string(""));
+            rc = 0;
+        } else if (rc == 0) {
+            char hex[CO_SHA256_HEX_LEN + 1];
+            co_sha256_hex_buf(hex, &val);
+            json_object_object_add(refs, pathkey, json_object_new_string(hex));
+            rc = co_yaml_parse(&docs[i], co_buf_cstr(&val), val.len, 0);
+            if (rc < 0) {
+                fail(p, rc, false, 0, "error resolving references: %s: %s", what, co_error_last());
+            }
+        }
+        co_buf_dispose(&val);
+    }
+    if (rc == 0) {
+        rc = ctl_values_merge(&p->values, docs, nvf, co_json_get(p->spec, "values", NULL));
+        if (rc < 0) {
+            fail(p, rc, false, 0, "error resolving references: %s", co_error_last());
+        }
+    }
+    for (size_t i = 0; i < nvf; i++) {
+        json_object_put(docs[i]);
+    }
+    free(docs);
+    if (rc < 0) {
+        return rc;
+    }
+
+    /* kubeConfig: not ignored on deletion (the target is needed to delete) */
+    struct json_object *kc = co_json_get(p->spec, "kubeConfig", "secretRef", NULL);
+    if (kc) {
+        const char *sname = str_at(kc, "name");
+        co_buf val = CO_BUF_INIT(CO_MAX_CONFIG_FILE);
+        bool missing = false;
+        rc = load_secret_key(p, "spec.kubeConfig", sname ? sname : "", str_at(kc, "key"),
+                             KUBECONFIG_KEYS, &val, false, &missing);
+        if (rc < 0) {
+            co_buf_dispose(&val);
+            return rc;
+        }
+        char hex[CO_SHA256_HEX_LEN + 1];
+        co_sha256_hex_buf(hex, &val);
+        json_object_object_add(refs, "refs:[\"spec\",\"kubeConfig\"]", json_object_new_string(hex));
+        p->kubeconfig = co_buf_take(&val, &p->kubeconfig_len);
+    }
+
+    const char *dec = str_at(co_json_get(p->spec, "decryption", "secretRef", NULL), "name");
+    if (dec) {
+        char hex[CO_SHA256_HEX_LEN + 1];
+        rc = secret_digest(p, "spec.decryption.secretRef", dec, hex);
+        if (rc < 0) {
+            return rc;
+        }
+        json_object_object_add(refs, "refs:[\"spec\",\"decryption\",\"secretRef\"]",
+                               json_object_new_string(hex));
+    }
+    struct json_object *sf = co_json_get(p->spec, "postBuild", "substituteFrom", NULL);
+    size_t nsf = sf && json_object_is_type(sf, json_type_array) ? json_object_array_length(sf) : 0;
+    for (size_t i = 0; i < nsf; i++) {
+        const char *sname = str_at(json_object_array_get_idx(sf, i), "name");
+        char what[64], pathkey[96], hex[CO_SHA256_HEX_LEN + 1];
+        snprintf(what, sizeof(what), "spec.postBuild.substituteFrom[%zu]", i);
+        rc = secret_digest(p, what, sname ? sname : "", hex);
+        if (rc < 0) {
+            return rc;
+        }
+        snprintf(pathkey, sizeof(pathkey), "refs:[\"spec\",\"postBuild\",\"substituteFrom\",%zu]",
+                 i);
+        json_object_object_add(refs, pathkey, json_object_new_string(hex));
+    }
+
+    /* the source (§5.1), skipped in deletion */
+    if (p->deleting) {
+        json_object_object_add(refs, "refs:[\"spec\",\"sourceRef\"]", json_object_new_string(""));
+        return 0;
+    }
+    struct json_object *ssr = co_json_get(p->status, "sourceRef", NULL);
+    bool sticky = false;
+    if (co_json_get_bool(&sticky, p->spec, "sticky", NULL) < 0) {
+        sticky = false;
+    }
+    const char *since = str_at(p->status, "processingSince");
+    const char *observed = str_at(p->status, "lastObservedAt");
+    int64_t ts = 0, to = 0;
+    if (sticky && ssr && since && observed && co_time_parse(&ts, since) == 0 &&
+        co_time_parse(&to, observed) == 0 && to - ts < p->timeout_ns &&
+        str_at(co_json_get(ssr, "artifact", NULL), "digest") && str_at(ssr, "digest")) {
+        struct json_object *a = co_json_get(ssr, "artifact", NULL);
+        p->art.url = co_xstrdup(str_or_empty(a, "url"));
+        p->art.digest = co_xstrdup(str_or_empty(a, "digest"));
+        p->art.revision = co_xstrdup(str_or_empty(a, "revision"));
+        p->art.source_digest = co_xstrdup(str_at(ssr, "digest"));
+        p->have_art = true;
+    } else if (!p->env->source.resolve) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error resolving references: spec.sourceRef: no source layer in this build");
+        return CO_EUNSUPPORTED;
+    } else {
+        int64_t retry = 0;
+        co_error_clear();
+        rc = p->env->source.resolve(p->env->source.ctx, p->obj, &p->art, &retry);
+        if (rc < 0) {
+            fail(p, rc, retry > 0, retry, "error resolving references: spec.sourceRef: %s",
+                 co_error_last());
+            return rc;
+        }
+        p->have_art = true;
+        struct json_object *nsr = json_object_new_object();
+        struct json_object *na = json_object_new_object();
+        set_str(na, "url", p->art.url);
+        set_str(na, "digest", p->art.digest);
+        set_str(na, "revision", p->art.revision);
+        json_object_object_add(nsr, "artifact", na);
+        set_str(nsr, "digest", p->art.source_digest);
+        json_object_object_add(p->status, "sourceRef", nsr);
+    }
+    json_object_object_add(
+        refs, "refs:[\"spec\",\"sourceRef\"]",
+        json_object_new_string(p->art.source_digest ? p->art.source_digest : ""));
+    return 0;
+}
+
+/* §3.2: sha256 hex of the JSON of {generation, annotations, spec, refs:...}. */
+static int component_digest(pass *p, struct json_object *refs)
+{
+    struct json_object *m = json_object_get(refs);
+    json_object_object_add(m, "generation", json_object_new_int64(p->gen));
+    struct json_object *ann = co_json_get(p->obj, "metadata", "annotations", NULL);
+    json_object_object_add(m, "annotations", ann ? json_object_get(ann) : NULL);
+    json_object_object_add(m, "spec", p->spec ? json_object_get(p->spec) : NULL);
+    co_buf b = CO_BUF_INIT(CO_MAX_API_RESPONSE);
+    int rc = co_json_encode(&b, m, CO_JSON_CANONICAL);
+    json_object_put(m);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error computing component digest: %s", co_error_last());
+        return rc;
+    }
+    char hex[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex_buf(hex, &b);
+    co_buf_dispose(&b);
+    p->digest = co_xstrdup(hex);
+    return 0;
+}
+
+/* ---- writes ------------------------------------------------------------------------------ */
+
+static bool has_finalizer(const struct json_object *obj, const char *fin, bool *foreign)
+{
+    struct json_object *fins = co_json_get(obj, "metadata", "finalizers", NULL);
+    size_t n =
+        fins && json_object_is_type(fins, json_type_array) ? json_object_array_length(fins) : 0;
+    bool found = false;
+    if (foreign) {
+        *foreign = false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+        if (f && strcmp(f, fin) == 0) {
+            found = true;
+        } else if (foreign) {
+            *foreign = true;
+        }
+    }
+    return found;
+}
+
+/* Adds or removes our finalizer with a JSON merge patch guarded by the resourceVersion read.
+ * On success p->obj becomes the patched object. */
+static int patch_finalizer(pass *p, bool add)
+{
+    struct json_object *fins = co_json_get(p->obj, "metadata", "finalizers", NULL);
+    size_t n =
+        fins && json_object_is_type(fins, json_type_array) ? json_object_array_length(fins) : 0;
+    struct json_object *list = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
+        if (f && strcmp(f, CTL_RECONCILER_NAME) != 0) {
+            json_object_array_add(list, json_object_new_string(f));
+        }
+    }
+    if (add) {
+        json_object_array_add(list, json_object_new_string(CTL_RECONCILER_NAME));
+    }
+    struct json_object *patch = json_object_new_object();
+    struct json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "finalizers", list);
+    const char *rv = str_at(co_json_get(p->obj, "metadata", NULL), "resourceVersion");
+    set_str(meta, "resourceVersion", rv);
+    json_object_object_add(patch, "metadata", meta);
+    co_kube_ref ref = {COMPONENT_API, "Component", p->ns, p->name};
+    co_kube_write_options wo = {0};
+    wo.field_manager = CTL_RECONCILER_NAME;
+    struct json_object *res = NULL;
+    int rc = co_kube_patch(&res, p->env->client, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
+    json_object_put(patch);
+    if (rc == 0 && res) {
+        json_object_put(p->obj);
+        p->obj = res;
+        p->spec = co_json_get(p->obj, "spec", NULL);
+    } else {
+        json_object_put(res);
+    }
+    return rc;
+}
+
+/* PUT the status; on a conflict read the object again and put our status onto it. */
+static int write_status(pass *p)
+{
+    int attempts = p->env->status_retries > 0 ? p->env->status_retries : 5;
+    int rc = 0;
+    for (int i = 0; i < attempts; i++) {
+        json_object_object_add(p->obj, "status", json_object_get(p->status));
+        co_kube_write_options wo = {0};
+        wo.field_manager = CTL_RECONCILER_NAME;
+        struct json_object *res = NULL;
+        rc = co_kube_update_status(&res, p->env->client, p->obj, &wo);
+        json_object_put(res);
+        if (rc != CO_ECONFLICT) {
+            break;
+        }
+        co_kube_ref ref = {COMPONENT_API, "Component", p->ns, p->name};
+        struct json_object *fresh = NULL;
+        rc = co_kube_get(&fresh, p->env->client, &ref, NULL);
+        if (rc == CO_ENOTFOUND) {
+            return 0;
+        }
+        if (rc < 0) {
+            break;
+        }
+        json_object_put(p->obj);
+        p->obj = fresh;
+        p->spec = co_json_get(p->obj, "spec", NULL);
+        rc = CO_ECONFLICT;
+    }
+    return rc;
+}
+
+/* ---- steps ------------------------------------------------------------------------------- */
+
+static const char *spec_policy(pass *p, const char *field, const char *dflt)
+{
+    const char *v = str_at(p->spec, field);
+    return v && *v ? v : dflt;
+}
+
+static int acquire_target(pass *p)
+{
+    const char *sa = str_at(p->spec, "serviceAccountName");
+    if (!sa || !*sa) {
+        sa = p->env->default_service_account;
+    }
+    char *user = NULL;
+    if (sa && *sa) {
+        user = co_xasprintf("system:serviceaccount:%s:%s", p->ns, sa);
+    }
+    int rc = 0;
+    if (!p->env->targets.acquire) {
+        if (p->kubeconfig || user) {
+            rc = co_error_set(CO_EUNSUPPORTED, "no target client factory");
+        } else {
+            p->target = p->env->client;
+        }
+    } else {
+        co_error_clear();
+        rc = p->env->targets.acquire(p->env->targets.ctx, p->kubeconfig, p->kubeconfig_len, user,
+                                     &p->target, &p->target_hold);
+    }
+    free(user);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error building target client: %s", co_error_last());
+    }
+    return rc;
+}
+
+/* §5.8 gate. */
+static int check_dependencies(pass *p)
+{
+    struct json_object *deps = co_json_get(p->spec, "dependencies", NULL);
+    size_t n =
+        deps && json_object_is_type(deps, json_type_array) ? json_object_array_length(deps) : 0;
+    if (n == 0 || !p->env->cache.get_component) {
+        return 0;
+    }
+    struct json_object *my_src = co_json_get(p->spec, "sourceRef", NULL);
+    const char *my_dig = str_at(p->status, "lastAttemptedDigest");
+    const char *my_rev = str_at(p->status, "lastAttemptedRevision");
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *d = json_object_array_get_idx(deps, i);
+        const char *dname = str_at(d, "name");
+        const char *dns = str_at(d, "namespace");
+        if (!dname) {
+            continue;
+        }
+        if (!dns || !*dns) {
+            dns = p->ns;
+        }
+        struct json_object *dep = NULL;
+        int rc = p->env->cache.get_component(p->env->cache.ctx, dns, dname, &dep);
+        if (rc == CO_ENOTFOUND) {
+            fail(p, rc, true, 0,
+                 "error running pre-reconcile hook (0): dependent component %s/%s not found", dns,
+                 dname);
+            return rc;
+        }
+        if (rc < 0) {
+            fail(p, rc, false, 0, "error running pre-reconcile hook (0): %s", co_error_last());
+            return rc;
+        }
+        struct json_object *dsrc = co_json_get(dep, "spec", "sourceRef", NULL);
+        struct json_object *dst = co_json_get(dep, "status", NULL);
+        if (my_src && dsrc && co_json_equal(my_src, dsrc)) {
+            const char *dd = str_at(dst, "lastAttemptedDigest");
+            const char *dr = str_at(dst, "lastAttemptedRevision");
+            if (!dd || !*dd || !dr || !*dr || !my_dig || !my_rev || strcmp(dd, my_dig) != 0 ||
+                strcmp(dr, my_rev) != 0) {
+                json_object_put(dep);
+                fail(p, CO_ECONFLICT, true, 0,
+                     "error running pre-reconcile hook (0): dependent component %s/%s not synced",
+                     dns, dname);
+                return CO_ECONFLICT;
+            }
+        }
+        bool ready = ctl_state_component_ready(dep);
+        json_object_put(dep);
+        if (!ready) {
+            fail(p, CO_ECONFLICT, true, 0,
+                 "error running pre-reconcile hook (0): dependent component %s/%s not ready", dns,
+                 dname);
+            return CO_ECONFLICT;
+        }
+    }
+    return 0;
+}
+
+static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
+{
+    memset(c, 0, sizeof(*c));
+    c->target = p->target;
+    c->remote = p->kubeconfig != NULL;
+    c->component = p->obj;
+    c->owner_id = owner_id;
+    c->component_digest = p->digest;
+    const char *tns = str_at(p->spec, "namespace");
+    c->namespace = tns && *tns ? tns : p->ns;
+    c->adoption_policy = spec_policy(p, "adoptionPolicy", "IfUnowned");
+    c->reconcile_policy = "OnObjectChange";
+    c->update_policy = spec_policy(p, "updatePolicy", "SsaOverride");
+    c->delete_policy = spec_policy(p, "deletePolicy", "Delete");
+    c->missing_namespaces_policy = spec_policy(p, "missingNamespacesPolicy", "Create");
+    int64_t reapply = 60 * CO_MINUTE;
+    const char *rs = str_at(p->spec, "reapplyInterval");
+    int64_t v = 0;
+    if (rs && co_duration_parse(&v, rs) == 0 && v > 0) {
+        reapply = v;
+    }
+    c->reapply_interval_ms = reapply / MS;
+    c->additional_managed_types = co_json_get(p->spec, "additionalManagedTypes", NULL);
+}
+
+static struct json_object *inventory_of(pass *p)
+{
+    struct json_object *inv = co_json_get(p->status, "inventory", NULL);
+    if (!inv || !json_object_is_type(inv, json_type_array)) {
+        inv = json_object_new_array();
+        json_object_object_add(p->status, "inventory", inv);
+    }
+    return inv;
+}
+
+/* Render and apply (§3.1 9e–9g). */
+static void apply_step(pass *p, const char *owner_id)
+{
+    if (!p->env->apply.apply) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error reconciling dependent resources: no apply engine in this build");
+        return;
+    }
+    if (!p->have_art || !p->env->source.fetch) {
+        fail(p, CO_EUNSUPPORTED, false, 0, "error generating manifests: no source available");
+        return;
+    }
+    char *dir = NULL;
+    void *hold = NULL;
+    co_error_clear();
+    int rc = p->env->source.fetch(p->env->source.ctx, p->obj, &p->art, &dir, &hold);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error generating manifests: %s", co_error_last());
+        return;
+    }
+    struct json_object *objects = NULL;
+    co_error_clear();
+    if (p->env->render) {
+        rc = p->env->render(p->env->render_ctx, &objects, dir, p->obj, p->values, p->digest,
+                            int_at(p->status, "revision", 0));
+    } else {
+        rc = ctl_render_dir(&objects, dir);
+    }
+    if (p->env->source.release) {
+        p->env->source.release(p->env->source.ctx, hold);
+    }
+    free(dir);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error generating manifests: %s", co_error_last());
+        return;
+    }
+    ctl_apply_call c;
+    fill_apply_call(p, &c, owner_id);
+    bool done = false, changed = false;
+    co_error_clear();
+    rc = p->env->apply.apply(p->env->apply.ctx, &c, inventory_of(p), objects, &done, &changed);
+    json_object_put(objects);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error reconciling dependent resources: %s", co_error_last());
+        return;
+    }
+    if (done) {
+        set_str(p->status, "lastAppliedDigest", str_at(p->status, "lastAttemptedDigest"));
+        set_str(p->status, "lastAppliedRevision", str_at(p->status, "lastAttemptedRevision"));
+        json_object_object_add(p->status, "appliedGeneration", json_object_new_int64(p->gen));
+        set_time(p->status, "lastAppliedAt", p->now);
+        outcome(p, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY);
+        p->requeue_after = p->requeue_ns;
+    } else {
+        if (changed) {
+            ctl_backoff_forget(p->env->backoff, p->key);
+        }
+        if (!str_at(p->status, "processingSince")) {
+            set_time(p->status, "processingSince", p->now);
+        }
+        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING);
+        p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Processing");
+    }
+}
+
+/* §3.1 step 10 and the operator's dependants gate. */
+static void delete_step(pass *p, const char *owner_id)
+{
+    if (p->env->cache.dependants) {
+        co_kube_keys keys = {0};
+        int rc = p->env->cache.dependants(p->env->cache.ctx, p->key, &keys);
+        if (rc == 0 && keys.len > 0) {
+            if (keys.len == 1) {
+                fail(p, CO_ECONFLICT, true, 0,
+                     "error running pre-delete hook (0): deletion blocked by depending "
+                     "component %s",
+                     keys.items[0]);
+            } else {
+                fail(p, CO_ECONFLICT, true, 0,
+                     "error running pre-delete hook (0): deletion blocked by depending "
+                     "component %s (and %zu others)",
+                     keys.items[0], keys.len - 1);
+            }
+        }
+        co_kube_keys_dispose(&keys);
+        if (p->err) {
+            return;
+        }
+    }
+    if (!p->env->apply.delete_all || !p->env->apply.deletion_allowed) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error deleting dependent resources: no apply engine in this build");
+        return;
+    }
+    ctl_apply_call c;
+    fill_apply_call(p, &c, owner_id);
+    struct json_object *inv = inventory_of(p);
+    bool allowed = false;
+    char *why = NULL;
+    co_error_clear();
+    int rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &c, inv, &allowed, &why);
+    if (rc < 0) {
+        free(why);
+        fail(p, rc, false, 0, "error checking whether deletion is possible: %s", co_error_last());
+        return;
+    }
+    if (!allowed) {
+        char *msg = co_xasprintf("Deletion blocked: %s", why ? why : "");
+        outcome(p, CTL_STATE_DELETING, CTL_REASON_DELETION_BLOCKED, msg);
+        free(msg);
+        free(why);
+        p->requeue_after = CO_SECOND + ctl_backoff_next(p->env->backoff, p->key, "DeletionBlocked");
+        return;
+    }
+    free(why);
+    bool foreign = false;
+    bool ours = has_finalizer(p->obj, CTL_RECONCILER_NAME, &foreign);
+    if (foreign) {
+        outcome(p, CTL_STATE_DELETING, CTL_REASON_DELETION_BLOCKED, CTL_MSG_FOREIGN_FIN);
+        p->requeue_after = CO_SECOND + ctl_backoff_next(p->env->backoff, p->key, "DeletionBlocked");
+        return;
+    }
+    bool done = false, changed = false;
+    co_error_clear();
+    rc = p->env->apply.delete_all(p->env->apply.ctx, &c, inv, &done, &changed);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error deleting dependent resources: %s", co_error_last());
+        return;
+    }
+    if (done) {
+        if (ours) {
+            rc = patch_finalizer(p, false);
+            if (rc < 0 && rc != CO_ENOTFOUND) {
+                fail(p, rc, false, 0, "error removing finalizer: %s", co_error_last());
+                return;
+            }
+        }
+        p->skip_status = true;
+        p->gone = true;
+        return;
+    }
+    if (changed) {
+        ctl_backoff_forget(p->env->backoff, p->key);
+    }
+    outcome(p, CTL_STATE_DELETING, CTL_REASON_DELETION_PROCESSING, CTL_MSG_DELETION_PROCESSING);
+    p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "DeletionProcessing");
+}
+
+/* ---- the reconcile ----------------------------------------------------------------------- */
+
+static void run(pass *p)
+{
+    ctl_env *env = p->env;
+    bool bad = false;
+    p->requeue_ns = duration_field(p, "requeueInterval", 10 * CO_MINUTE, &bad);
+    p->retry_ns = duration_field(p, "retryInterval", p->requeue_ns, &bad);
+    p->timeout_ns = duration_field(p, "timeout", p->requeue_ns, &bad);
+    if (bad) {
+        return;
+    }
+    if (int_at(p->status, "observedGeneration", -1) <= 0) {
+        outcome(p, CTL_STATE_PENDING, CTL_REASON_FIRST_SEEN, CTL_MSG_FIRST_SEEN);
+        p->requeue_after = MS;
+        return;
+    }
+    bool suspend = false;
+    if (co_json_get_bool(&suspend, p->spec, "suspend", NULL) < 0) {
+        suspend = false;
+    }
+    if (!p->deleting && suspend) {
+        outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED, CTL_MSG_SUSPENDED);
+        p->requeue_after = ctl_backoff_next(env->backoff, p->key, "Suspended");
+        return;
+    }
+
+    struct json_object *refs = json_object_new_object();
+    int rc = load_references(p, refs);
+    if (rc == 0) {
+        rc = component_digest(p, refs);
+    }
+    json_object_put(refs);
+    if (rc < 0) {
+        return;
+    }
+
+    if (!p->deleting) {
+        const char *pd = str_at(p->status, "processingDigest");
+        if (!pd || !*pd) {
+            set_str(p->status, "processingDigest", p->digest);
+        } else if (strcmp(pd, p->digest) != 0) {
+            set_str(p->status, "processingDigest", p->digest);
+            json_object_object_del(p->status, "processingSince");
+            ctl_backoff_forget(env->backoff, p->key);
+            outcome(p, CTL_STATE_PROCESSING, CTL_REASON_RESTARTING, CTL_MSG_RESTARTING);
+            p->requeue_after = MS;
+            return;
+        }
+        /* post-read hook: pinning (§5.3) */
+        const char *pin_d = str_at(p->spec, "digest");
+        const char *pin_r = str_at(p->spec, "revision");
+        if (pin_d && *pin_d && p->art.digest && strcmp(pin_d, p->art.digest) != 0) {
+            fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
+                 "error running post-read hook (0): source digest (%s) does not match specified "
+                 "digest (%s)",
+                 p->art.digest, pin_d);
+            return;
+        }
+        if (pin_r && *pin_r && p->art.revision && strcmp(pin_r, p->art.revision) != 0) {
+            fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
+                 "error running post-read hook (0): source revision (%s) does not match "
+                 "specified revision (%s)",
+                 p->art.revision, pin_r);
+            return;
+        }
+    } else {
+        json_object_object_del(p->status, "processingSince");
+        json_object_object_del(p->status, "processingDigest");
+    }
+
+    if (acquire_target(p) < 0) {
+        return;
+    }
+    char *owner_id = ctl_owner_id(env->cluster_id, p->ns, p->name);
+    if (!p->deleting) {
+        if (!has_finalizer(p->obj, CTL_RECONCILER_NAME, NULL)) {
+            rc = patch_finalizer(p, true);
+            if (rc < 0) {
+                fail(p, rc, false, 0, "error adding finalizer: %s", co_error_last());
+            } else {
+                p->requeue_after = MS;
+                /* the state stays what it was */
+                p->state = NULL;
+            }
+            free(owner_id);
+            return;
+        }
+        int64_t revision = int_at(p->status, "revision", 0);
+        if (revision == 0 && str_at(p->status, "lastAppliedAt")) {
+            revision = 1;
+        }
+        const char *pd = str_at(p->status, "processingDigest");
+        const char *lpd = str_at(p->status, "lastProcessingDigest");
+        if (!lpd || strcmp(pd, lpd) != 0) {
+            revision++;
+            set_str(p->status, "lastProcessingDigest", pd);
+        }
+        json_object_object_add(p->status, "revision", json_object_new_int64(revision));
+        /* pre-reconcile hooks: record the attempt, then the gates */
+        if (p->have_art) {
+            set_str(p->status, "lastAttemptedDigest", p->art.digest);
+            set_str(p->status, "lastAttemptedRevision", p->art.revision);
+        }
+        char *cycle = NULL;
+        if (env->cache.cycle_of && env->cache.cycle_of(env->cache.ctx, p->key, &cycle) == 0) {
+            fail(p, CO_ECONFLICT, false, 0, "dependency cycle: %s", cycle);
+            p->err_reason = CTL_REASON_DEPENDENCY_CYCLE;
+            free(cycle);
+            free(owner_id);
+            return;
+        }
+        char *deny = NULL;
+        if (env->cache.policy_check &&
+            env->cache.policy_check(env->cache.ctx, p->obj, &deny) == CO_EINVALID) {
+            fail(p, CO_EINVALID, false, 0, "policy violation: %s", deny ? deny : "denied");
+            p->err_reason = CTL_REASON_POLICY_VIOLATION;
+            free(deny);
+            free(owner_id);
+            return;
+        }
+        free(deny);
+        if (check_dependencies(p) < 0) {
+            free(owner_id);
+            return;
+        }
+        apply_step(p, owner_id);
+    } else {
+        delete_step(p, owner_id);
+    }
+    free(owner_id);
+}
+
+int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *name)
+{
+    memset(out, 0, sizeof(*out));
+    pass pp = {0};
+    pass *p = &pp;
+    p->env = env;
+    p->ns = ns;
+    p->name = name;
+    p->key = co_xasprintf("%s/%s", ns, name);
+    co_kube_ref ref = {COMPONENT_API, "Component", ns, name};
+    int rc = co_kube_get(&p->obj, env->client, &ref, NULL);
+    if (rc == CO_ENOTFOUND) {
+        ctl_backoff_forget(env->backoff, p->key);
+        if (env->observer.gone) {
+            env->observer.gone(env->observer.ctx, ns, name);
+        }
+        out->forget = true;
+        free(p->key);
+        return 0;
+    }
+    if (rc < 0) {
+        out->rate_limited = true;
+        free(p->key);
+        return co_error_wrap("reading component %s/%s", ns, name);
+    }
+    p->now = now_ns(env);
+    p->spec = co_json_get(p->obj, "spec", NULL);
+    struct json_object *st = co_json_get(p->obj, "status", NULL);
+    p->status = st && json_object_is_type(st, json_type_object) ? co_json_copy(st)
+                                                                : json_object_new_object();
+    p->gen = int_at(co_json_get(p->obj, "metadata", NULL), "generation", 0);
+    p->deleting = str_at(co_json_get(p->obj, "metadata", NULL), "deletionTimestamp") != NULL;
+    bool was_processing = str_at(p->status, "processingSince") != NULL;
+
+    run(p);
+
+    if (p->target_hold && env->targets.release) {
+        env->targets.release(env->targets.ctx, p->target_hold);
+    }
+
+    /* finally (§3.1 step 13) */
+    if (p->gone) {
+        ctl_backoff_forget(env->backoff, p->key);
+        if (env->observer.gone) {
+            env->observer.gone(env->observer.ctx, ns, name);
+        }
+        out->forget = true;
+        goto done;
+    }
+    json_object_object_add(p->status, "observedGeneration", json_object_new_int64(p->gen));
+    bool timed_out = processing_timed_out(p);
+    if (p->err) {
+        ctl_backoff_forget(env->backoff, p->key);
+        if (p->retriable) {
+            if (p->deleting) {
+                p->state = CTL_STATE_DELETION_PENDING;
+                p->reason = CTL_REASON_DELETION_RETRYING;
+            } else {
+                p->state = CTL_STATE_PENDING;
+                p->reason = timed_out ? CTL_REASON_TIMEOUT : CTL_REASON_RETRYING;
+            }
+            p->requeue_after = p->err_delay > 0 ? p->err_delay : p->retry_ns;
+        } else if (p->err_reason) {
+            p->state = CTL_STATE_ERROR;
+            p->reason = p->err_reason;
+            p->requeue_after = p->retry_ns;
+        } else {
+            p->state = CTL_STATE_ERROR;
+            p->reason = !p->deleting && timed_out ? CTL_REASON_TIMEOUT : CTL_REASON_ERROR;
+            p->requeue_after = 0;
+            out->rate_limited = true;
+        }
+    } else if (!p->deleting && p->state) {
+        if (strcmp(p->state, CTL_STATE_READY) == 0) {
+            ctl_backoff_forget(env->backoff, p->key);
+            out->forget = true;
+            if (was_processing) {
+                p->requeue_after = MS;
+            }
+            json_object_object_del(p->status, "processingSince");
+        } else if (strcmp(p->state, CTL_STATE_PROCESSING) == 0 &&
+                   strcmp(p->reason, CTL_REASON_PROCESSING) == 0 && timed_out) {
+            outcome(p, CTL_STATE_ERROR, CTL_REASON_TIMEOUT, CTL_MSG_TIMEOUT);
+        }
+    }
+    if (!p->err) {
+        out->forget = true;
+    }
+    out->requeue_after_ns = ctl_jitter(p->requeue_after, rnd(env));
+    if (p->state) {
+        ctl_state_set(p->status, p->state, p->reason, p->message, p->now);
+    }
+    set_time(p->status, "lastObservedAt", p->now);
+    if (env->observer.outcome) {
+        json_object_object_add(p->obj, "status", json_object_get(p->status));
+        env->observer.outcome(env->observer.ctx, p->obj, ctl_state_get(p->status),
+                              ctl_state_reason(p->status), p->message ? p->message : "",
+                              p->retriable ? 0 : p->err);
+    }
+    if (!p->skip_status) {
+        rc = write_status(p);
+        if (rc < 0) {
+            out->rate_limited = true;
+            out->forget = false;
+            rc = co_error_wrap("writing status of component %s/%s", ns, name);
+        }
+    }
+done:
+    json_object_put(p->values);
+    json_object_put(p->status);
+    json_object_put(p->obj);
+    ctl_artifact_dispose(&p->art);
+    free(p->kubeconfig);
+    free(p->message);
+    free(p->digest);
+    free(p->key);
+    return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_reconcile.h
+ * One reconcile of one Component: the state machine of reference/behaviour.md §3.1 with the
+ * states and reasons of §2.1, the intervals and requeue rules of §2.2–§2.4, retriable errors
+ * (§2.5), the component digest (§3.2), owner identity (§3.3), values (§5.5), pinning (§5.3),
+ * sticky mode (§5.1), dependencies (§5.8) and the target client (§5.9) — plus what the Go
+ * original lacks: a dependency cycle puts every member into Error/DependencyCycle, and
+ * ComponentPolicy rules are enforced here too (Error/PolicyViolation).
+ *
+ * Everything that is not the state machine itself comes in through seams filled by the
+ * manager: the informer caches (dependencies, dependants, cycles, policies), the source layer,
+ * the target clients and the apply engine. The Component and its Secrets are always read
+ * uncached through the local client; status is written with a full PUT of the status
+ * subresource carrying the resourceVersion read, and a conflict is retried on a fresh read
+ * with the status computed here (status belongs to the controller), so no field is lost.
+ */
+#ifndef CTL_RECONCILE_H
+#define CTL_RECONCILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "co/common.h"
+#include "co/kube_client.h"
+#include "co/kube_informer.h"
+#include "controller/ctl_state.h"
+
+struct json_object;
+
+/** The reconciler name: finalizer, field manager, label and annotation prefix. */
+#define CTL_RECONCILER_NAME "component-operator.cs.sap.com"
+
+/** Delay of the retriable errors of §2.5 that have one of their own (10 s). */
+#define CTL_RETRY_REFERENCE_NS ((int64_t)10 * 1000000000)
+
+/** A resolved source artifact (status.sourceRef). */
+typedef struct ctl_artifact {
+    char *url;
+    char *digest;
+    char *revision;
+    char *source_digest; /**< feeds the component digest */
+} ctl_artifact;
+
+/** Frees the strings of @p a and zeroes it. */
+void ctl_artifact_dispose(ctl_artifact *a);
+
+/** The source layer. */
+typedef struct ctl_source_ops {
+    /** Resolves spec.sourceRef of @p component. On failure *retry_ms > 0 marks it retriable. */
+    int (*resolve)(void *ctx,
+                   const struct json_object *component,
+                   ctl_artifact *out,
+                   int64_t *retry_ns);
+    /** Materialises @p a and returns the directory spec.path names (free()) and a hold to
+     * release when done. */
+    int (*fetch)(void *ctx,
+                 const struct json_object *component,
+                 const ctl_artifact *a,
+                 char **dir_out,
+                 void **hold_out);
+    void (*release)(void *ctx, void *hold);
+    void *ctx;
+} ctl_source_ops;
+
+/** Turns a directory into objects (ctl_render_dir() or a templating generator). */
+typedef int (*ctl_render_fn)(void *ctx,
+                             struct json_object **out,
+                             const char *dir,
+                             const struct json_object *component,
+                             const struct json_object *values,
+                             const char *component_digest,
+                             int64_t revision);
+
+/** Arguments of one call into the apply engine (mirrors ctl_apply_opts). */
+typedef struct ctl_apply_call {
+    co_kube_client *target;
+    bool remote;                         /**< the target is another cluster (kubeconfig) */
+    const struct json_object *component; /**< the Component (annotations, identity) */
+    const char *owner_id;
+    const char *component_digest;
+    const char *namespace;
+    const char *adoption_policy, *reconcile_policy, *update_policy, *delete_policy;
+    const char *missing_namespaces_policy;
+    int64_t reapply_interval_ms;
+    const struct json_object *additional_managed_types;
+} ctl_apply_call;
+
+/** The apply engine (controller/ctl_apply.h, behind a seam). */
+typedef struct ctl_apply_ops {
+    int (*apply)(void *ctx,
+                 const ctl_apply_call *c,
+                 struct json_object *inventory,
+                 struct json_object *objects,
+                 bool *done,
+                 bool *inventory_changed);
+    int (*deletion_allowed)(void *ctx,
+                            const ctl_apply_call *c,
+                            struct json_object *inventory,
+                            bool *allowed,
+                            char **msg);
+    int (*delete_all)(void *ctx,
+                      const ctl_apply_call *c,
+                      struct json_object *inventory,
+                      bool *done,
+                      bool *inventory_changed);
+    void *ctx;
+} ctl_apply_ops;
+
+/** Informer-backed lookups. Any member may be NULL (the check is then skipped). */
+typedef struct ctl_cache_ops {
+    /** A cached Component; CO_ENOTFOUND when absent. */
+    int (*get_component)(void *ctx, const char *ns, const char *name, struct json_object **out);
+    /** Keys ("ns/name") of the Components that list @p key as a dependency. */
+    int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
+    /** The dependency cycle through @p key ("ns/a -> ns/b -> ns/a"), or CO_ENOTFOUND. */
+    int (*cycle_of)(void *ctx, const char *key, char **path_out);
+    /** ComponentPolicy verdict: 0 when admitted, CO_EINVALID with *msg_out when denied. */
+    int (*policy_check)(void *ctx, const struct json_object *component, char **msg_out);
+    void *ctx;
+} ctl_cache_ops;
+
+/** Target clients (ctl_targets.h). */
+typedef struct ctl_target_ops {
+    /** A client for @p kubeconfig (NULL: the local cluster) acting as @p user (NULL: as the
+     * controller); *hold is released with release(). */
+    int (*acquire)(void *ctx,
+                   const char *kubeconfig,
+                   size_t kubeconfig_len,
+                   const char *user,
+                   co_kube_client **out,
+                   void **hold);
+    void (*release)(void *ctx, void *hold);
+    void *ctx;
+} ctl_target_ops;
+
+/** Something observable for every reconcile (metrics, events). */
+typedef struct ctl_observer {
+    /** After the outcome is known, before the status write; @p component is the fresh object
+     * with the new status. */
+    void (*outcome)(void *ctx,
+                    const struct json_object *component,
+                    const char *state,
+                    const char *reason,
+                    const char *message,
+                    int error_code);
+    /** The Component is gone for good (finalizer removed or object not found). */
+    void (*gone)(void *ctx, const char *ns, const char *name);
+    void *ctx;
+} ctl_observer;
+
+/** Everything a reconcile needs; shared by all workers (all members thread-safe). */
+typedef struct ctl_env {
+    co_kube_client *client;              /**< local, uncached */
+    const char *cluster_id;              /**< UID of kube-system */
+    const char *default_service_account; /**< --default-service-account or NULL */
+    ctl_backoff *backoff;
+    ctl_cache_ops cache;
+    ctl_source_ops source; /**< resolve NULL: no source layer (reconcile fails) */
+    ctl_render_fn render;
+    void *render_ctx;
+    ctl_apply_ops apply; /**< apply NULL: no apply engine (never Ready) */
+    ctl_target_ops targets;
+    ctl_observer observer;
+    /** Wall clock (ns since the epoch) and randomness; NULL: the system's. */
+    int64_t (*now)(void);
+    uint64_t (*random)(void);
+    int status_retries; /**< status PUT attempts on conflict; 0: 5 */
+} ctl_env;
+
+/** What the worker does with the key afterwards. */
+typedef struct ctl_result {
+    int64_t requeue_after_ns; /**< > 0: requeue after this; 0: only on the next event */
+    bool rate_limited;        /**< a non-retriable error: requeue with the queue's backoff */
+    bool forget;              /**< reset the queue's backoff for the key */
+} ctl_result;
+
+/**
+ * Reconciles the Component @p ns/@p name once.
+ * @return 0 when the pass completed (whatever the Component's state), or an error when the
+ *         status could not be written (then out->rate_limited is set).
+ */
+int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *name);
+
+/** The owner id of §3.3: "<cluster-id>/<ns>/<name>" (free()). */
+char *ctl_owner_id(const char *cluster_id, const char *ns, const char *name);
+
+/** The hashed owner id label value: lower-case unpadded base32 of sha256 (free()). */
+char *ctl_owner_label(const char *owner_id);
+
+/**
+ * The effective values of §5.5: each valuesFrom document in order, then spec.values,
+ * deep-merged (a map replaced by a scalar becomes the scalar, unlike the Go original).
+ * @param docs the parsed valuesFrom documents (objects or NULL for empty), @p ndocs of them
+ * @param[out] out a new object
+ * @return 0 or CO_EINVALID when spec.values or a document is not a mapping.
+ */
+int ctl_values_merge(struct json_object **out,
+                     struct json_object *const *docs,
+                     size_t ndocs,
+                     const struct json_object *spec_values);
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_targets.h
+ * Clients of the clusters Components deploy to (reference/behaviour.md §5.9), cached per
+ * (kubeconfig content, impersonated user) and expired after a time unused (15 minutes in the
+ * daemon). The local cluster without impersonation is the controller's own client.
+ *
+ * Impersonation: a local target acts as the user given (the Component's serviceAccountName or
+ * the --default-service-account flag, as `system:serviceaccount:<ns>:<name>`). Unlike the Go
+ * original, a kubeconfig target is impersonated too when a user is given, so that a service
+ * account named on the Component is honoured wherever the objects go.
+ *
+ * Thread-safe. A client handed out stays valid until its hold is released.
+ */
+#ifndef CTL_TARGETS_H
+#define CTL_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "co/common.h"
+#include "co/kube_client.h"
+
+typedef struct ctl_targets ctl_targets;
+
+/**
+ * Creates a cache.
+ * @param local the controller's own client (borrowed; must outlive the cache)
+ * @param ttl_ns how long an unused client is kept
+ */
+ctl_targets *ctl_targets_new(co_kube_client *local, int64_t ttl_ns);
+
+/** Frees every client (none may be held). NULL is a no-op. */
+void ctl_targets_free(ctl_targets *t);
+
+/**
+ * A client for @p kubeconfig (YAML or JSON text; NULL: the local cluster) acting as @p user
+ * (NULL: no impersonation).
+ * @param[out] out the client, valid until ctl_targets_release(@p hold_out)
+ * @param[out] hold_out NULL for the local client, else a hold to release
+ * @return 0; CO_EINVALID for an unusable kubeconfig (the message names the problem);
+ *         CO_EUNSUPPORTED for exec or auth-provider users.
+ */
+CO_MUST_CHECK int ctl_targets_acquire(ctl_targets *t,
+                                      const char *kubeconfig,
+                                      size_t kubeconfig_len,
+                                      const char *user,
+                                      co_kube_client **out,
+                                      void **hold_out);
+
+/** Releases a hold (NULL is a no-op). */
+void ctl_targets_release(ctl_targets *t, void *hold);
+
+/** Frees clients unused for longer than the TTL. Called by acquire; callable any time. */
+void ctl_targets_sweep(ctl_targets *t);
+
+/** Number of cached clients. */
+size_t ctl_targets_active(ctl_targets *t);
+
+/** Number of clients built so far. */
+unsigned long ctl_targets_created(ctl_targets *t);
+
+/** Test seam: the monotonic clock (ns) used for expiry; NULL restores the default. */
+void ctl_targets_set_clock(ctl_targets *t, int64_t (*now)(void));
+
+#endif

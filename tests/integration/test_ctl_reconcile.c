@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Component state machine against the real kube-apiserver: the manager runs in-process
+ * with the test source (a local directory) and the minimal test applier, and the tests drive
+ * Components with the client and watch their status, as a user with kubectl would.
+ */
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "co/buf.h"
+#include "co/json.h"
+#include "co/kube_client.h"
+#include "controller/ctl_manager.h"
+#include "tests/support/ctl_test.h"
+#include "tests/support/kube_test.h"
+#include "tests/support/test_support.h"
+
+#define WAIT_MS 90000L
+
+static co_kube_client *admin;
+static char *ns;
+static ctl_manager *mgr;
+static char *srcdir;
+static ctl_source_ops src_ops;
+static ctl_apply_ops app_ops;
+
+static void put(const char *rel, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", srcdir, rel);
+    co_test_write_file(path, text, strlen(text));
+}
+
+#define CM(name, ann)                                                                              \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" name "\","           \
+    "\"annotations\":{" ann "}},\"data\":{\"k\":\"v\"}}\n"
+
+static ctl_manager *start_manager(const char *nspace, bool leader, const char *lease)
+{
+    ctl_manager_options o = {0};
+    o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
+    o.metrics_addr = "127.0.0.1:0";
+    o.probe_addr = "127.0.0.1:0";
+    o.workers = 3;
+    o.namespaces = &nspace;
+    o.nnamespaces = 1;
+    o.source = &src_ops;
+    o.apply = &app_ops;
+    o.leader_elect = leader;
+    o.leader_namespace = nspace;
+    o.leader_name = lease;
+    o.lease_duration_ms = 3000;
+    ctl_manager *m = NULL;
+    assert_co_pass(ctl_manager_new(&m, &o));
+    assert_co_pass(ctl_manager_start(m));
+    return m;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    ctl_test_install_crd(admin);
+    ns = co_test_kube_namespace(admin, "ctl-");
+    srcdir = co_test_tmpdir();
+    snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
+    put("simple/cm.yaml", CM("simple-cm", ""));
+    put("a/cm.yaml", CM("a-cm", ""));
+    put("b/cm.yaml", CM("b-cm", ""));
+    put("c/cm.yaml", CM("c-cm", ""));
+    put("neverready/cm.yaml", CM("nr-cm", "\"test.co/never-ready\":\"true\""));
+    put("restart/cm.yaml", CM("rs-cm", "\"test.co/never-ready\":\"true\""));
+    src_ops = ctl_test_source_ops();
+    app_ops = ctl_test_apply_ops();
+    mgr = start_manager(ns, false, NULL);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    ctl_manager_free(mgr);
+    co_kube_client_free(admin);
+    co_test_rmtree(srcdir);
+    free(srcdir);
+    free(ns);
+    curl_global_cleanup();
+    return 0;
+}
+
+static int64_t status_int(struct json_object *obj, const char *key)
+{
+    int64_t v = -1;
+    if (co_json_get_int64(&v, obj, "status", key, NULL) < 0) {
+        v = -1;
+    }
+    return v;
+}
+
+static const char *status_str(struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "status", key, NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+static void patch_spec(const char *nspace, const char *name, const char *patch_fmt, ...)
+    CO_PRINTF(3, 4);
+static void patch_spec(const char *nspace, const char *name, const char *patch_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, patch_fmt);
+    char *text = co_xvasprintf(patch_fmt, ap);
+    va_end(ap);
+    struct json_object *patch = co_test_json("%s", text);
+    free(text);
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", nspace, name};
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+}
+
+static void delete_component(const char *nspace, const char *name)
+{
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", nspace, name};
+    assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+}
+
+static int configmap_exists(const char *nspace, const char *name, struct json_object **out)
+{
+    co_kube_ref ref = {"v1", "ConfigMap", nspace, name};
+    struct json_object *obj = NULL;
+    int rc = co_kube_get(&obj, admin, &ref, NULL);
+    if (out) {
+        *out = obj;
+    } else {
+        json_object_put(obj);
+    }
+    return rc == 0;
+}
+
+#define SRC "\"sourceRef\":{\"httpRepository\":{\"url\":\"http://example.invalid/x.tar.gz\"}}"
+
+static void test_ctl_reconcile__first_seen_to_ready(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "simple", "{" SRC ",\"path\":\"simple\"}");
+    ctl_test_wait_state(admin, ns, "simple", "Ready", "Ready", WAIT_MS);
+    struct json_object *c = ctl_test_get_component(admin, ns, "simple");
+    int64_t gen = 0;
+    assert_co_pass(co_json_get_int64(&gen, c, "metadata", "generation", NULL));
+    assert_int_equal(status_int(c, "observedGeneration"), gen);
+    assert_int_equal(status_int(c, "appliedGeneration"), gen);
+    assert_int_equal(status_int(c, "revision"), 1);
+    assert_string_equal(status_str(c, "lastAppliedRevision"), ctl_test_source_revision);
+    assert_string_equal(status_str(c, "lastAttemptedDigest"), ctl_test_source_digest);
+    assert_true(strlen(status_str(c, "processingDigest")) == 64);
+    assert_null(co_json_get(c, "status", "processingSince", NULL));
+    assert_string_equal(
+        json_object_get_string(
+            co_json_get(c, "metadata", "finalizers", NULL)
+                ? json_object_array_get_idx(co_json_get(c, "metadata", "finalizers", NULL), 0)
+                : NULL),
+        "component-operator.cs.sap.com");
+    struct json_object *inv = co_json_get(c, "status", "inventory", NULL);
+    assert_non_null(inv);
+    assert_int_equal(json_object_array_length(inv), 1);
+    json_object_put(c);
+
+    /* the dependent carries the hashed owner id of §3.3 */
+    struct json_object *cm = NULL;
+    assert_true(configmap_exists(ns, "simple-cm", &cm));
+    char *owner = ctl_owner_id(ctl_manager_cluster_id(mgr), ns, "simple");
+    char *label = ctl_owner_label(owner);
+    assert_int_equal(strlen(label), 52);
+    struct json_object *lv =
+        co_json_get(cm, "metadata", "labels", "component-operator.cs.sap.com/owner-id", NULL);
+    assert_non_null(lv);
+    assert_string_equal(json_object_get_string(lv), label);
+    free(owner);
+    free(label);
+    json_object_put(cm);
+
+    /* an annotation change restarts processing and bumps the revision */
+    patch_spec(ns, "simple", "{\"metadata\":{\"annotations\":{\"touch\":\"1\"}}}");
+    for (int i = 0; i < 900; i++) {
+        c = ctl_test_get_component(admin, ns, "simple");
+        int64_t rev = status_int(c, "revision");
+        json_object_put(c);
+        if (rev == 2) {
+            break;
+        }
+        usleep(100 * 1000);
+    }
+    ctl_test_wait_state(admin, ns, "simple", "Ready", "Ready", WAIT_MS);
+    c = ctl_test_get_component(admin, ns, "simple");
+    assert_int_equal(status_int(c, "revision"), 2);
+    json_object_put(c);
+
+    /* deletion removes the dependents and then the finalizer */
+    delete_component(ns, "simple");
+    ctl_test_wait_gone(admin, ns, "simple", WAIT_MS);
+    assert_false(configmap_exists(ns, "simple-cm", NULL));
+}
+
+static void test_ctl_reconcile__missing_values_secret_retries_and_recovers(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "vals",
+                              "{" SRC ",\"path\":\"simple\",\"retryInterval\":\"1s\","
+                              "\"valuesFrom\":[{\"name\":\"vals-secret\"}]}");
+    ctl_test_wait_state(admin, ns, "vals", "Pending", "Retrying", WAIT_MS);
+    struct json_object *c = ctl_test_get_component(admin, ns, "vals");
+    struct json_object *conds = co_json_get(c, "status", "conditions", NULL);
+    assert_non_null(conds);
+    const char *msg =
+        json_object_get_string(co_json_get(json_object_array_get_idx(conds, 0), "message", NULL));
+    assert_contains(msg, "vals-secret");
+    assert_contains(msg, "Error resolving references");
+    json_object_put(c);
+    /* nothing was applied while the reference is missing */
+    assert_false(configmap_exists(ns, "simple-cm", NULL));
+
+    struct json_object *secret = co_test_json(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"%s\","
+        "\"name\":\"vals-secret\"},\"stringData\":{\"values.yaml\":\"a: 1\\nb: {c: 2}\\n\"}}",
+        ns);
+    assert_co_pass(co_kube_create(NULL, admin, secret, NULL));
+    json_object_put(secret);
+    ctl_test_wait_state(admin, ns, "vals", "Ready", "Ready", WAIT_MS);
+    delete_component(ns, "vals");
+    ctl_test_wait_gone(admin, ns, "vals", WAIT_MS);
+}
+
+static void test_ctl_reconcile__dependency_chain_orders_creation_and_deletion(void **state)
+{
+    (void)state;
+    /* A -> B -> C, created in the wrong order */
+    ctl_test_create_component(admin, ns, "a",
+                              "{" SRC ",\"path\":\"a\",\"retryInterval\":\"2s\","
+                              "\"dependencies\":[{\"name\":\"b\"}]}");
+    ctl_test_wait_state(admin, ns, "a", "Pending", "Retrying", WAIT_MS);
+    ctl_test_create_component(admin, ns, "b",
+                              "{" SRC ",\"path\":\"b\",\"retryInterval\":\"2s\","
+                              "\"dependencies\":[{\"name\":\"c\",\"namespace\":\"%s\"}]}",
+                              ns);
+    ctl_test_wait_state(admin, ns, "b", "Pending", "Retrying", WAIT_MS);
+    assert_false(configmap_exists(ns, "a-cm", NULL));
+    assert_false(configmap_exists(ns, "b-cm", NULL));
+    ctl_test_create_component(admin, ns, "c", "{" SRC ",\"path\":\"c\",\"retryInterval\":\"2s\"}");
+    ctl_test_wait_state(admin, ns, "c", "Ready", "Ready", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "b", "Ready", "Ready", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "a", "Ready", "Ready", WAIT_MS);
+    struct json_object *a = ctl_test_get_component(admin, ns, "a");
+    struct json_object *b = ctl_test_get_component(admin, ns, "b");
+    struct json_object *c = ctl_test_get_component(admin, ns, "c");
+    /* applied in dependency order (RFC 3339 strings compare as times) */
+    assert_true(strcmp(status_str(c, "lastAppliedAt"), status_str(b, "lastAppliedAt")) <= 0);
+    assert_true(strcmp(status_str(b, "lastAppliedAt"), status_str(a, "lastAppliedAt")) <= 0);
+    json_object_put(a);
+    json_object_put(b);
+    json_object_put(c);
+
+    /* deleting C first: blocked while B depends on it */
+    delete_component(ns, "c");
+    ctl_test_wait_state(admin, ns, "c", "DeletionPending", "DeletionRetrying", WAIT_MS);
+    c = ctl_test_get_component(admin, ns, "c");
+    struct json_object *conds = co_json_get(c, "status", "conditions", NULL);
+    assert_contains(
+        json_object_get_string(co_json_get(json_object_array_get_idx(conds, 0), "message", NULL)),
+        "deletion blocked by depending component");
+    json_object_put(c);
+    assert_true(configmap_exists(ns, "c-cm", NULL));
+    delete_component(ns, "b");
+    ctl_test_wait_state(admin, ns, "b", "DeletionPending", "DeletionRetrying", WAIT_MS);
+    delete_component(ns, "a");
+    ctl_test_wait_gone(admin, ns, "a", WAIT_MS);
+    ctl_test_wait_gone(admin, ns, "b", WAIT_MS);
+    ctl_test_wait_gone(admin, ns, "c", WAIT_MS);
+    assert_false(configmap_exists(ns, "c-cm", NULL));
+}
+
+static void test_ctl_reconcile__cycle_yields_dependency_cycle_and_recovers(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "x",
+                              "{" SRC ",\"path\":\"simple\",\"retryInterval\":\"2s\","
+                              "\"dependencies\":[{\"name\":\"y\"}]}");
+    ctl_test_create_component(admin, ns, "y",
+                              "{" SRC ",\"path\":\"simple\",\"retryInterval\":\"2s\","
+                              "\"dependencies\":[{\"name\":\"x\"}]}");
+    ctl_test_wait_state(admin, ns, "x", "Error", "DependencyCycle", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "y", "Error", "DependencyCycle", WAIT_MS);
+    struct json_object *x = ctl_test_get_component(admin, ns, "x");
+    struct json_object *conds = co_json_get(x, "status", "conditions", NULL);
+    char *want = co_xasprintf("%s/x -> %s/y -> %s/x", ns, ns, ns);
+    assert_contains(
+        json_object_get_string(co_json_get(json_object_array_get_idx(conds, 0), "message", NULL)),
+        want);
+    free(want);
+    json_object_put(x);
+    /* break the cycle */
+    patch_spec(ns, "y", "{\"spec\":{\"dependencies\":null}}");
+    ctl_test_wait_state(admin, ns, "y", "Ready", "Ready", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "x", "Ready", "Ready", WAIT_MS);
+    delete_component(ns, "x");
+    ctl_test_wait_gone(admin, ns, "x", WAIT_MS);
+    delete_component(ns, "y");
+    ctl_test_wait_gone(admin, ns, "y", WAIT_MS);
+}
+
+static void test_ctl_reconcile__timeout_turns_processing_into_error(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "slow",
+                              "{" SRC ",\"path\":\"neverready\",\"timeout\":\"3s\"}");
+    ctl_test_wait_state(admin, ns, "slow", "Processing", "Processing", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "slow", "Error", "Timeout", WAIT_MS);
+    struct json_object *c = ctl_test_get_component(admin, ns, "slow");
+    char *first = co_xstrdup(status_str(c, "lastObservedAt"));
+    json_object_put(c);
+    /* timeout never stops work: it keeps being reconciled (backoff at most 10 s) */
+    int moved = 0;
+    for (int i = 0; i < 300 && !moved; i++) {
+        usleep(100 * 1000);
+        c = ctl_test_get_component(admin, ns, "slow");
+        moved = strcmp(status_str(c, "lastObservedAt"), first) != 0 &&
+                strcmp(ctl_state_reason(co_json_get(c, "status", NULL)), "Timeout") == 0;
+        json_object_put(c);
+    }
+    free(first);
+    assert_true(moved);
+    delete_component(ns, "slow");
+    ctl_test_wait_gone(admin, ns, "slow", WAIT_MS);
+}
+
+static void test_ctl_reconcile__suspend_stops_work(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "susp", "{" SRC ",\"path\":\"b\",\"suspend\":true}");
+    ctl_test_wait_state(admin, ns, "susp", "Pending", "Suspended", WAIT_MS);
+    usleep(2000 * 1000);
+    assert_false(configmap_exists(ns, "b-cm", NULL));
+    struct json_object *c = ctl_test_get_component(admin, ns, "susp");
+    assert_null(co_json_get(c, "status", "inventory", NULL));
+    json_object_put(c);
+    patch_spec(ns, "susp", "{\"spec\":{\"suspend\":false}}");
+    ctl_test_wait_state(admin, ns, "susp", "Ready", "Ready", WAIT_MS);
+    assert_true(configmap_exists(ns, "b-cm", NULL));
+    /* suspension never blocks deletion */
+    patch_spec(ns, "susp", "{\"spec\":{\"suspend\":true}}");
+    delete_component(ns, "susp");
+    ctl_test_wait_gone(admin, ns, "susp", WAIT_MS);
+    assert_false(configmap_exists(ns, "b-cm", NULL));
+}
+
+static void test_ctl_reconcile__restart_mid_reconcile_loses_nothing(void **state)
+{
+    (void)state;
+    char *ns2 = co_test_kube_namespace(admin, "ctl-restart-");
+    ctl_manager *m = start_manager(ns2, false, NULL);
+    ctl_test_create_component(admin, ns2, "r", "{" SRC ",\"path\":\"restart\"}");
+    ctl_test_wait_state(admin, ns2, "r", "Processing", "Processing", WAIT_MS);
+    ctl_manager_free(m);
+    struct json_object *c = ctl_test_get_component(admin, ns2, "r");
+    assert_int_equal(json_object_array_length(co_json_get(c, "status", "inventory", NULL)), 1);
+    char *since = co_xstrdup(status_str(c, "processingSince"));
+    assert_true(*since);
+    int64_t rev = status_int(c, "revision");
+    json_object_put(c);
+
+    /* the object becomes ready while no controller runs; a new one takes over */
+    put("restart/cm.yaml", CM("rs-cm", ""));
+    m = start_manager(ns2, false, NULL);
+    ctl_test_wait_state(admin, ns2, "r", "Ready", "Ready", WAIT_MS);
+    c = ctl_test_get_component(admin, ns2, "r");
+    assert_int_equal(status_int(c, "revision"), rev);
+    assert_int_equal(json_object_array_length(co_json_get(c, "status", "inventory", NULL)), 1);
+    json_object_put(c);
+    free(since);
+    delete_component(ns2, "r");
+    ctl_test_wait_gone(admin, ns2, "r", WAIT_MS);
+    ctl_manager_free(m);
+    free(ns2);
+}
+
+static void test_ctl_reconcile__leader_election_single_actor(void **state)
+{
+    (void)state;
+    char *ns3 = co_test_kube_namespace(admin, "ctl-leader-");
+    ctl_manager *m1 = start_manager(ns3, true, "ctl-test-lease");
+    ctl_manager *m2 = start_manager(ns3, true, "ctl-test-lease");
+    int leaders = 0;
+    for (int i = 0; i < 600; i++) {
+        leaders = (int)ctl_manager_leading(m1) + (int)ctl_manager_leading(m2);
+        if (leaders > 0) {
+            break;
+        }
+        usleep(100 * 1000);
+    }
+    assert_int_equal(leaders, 1);
+    ctl_manager *leader = ctl_manager_leading(m1) ? m1 : m2;
+    ctl_manager *follower = leader == m1 ? m2 : m1;
+    ctl_test_create_component(admin, ns3, "l1", "{" SRC ",\"path\":\"simple\"}");
+    ctl_test_wait_state(admin, ns3, "l1", "Ready", "Ready", WAIT_MS);
+    ctl_manager_stats s1, s2;
+    ctl_manager_stats_get(leader, &s1);
+    ctl_manager_stats_get(follower, &s2);
+    assert_true(s1.reconciles > 0);
+    assert_int_equal(s2.reconciles, 0);
+    assert_int_equal(s2.status_writes, 0);
+    assert_false(ctl_manager_leading(follower));
+
+    /* the leader goes away (releasing the Lease); the other one takes over */
+    ctl_manager_free(leader);
+    for (int i = 0; i < 600 && !ctl_manager_leading(follower); i++) {
+        usleep(100 * 1000);
+    }
+    assert_true(ctl_manager_leading(follower));
+    delete_component(ns3, "l1");
+    ctl_test_wait_gone(admin, ns3, "l1", WAIT_MS);
+    ctl_manager_stats_get(follower, &s2);
+    assert_true(s2.reconciles > 0);
+    ctl_manager_free(follower);
+    free(ns3);
+}
+
+static size_t sink(char *p, size_t sz, size_t n, void *ud)
+{
+    return co_buf_put(ud, p, sz * n) == 0 ? sz * n : 0;
+}
+
+static long http_get(int port, const char *path, co_buf *body)
+{
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    CURL *c = curl_easy_init();
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    long code = 0;
+    if (curl_easy_perform(c) == CURLE_OK) {
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    }
+    curl_easy_cleanup(c);
+    return code;
+}
+
+static void test_ctl_reconcile__metrics_probes_and_events(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "obs", "{" SRC ",\"path\":\"c\"}");
+    ctl_test_wait_state(admin, ns, "obs", "Ready", "Ready", WAIT_MS);
+    co_buf body = CO_BUF_INIT(64 << 20);
+    assert_int_equal(http_get(ctl_manager_probe_port(mgr), "/readyz", &body), 200);
+    co_buf_reset(&body);
+    assert_int_equal(http_get(ctl_manager_probe_port(mgr), "/healthz", &body), 200);
+    co_buf_reset(&body);
+    assert_int_equal(http_get(ctl_manager_metrics_port(mgr), "/metrics", &body), 200);
+    char *series = co_xasprintf(
+        "component_operator_runtime_component_state{controller=\"component\",group=\"core.cs."
+        "sap.com\",kind=\"Component\",namespace=\"%s\",name=\"obs\",state=\"Ready\"} 1",
+        ns);
+    assert_contains(co_buf_cstr(&body), series);
+    free(series);
+    assert_contains(co_buf_cstr(&body), "component_operator_runtime_requests_total{");
+    assert_contains(co_buf_cstr(&body), "component_operator_runtime_reconcile_total{");
+    assert_contains(co_buf_cstr(&body), "workqueue_depth{");
+    co_buf_dispose(&body);
+
+    /* one Normal event with the Ready reason reached the API */
+    int found = 0;
+    for (int i = 0; i < 300 && !found; i++) {
+        co_kube_ref ref = {"v1", "Event", ns, NULL};
+        co_kube_list_options lo = {0};
+        lo.field_selector = "involvedObject.name=obs";
+        struct json_object *list = NULL;
+        assert_co_pass(co_kube_list(&list, admin, &ref, &lo));
+        struct json_object *items = co_json_get(list, "items", NULL);
+        for (size_t j = 0; j < json_object_array_length(items); j++) {
+            struct json_object *r =
+                co_json_get(json_object_array_get_idx(items, j), "reason", NULL);
+            if (r && strcmp(json_object_get_string(r), "Ready") == 0) {
+                found = 1;
+            }
+        }
+        json_object_put(list);
+        if (!found) {
+            usleep(100 * 1000);
+        }
+    }
+    assert_true(found);
+    delete_component(ns, "obs");
+    ctl_test_wait_gone(admin, ns, "obs", WAIT_MS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ctl_reconcile__first_seen_to_ready),
+        cmocka_unit_test(test_ctl_reconcile__missing_values_secret_retries_and_recovers),
+        cmocka_unit_test(test_ctl_reconcile__dependency_chain_orders_creation_and_deletion),
+        cmocka_unit_test(test_ctl_reconcile__cycle_yields_dependency_cycle_and_recovers),
+        cmocka_unit_test(test_ctl_reconcile__timeout_turns_processing_into_error),
+        cmocka_unit_test(test_ctl_reconcile__suspend_stops_work),
+        cmocka_unit_test(test_ctl_reconcile__metrics_probes_and_events),
+        cmocka_unit_test(test_ctl_reconcile__restart_mid_reconcile_loses_nothing),
+        cmocka_unit_test(test_ctl_reconcile__leader_election_single_actor),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
