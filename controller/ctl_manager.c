@@ -117,6 +117,7 @@ struct ctl_manager {
     pthread_mutex_t ev_mu;
     last_event *events;
 
+    atomic_ulong n_event_writes;
     atomic_ulong n_requests, n_writes, n_status_writes, n_reconciles, n_reconcile_errors,
         n_events_suppressed;
 };
@@ -129,10 +130,12 @@ counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_respo
     atomic_fetch_add(&m->n_requests, 1);
     if (strcmp(req->method, "GET") != 0) {
         atomic_fetch_add(&m->n_writes, 1);
-        size_t n = strlen(req->path);
-        if (strcmp(req->method, "PUT") == 0 && strstr(req->path, "/components/") && n > 7 &&
-            strcmp(req->path + n - 7, "/status") == 0) {
+        const char *st = strstr(req->path, "/status");
+        if (strcmp(req->method, "PUT") == 0 && strstr(req->path, "/components/") && st &&
+            (st[7] == '\0' || st[7] == '?')) {
             atomic_fetch_add(&m->n_status_writes, 1);
+        } else if (strstr(req->path, "/events")) {
+            atomic_fetch_add(&m->n_event_writes, 1);
         }
     }
     if (m->m_requests) {
@@ -1184,6 +1187,7 @@ void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out)
     out->requests = atomic_load(&m->n_requests);
     out->writes = atomic_load(&m->n_writes);
     out->status_writes = atomic_load(&m->n_status_writes);
+    out->event_writes = atomic_load(&m->n_event_writes);
     out->reconciles = atomic_load(&m->n_reconciles);
     out->reconcile_errors = atomic_load(&m->n_reconcile_errors);
     out->events_suppressed = atomic_load(&m->n_events_suppressed);

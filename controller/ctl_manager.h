@@ -53,6 +53,7 @@ typedef struct ctl_manager_stats {
     unsigned long requests;      /**< API requests of the local client */
     unsigned long writes;        /**< of which POST, PUT, PATCH, DELETE */
     unsigned long status_writes; /**< PUTs of Component status */
+    unsigned long event_writes;  /**< Event creations and updates */
     unsigned long reconciles;    /**< reconciles run */
     unsigned long reconcile_errors;
     unsigned long events_suppressed; /**< Component events dropped as duplicates */

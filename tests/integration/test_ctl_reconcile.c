@@ -167,6 +167,10 @@ static void test_ctl_reconcile__first_seen_to_ready(void **state)
     assert_non_null(inv);
     assert_int_equal(json_object_array_length(inv), 1);
     json_object_put(c);
+    ctl_manager_stats st;
+    ctl_manager_stats_get(mgr, &st);
+    assert_true(st.status_writes >= 3); /* FirstSeen, Processing, Ready at least */
+    assert_true(st.writes > st.status_writes);
 
     /* the dependent carries the hashed owner id of §3.3 */
     struct json_object *cm = NULL;
