@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,6 +17,7 @@
 #include "co/log.h"
 #include "controller/ctl_cli.h"
 #include "controller/ctl_manager.h"
+#include "controller/ctl_sources.h"
 
 typedef struct options {
     const char *kubeconfig;
@@ -29,6 +31,7 @@ typedef struct options {
     co_flag_list namespaces;
     const char *label_selector;
     const char *leader_namespace;
+    const char *cache_dir;
     int help;
     int version;
 } options;
@@ -74,6 +77,8 @@ int main(int argc, char **argv)
          "watch only Components matching this label selector (to shard a cluster)"},
         {"leader-election-namespace", CO_FLAG_STRING, &o.leader_namespace, "NS",
          "namespace of the leader Lease (default: the configuration's namespace)"},
+        {"source-cache-dir", CO_FLAG_STRING, &o.cache_dir, "DIR",
+         "where downloaded source artifacts are kept (default: $TMPDIR/component-controller)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -123,7 +128,24 @@ int main(int argc, char **argv)
     co_log(CO_LOG_INFO, "starting", "version", CO_VERSION, "leader-elect",
            o.leader_elect ? "true" : "false", NULL);
 
+    char *cache_dir = o.cache_dir ? co_xstrdup(o.cache_dir) : NULL;
+    if (!cache_dir) {
+        const char *tmp = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe): single-threaded here
+        cache_dir = co_xasprintf("%s/component-controller", tmp && *tmp ? tmp : "/tmp");
+    }
+    ctl_sources *sources = NULL;
+    if (ctl_sources_new(&sources, cache_dir) < 0) {
+        co_log(CO_LOG_ERROR, "cannot open the source cache", "dir", cache_dir, "error",
+               co_error_last(), NULL);
+        free(cache_dir);
+        co_flag_list_dispose(&o.namespaces);
+        return 1;
+    }
+    free(cache_dir);
+    ctl_source_ops source_ops = ctl_sources_ops(sources);
+
     ctl_manager_options mo = {0};
+    mo.source = &source_ops;
     mo.kubeconfig = o.kubeconfig;
     mo.metrics_addr = o.metrics_addr;
     mo.probe_addr = o.probe_addr;
@@ -137,11 +159,15 @@ int main(int argc, char **argv)
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {
+        rc = ctl_sources_attach(sources, m);
+    }
+    if (rc == 0) {
         rc = ctl_manager_start(m);
     }
     if (rc < 0) {
         co_log(CO_LOG_ERROR, "cannot start", "error", co_error_last(), NULL);
         ctl_manager_free(m);
+        ctl_sources_free(sources);
         co_flag_list_dispose(&o.namespaces);
         return 1;
     }
@@ -156,6 +182,7 @@ int main(int argc, char **argv)
                    NULL);
             break;
         }
+        ctl_sources_set_leader(sources, ctl_manager_leading(m));
         if (ctl_manager_lost(m)) {
             co_log(CO_LOG_ERROR, "leadership lost; exiting", NULL);
             exit_code = 1;
@@ -163,6 +190,7 @@ int main(int argc, char **argv)
         }
     }
     ctl_manager_free(m);
+    ctl_sources_free(sources);
     co_flag_list_dispose(&o.namespaces);
     return exit_code;
 }

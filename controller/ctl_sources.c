@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Binding of the source seam to co/source.h (see ctl_sources.h).
+ */
+#include "controller/ctl_sources.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/error.h"
+#include "co/json.h"
+#include "co/log.h"
+#include "co/source.h"
+
+struct ctl_sources {
+    co_sources *src;
+    co_source_poller *poller;
+    ctl_manager *m;
+};
+
+static int cluster_get(void *ctx,
+                       const char *api_version,
+                       const char *kind,
+                       const char *ns,
+                       const char *name,
+                       struct json_object **out)
+{
+    ctl_sources *s = ctx;
+    if (!s->m) {
+        return co_error_set(CO_EUNAVAILABLE, "not connected to a cluster yet");
+    }
+    return ctl_manager_read(s->m, api_version, kind, ns, name, out);
+}
+
+int ctl_sources_new(ctl_sources **out, const char *cache_dir)
+{
+    ctl_sources *s = co_xcalloc(1, sizeof(*s));
+    co_source_config cfg = {0};
+    cfg.cache_dir = cache_dir;
+    cfg.get = cluster_get;
+    cfg.get_ctx = s;
+    int rc = co_sources_new(&s->src, &cfg);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+static void on_changed(void *ctx, const char *key, const char *digest, const char *revision)
+{
+    (void)digest;
+    (void)revision;
+    ctl_sources *s = ctx;
+    const char *slash = strchr(key, '/');
+    if (s->m && slash) {
+        char *ns = co_xstrndup(key, (size_t)(slash - key));
+        ctl_manager_enqueue(s->m, ns, slash + 1);
+        free(ns);
+    }
+}
+
+static void on_poll_error(void *ctx, const char *key, int code, const char *message)
+{
+    (void)ctx;
+    co_log(CO_LOG_WARN, "polling source failed", "component", key, "error", co_error_name(code),
+           "message", message, NULL);
+}
+
+int ctl_sources_attach(ctl_sources *s, ctl_manager *m)
+{
+    s->m = m;
+    return co_source_poller_new(&s->poller, s->src, 0, on_changed, on_poll_error, s);
+}
+
+void ctl_sources_set_leader(ctl_sources *s, int leader)
+{
+    if (s->poller) {
+        co_source_poller_set_leader(s->poller, leader);
+    }
+}
+
+void ctl_sources_free(ctl_sources *s)
+{
+    if (!s) {
+        return;
+    }
+    co_source_poller_free(s->poller);
+    co_sources_free(s->src);
+    free(s);
+}
+
+static const char *meta_str(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "metadata", key, NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+static int parse_ref(co_source_ref *ref, const struct json_object *component)
+{
+    struct json_object *sr = co_json_get(component, "spec", "sourceRef", NULL);
+    if (!sr) {
+        return co_error_set(CO_EINVALID, "spec.sourceRef: required");
+    }
+    return co_source_ref_parse(ref, sr);
+}
+
+static int
+do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
+{
+    ctl_sources *s = ctx;
+    co_source_ref ref;
+    *retry_ns = 0;
+    int rc = parse_ref(&ref, component);
+    if (rc < 0) {
+        return rc;
+    }
+    const char *ns = meta_str(component, "namespace");
+    co_source_artifact a = {0};
+    long retry_ms = 0;
+    rc = co_source_resolve(s->src, &ref, ns, &a, &retry_ms);
+    *retry_ns = (int64_t)retry_ms * 1000000;
+    if (rc < 0) {
+        return rc;
+    }
+    if (s->poller && (ref.kind == CO_SOURCE_HTTP || ref.kind == CO_SOURCE_GIT)) {
+        char *key = co_xasprintf("%s/%s", ns, meta_str(component, "name"));
+        if (co_source_poller_watch(s->poller, key, &ref, ns, a.digest, a.revision) < 0) {
+            co_log(CO_LOG_WARN, "cannot poll source", "component", key, "error", co_error_last(),
+                   NULL);
+        }
+        free(key);
+    }
+    out->url = a.url;
+    out->digest = a.digest;
+    out->revision = a.revision;
+    out->source_digest = a.source_digest;
+    return 0;
+}
+
+static int do_fetch(void *ctx,
+                    const struct json_object *component,
+                    const ctl_artifact *art,
+                    char **dir_out,
+                    void **hold_out)
+{
+    ctl_sources *s = ctx;
+    co_source_ref ref;
+    int rc = parse_ref(&ref, component);
+    if (rc < 0) {
+        return rc;
+    }
+    co_source_artifact a = {art->url, art->digest, art->revision, art->source_digest};
+    co_source_tree *tree = NULL;
+    rc = co_source_fetch(s->src, &ref, meta_str(component, "namespace"), &a, &tree, NULL);
+    if (rc < 0) {
+        return rc;
+    }
+    struct json_object *p = co_json_get(component, "spec", "path", NULL);
+    rc = co_source_tree_path(tree, p ? json_object_get_string(p) : "", dir_out);
+    if (rc < 0) {
+        co_source_tree_release(tree);
+        return rc;
+    }
+    *hold_out = tree;
+    return 0;
+}
+
+static void do_release(void *ctx, void *hold)
+{
+    (void)ctx;
+    co_source_tree_release(hold);
+}
+
+ctl_source_ops ctl_sources_ops(ctl_sources *s)
+{
+    ctl_source_ops ops = {do_resolve, do_fetch, do_release, s};
+    return ops;
+}
