@@ -185,6 +185,12 @@ static int app_apply(void *ctx,
             json_object_object_add(it, "kind", json_object_new_string(s_at(o, "kind")));
             json_object_object_add(it, "namespace", json_object_new_string(ns));
             json_object_object_add(it, "name", json_object_new_string(s_at(meta, "name")));
+            json_object_object_add(it, "adoptionPolicy", json_object_new_string("IfUnowned"));
+            json_object_object_add(it, "reconcilePolicy", json_object_new_string("OnObjectChange"));
+            json_object_object_add(it, "updatePolicy", json_object_new_string("SsaOverride"));
+            json_object_object_add(it, "deletePolicy", json_object_new_string("Delete"));
+            json_object_object_add(it, "applyOrder", json_object_new_int(0));
+            json_object_object_add(it, "deleteOrder", json_object_new_int(0));
             json_object_object_add(it, "digest", json_object_new_string("test"));
             json_object_object_add(it, "phase", json_object_new_string("ScheduledForApplication"));
             json_object_array_add(inventory, it);
