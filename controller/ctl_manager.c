@@ -20,6 +20,7 @@
 
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/component.h"
 #include "co/duration.h"
 #include "co/error.h"
 #include "co/json.h"
@@ -30,6 +31,7 @@
 #include "co/kube_transport.h"
 #include "co/log.h"
 #include "co/metrics.h"
+#include "co/policy.h"
 #include "co/time.h"
 #include "controller/ctl_http.h"
 #include "controller/ctl_queue.h"
@@ -89,6 +91,7 @@ struct ctl_manager {
     co_kube_informer **comp_inf; /* one per namespace, or one for all */
     size_t ncomp_inf;
     co_kube_informer *flux_inf[NFLUX];
+    co_kube_informer *policy_inf; /* ComponentPolicies, when the CRD is served */
 
     ctl_queue *queue;
     ctl_backoff *backoff;
@@ -541,6 +544,69 @@ static int cache_cycle_of(void *ctx, const char *key, char **path_out)
     return rc;
 }
 
+/* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
+ * bypassed or fail open). Policies with user or group exemptions do not apply here (no user). */
+static int cache_policy_check(void *ctx, const struct json_object *component, char **msg_out)
+{
+    ctl_manager *m = ctx;
+    if (!m->policy_inf || co_kube_informer_len(m->policy_inf) == 0) {
+        return 0;
+    }
+    struct json_object *all = NULL;
+    if (co_kube_informer_list(&all, m->policy_inf, NULL) < 0) {
+        return 0;
+    }
+    co_policy_set *set = NULL;
+    if (co_policy_set_new(&set) < 0) {
+        json_object_put(all);
+        return 0;
+    }
+    for (size_t i = 0; i < json_object_array_length(all); i++) {
+        /* an invalid policy is skipped here; its own validation reports it */
+        (void)!co_policy_set_put(set, json_object_array_get_idx(all, i));
+    }
+    json_object_put(all);
+    const char *ns = str_at(co_json_get(component, "metadata", NULL), "namespace");
+    struct json_object *nsobj = NULL;
+    co_kube_ref ref = {"v1", "Namespace", NULL, ns};
+    if (co_kube_get(&nsobj, m->client, &ref, NULL) < 0) {
+        nsobj = NULL;
+    }
+    struct json_object *defaulted = NULL;
+    co_component *c = NULL;
+    int rc = 0;
+    if (co_component_default(&defaulted, component, ns, NULL) == 0 &&
+        co_component_parse(&c, defaulted) == 0) {
+        co_policy_request req = {0};
+        req.ns = ns;
+        req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
+        co_policy_result res = {0};
+        if (co_policy_evaluate(&res, set, c, &req) == 0 && res.verdict == CO_POLICY_DENY) {
+            co_buf b = CO_BUF_INIT(SIZE_MAX);
+            int brc = 0;
+            for (size_t i = 0; i < res.len && brc == 0; i++) {
+                if (res.items[i].action != CO_POLICY_DENY) {
+                    continue;
+                }
+                if (b.len > 0) {
+                    brc = co_buf_puts(&b, "; ");
+                }
+                if (brc == 0) {
+                    brc = co_policy_violation_format(&b, &res.items[i]);
+                }
+            }
+            *msg_out = co_buf_take(&b, NULL);
+            rc = CO_EINVALID;
+        }
+        co_policy_result_dispose(&res);
+    }
+    co_component_free(c);
+    json_object_put(defaulted);
+    json_object_put(nsobj);
+    co_policy_set_free(set);
+    return rc;
+}
+
 static int targets_acquire(void *ctx,
                            const char *kubeconfig,
                            size_t len,
@@ -937,7 +1003,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.client = m->client;
     m->env.default_service_account = m->default_sa;
     m->env.backoff = m->backoff;
-    m->env.cache = (ctl_cache_ops){cache_get_component, cache_dependants, cache_cycle_of, NULL, m};
+    m->env.cache = (ctl_cache_ops){cache_get_component, cache_dependants, cache_cycle_of,
+                                   cache_policy_check, m};
     m->env.source = m->source;
     m->env.apply = m->apply;
     m->env.render = opts->render;
@@ -1030,6 +1097,20 @@ int ctl_manager_start(ctl_manager *m)
             return rc;
         }
     }
+    if (co_kube_client_mapping(&mp, m->client, COMPONENT_API, "ComponentPolicy") == 0) {
+        co_kube_mapping_dispose(&mp);
+        co_kube_informer_options io = {0};
+        io.api_version = COMPONENT_API;
+        io.kind = "ComponentPolicy";
+        io.strip_managed_fields = 1;
+        if ((rc = co_kube_informer_new(&m->policy_inf, m->client, &io)) < 0 ||
+            (rc = co_kube_informer_start(m->policy_inf)) < 0) {
+            return rc;
+        }
+        if (co_kube_informer_wait_synced(m->policy_inf, SYNC_TIMEOUT_MS) < 0) {
+            return co_error_wrap("waiting for the ComponentPolicy cache");
+        }
+    }
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         if (co_kube_informer_wait_synced(m->comp_inf[i], SYNC_TIMEOUT_MS) < 0) {
             return co_error_wrap("waiting for the Component cache");
@@ -1104,6 +1185,9 @@ void ctl_manager_stop(ctl_manager *m)
             co_kube_informer_stop(m->flux_inf[i]);
         }
     }
+    if (m->policy_inf) {
+        co_kube_informer_stop(m->policy_inf);
+    }
     ctl_http_stop(m->metrics_http);
     m->metrics_http = NULL;
     ctl_http_stop(m->probe_http);
@@ -1125,6 +1209,7 @@ void ctl_manager_free(ctl_manager *m)
     for (size_t i = 0; i < NFLUX; i++) {
         co_kube_informer_free(m->flux_inf[i]);
     }
+    co_kube_informer_free(m->policy_inf);
     ctl_targets_free(m->targets);
     co_kube_client_free(m->client);
     co_kube_config_free(m->cfg);

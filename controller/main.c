@@ -16,6 +16,7 @@
 #include "co/flags.h"
 #include "co/log.h"
 #include "controller/ctl_cli.h"
+#include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 
@@ -143,9 +144,12 @@ int main(int argc, char **argv)
     }
     free(cache_dir);
     ctl_source_ops source_ops = ctl_sources_ops(sources);
+    ctl_engine engine = {0};
+    ctl_apply_ops apply_ops = ctl_engine_ops(&engine);
 
     ctl_manager_options mo = {0};
     mo.source = &source_ops;
+    mo.apply = &apply_ops;
     mo.kubeconfig = o.kubeconfig;
     mo.metrics_addr = o.metrics_addr;
     mo.probe_addr = o.probe_addr;
@@ -159,10 +163,15 @@ int main(int argc, char **argv)
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {
+        const char *labels[] = {"controller", "action"};
+        engine.operations = co_metrics_counter(ctl_manager_metrics(m),
+                                               "component_operator_runtime_operations_total",
+                                               "Dependent object operations.", labels, 2);
         rc = ctl_sources_attach(sources, m);
     }
     if (rc == 0) {
         rc = ctl_manager_start(m);
+        engine.events = ctl_manager_recorder(m);
     }
     if (rc < 0) {
         co_log(CO_LOG_ERROR, "cannot start", "error", co_error_last(), NULL);
