@@ -34,6 +34,9 @@
 
 #define LISTEN_BACKLOG   1024
 #define MAX_READY_CHECKS 8
+/* Per-connection memory for headers and read/write buffers. The API server's request headers
+ * are a few hundred bytes and bodies are streamed out of it, so half the default suffices. */
+#define CONNECTION_MEMORY (16 * 1024)
 
 struct wh_server {
     wh_server_config cfg;
@@ -430,6 +433,7 @@ static int start_tls(wh_server *s)
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)wh_tls_priorities(s->cfg.tls_min)},
         {MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, wh_tls_retrieve_function()},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
