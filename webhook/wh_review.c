@@ -12,10 +12,11 @@
 #include <string.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "co/caps.h"
+#include "co/digest.h"
 #include "co/error.h"
+#include "co/json.h"
 
 void wh_decision_init(wh_decision *d)
 {
@@ -144,40 +145,15 @@ int wh_review_parse_json(struct json_object **out, const char *body, size_t len)
     if (len == 0) {
         return co_error_set(CO_EINVALID, "request body is empty");
     }
-    if (len > INT32_MAX) {
-        return co_error_set(CO_ETOOBIG, "request body is too large");
-    }
-    struct json_tokener *tok = json_tokener_new_ex(CO_MAX_NESTING);
-    if (!tok) {
-        return co_error_set(CO_ERROR, "out of memory");
-    }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-    struct json_object *obj = json_tokener_parse_ex(tok, body, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    int rc = 0;
-    if (jerr == json_tokener_continue) {
-        rc = co_error_set(CO_EINVALID, "request body is not valid JSON: unexpected end of input");
-    } else if (jerr != json_tokener_success) {
-        rc = co_error_set(CO_EINVALID, "request body is not valid JSON: %s at offset %zu",
-                          json_tokener_error_desc(jerr), end);
-    } else {
-        for (size_t i = end; i < len; i++) {
-            if (!strchr(" \t\r\n", body[i])) {
-                rc = co_error_set(CO_EINVALID,
-                                  "request body is not valid JSON: unexpected data at offset %zu",
-                                  i);
-                break;
-            }
-        }
-        if (rc == 0 && !json_object_is_type(obj, json_type_object)) {
-            rc = co_error_set(CO_EINVALID, "request body must be a JSON object");
-        }
-    }
+    /* Strict JSON (UTF-8 checked, nesting capped); the route's cap was enforced on the way in. */
+    struct json_object *obj = NULL;
+    int rc = co_json_parse_max(&obj, body, len, len);
     if (rc < 0) {
+        return co_error_wrap("request body is not valid JSON");
+    }
+    if (!json_object_is_type(obj, json_type_object)) {
         json_object_put(obj);
-        return rc;
+        return co_error_set(CO_EINVALID, "request body must be a JSON object");
     }
     *out = obj;
     return 0;
@@ -355,14 +331,6 @@ status_object(int code, const char *reason, const char *message, struct json_obj
     return st;
 }
 
-static char *base64(const char *data, size_t len)
-{
-    /* EVP_EncodeBlock writes 4 bytes per started 3-byte group plus a NUL, without newlines. */
-    char *out = co_xmalloc(4 * ((len + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)data, (int)len);
-    return out;
-}
-
 void wh_review_admission_response(char **out,
                                   size_t *len_out,
                                   const char *api_version,
@@ -384,7 +352,7 @@ void wh_review_admission_response(char **out,
         size_t plen = 0;
         const char *ptext = json_object_to_json_string_length(
             d->patch, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &plen);
-        char *b64 = base64(ptext, plen);
+        char *b64 = co_base64_encode(ptext, plen, CO_BASE64_STD);
         json_object_object_add(resp, "patchType", json_object_new_string("JSONPatch"));
         json_object_object_add(resp, "patch", json_object_new_string(b64));
         free(b64);

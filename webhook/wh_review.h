@@ -88,7 +88,7 @@ typedef struct wh_conversion_request {
 /**
  * Parses @p body as JSON (strict, UTF-8 validated, nesting capped).
  * @param[out] out a new reference (release with json_object_put)
- * @return 0, or CO_EINVALID with a message naming the offset of the problem.
+ * @return 0, or CO_EINVALID with a message naming the line and column of the problem.
  */
 CO_MUST_CHECK int wh_review_parse_json(struct json_object **out, const char *body, size_t len);
 
