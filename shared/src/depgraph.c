@@ -234,7 +234,9 @@ static void remove_edge(co_depgraph *g, size_t from, size_t to)
     }
 }
 
-static void clear_deps(co_depgraph *g, size_t idx)
+/* Detaches the outgoing edges of @p idx and returns the old targets (free() them), which the
+ * caller collects once it no longer needs them. */
+static size_t *detach_deps(co_depgraph *g, size_t idx, size_t *ndeps_out)
 {
     node *n = &g->nodes[idx];
     size_t *deps = n->deps;
@@ -244,12 +246,25 @@ static void clear_deps(co_depgraph *g, size_t idx)
     for (size_t i = 0; i < ndeps; i++) {
         remove_edge(g, idx, deps[i]);
     }
+    *ndeps_out = ndeps;
+    return deps;
+}
+
+static void collect_all(co_depgraph *g, size_t idx, size_t *deps, size_t ndeps)
+{
     for (size_t i = 0; i < ndeps; i++) {
         if (deps[i] != idx) {
             collect(g, deps[i]);
         }
     }
     free(deps);
+}
+
+static void clear_deps(co_depgraph *g, size_t idx)
+{
+    size_t ndeps = 0;
+    size_t *deps = detach_deps(g, idx, &ndeps);
+    collect_all(g, idx, deps, ndeps);
 }
 
 int co_depgraph_set(co_depgraph *g, const char *key, const char *const *deps, size_t ndeps)
@@ -272,7 +287,10 @@ int co_depgraph_set(co_depgraph *g, const char *key, const char *const *deps, si
     for (size_t i = 0; i < ndeps; i++) {
         targets[i] = intern(g, deps[i]);
     }
-    clear_deps(g, idx);
+    /* The old targets are collected only after the new edges hold theirs: a missing target
+     * that stays a dependency must keep its node. */
+    size_t nold = 0;
+    size_t *old = detach_deps(g, idx, &nold);
     node *n = &g->nodes[idx];
     n->deps = co_xcalloc(ndeps ? ndeps : 1, sizeof(size_t));
     for (size_t i = 0; i < ndeps; i++) {
@@ -289,6 +307,7 @@ int co_depgraph_set(co_depgraph *g, const char *key, const char *const *deps, si
         t->rdeps[t->nrdeps++] = idx;
     }
     free(targets);
+    collect_all(g, idx, old, nold);
     return 0;
 }
 

@@ -122,6 +122,25 @@ static void test_depgraph__only_new_edges_count(void **state)
     co_depgraph_free(g);
 }
 
+static void test_depgraph__setting_the_same_edges_again_keeps_missing_targets(void **state)
+{
+    (void)state;
+    co_depgraph *g = graph();
+    /* x depends on y, which does not exist yet; x is written twice with the same edge (as an
+     * admitted object is first remembered, then delivered by the watch) */
+    SET(g, "ns1/x", "ns2/y");
+    SET(g, "ns1/x", "ns2/y");
+    const char *back[] = {"ns1/x"};
+    expect_cycle(g, "ns2/y", back, 1, "ns2/y -> ns1/x -> ns2/y");
+    co_depgraph_list missing = {0};
+    const char *deps[] = {"ns2/y"};
+    assert_co_pass(co_depgraph_missing(&missing, g, deps, 1));
+    assert_int_equal(missing.len, 1);
+    assert_string_equal(missing.items[0], "ns2/y");
+    co_depgraph_list_dispose(&missing);
+    co_depgraph_free(g);
+}
+
 static void test_depgraph__shortest_cycle_is_reported(void **state)
 {
     (void)state;
@@ -402,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_depgraph__cross_namespace_path),
         cmocka_unit_test(test_depgraph__missing_targets_are_not_cycles),
         cmocka_unit_test(test_depgraph__only_new_edges_count),
+        cmocka_unit_test(test_depgraph__setting_the_same_edges_again_keeps_missing_targets),
         cmocka_unit_test(test_depgraph__shortest_cycle_is_reported),
         cmocka_unit_test(test_depgraph__find_all_cycles),
         cmocka_unit_test(test_depgraph__dependents_and_removal),
