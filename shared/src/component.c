@@ -504,7 +504,10 @@ int co_component_parse(co_component **out, const struct json_object *obj)
         return co_error_set(CO_EINVALID, "not a %s or %s %s", CO_COMPONENT_V1ALPHA1,
                             CO_COMPONENT_V1BETA1, CO_COMPONENT_KIND);
     }
-    if ((rc = co_component_convert(&alpha, obj, CO_COMPONENT_V1ALPHA1)) < 0) {
+    if (version == CO_API_V1ALPHA1) {
+        /* read in place: the copy a same-version conversion makes is not needed */
+        alpha = json_object_get((json_object *)obj);
+    } else if ((rc = co_component_convert(&alpha, obj, CO_COMPONENT_V1ALPHA1)) < 0) {
         goto done;
     }
     co_schema__check(&errs, alpha, co_component__schema(CO_API_V1ALPHA1), "", CO_SCHEMA_TYPES_ONLY);

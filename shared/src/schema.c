@@ -382,14 +382,18 @@ void co_schema__check(co_field_errors *errs,
         size_t present = 0;
         for (const co_schema *f = s->fields; f && f->name; f++) {
             json_object *child = co_json__get(v, f->name);
-            char *cpath = co_schema__join(path, f->name);
+            /* Paths are built only for fields that are there or missing: most schema fields are
+             * absent from a given object, and this runs on every admission. */
             if (child) {
+                char *cpath = co_schema__join(path, f->name);
                 present++;
                 co_schema__check(errs, child, f, cpath, mode);
+                free(cpath);
             } else if ((f->flags & CO_SCHEMA_REQUIRED) && !types_only) {
+                char *cpath = co_schema__join(path, f->name);
                 co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, cpath, NULL);
+                free(cpath);
             }
-            free(cpath);
         }
         if (types_only) {
             break;
