@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The webhook's real decisions, fed through the protocol layer as the API server would: fixture
+ * AdmissionReviews for every validation outcome and for the requests that must never be
+ * blocked, the defaulting patch, ComponentPolicy rules (Deny, Warn, Audit, exemptions,
+ * selectors, defaults), dependency cycles against the cluster graph with tentative edges, and
+ * conversion through the API model.
+ */
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/caps.h"
+#include "co/common.h"
+#include "co/digest.h"
+#include "co/component.h"
+#include "co/json.h"
+#include "tests/support/test_support.h"
+#include "webhook/wh_admission.h"
+#include "webhook/wh_http.h"
+#include "webhook/wh_state.h"
+
+/* --- plumbing ------------------------------------------------------------------------------- */
+
+typedef struct answer {
+    int status;                   /* HTTP status */
+    struct json_object *json;     /* the whole response body */
+    struct json_object *response; /* its "response" member (borrowed) */
+    int allowed;                  /* response.allowed */
+    int code;                     /* response.status.code, 0 when absent */
+    const char *message;          /* response.status.message, "" when absent */
+    struct json_object *patch;    /* the decoded patch, NULL when absent */
+    struct json_object *warnings; /* borrowed, NULL when absent */
+    struct json_object *audit;    /* borrowed, NULL when absent */
+} answer;
+
+static wh_state *state;
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+    return fake_now;
+}
+
+static int setup(void **ctx)
+{
+    (void)ctx;
+    wh_state_new(&state, 10000);
+    fake_now = 1000;
+    wh_state_set_clock(state, fake_clock);
+    return 0;
+}
+
+static int teardown(void **ctx)
+{
+    (void)ctx;
+    wh_state_free(state);
+    state = NULL;
+    return 0;
+}
+
+static struct json_object *member(struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static struct json_object *decode_patch(const char *b64)
+{
+    co_buf raw = CO_BUF_INIT(CO_MIB);
+    assert_co_pass(co_base64_decode(&raw, b64, strlen(b64), CO_BASE64_STD));
+    struct json_object *p = NULL;
+    assert_co_pass(co_json_parse(&p, co_buf_cstr(&raw), raw.len));
+    co_buf_dispose(&raw);
+    return p;
+}
+
+static void ask(answer *a, const char *path, const char *body, size_t len)
+{
+    memset(a, 0, sizeof(*a));
+    wh_handlers h = wh_admission_handlers(state);
+    wh_http_request req = {"POST", path, "application/json", body, len};
+    wh_http_response r;
+    wh_http_handle(&r, &h, &req);
+    a->status = r.status;
+    assert_co_pass(co_json_parse(&a->json, r.body, r.body_len));
+    wh_http_response_dispose(&r);
+    a->response = member(a->json, "response");
+    a->allowed = json_object_get_boolean(member(a->response, "allowed"));
+    struct json_object *st = member(a->response, "status");
+    a->code = json_object_get_int(member(st, "code"));
+    a->message = st ? json_object_get_string(member(st, "message")) : "";
+    struct json_object *p = member(a->response, "patch");
+    if (p) {
+        assert_string_equal(json_object_get_string(member(a->response, "patchType")), "JSONPatch");
+        a->patch = decode_patch(json_object_get_string(p));
+    }
+    a->warnings = member(a->response, "warnings");
+    a->audit = member(a->response, "auditAnnotations");
+}
+
+static void ask_fixture(answer *a, const char *path, const char *fixture)
+{
+    char *rel = co_xasprintf("webhook/admission/%s", fixture);
+    size_t len = 0;
+    char *body = co_test_fixture(rel, &len);
+    ask(a, path, body, len);
+    free(body);
+    free(rel);
+}
+
+static void done(answer *a)
+{
+    json_object_put(a->json);
+    json_object_put(a->patch);
+}
+
+static int has_warning(const answer *a, const char *needle)
+{
+    size_t n = a->warnings ? json_object_array_length(a->warnings) : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strstr(json_object_get_string(json_object_array_get_idx(a->warnings, i)), needle)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An AdmissionReview for a v1alpha1 Component; @p spec is JSON text. */
+static char *review(const char *op,
+                    const char *ns,
+                    const char *name,
+                    const char *spec,
+                    const char *user,
+                    int dry_run)
+{
+    return co_xasprintf(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"uid-%s-%s\",\"operation\":\"%s\",\"namespace\":\"%s\",\"name\":\"%s\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"v1alpha1\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"%s\",\"groups\":[\"developers\",\"system:authenticated\"]},"
+        "\"dryRun\":%s,\"object\":{\"apiVersion\":\"core.cs.sap.com/v1alpha1\","
+        "\"kind\":\"Component\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+        "\"spec\":%s}}}",
+        ns, name, op, ns, name, user, dry_run ? "true" : "false", name, ns, spec);
+}
+
+static void
+ask_component(answer *a, const char *path, const char *ns, const char *name, const char *spec)
+{
+    char *body = review("CREATE", ns, name, spec, "alice", 0);
+    ask(a, path, body, strlen(body));
+    free(body);
+}
+
+static struct json_object *parse(const char *text)
+{
+    struct json_object *o = NULL;
+    assert_co_pass(co_json_parse(&o, text, strlen(text)));
+    return o;
+}
+
+/* A Component as the watch would deliver it. */
+static void cluster_has(const char *ns, const char *name, const char *spec)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                              "\"Component\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
+                              "\"spec\":%s}",
+                              name, ns, spec);
+    struct json_object *o = parse(text);
+    wh_state_component_put(state, o);
+    json_object_put(o);
+    free(text);
+}
+
+static void policy_exists(const char *text)
+{
+    struct json_object *o = parse(text);
+    assert_co_pass(wh_state_policy_put(state, o));
+    json_object_put(o);
+}
+
+static void namespace_exists(const char *name, const char *labels)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{"
+                              "\"name\":\"%s\",\"labels\":%s}}",
+                              name, labels);
+    struct json_object *o = parse(text);
+    wh_state_namespace_put(state, o);
+    json_object_put(o);
+    free(text);
+}
+
+#define VALIDATE "/validate/v1alpha1/components"
+#define MUTATE   "/mutate/v1alpha1/components"
+#define GIT_SRC  "{\"fluxGitRepository\":{\"name\":\"repo\"}}"
+
+/* --- fixtures: every validation outcome ----------------------------------------------------- */
+
+static void test_wh_admission__fixture_reviews(void **ctx)
+{
+    (void)ctx;
+    static const struct {
+        const char *file;
+        const char *path;
+        int allowed;
+        int code;
+        const char *message;
+    } cases[] = {
+        {"create-bad-enum.json", VALIDATE, 0, 403,
+         "spec.updatePolicy: Unsupported value: \"Foo\": supported values: \"Recreate\", "
+         "\"Replace\", \"SsaMerge\", \"SsaOverride\""},
+        {"create-two-sources.json", VALIDATE, 0, 403,
+         "spec.sourceRef: Forbidden: exactly one of \"fluxGitRepository\", "
+         "\"fluxOciRepository\", \"fluxBucket\", \"fluxHelmChart\", \"httpRepository\", \"git\" "
+         "may be set, found \"fluxGitRepository\", \"httpRepository\""},
+        {"create-bad-duration.json", VALIDATE, 0, 403,
+         "spec.requeueInterval: Invalid value: \"10 minutes\": must be a duration"},
+        {"create-no-source.json", VALIDATE, 0, 403, "spec.sourceRef: Required value"},
+        {"create-self-dependency.json", VALIDATE, 0, 403,
+         "spec.dependencies[0]: Invalid value: \"team-a/web\": a Component cannot depend on "
+         "itself"},
+        {"create-unknown-field.json", VALIDATE, 0, 403,
+         "spec.requeueIntervall: Forbidden: unknown field"},
+        {"create-several-errors.json", VALIDATE, 0, 403,
+         "[spec.timeout: Invalid value: \"soon\": must be a duration such as \"90s\", \"10m\" or "
+         "\"1h30m\" (units ns, us, µs, ms, s, m, h), spec.adoptionPolicy: Unsupported value: "
+         "\"Sometimes\": supported values: \"Never\", \"IfUnowned\", \"Always\"]"},
+        {"create-valid-v1beta1.json", "/validate/v1beta1/components", 1, 0, ""},
+        {"create-bad-enum-v1beta1.json", "/validate/v1beta1/components", 0, 403,
+         "spec.policies.delete: Unsupported value: \"Keep\""},
+        {"update-spec-changed.json", VALIDATE, 0, 403, "spec.updatePolicy: Unsupported value"},
+        /* Never blocked: metadata-only updates, objects being deleted, subresources, DELETE. */
+        {"update-finalizer-only.json", VALIDATE, 1, 0, ""},
+        {"update-being-deleted.json", VALIDATE, 1, 0, ""},
+        {"update-status-subresource.json", VALIDATE, 1, 0, ""},
+        {"delete.json", VALIDATE, 1, 0, ""},
+        {"update-finalizer-only.json", MUTATE, 1, 0, ""},
+        {"create-without-object.json", VALIDATE, 0, 400, "request.object: Required value"},
+        /* dryRun gets the same decision. */
+        {"create-dry-run.json", VALIDATE, 0, 403, "spec.retryInterval: Invalid value: \"-1s\""},
+        {"policy-valid.json", "/validate/v1alpha1/componentpolicies", 1, 0, ""},
+        {"policy-invalid.json", "/validate/v1alpha1/componentpolicies", 0, 403,
+         "spec.rules.sourceKinds.action: Unsupported value: \"Block\""},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        answer a;
+        ask_fixture(&a, cases[i].path, cases[i].file);
+        if (a.allowed != cases[i].allowed || a.code != cases[i].code ||
+            !strstr(a.message, cases[i].message)) {
+            fail_msg("%s on %s: allowed=%d code=%d message=\"%s\"", cases[i].file, cases[i].path,
+                     a.allowed, a.code, a.message);
+        }
+        assert_int_equal(a.status, 200);
+        assert_null(a.patch);
+        done(&a);
+    }
+}
+
+static void test_wh_admission__denial_lists_causes_per_field(void **ctx)
+{
+    (void)ctx;
+    answer a;
+    ask_fixture(&a, VALIDATE, "create-several-errors.json");
+    struct json_object *st = member(a.response, "status");
+    assert_string_equal(json_object_get_string(member(st, "reason")), "Forbidden");
+    struct json_object *causes = member(member(st, "details"), "causes");
+    assert_int_equal(json_object_array_length(causes), 2);
+    struct json_object *c0 = json_object_array_get_idx(causes, 0);
+    assert_string_equal(json_object_get_string(member(c0, "field")), "spec.timeout");
+    assert_string_equal(json_object_get_string(member(c0, "reason")), "FieldValueInvalid");
+    assert_contains(json_object_get_string(member(c0, "message")), "Invalid value: \"soon\": must");
+    assert_null(strstr(json_object_get_string(member(c0, "message")), "spec.timeout"));
+    struct json_object *c1 = json_object_array_get_idx(causes, 1);
+    assert_string_equal(json_object_get_string(member(c1, "field")), "spec.adoptionPolicy");
+    assert_string_equal(json_object_get_string(member(c1, "reason")), "FieldValueNotSupported");
+    done(&a);
+}
+
+/* --- defaulting ----------------------------------------------------------------------------- */
+
+static void test_wh_admission__mutating_patch_applies_defaults(void **ctx)
+{
+    (void)ctx;
+    size_t len = 0;
+    char *body = co_test_fixture("webhook/admission-create-v1alpha1.json", &len);
+    answer a;
+    ask(&a, MUTATE, body, len);
+    assert_true(a.allowed);
+    assert_non_null(a.patch);
+    /* The patch turns the object into exactly the API model's defaulted copy. */
+    struct json_object *review_obj = parse(body);
+    struct json_object *obj = member(member(review_obj, "request"), "object");
+    struct json_object *patched = NULL, *expected = NULL;
+    assert_co_pass(co_json_patch_apply(&patched, obj, a.patch));
+    assert_co_pass(co_component_default(&expected, obj, "team-a", NULL));
+    assert_true(co_json_equal(patched, expected));
+    assert_string_equal(
+        json_object_get_string(co_json_get(patched, "spec", "missingNamespacesPolicy", NULL)),
+        "Create");
+    struct json_object *dep0 =
+        json_object_array_get_idx(co_json_get(patched, "spec", "dependencies", NULL), 0);
+    assert_string_equal(json_object_get_string(member(dep0, "namespace")), "team-a");
+    /* Idempotent: the defaulted object needs no further patch (reinvocation is safe). */
+    json_object_object_add(member(review_obj, "request"), "object", json_object_get(patched));
+    const char *again = json_object_to_json_string(review_obj);
+    answer b;
+    ask(&b, MUTATE, again, strlen(again));
+    assert_true(b.allowed);
+    assert_null(b.patch);
+    assert_null(member(b.response, "patchType"));
+    done(&b);
+    json_object_put(patched);
+    json_object_put(expected);
+    json_object_put(review_obj);
+    done(&a);
+    free(body);
+}
+
+static void test_wh_admission__mutating_v1beta1_uses_its_own_paths(void **ctx)
+{
+    (void)ctx;
+    answer a;
+    char *rel = co_xstrdup("webhook/admission/create-valid-v1beta1.json");
+    size_t len = 0;
+    char *body = co_test_fixture(rel, &len);
+    ask(&a, "/mutate/v1beta1/components", body, len);
+    assert_true(a.allowed);
+    assert_non_null(a.patch);
+    const char *text = json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE);
+    assert_contains(text, "\"/spec/policies/adoption\"");
+    assert_contains(text, "\"/spec/intervals/retry\"");
+    assert_null(strstr(text, "/spec/adoptionPolicy"));
+    /* The v1beta1 spec already says "update": that stays. */
+    assert_null(strstr(text, "/spec/policies/update"));
+    done(&a);
+    free(body);
+    free(rel);
+}
+
+/* --- dependency cycles ---------------------------------------------------------------------- */
+
+static void test_wh_admission__cycle_across_namespaces_is_denied_with_path(void **ctx)
+{
+    (void)ctx;
+    cluster_has("ns1", "a",
+                "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"namespace\":"
+                "\"ns2\",\"name\":\"b\"}]}");
+    answer a;
+    ask_component(&a, VALIDATE, "ns2", "b",
+                  "{\"sourceRef\":" GIT_SRC
+                  ",\"dependencies\":[{\"namespace\":\"ns1\",\"name\":\"a\"}]}");
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    assert_contains(a.message, "ns2/b -> ns1/a -> ns2/b");
+    done(&a);
+    /* Without the edge back there is no cycle. */
+    ask_component(&a, VALIDATE, "ns2", "b", "{\"sourceRef\":" GIT_SRC "}");
+    assert_true(a.allowed);
+    done(&a);
+}
+
+static void test_wh_admission__existing_cycle_is_not_blamed_on_others(void **ctx)
+{
+    (void)ctx;
+    /* The cluster already holds a cycle (made before the webhook existed). */
+    cluster_has("ns", "a", "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"name\":\"b\"}]}");
+    cluster_has("ns", "b", "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"name\":\"a\"}]}");
+    answer a;
+    ask_component(&a, VALIDATE, "ns", "c",
+                  "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"name\":\"a\"}]}");
+    assert_true(a.allowed);
+    done(&a);
+    /* Updating a member without adding edges is fine too (only new edges are followed). */
+    ask_component(&a, VALIDATE, "ns", "a",
+                  "{\"sourceRef\":" GIT_SRC ",\"path\":\"x\",\"dependencies\":[{\"name\":\"b\"}]}");
+    assert_true(a.allowed);
+    done(&a);
+}
+
+static void test_wh_admission__admitted_edges_count_until_the_watch_confirms(void **ctx)
+{
+    (void)ctx;
+    const char *x_to_y =
+        "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"namespace\":\"ns2\",\"name\":\"y\"}]}";
+    const char *y_to_x =
+        "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"namespace\":\"ns1\",\"name\":\"x\"}]}";
+    /* A dry run leaves no trace. */
+    char *dry = review("CREATE", "ns1", "x", x_to_y, "alice", 1);
+    answer a;
+    ask(&a, VALIDATE, dry, strlen(dry));
+    assert_true(a.allowed);
+    done(&a);
+    free(dry);
+    ask_component(&a, VALIDATE, "ns2", "y", y_to_x);
+    assert_true(a.allowed);
+    done(&a);
+    /* ns2/y was admitted but the watch has not delivered it: its edge still counts. */
+    ask_component(&a, VALIDATE, "ns1", "x", x_to_y);
+    assert_false(a.allowed);
+    assert_contains(a.message, "ns1/x -> ns2/y -> ns1/x");
+    done(&a);
+    /* If the write never happened, the tentative edge expires. */
+    fake_now += 10001;
+    ask_component(&a, VALIDATE, "ns1", "x", x_to_y);
+    assert_true(a.allowed);
+    done(&a);
+    /* Confirmed by the watch, an edge stays however long it takes. */
+    cluster_has("ns1", "x", x_to_y);
+    fake_now += 60000;
+    ask_component(&a, VALIDATE, "ns2", "y", y_to_x);
+    assert_false(a.allowed);
+    assert_contains(a.message, "ns2/y -> ns1/x -> ns2/y");
+    done(&a);
+    /* A deleted Component's edges go. */
+    struct json_object *x = parse("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                                  "\"Component\",\"metadata\":{\"name\":\"x\",\"namespace\":"
+                                  "\"ns1\"},\"spec\":{}}");
+    wh_state_component_delete(state, x);
+    json_object_put(x);
+    ask_component(&a, VALIDATE, "ns2", "y", y_to_x);
+    assert_true(a.allowed);
+    done(&a);
+}
+
+static void test_wh_admission__missing_dependency_warns(void **ctx)
+{
+    (void)ctx;
+    answer a;
+    ask_component(&a, VALIDATE, "ns", "c",
+                  "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"name\":\"later\"}]}");
+    assert_true(a.allowed);
+    assert_true(has_warning(&a, "ns/later"));
+    done(&a);
+}
+
+/* --- ComponentPolicy -------------------------------------------------------------------------- */
+
+#define SOURCES_POLICY                                                                             \
+    "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","                   \
+    "\"metadata\":{\"name\":\"only-git\"},\"spec\":{"                                              \
+    "\"namespaceSelector\":{\"matchLabels\":{\"tier\":\"tenant\"}},"                               \
+    "\"exemptNamespaces\":[\"tenant-exempt\"],\"exemptUsers\":[\"root\"],"                         \
+    "\"exemptGroups\":[\"platform-admins\"],"                                                      \
+    "\"rules\":{\"sourceKinds\":{\"action\":\"%s\",\"allowed\":[\"fluxGitRepository\"]}}}}"
+
+#define HTTP_SPEC "{\"sourceRef\":{\"httpRepository\":{\"url\":\"https://example.com/a.tar.gz\"}}}"
+
+static void with_sources_policy(const char *action)
+{
+    char *text = co_xasprintf(SOURCES_POLICY, action);
+    policy_exists(text);
+    free(text);
+    namespace_exists("tenant-a", "{\"tier\":\"tenant\"}");
+    namespace_exists("tenant-exempt", "{\"tier\":\"tenant\"}");
+    namespace_exists("system", "{\"tier\":\"platform\"}");
+}
+
+static void test_wh_admission__policy_deny_rejects(void **ctx)
+{
+    (void)ctx;
+    with_sources_policy("Deny");
+    answer a;
+    ask_component(&a, VALIDATE, "tenant-a", "c", HTTP_SPEC);
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    assert_contains(a.message, "ComponentPolicy \"only-git\"");
+    assert_contains(a.message, "sourceKinds");
+    done(&a);
+    ask_component(&a, VALIDATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC "}");
+    assert_true(a.allowed);
+    done(&a);
+}
+
+static void test_wh_admission__policy_warn_and_audit_admit(void **ctx)
+{
+    (void)ctx;
+    with_sources_policy("Warn");
+    answer a;
+    ask_component(&a, VALIDATE, "tenant-a", "c", HTTP_SPEC);
+    assert_true(a.allowed);
+    assert_true(has_warning(&a, "ComponentPolicy \"only-git\""));
+    assert_null(a.audit);
+    done(&a);
+    with_sources_policy("Audit");
+    ask_component(&a, VALIDATE, "tenant-a", "c", HTTP_SPEC);
+    assert_true(a.allowed);
+    assert_null(a.warnings);
+    struct json_object *v = member(a.audit, "policy.sourceKinds");
+    assert_non_null(v);
+    assert_contains(json_object_get_string(v), "only-git");
+    done(&a);
+}
+
+static void test_wh_admission__policy_selector_and_exemptions(void **ctx)
+{
+    (void)ctx;
+    with_sources_policy("Deny");
+    answer a;
+    /* Namespace labels do not match the selector. */
+    ask_component(&a, VALIDATE, "system", "c", HTTP_SPEC);
+    assert_true(a.allowed);
+    done(&a);
+    /* Exempt namespace. */
+    ask_component(&a, VALIDATE, "tenant-exempt", "c", HTTP_SPEC);
+    assert_true(a.allowed);
+    done(&a);
+    /* Exempt user. */
+    char *body = review("CREATE", "tenant-a", "c", HTTP_SPEC, "root", 0);
+    ask(&a, VALIDATE, body, strlen(body));
+    assert_true(a.allowed);
+    done(&a);
+    free(body);
+    /* Exempt group. */
+    const char *grp =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"g\",\"operation\":\"CREATE\",\"namespace\":\"tenant-a\",\"name\":\"c\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"v1alpha1\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"bob\",\"groups\":[\"platform-admins\"]},"
+        "\"object\":{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+        "\"metadata\":{\"name\":\"c\",\"namespace\":\"tenant-a\"},\"spec\":" HTTP_SPEC "}}}";
+    ask(&a, VALIDATE, grp, strlen(grp));
+    assert_true(a.allowed);
+    done(&a);
+    /* Policies do not judge the controller's metadata-only updates. */
+    const char *fin =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"f\",\"operation\":\"UPDATE\",\"namespace\":\"tenant-a\",\"name\":\"c\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"v1alpha1\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"system:serviceaccount:co:controller\"},"
+        "\"object\":{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+        "\"metadata\":{\"name\":\"c\",\"namespace\":\"tenant-a\",\"finalizers\":[]},"
+        "\"spec\":" HTTP_SPEC "},"
+        "\"oldObject\":{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+        "\"metadata\":{\"name\":\"c\",\"namespace\":\"tenant-a\",\"finalizers\":["
+        "\"component-operator.cs.sap.com\"]},\"spec\":" HTTP_SPEC "}}}";
+    ask(&a, VALIDATE, fin, strlen(fin));
+    assert_true(a.allowed);
+    done(&a);
+    /* Once deleted, the policy no longer applies. */
+    wh_state_policy_delete(state, "only-git");
+    ask_component(&a, VALIDATE, "tenant-a", "c", HTTP_SPEC);
+    assert_true(a.allowed);
+    done(&a);
+}
+
+static void test_wh_admission__policy_defaults_in_the_mutating_path(void **ctx)
+{
+    (void)ctx;
+    policy_exists("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+                  "\"metadata\":{\"name\":\"a-defaults\"},\"spec\":{\"defaults\":{"
+                  "\"deletePolicy\":\"Orphan\",\"serviceAccountName\":\"deployer\"}}}");
+    policy_exists("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+                  "\"metadata\":{\"name\":\"b-defaults\"},\"spec\":{\"defaults\":{"
+                  "\"deletePolicy\":\"Delete\",\"requeueInterval\":\"30m\"}}}");
+    answer a;
+    ask_component(&a, MUTATE, "ns", "c", "{\"sourceRef\":" GIT_SRC "}");
+    assert_true(a.allowed);
+    assert_non_null(a.patch);
+    struct json_object *obj = parse("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                                    "\"Component\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                                    "\"ns\"},\"spec\":{\"sourceRef\":" GIT_SRC "}}");
+    struct json_object *patched = NULL;
+    assert_co_pass(co_json_patch_apply(&patched, obj, a.patch));
+    struct json_object *spec = member(patched, "spec");
+    /* The first policy by name wins a conflict, and a warning says so. */
+    assert_string_equal(json_object_get_string(member(spec, "deletePolicy")), "Orphan");
+    assert_string_equal(json_object_get_string(member(spec, "serviceAccountName")), "deployer");
+    assert_string_equal(json_object_get_string(member(spec, "requeueInterval")), "30m");
+    assert_string_equal(json_object_get_string(member(spec, "retryInterval")), "30m");
+    assert_true(has_warning(&a, "b-defaults"));
+    /* A value the Component sets itself is kept. */
+    done(&a);
+    ask_component(&a, MUTATE, "ns", "c", "{\"sourceRef\":" GIT_SRC ",\"deletePolicy\":\"Delete\"}");
+    assert_null(
+        strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN), "deletePolicy"));
+    done(&a);
+    json_object_put(patched);
+    json_object_put(obj);
+}
+
+static void test_wh_admission__invalid_policy_from_the_watch_is_ignored(void **ctx)
+{
+    (void)ctx;
+    struct json_object *bad =
+        parse("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+              "\"metadata\":{\"name\":\"bad\"},\"spec\":{\"rules\":{\"sourceKinds\":{"
+              "\"action\":\"Block\"}}}}");
+    assert_co_fail_with(CO_EINVALID, wh_state_policy_put(state, bad));
+    json_object_put(bad);
+    size_t comps, pols, nss, pend;
+    wh_state_sizes(state, &comps, &pols, &nss, &pend);
+    assert_int_equal(pols, 0);
+}
+
+/* --- conversion ----------------------------------------------------------------------------- */
+
+static void test_wh_admission__conversion_round_trip(void **ctx)
+{
+    (void)ctx;
+    size_t len = 0;
+    char *body = co_test_fixture("webhook/conversion-v1alpha1-to-v1beta1.json", &len);
+    wh_handlers h = wh_admission_handlers(state);
+    wh_http_request req = {"POST", "/convert", "application/json", body, len};
+    wh_http_response r;
+    wh_http_handle(&r, &h, &req);
+    assert_int_equal(r.status, 200);
+    struct json_object *resp = NULL;
+    assert_co_pass(co_json_parse(&resp, r.body, r.body_len));
+    wh_http_response_dispose(&r);
+    struct json_object *objs = co_json_get(resp, "response", "convertedObjects", NULL);
+    assert_int_equal(json_object_array_length(objs), 3);
+    struct json_object *first = json_object_array_get_idx(objs, 0);
+    assert_string_equal(json_object_get_string(member(first, "apiVersion")),
+                        "core.cs.sap.com/v1beta1");
+    assert_string_equal(json_object_get_string(co_json_get(first, "metadata", "uid", NULL)), "u-1");
+    assert_non_null(co_json_get(first, "spec", "source", "http", "url", NULL));
+    assert_null(co_json_get(first, "spec", "sourceRef", NULL));
+    /* And back: the original objects, exactly. */
+    struct json_object *back_review = parse("{\"apiVersion\":\"apiextensions.k8s.io/v1\","
+                                            "\"kind\":\"ConversionReview\",\"request\":{"
+                                            "\"uid\":\"back\",\"desiredAPIVersion\":"
+                                            "\"core.cs.sap.com/v1alpha1\"}}");
+    json_object_object_add(member(back_review, "request"), "objects", json_object_get(objs));
+    const char *text = json_object_to_json_string(back_review);
+    wh_http_request back = {"POST", "/convert", "application/json", text, strlen(text)};
+    wh_http_handle(&r, &h, &back);
+    struct json_object *resp2 = NULL;
+    assert_co_pass(co_json_parse(&resp2, r.body, r.body_len));
+    wh_http_response_dispose(&r);
+    struct json_object *orig = parse(body);
+    assert_true(co_json_equal(co_json_get(resp2, "response", "convertedObjects", NULL),
+                              co_json_get(orig, "request", "objects", NULL)));
+    json_object_put(orig);
+    json_object_put(resp2);
+    json_object_put(back_review);
+    json_object_put(resp);
+    free(body);
+}
+
+static void test_wh_admission__conversion_of_a_stranger_fails(void **ctx)
+{
+    (void)ctx;
+    const char *body =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\","
+        "\"request\":{\"uid\":\"s\",\"desiredAPIVersion\":\"core.cs.sap.com/v1beta1\","
+        "\"objects\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+        "\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]}}";
+    wh_handlers h = wh_admission_handlers(state);
+    wh_http_request req = {"POST", "/convert", "application/json", body, strlen(body)};
+    wh_http_response r;
+    wh_http_handle(&r, &h, &req);
+    assert_int_equal(r.status, 200);
+    assert_contains(r.body, "\"status\":\"Failure\"");
+    assert_contains(r.body, "objects[0] (ns/cm): ");
+    assert_int_equal(r.internal_error, 0);
+    wh_http_response_dispose(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_wh_admission__fixture_reviews, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__denial_lists_causes_per_field, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__mutating_patch_applies_defaults, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__mutating_v1beta1_uses_its_own_paths,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__cycle_across_namespaces_is_denied_with_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__existing_cycle_is_not_blamed_on_others,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__admitted_edges_count_until_the_watch_confirms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__missing_dependency_warns, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__policy_deny_rejects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__policy_warn_and_audit_admit, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__policy_selector_and_exemptions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__policy_defaults_in_the_mutating_path,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__invalid_policy_from_the_watch_is_ignored,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__conversion_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__conversion_of_a_stranger_fails, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

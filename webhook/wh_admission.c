@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Admission and conversion decisions. Validation runs the API model's full field validation
+ * first (the message is the Kubernetes-style error list, one cause per field), then evaluates
+ * every applying ComponentPolicy against the object as the mutating webhook would leave it
+ * (built-in and policy defaults applied), with the cluster-wide dependency graph for the cycle
+ * and missing-target rules: Deny rejects, Warn becomes an AdmissionReview warning, Audit an
+ * audit annotation. An admitted Component's new edges go into the graph tentatively, under the
+ * same lock as the check, so a concurrent request cannot close a cycle through them.
+ * Defaulting is a JSON Patch from the object as received to its defaulted copy.
+ */
+#include "webhook/wh_admission.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/buf.h"
+#include "co/component.h"
+#include "co/depgraph.h"
+#include "co/error.h"
+#include "co/field_error.h"
+#include "co/json.h"
+#include "co/log.h"
+#include "co/policy.h"
+
+/* Most groups of the requesting user considered for exemptions. */
+#define MAX_GROUPS 256
+
+/* metav1.CauseType for each kind of field error. */
+static const char *cause_type(co_field_error_type t)
+{
+    switch (t) {
+    case CO_FIELD_REQUIRED:
+        return "FieldValueRequired";
+    case CO_FIELD_UNSUPPORTED:
+        return "FieldValueNotSupported";
+    case CO_FIELD_FORBIDDEN:
+        return "FieldValueForbidden";
+    case CO_FIELD_DUPLICATE:
+        return "FieldValueDuplicate";
+    case CO_FIELD_TOO_MANY:
+        return "FieldValueTooMany";
+    case CO_FIELD_TOO_LONG:
+        return "FieldValueTooLong";
+    case CO_FIELD_NOT_FOUND:
+        return "FieldValueNotFound";
+    case CO_FIELD_INVALID:
+    default:
+        return "FieldValueInvalid";
+    }
+}
+
+/* Denies with the rendered error list and one cause per error. */
+static int deny_field_errors(wh_decision *d, const co_field_errors *errs)
+{
+    co_buf msg = CO_BUF_INIT(SIZE_MAX);
+    int rc = co_field_errors_format(&msg, errs);
+    if (rc < 0) {
+        return rc;
+    }
+    wh_decision_deny(d, 403, "Forbidden", "%s", co_buf_cstr(&msg));
+    co_buf_dispose(&msg);
+    for (size_t i = 0; i < errs->len; i++) {
+        co_buf one = CO_BUF_INIT(SIZE_MAX);
+        rc = co_field_error_format(&one, &errs->items[i]);
+        if (rc < 0) {
+            return rc;
+        }
+        /* The cause message is the error without its field path, as the API server does. */
+        const char *text = co_buf_cstr(&one);
+        size_t flen = strlen(errs->items[i].field);
+        if (!strncmp(text, errs->items[i].field, flen) && !strncmp(text + flen, ": ", 2)) {
+            text += flen + 2;
+        }
+        wh_decision_cause(d, cause_type(errs->items[i].type), errs->items[i].field, text);
+        co_buf_dispose(&one);
+    }
+    return 0;
+}
+
+/* An UPDATE that leaves spec alone (metadata, finalizers) needs no judgement. */
+static int spec_unchanged(const wh_admission_request *req)
+{
+    if (strcmp(req->operation, "UPDATE") || !req->old_object) {
+        return 0;
+    }
+    struct json_object *a = NULL, *b = NULL;
+    int has_a = json_object_object_get_ex(req->object, "spec", &a);
+    int has_b = json_object_object_get_ex(req->old_object, "spec", &b);
+    if (!has_a || !has_b) {
+        return has_a == has_b;
+    }
+    return json_object_equal(a, b);
+}
+
+static int being_deleted(const struct json_object *obj)
+{
+    struct json_object *meta = NULL, *ts = NULL;
+    return json_object_object_get_ex(obj, "metadata", &meta) &&
+           json_object_object_get_ex(meta, "deletionTimestamp", &ts) &&
+           !json_object_is_type(ts, json_type_null);
+}
+
+/* The policy request of an admission: namespace, its labels, user and groups. */
+typedef struct who {
+    const char *groups[MAX_GROUPS];
+    co_policy_request req;
+} who;
+
+static void fill_request(who *w, wh_state_view *v, const wh_admission_request *req)
+{
+    memset(w, 0, sizeof(*w));
+    w->req.ns = *req->namespace_ ? req->namespace_ : NULL;
+    w->req.namespace_labels = wh_state_namespace_labels(v, w->req.ns);
+    w->req.username = wh_json_str(req->user_info, "username");
+    if (!w->req.username) {
+        /* An anonymous review still has a user for exemption purposes: the empty one. */
+        w->req.username = "";
+    }
+    struct json_object *groups = wh_json_array(req->user_info, "groups");
+    size_t n = groups ? json_object_array_length(groups) : 0;
+    for (size_t i = 0; i < n && w->req.ngroups < MAX_GROUPS; i++) {
+        struct json_object *g = json_object_array_get_idx(groups, i);
+        if (json_object_is_type(g, json_type_string)) {
+            w->groups[w->req.ngroups++] = json_object_get_string(g);
+        }
+    }
+    w->req.groups = w->groups;
+    w->req.graph = v->graph;
+}
+
+/* Audit annotation key for a rule: short, and a valid name once the server prefixes it. */
+static char *audit_key(co_policy_rule rule)
+{
+    return co_xasprintf("policy.%s", co_policy_rule_name(rule));
+}
+
+static int apply_violations(wh_decision *d, const co_policy_result *res)
+{
+    for (size_t i = 0; i < res->len; i++) {
+        const co_policy_violation *pv = &res->items[i];
+        co_buf msg = CO_BUF_INIT(SIZE_MAX);
+        int rc = co_policy_violation_format(&msg, pv);
+        if (rc < 0) {
+            return rc;
+        }
+        switch (pv->action) {
+        case CO_POLICY_DENY:
+            wh_decision_deny(d, 403, "Forbidden", "%s", co_buf_cstr(&msg));
+            break;
+        case CO_POLICY_WARN:
+            wh_decision_warn(d, "%s", co_buf_cstr(&msg));
+            break;
+        case CO_POLICY_AUDIT: {
+            char *key = audit_key(pv->rule);
+            wh_decision_audit(d, key, co_buf_cstr(&msg));
+            free(key);
+            break;
+        }
+        case CO_POLICY_NONE:
+            break;
+        }
+        co_buf_dispose(&msg);
+    }
+    return 0;
+}
+
+/* Whether any policy contributes a default. */
+static int has_defaults(const co_component_defaults *d)
+{
+    return d->requeue_interval || d->retry_interval || d->timeout || d->reapply_interval ||
+           d->adoption_policy || d->update_policy || d->delete_policy ||
+           d->missing_namespaces_policy || d->service_account_name;
+}
+
+/* Merges the applying policies' defaults; conflicts become warnings. Dispose @p pd. */
+static int merge_defaults(co_policy_defaults *pd,
+                          wh_decision *d,
+                          const co_policy_set *set,
+                          const co_policy_request *preq)
+{
+    int rc = co_policy_defaults_merge(pd, set, preq);
+    if (rc < 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < pd->nwarnings; i++) {
+        wh_decision_warn(d, "%s", pd->warnings[i]);
+    }
+    return 0;
+}
+
+/*
+ * The Component the policies judge: as the mutating webhook leaves it. Built-in defaults need
+ * no copy (the API model's effective-value accessors apply them), so the object is parsed as
+ * it is unless a policy contributes defaults.
+ */
+static int judged_component(co_component **out,
+                            wh_decision *d,
+                            const struct json_object *obj,
+                            const co_policy_set *set,
+                            const co_policy_request *preq)
+{
+    co_policy_defaults pd;
+    int rc = merge_defaults(&pd, d, set, preq);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!has_defaults(&pd.defaults)) {
+        co_policy_defaults_dispose(&pd);
+        return co_component_parse(out, obj);
+    }
+    struct json_object *defaulted = NULL;
+    rc = co_component_default(&defaulted, obj, preq->ns, &pd.defaults);
+    co_policy_defaults_dispose(&pd);
+    if (rc == 0) {
+        rc = co_component_parse(out, defaulted);
+    }
+    json_object_put(defaulted);
+    return rc;
+}
+
+/* Records the admitted Component's edges tentatively (not for dryRun: no trace). */
+static int remember_edges(wh_state_view *v, const struct json_object *obj, const char *ns)
+{
+    co_depgraph_list deps = {0};
+    char *key = NULL;
+    if (co_depgraph_object_deps(&deps, &key, obj, ns) < 0) {
+        /* No name yet (generateName): nobody can depend on it, nothing to remember. */
+        co_error_clear();
+        return 0;
+    }
+    int rc = wh_state_pending_set(v, key, (const char *const *)deps.items, deps.len);
+    co_depgraph_list_dispose(&deps);
+    free(key);
+    return rc;
+}
+
+static int validate_component(wh_decision *d, wh_state *st, const wh_admission_request *req)
+{
+    const char *ns = *req->namespace_ ? req->namespace_ : NULL;
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    if (co_component_validate(&errs, req->object, ns, 0) < 0) {
+        int rc = deny_field_errors(d, &errs);
+        co_field_errors_dispose(&errs);
+        return rc;
+    }
+    co_field_errors_dispose(&errs);
+
+    wh_state_view v;
+    wh_state_enter(&v, st, 1);
+    who w;
+    fill_request(&w, &v, req);
+    co_component *comp = NULL;
+    co_policy_result res = {0};
+    int rc = judged_component(&comp, d, req->object, v.policies, &w.req);
+    if (rc == 0) {
+        rc = co_policy_evaluate(&res, v.policies, comp, &w.req);
+    }
+    if (rc == 0) {
+        rc = apply_violations(d, &res);
+    }
+    if (rc == 0 && d->allowed && !req->dry_run) {
+        rc = remember_edges(&v, req->object, ns);
+    }
+    wh_state_leave(&v);
+    co_policy_result_dispose(&res);
+    co_component_free(comp);
+    return rc;
+}
+
+static int mutate_component(wh_decision *d, wh_state *st, const wh_admission_request *req)
+{
+    wh_state_view v;
+    wh_state_enter(&v, st, 0);
+    who w;
+    fill_request(&w, &v, req);
+    co_policy_defaults pd;
+    int rc = merge_defaults(&pd, d, v.policies, &w.req);
+    struct json_object *defaulted = NULL;
+    if (rc == 0) {
+        rc = co_component_default(&defaulted, req->object, w.req.ns, &pd.defaults);
+        co_policy_defaults_dispose(&pd);
+    }
+    wh_state_leave(&v);
+    if (rc == CO_EINVALID) {
+        /* Not something we can default (a v1beta1 object that does not convert, say): the
+         * validating webhook explains; mutation leaves it as it is. */
+        co_error_clear();
+        return 0;
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    wh_decision_set_patch(d, co_json_patch_diff(req->object, defaulted));
+    json_object_put(defaulted);
+    return 0;
+}
+
+static int validate_policy(wh_decision *d, const wh_admission_request *req)
+{
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int rc = 0;
+    if (co_policy_validate(&errs, req->object, 0) < 0) {
+        rc = deny_field_errors(d, &errs);
+    }
+    co_field_errors_dispose(&errs);
+    return rc;
+}
+
+int wh_admission_admit(wh_decision *d, void *ctx, wh_route route, const wh_admission_request *req)
+{
+    wh_state *st = ctx;
+    if (strcmp(req->operation, "CREATE") && strcmp(req->operation, "UPDATE")) {
+        /* DELETE and CONNECT are not ours to judge (a refused DELETE could block the
+         * teardown of a namespace). */
+        return 0;
+    }
+    if (*req->sub_resource) {
+        /* status and any other subresource belong to the controller. */
+        return 0;
+    }
+    if (!req->object) {
+        wh_decision_deny(d, 400, "BadRequest", "request.object: Required value");
+        return 0;
+    }
+    if (route == WH_ROUTE_VALIDATE_POLICY) {
+        return validate_policy(d, req);
+    }
+    if (spec_unchanged(req) || being_deleted(req->object)) {
+        return 0;
+    }
+    if (wh_route_get(route)->kind == WH_KIND_MUTATE) {
+        return mutate_component(d, st, req);
+    }
+    return validate_component(d, st, req);
+}
+
+int wh_admission_convert(struct json_object **out,
+                         void *ctx,
+                         struct json_object *obj,
+                         const char *desired_api_version)
+{
+    (void)ctx;
+    return co_component_convert(out, obj, desired_api_version);
+}
+
+wh_handlers wh_admission_handlers(wh_state *state)
+{
+    wh_handlers h = {wh_admission_admit, wh_admission_convert, state};
+    return h;
+}
