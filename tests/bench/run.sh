@@ -26,6 +26,10 @@ if [ -z "${CO_KUBECTL:-}" ]; then
     done
 fi
 
+# The webhook benchmark drives the release daemon with wrk and h2load and compares it with
+# nginx (all three from tests/env/deps.sh); it starts its own processes on free ports.
+export CO_WEBHOOK_BIN=${CO_WEBHOOK_BIN:-$ROOT/build/release/component-webhook}
+
 status=0
 for b in build/release/tests/bench/bench_* tests/bench/bench_*.sh; do
     [ -x "$b" ] || continue

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# component-webhook against a static TLS responder, in one run, on the same machine:
+#  1. throughput: wrk (keep-alive, a Lua script POSTing a typical AdmissionReview) against the
+#     webhook's validating route, then against nginx answering the same POST over TLS with the
+#     same certificate and a fixed body of the same size as the webhook's answer; requests/s,
+#     latency percentiles and the ratio (the figure of merit; target >= 70%);
+#  2. latency at a fixed rate: h2load --h1 holding 1,000 requests/s, p50/p99/max computed from
+#     its per-request log (target p99 < 2 ms);
+#  3. resident memory of the webhook: peak (VmHWM) after the load (target < 10 MB).
+# The webhook runs with --watch-cluster=false (no API server), so admission runs its full
+# validation, defaulting and policy code against an empty cluster state. It prints figures and
+# never fails on a time. Knobs: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_THREADS (2,
+# server workers on both sides), BENCH_RATE (1000).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/release/component-webhook}
+REVIEW=$ROOT/tests/fixtures/webhook/admission-create-v1alpha1.json
+SECS=${BENCH_SECONDS:-10}
+CONNS=${BENCH_CONNECTIONS:-16}
+THREADS=${BENCH_THREADS:-2}
+RATE=${BENCH_RATE:-1000}
+ROUTE=/validate/v1alpha1/components
+
+need() {
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "bench_webhook: $1 is missing (Debian package $2; run make deps)" >&2
+        exit 1
+    fi
+}
+need wrk wrk
+need h2load nghttp2-client
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || {
+    echo "bench_webhook: nginx is missing (Debian package nginx-light; run make deps)" >&2
+    exit 1
+}
+[ -x "$WEBHOOK" ] || {
+    echo "bench_webhook: $WEBHOOK is missing (make release)" >&2
+    exit 1
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/co-bench-webhook-XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+wait_port() {
+    local i
+    for i in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "bench_webhook: nothing listens on port $1" >&2
+    return 1
+}
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/tls.key" \
+    -out "$work/tls.crt" -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    >/dev/null 2>&1
+
+# --- the webhook ---------------------------------------------------------------------------------
+wport=$(free_port)
+"$WEBHOOK" --watch-cluster=false --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
+    --webhook-bind-address "127.0.0.1:$wport" --health-probe-bind-address 0 \
+    --metrics-bind-address 0 --webhook-threads "$THREADS" --log-level error \
+    >"$work/webhook.log" 2>&1 &
+wpid=$!
+pids+=("$wpid")
+wait_port "$wport" || exit 1
+curl -s --cacert "$work/tls.crt" -H 'Content-Type: application/json' --data-binary @"$REVIEW" \
+    "https://127.0.0.1:$wport$ROUTE" >"$work/answer.json"
+answer_size=$(wc -c <"$work/answer.json")
+if ! grep -q '"allowed":true' "$work/answer.json"; then
+    echo "bench_webhook: the typical review was not admitted: $(cat "$work/answer.json")" >&2
+    exit 1
+fi
+
+# --- nginx answering the same POST with a fixed body of the same size ----------------------------
+nport=$(free_port)
+mkdir -p "$work/nginx"
+body=$(sed 's/\\/\\\\/g; s/"/\\"/g' "$work/answer.json")
+cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes $THREADS;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log error;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    keepalive_requests 100000000;
+    keepalive_timeout 120s;
+    client_body_buffer_size 64k;
+    server {
+        listen 127.0.0.1:$nport ssl;
+        ssl_certificate $work/tls.crt;
+        ssl_certificate_key $work/tls.key;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        location = $ROUTE {
+            default_type application/json;
+            return 200 "$body";
+        }
+    }
+}
+EOF
+"$NGINX" -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' \
+    >"$work/nginx/stdout.log" 2>&1 &
+pids+=("$!")
+wait_port "$nport" || exit 1
+curl -s -k -H 'Content-Type: application/json' --data-binary @"$REVIEW" \
+    "https://127.0.0.1:$nport$ROUTE" >"$work/nginx-answer.json"
+nginx_size=$(wc -c <"$work/nginx-answer.json")
+
+# --- throughput ----------------------------------------------------------------------------------
+cat >"$work/post.lua" <<EOF
+local f = assert(io.open("$REVIEW", "rb"))
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+EOF
+run_wrk() { # NAME PORT
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$work/post.lua" "https://127.0.0.1:$2$ROUTE" \
+        >"$work/wrk-$1.txt" 2>&1
+    local rps p50 p90 p99 errs
+    rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-$1.txt")
+    p50=$(awk '$1 == "50%" {print $2}' "$work/wrk-$1.txt")
+    p90=$(awk '$1 == "90%" {print $2}' "$work/wrk-$1.txt")
+    p99=$(awk '$1 == "99%" {print $2}' "$work/wrk-$1.txt")
+    errs=$(awk '/Non-2xx|Socket errors/ {print}' "$work/wrk-$1.txt" | tr '\n' ' ')
+    printf '%-8s %10s req/s   p50 %8s   p90 %8s   p99 %8s   %s\n' "$1" "${rps:-?}" "${p50:-?}" \
+        "${p90:-?}" "${p99:-?}" "$errs"
+    eval "rps_$1=${rps:-0}"
+}
+
+echo "== component-webhook vs nginx: TLS, keep-alive, $CONNS connections, ${SECS}s each, " \
+    "$THREADS server threads/workers"
+echo "   request: $(wc -c <"$REVIEW") bytes (AdmissionReview CREATE of a typical Component);" \
+    "answer: webhook $answer_size bytes, nginx $nginx_size bytes"
+rps_webhook=0
+rps_nginx=0
+run_wrk webhook "$wport"
+run_wrk nginx "$nport"
+awk -v a="$rps_webhook" -v b="$rps_nginx" \
+    'BEGIN { if (b > 0) printf "ratio    webhook/nginx throughput = %.1f%% (target >= 70%%)\n", 100 * a / b }'
+
+# --- fixed rate ----------------------------------------------------------------------------------
+clients=10
+per_client=$(((RATE + clients - 1) / clients))
+run_h2load() { # NAME PORT
+    h2load --h1 -c "$clients" --rps "$per_client" -D "$SECS" -d "$REVIEW" \
+        -H 'Content-Type: application/json' --log-file "$work/h2load-$1.log" \
+        "https://127.0.0.1:$2$ROUTE" >"$work/h2load-$1.txt" 2>&1
+    sort -n -k3 "$work/h2load-$1.log" | awk -v name="$1" -v secs="$SECS" '
+        { lat[NR] = $3; if ($2 != 200) bad++ }
+        END {
+            if (NR == 0) { printf "%-8s no requests completed\n", name; exit }
+            i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
+            i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+            printf "%-8s %6d requests (%.0f/s)   p50 %.3f ms   p99 %.3f ms   max %.3f ms   non-200: %d\n",
+                name, NR, NR / secs, lat[i50] / 1000, lat[i99] / 1000, lat[NR] / 1000, bad
+        }'
+}
+echo "== fixed rate: h2load --h1, $clients connections x $per_client req/s = ~$((clients * per_client)) req/s, ${SECS}s (target p99 < 2 ms)"
+run_h2load webhook "$wport"
+run_h2load nginx "$nport"
+
+# --- memory ----------------------------------------------------------------------------------------
+hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$wpid/status")
+rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$wpid/status")
+awk -v h="$hwm" -v r="$rss" \
+    'BEGIN { printf "== webhook memory: peak resident %.1f MB, now %.1f MB (target < 10 MB)\n", h / 1024, r / 1024 }'
