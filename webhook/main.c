@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * component-webhook: entry point. Parses the controller-runtime-style flags, loads the serving
- * certificate, starts the watches behind cycle detection and policies, serves the webhook over
- * TLS and the probes and metrics over plain HTTP, and drains gracefully on SIGTERM or SIGINT.
+ * component-webhook: entry point. Parses the controller-runtime-style flags, gets the serving
+ * certificate (self-managed through a Secret, or from files), starts the watches behind cycle
+ * detection and policies, serves the webhook over TLS and the probes and metrics over plain
+ * HTTP, and drains gracefully on SIGTERM or SIGINT. `component-webhook certs ...` is the
+ * certificate command line (certs/certs_cli.h).
  * Signals are blocked in every thread and taken synchronously here with sigwait(), so no work
  * ever happens in a signal handler.
  */
@@ -11,7 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <arpa/inet.h>
+
+#include "certs/certs_cli.h"
+#include "certs/certs_manager.h"
+#include "co/duration.h"
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/kube_client.h"
@@ -20,6 +28,7 @@
 #include "webhook/wh_admission.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_certwatch.h"
+#include "webhook/wh_metrics.h"
 #include "webhook/wh_server.h"
 #include "webhook/wh_state.h"
 #include "webhook/wh_tls.h"
@@ -33,6 +42,20 @@ typedef struct options {
     const char *cert_file;
     const char *key_file;
     const char *tls_min_version;
+    const char *cert_mode;
+    const char *namespace_;
+    const char *service_name;
+    const char *secret_name;
+    const char *validating_name;
+    const char *mutating_name;
+    const char *crd_name;
+    co_flag_list extra_names;
+    const char *ca_validity;
+    const char *cert_validity;
+    const char *cert_backdate;
+    const char *publish_delay;
+    const char *cert_check_interval;
+    const char *key_type;
     long long cert_poll_seconds;
     long long threads;
     long long max_connections;
@@ -49,7 +72,8 @@ typedef struct options {
 static void usage(FILE *out, const co_flag *flags, size_t n)
 {
     fprintf(out,
-            "Usage: component-webhook [flags]\n\n"
+            "Usage: component-webhook [flags]\n"
+            "       component-webhook certs create-ca|create-serving|inspect|verify ...\n\n"
             "Validates, defaults and converts Component objects for the Kubernetes API server.\n\n"
             "Flags:\n");
     co_flags_usage(out, flags, n);
@@ -61,11 +85,141 @@ static int fail(const char *what)
     return 1;
 }
 
+#define DEFAULT_CERT_DIR "/tmp/k8s-webhook-server/serving-certs"
+
 /* The serving certificate: explicit files, or tls.crt/tls.key in the certificate directory. */
 static void cert_paths(char **cert, char **key, const options *o)
 {
-    *cert = o->cert_file ? co_xstrdup(o->cert_file) : co_xasprintf("%s/tls.crt", o->cert_dir);
-    *key = o->key_file ? co_xstrdup(o->key_file) : co_xasprintf("%s/tls.key", o->cert_dir);
+    const char *dir = o->cert_dir ? o->cert_dir : DEFAULT_CERT_DIR;
+    *cert = o->cert_file ? co_xstrdup(o->cert_file) : co_xasprintf("%s/tls.crt", dir);
+    *key = o->key_file ? co_xstrdup(o->key_file) : co_xasprintf("%s/tls.key", dir);
+}
+
+/* Files are used when asked for, or when a file flag is given without a mode. */
+static int file_mode(const options *o)
+{
+    if (o->cert_mode) {
+        return !strcmp(o->cert_mode, "files");
+    }
+    return o->cert_file || o->cert_dir;
+}
+
+static int seconds_flag(long long *out, const char *flag, const char *text, long long min_s)
+{
+    int64_t ns = 0;
+    if (co_duration_parse(&ns, text) < 0 || ns / 1000000000LL < min_s) {
+        co_error_clear();
+        return co_error_set(CO_EINVALID, "--%s: \"%s\" is not a duration of at least %llds", flag,
+                            text, min_s);
+    }
+    *out = ns / 1000000000LL;
+    return 0;
+}
+
+/* What self-managed certificates are made of, from the flags. */
+typedef struct cert_settings {
+    co_certs_config certs;
+    char *dns[4];
+    const char **all_dns;
+    const char **ips;
+    long long check_interval_s;
+} cert_settings;
+
+static void cert_settings_dispose(cert_settings *c)
+{
+    for (size_t i = 0; i < 4; i++) {
+        free(c->dns[i]);
+    }
+    free(c->all_dns);
+    free(c->ips);
+}
+
+static int cert_settings_init(cert_settings *c, const options *o)
+{
+    memset(c, 0, sizeof(*c));
+    co_certs_config *k = &c->certs;
+    int rc = co_certs_key_type_parse(&k->key_type, o->key_type);
+    if (rc == 0) {
+        rc = seconds_flag(&k->ca_validity_s, "ca-validity", o->ca_validity, 60);
+    }
+    if (rc == 0) {
+        rc = seconds_flag(&k->cert_validity_s, "cert-validity", o->cert_validity, 30);
+    }
+    if (rc == 0) {
+        rc = seconds_flag(&k->backdate_s, "cert-backdate", o->cert_backdate, 0);
+    }
+    if (rc == 0) {
+        rc = seconds_flag(&k->settle_s, "ca-publish-delay", o->publish_delay, 0);
+    }
+    if (rc == 0) {
+        rc = seconds_flag(&c->check_interval_s, "cert-check-interval", o->cert_check_interval, 1);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    c->dns[0] = co_xasprintf("%s", o->service_name);
+    c->dns[1] = co_xasprintf("%s.%s", o->service_name, o->namespace_);
+    c->dns[2] = co_xasprintf("%s.%s.svc", o->service_name, o->namespace_);
+    c->dns[3] = co_xasprintf("%s.%s.svc.cluster.local", o->service_name, o->namespace_);
+    c->all_dns = co_xcalloc(4 + o->extra_names.len, sizeof(char *));
+    c->ips = co_xcalloc(o->extra_names.len + 1, sizeof(char *));
+    for (size_t i = 0; i < 4; i++) {
+        c->all_dns[k->ndns++] = c->dns[i];
+    }
+    for (size_t i = 0; i < o->extra_names.len; i++) {
+        unsigned char a[16];
+        const char *n = o->extra_names.items[i];
+        if (inet_pton(AF_INET, n, a) == 1 || inet_pton(AF_INET6, n, a) == 1) {
+            c->ips[k->nips++] = n;
+        } else {
+            c->all_dns[k->ndns++] = n;
+        }
+    }
+    k->dns_names = c->all_dns;
+    k->ip_addrs = c->ips;
+    k->ca_name = "component-webhook-ca";
+    k->common_name = o->service_name;
+    return 0;
+}
+
+static int serve_pem(const char *cert_pem, const char *key_pem, void *payload)
+{
+    int changed = 0;
+    int rc =
+        wh_tls_set_pem(payload, &changed, cert_pem, strlen(cert_pem), key_pem, strlen(key_pem));
+    if (rc == 0 && changed) {
+        co_log(CO_LOG_INFO, "serving certificate swapped; new connections get it", NULL);
+    }
+    return rc;
+}
+
+/* Readiness: the watches have listed, and (self-managed) the certificate is served and its CA
+ * published. */
+typedef struct readiness {
+    wh_cache *cache;
+    co_certs_manager *certs;
+} readiness;
+
+static size_t ready_checks(void *ctx, wh_probe_check *out, size_t max)
+{
+    readiness *r = ctx;
+    size_t n = 0;
+    if (r->cache) {
+        n += wh_cache_ready(r->cache, out, max);
+    }
+    if (r->certs && n < max) {
+        out[n].name = "certificates";
+        out[n].failure = co_certs_manager_not_ready(r->certs);
+        n++;
+    }
+    return n;
+}
+
+static char *identity(void)
+{
+    char host[256] = "component-webhook";
+    gethostname(host, sizeof(host) - 1);
+    return co_xasprintf("%s_%ld", host, (long)getpid());
 }
 
 static int check_ranges(const options *o)
@@ -90,6 +244,14 @@ static int check_ranges(const options *o)
     if (!o->cert_file != !o->key_file) {
         return co_error_set(CO_EINVALID, "--tls-cert-file and --tls-key-file go together");
     }
+    if (o->cert_mode && strcmp(o->cert_mode, "self-managed") && strcmp(o->cert_mode, "files")) {
+        return co_error_set(CO_EINVALID, "--cert-mode must be self-managed or files");
+    }
+    if (!file_mode(o) && !o->watch_cluster) {
+        return co_error_set(CO_EINVALID,
+                            "self-managed certificates need the cluster: use --cert-mode=files "
+                            "with --watch-cluster=false");
+    }
     return 0;
 }
 
@@ -103,12 +265,22 @@ static int run(const options *o, wh_tls_min_version tls_min)
     co_kube_client *client = NULL;
     wh_cache *cache = NULL;
     wh_server *server = NULL;
-    char *cert = NULL, *key = NULL;
+    co_certs_manager *certs = NULL;
+    cert_settings cs;
+    char *cert = NULL, *key = NULL, *me = NULL;
+    readiness ready = {0};
+    int files = file_mode(o);
 
-    cert_paths(&cert, &key, o);
+    memset(&cs, 0, sizeof(cs));
     wh_tls_new(&tls);
-    if (wh_certwatch_start(&watch, tls, cert, key, (int)o->cert_poll_seconds * 1000) < 0) {
-        status = fail("cannot load the serving certificate");
+    if (files) {
+        cert_paths(&cert, &key, o);
+        if (wh_certwatch_start(&watch, tls, cert, key, (int)o->cert_poll_seconds * 1000) < 0) {
+            status = fail("cannot load the serving certificate");
+            goto done;
+        }
+    } else if (cert_settings_init(&cs, o) < 0) {
+        status = fail("invalid certificate settings");
         goto done;
     }
     wh_state_new(&state, WH_STATE_PENDING_TTL_MS);
@@ -147,15 +319,42 @@ static int run(const options *o, wh_tls_min_version tls_min)
     }
     co_log(CO_LOG_INFO, "serving", "webhook", o->webhook_addr, "probes", o->probe_addr, "metrics",
            o->metrics_addr, NULL);
+    if (!files) {
+        me = identity();
+        co_certs_manager_options mo = {
+            .client = client,
+            .namespace_ = o->namespace_,
+            .secret_name = o->secret_name,
+            .certs = cs.certs,
+            .validating_webhook = *o->validating_name ? o->validating_name : NULL,
+            .mutating_webhook = *o->mutating_name ? o->mutating_name : NULL,
+            .crd = *o->crd_name ? o->crd_name : NULL,
+            .leader_elect = o->leader_elect,
+            .lease_name = "component-webhook-certificates",
+            .identity = me,
+            .check_interval_ms = (long)cs.check_interval_s * 1000,
+            .metrics = wh_metrics_registry(),
+            .serve = serve_pem,
+            .payload = tls,
+        };
+        if (co_certs_manager_start(&certs, &mo) < 0) {
+            status = fail("cannot start certificate management");
+            goto done;
+        }
+        co_log(CO_LOG_INFO, "certificates are self-managed", "secret", o->secret_name, "namespace",
+               o->namespace_, NULL);
+    }
     if (client) {
         if (wh_cache_start(&cache, client, state) < 0) {
             status = fail("cannot watch the cluster");
             goto done;
         }
-        /* The server reads cfg.ready on every probe; it starts answering "not ready" until the
-         * first lists have arrived. */
-        wh_server_set_ready(server, wh_cache_ready, cache);
     }
+    /* The server reads the checks on every probe; it answers "not ready" until the first lists
+     * have arrived and, self-managed, the certificate is served and its CA published. */
+    ready.cache = cache;
+    ready.certs = certs;
+    wh_server_set_ready(server, ready_checks, &ready);
 
     sigset_t set;
     sigemptyset(&set);
@@ -174,6 +373,7 @@ static int run(const options *o, wh_tls_min_version tls_min)
     status = 0;
 done:
     wh_server_free(server);
+    co_certs_manager_stop(certs);
     wh_cache_stop(cache);
     co_kube_client_free(client);
     co_kube_config_free(kcfg);
@@ -182,6 +382,8 @@ done:
     wh_tls_free(tls);
     free(cert);
     free(key);
+    free(me);
+    cert_settings_dispose(&cs);
     if (status == 0) {
         co_log(CO_LOG_INFO, "stopped", NULL);
     }
@@ -194,8 +396,19 @@ int main(int argc, char **argv)
         .metrics_addr = ":8080",
         .probe_addr = ":8081",
         .webhook_addr = ":9443",
-        .cert_dir = "/tmp/k8s-webhook-server/serving-certs",
         .tls_min_version = "VersionTLS12",
+        .namespace_ = "component-operator",
+        .service_name = "component-webhook",
+        .secret_name = "component-webhook-certs",
+        .validating_name = "component-webhook",
+        .mutating_name = "component-webhook",
+        .crd_name = "components.core.cs.sap.com",
+        .ca_validity = "8760h",
+        .cert_validity = "2160h",
+        .cert_backdate = "1h",
+        .publish_delay = "10s",
+        .cert_check_interval = "1m",
+        .key_type = "ecdsa-p256",
         .cert_poll_seconds = 10,
         .threads = 2,
         .max_connections = 1024,
@@ -214,9 +427,43 @@ int main(int argc, char **argv)
          "address of the /healthz and /readyz endpoints (default \":8081\")"},
         {"webhook-bind-address", CO_FLAG_STRING, &o.webhook_addr, "ADDR",
          "address of the TLS webhook server (default \":9443\")"},
+        {"cert-mode", CO_FLAG_STRING, &o.cert_mode, "MODE",
+         "self-managed (a CA and serving certificate in a Secret, injected and rotated) or "
+         "files (cert-manager and the like); default self-managed, files when a file flag is "
+         "given"},
+        {"namespace", CO_FLAG_STRING, &o.namespace_, "NS",
+         "the operator's namespace: the Secret, the Lease and the Service's DNS names (default "
+         "$POD_NAMESPACE, else \"component-operator\")"},
+        {"service-name", CO_FLAG_STRING, &o.service_name, "NAME",
+         "the webhook's Service, for the certificate's names (default \"component-webhook\")"},
+        {"cert-secret-name", CO_FLAG_STRING, &o.secret_name, "NAME",
+         "Secret holding the CA and serving certificate (default \"component-webhook-certs\")"},
+        {"validating-webhook-configuration", CO_FLAG_STRING, &o.validating_name, "NAME",
+         "where to inject the CA bundle (default \"component-webhook\"; \"\" skips it)"},
+        {"mutating-webhook-configuration", CO_FLAG_STRING, &o.mutating_name, "NAME",
+         "where to inject the CA bundle (default \"component-webhook\"; \"\" skips it)"},
+        {"conversion-crd", CO_FLAG_STRING, &o.crd_name, "NAME",
+         "CRD whose conversion webhook gets the CA bundle (default "
+         "\"components.core.cs.sap.com\"; \"\" skips it)"},
+        {"cert-extra-name", CO_FLAG_LIST, &o.extra_names, "NAME",
+         "another DNS name or IP address for the serving certificate (repeatable)"},
+        {"ca-validity", CO_FLAG_STRING, &o.ca_validity, "DURATION",
+         "lifetime of a new CA (default 8760h); rotated after two thirds"},
+        {"cert-validity", CO_FLAG_STRING, &o.cert_validity, "DURATION",
+         "lifetime of a serving certificate (default 2160h, at most the CA's); rotated after two "
+         "thirds"},
+        {"cert-backdate", CO_FLAG_STRING, &o.cert_backdate, "DURATION",
+         "notBefore lies this far in the past, for clock skew (default 1h)"},
+        {"ca-publish-delay", CO_FLAG_STRING, &o.publish_delay, "DURATION",
+         "a new CA signs the served certificate only this long after the bundle holding it is "
+         "injected everywhere (default 10s)"},
+        {"cert-check-interval", CO_FLAG_STRING, &o.cert_check_interval, "DURATION",
+         "how often the certificates and the injected bundles are checked (default 1m)"},
+        {"cert-key-type", CO_FLAG_STRING, &o.key_type, "TYPE",
+         "ecdsa-p256 (default), ecdsa-p384 or rsa-2048"},
         {"cert-dir", CO_FLAG_STRING, &o.cert_dir, "DIR",
-         "directory holding tls.crt and tls.key (default "
-         "\"/tmp/k8s-webhook-server/serving-certs\")"},
+         "files mode: directory holding tls.crt and tls.key (default "
+         "\"" DEFAULT_CERT_DIR "\")"},
         {"tls-cert-file", CO_FLAG_STRING, &o.cert_file, "PATH",
          "serving certificate chain (PEM); overrides --cert-dir"},
         {"tls-key-file", CO_FLAG_STRING, &o.key_file, "PATH",
@@ -239,7 +486,8 @@ int main(int argc, char **argv)
          "watch Components, ComponentPolicies and Namespaces (default true); false serves "
          "without cluster state, for benchmarks and offline use"},
         {"leader-elect", CO_FLAG_BOOL, &o.leader_elect, NULL,
-         "only the Lease holder creates and rotates certificates"},
+         "only the holder of the Lease component-webhook-certificates creates and rotates "
+         "certificates"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -248,6 +496,13 @@ int main(int argc, char **argv)
     };
     size_t nflags = CO_ARRAY_SIZE(flags);
 
+    if (argc > 1 && !strcmp(argv[1], "certs")) {
+        return co_certs_cli(argc - 1, argv + 1);
+    }
+    const char *pod_ns = getenv("POD_NAMESPACE"); // NOLINT(concurrency-mt-unsafe): start-up only
+    if (pod_ns && *pod_ns) {
+        o.namespace_ = pod_ns;
+    }
     int next = 0;
     if (co_flags_parse(&next, flags, nflags, argc, argv) < 0) {
         fprintf(stderr, "component-webhook: %s\n", co_error_last());
@@ -287,5 +542,7 @@ int main(int argc, char **argv)
 
     co_log(CO_LOG_INFO, "starting", "version", CO_VERSION, "leader-elect",
            o.leader_elect ? "true" : "false", NULL);
-    return run(&o, tls_min);
+    int status = run(&o, tls_min);
+    co_flag_list_dispose(&o.extra_names);
+    return status;
 }
