@@ -101,4 +101,9 @@
 /** Execution steps (nodes evaluated, loop iterations) of one render session. */
 #define CO_MAX_TEMPLATE_STEPS 100000000ULL
 
+/** Nesting of subcharts (charts/ inside charts/ ...) of one Helm chart. */
+#define CO_MAX_HELM_CHART_DEPTH 32
+/** Rendered output of all templates of one Helm chart. */
+#define CO_MAX_HELM_OUTPUT (128 * CO_MIB)
+
 #endif

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the Helm module: chart loading (directories, .helmignore, packaged subcharts,
+ * Chart.yaml errors), values coalescing and dependency processing, and the pattern matchers.
+ * Whole-chart behaviour is compared with a real `helm template` in test_helm_diff.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "co/helm.h"
+#include "co/json.h"
+#include "co/vfs.h"
+#include "co/yaml.h"
+#include "shared/src/helm/helm_int.h"
+#include "tests/support/test_support.h"
+
+/* Builds an in-memory tree from alternating path/content strings (NULL-terminated). */
+static co_vfs *mem_tree(const char *first, ...)
+{
+    co_vfs *fs = co_vfs_new_mem();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *path = first; path; path = va_arg(ap, const char *)) {
+        const char *data = va_arg(ap, const char *);
+        assert_co_pass(co_vfs_mem_put(fs, path, data, strlen(data)));
+    }
+    va_end(ap);
+    return fs;
+}
+
+static struct json_object *yaml(const char *text)
+{
+    struct json_object *o = NULL;
+    assert_co_pass(co_yaml_parse(&o, text, strlen(text), 0));
+    return o;
+}
+
+/* Asserts that @p got equals the YAML @p want. */
+static void assert_json_eq(struct json_object *got, const char *want)
+{
+    struct json_object *w = yaml(want);
+    if (!co_json_equal(got, w)) {
+        fail_msg("got %s\nwant %s", json_object_to_json_string(got), json_object_to_json_string(w));
+    }
+    json_object_put(w);
+}
+
+static bool has_file(const helm_file *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static void test_helm__load_sorts_files_like_helm(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("c/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+                          "c/values.yaml", "a: 1\n", "c/values.schema.json", "{}",
+                          "c/templates/a.yaml", "x", "c/templates/_h.tpl", "y",
+                          "c/templates/.hidden", "z", "c/crds/crd.yaml", "crd", "c/files/conf.txt",
+                          "conf", "c/README.md", "readme", "c/Chart.lock", "lock", "c/build.log",
+                          "log", "c/tmp/x", "x", "c/.helmignore", "# comment\n*.log\ntmp/\n", NULL);
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, "c"));
+    assert_string_equal(co_helm_chart_name(c), "c");
+    assert_string_equal(co_helm_chart_version(c), "0.1.0");
+    assert_int_equal(c->ntemplates, 2);
+    assert_true(has_file(c->templates, c->ntemplates, "templates/a.yaml"));
+    assert_true(has_file(c->templates, c->ntemplates, "templates/_h.tpl"));
+    assert_true(has_file(c->files, c->nfiles, "crds/crd.yaml"));
+    assert_true(has_file(c->files, c->nfiles, "files/conf.txt"));
+    assert_true(has_file(c->files, c->nfiles, "README.md"));
+    assert_true(has_file(c->files, c->nfiles, ".helmignore"));
+    assert_false(has_file(c->files, c->nfiles, "build.log"));
+    assert_false(has_file(c->files, c->nfiles, "tmp/x"));
+    assert_false(has_file(c->files, c->nfiles, "Chart.lock"));
+    assert_false(has_file(c->files, c->nfiles, "values.yaml"));
+    assert_non_null(c->schema);
+    assert_json_eq(c->values, "a: 1");
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+}
+
+static void test_helm__load_v1_requirements(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("Chart.yaml", "name: old\nversion: 1.0.0\n", "requirements.yaml",
+                          "dependencies:\n- name: sub\n  version: 1.x\n  alias: other\n",
+                          "charts/sub/Chart.yaml", "name: sub\nversion: 1.2.0\n", NULL);
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    assert_string_equal(c->meta.api_version, "v1");
+    assert_int_equal(c->meta.ndeps, 1);
+    assert_string_equal(c->meta.deps[0].alias, "other");
+    assert_true(has_file(c->files, c->nfiles, "requirements.yaml"));
+    assert_int_equal(c->ndeps, 1);
+    assert_string_equal(c->deps[0]->meta.name, "sub");
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+}
+
+static void test_helm__load_packaged_subchart(void **state)
+{
+    (void)state;
+    char *dir = co_test_fixture_path("helm/deps/chart");
+    co_vfs *fs = NULL;
+    assert_co_pass(co_vfs_new_disk(&fs, dir));
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    bool found = false;
+    for (size_t i = 0; i < c->ndeps; i++) {
+        if (strcmp(c->deps[i]->meta.name, "metrics") == 0) {
+            found = true;
+            assert_int_equal(c->deps[i]->ntemplates, 1);
+            assert_json_eq(c->deps[i]->values,
+                           "{interval: 30s, global: {labels: {team: metrics-team}}}");
+        }
+        assert_string_not_equal(c->deps[i]->meta.name, "_skipped");
+    }
+    assert_true(found);
+    assert_int_equal(c->ndeps, 3);
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+    free(dir);
+}
+
+/* Loads a one-file chart and expects failure with @p code and @p msg in the message. */
+static void expect_load_error(const char *chart_yaml, int code, const char *msg)
+{
+    co_vfs *fs = mem_tree("Chart.yaml", chart_yaml, NULL);
+    co_helm_chart *c = NULL;
+    assert_co_fail_with(code, co_helm_chart_load(&c, fs, ""));
+    assert_contains(co_error_last(), msg);
+    assert_null(c);
+    co_vfs_free(fs);
+}
+
+static void test_helm__load_rejects_bad_chart_yaml(void **state)
+{
+    (void)state;
+    expect_load_error("name: x\nversion: 1.0\napiVersion: v2\n", CO_EINVALID,
+                      "Chart.yaml: field version: expected a string, got number");
+    expect_load_error("apiVersion: v2\nversion: 1.0.0\n", CO_EINVALID,
+                      "chart.metadata.name is required");
+    expect_load_error("apiVersion: v2\nname: x\nversion: one\n", CO_EINVALID,
+                      "chart.metadata.version \"one\" is invalid");
+    expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\ntype: plugin\n", CO_EINVALID,
+                      "type must be application or library");
+    expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n"
+                      "  alias: b.c\n",
+                      CO_EINVALID, "disallowed characters in the alias");
+    expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n"
+                      "- name: b\n  alias: a\n",
+                      CO_EINVALID, "more than one dependency with name or alias \"a\"");
+    expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n"
+                      "  tags: [1]\n",
+                      CO_EINVALID, "dependencies[0].tags[0]: expected a string, got number");
+    expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\nmaintainers: [~]\n", CO_EINVALID,
+                      "maintainers must not contain empty or null nodes");
+    expect_load_error("a: [", CO_EINVALID, "Chart.yaml");
+}
+
+static void test_helm__load_missing_chart_yaml(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("values.yaml", "a: 1\n", NULL);
+    co_helm_chart *c = NULL;
+    assert_co_fail_with(CO_ENOTFOUND, co_helm_chart_load(&c, fs, ""));
+    co_vfs_free(fs);
+    fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: p\nversion: 1.0.0\n",
+                  "charts/broken/values.yaml", "a: 1\n", NULL);
+    assert_co_fail_with(CO_EINVALID, co_helm_chart_load(&c, fs, ""));
+    assert_contains(co_error_last(), "p/charts/broken: Chart.yaml file is missing");
+    co_vfs_free(fs);
+}
+
+static void test_helm__load_rejects_bad_archive(void **state)
+{
+    (void)state;
+    co_helm_chart *c = NULL;
+    assert_co_fail_with(CO_EINVALID, co_helm_chart_load_archive(&c, "not gzip", 8));
+    assert_null(c);
+}
+
+static void test_helm__helmignore_errors_name_the_line(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: p\nversion: 1.0.0\n", ".helmignore",
+                          "ok\nfoo/**/bar\n", NULL);
+    co_helm_chart *c = NULL;
+    assert_co_fail_with(CO_EINVALID, co_helm_chart_load(&c, fs, ""));
+    assert_contains(co_error_last(), ".helmignore:2: double-star");
+    co_vfs_free(fs);
+}
+
+/* ---- values -------------------------------------------------------------------------------- */
+
+static struct json_object *values_of(const char *fixture, const char *user_yaml)
+{
+    char *dir = co_test_fixture_path(fixture);
+    co_vfs *fs = NULL;
+    assert_co_pass(co_vfs_new_disk(&fs, dir));
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    struct json_object *user = user_yaml ? yaml(user_yaml) : NULL;
+    struct json_object *out = NULL;
+    assert_co_pass(co_helm_values(&out, c, user));
+    json_object_put(user);
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+    free(dir);
+    return out;
+}
+
+static void test_helm__values_defaults_imports_and_globals(void **state)
+{
+    (void)state;
+    struct json_object *v = values_of("helm/deps/chart", NULL);
+    /* import-values: the string form lifts exports.data, the map form nests settings under
+     * the parent path, and the parent's own value wins. */
+    assert_json_eq(co_json_get(v, "imported", NULL),
+                   "settings: {local: parent-wins, poolSize: 10}");
+    assert_json_eq(co_json_get(v, "exportedFromDb", NULL), "true");
+    /* Globals flow down; the subchart's own global keys stay below the parent's. */
+    assert_json_eq(co_json_get(v, "db", "global", NULL),
+                   "{region: eu-1, labels: {team: platform, component: db}, db: {enabled: true}}");
+    /* replica (condition false) is disabled: its section keeps only the user/parent values. */
+    assert_json_eq(co_json_get(v, "replica", NULL), "{enabled: false, port: 7000}");
+    /* The packaged subchart sees the parent's global labels over its own. */
+    assert_json_eq(co_json_get(v, "metrics", "global", "labels", NULL), "{team: platform}");
+    json_object_put(v);
+}
+
+static void test_helm__values_null_deletes_and_tags(void **state)
+{
+    (void)state;
+    struct json_object *v =
+        values_of("helm/deps/chart", "toBeDeleted: null\nnested: {drop: null, list: [9]}\n"
+                                     "cache: {nullable: set}\n");
+    assert_false(json_object_object_get_ex(v, "toBeDeleted", NULL));
+    assert_json_eq(co_json_get(v, "nested", NULL), "{keep: 1, list: [9]}");
+    assert_json_eq(co_json_get(v, "cache", "nullable", NULL), "set");
+    json_object_put(v);
+
+    v = values_of("helm/deps/chart",
+                  "tags: {frontend: false, backend: false}\nmetrics: {enabled: false}\n");
+    /* Both tags false: cache is disabled, so its defaults are gone. */
+    assert_false(json_object_object_get_ex(v, "cache", NULL));
+    assert_json_eq(co_json_get(v, "metrics", NULL), "{enabled: false}");
+    json_object_put(v);
+}
+
+static void test_helm__values_subchart_section_must_be_a_map(void **state)
+{
+    (void)state;
+    char *dir = co_test_fixture_path("helm/deps/chart");
+    co_vfs *fs = NULL;
+    assert_co_pass(co_vfs_new_disk(&fs, dir));
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    struct json_object *user = yaml("cache: 3\n");
+    struct json_object *out = NULL;
+    assert_co_fail_with(CO_EINVALID, co_helm_values(&out, c, user));
+    assert_contains(co_error_last(), "type mismatch on cache");
+    json_object_put(user);
+    user = yaml("[1]");
+    assert_co_fail_with(CO_EINVALID, co_helm_values(&out, c, user));
+    json_object_put(user);
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+    free(dir);
+}
+
+/* ---- patterns ------------------------------------------------------------------------------ */
+
+static void test_helm__path_match_is_go_filepath_match(void **state)
+{
+    (void)state;
+    assert_true(co_helm__path_match("*.log", "a.log"));
+    assert_false(co_helm__path_match("*.log", "d/a.log"));
+    assert_true(co_helm__path_match("templates/.?*", "templates/.x"));
+    assert_false(co_helm__path_match("templates/.?*", "templates/."));
+    assert_true(co_helm__path_match("[a-c]?", "bz"));
+    assert_false(co_helm__path_match("[^a-c]?", "bz"));
+    assert_true(co_helm__path_match("a\\*b", "a*b"));
+    assert_false(co_helm__path_pattern_ok("[a-"));
+    assert_false(co_helm__path_pattern_ok("a\\"));
+    assert_true(co_helm__path_pattern_ok("*.txt"));
+}
+
+static void test_helm__glob_is_gobwas(void **state)
+{
+    (void)state;
+    bool ok;
+    assert_true(co_helm__glob_match("files/*", "files/a.txt", &ok));
+    assert_true(ok);
+    assert_false(co_helm__glob_match("files/*", "files/d/a.txt", &ok));
+    assert_true(co_helm__glob_match("files/**", "files/d/a.txt", &ok));
+    assert_true(co_helm__glob_match("**.yaml", "a/b/c.yaml", &ok));
+    assert_true(co_helm__glob_match("files/{a,b}.txt", "files/b.txt", &ok));
+    assert_false(co_helm__glob_match("files/{a,b}.txt", "files/c.txt", &ok));
+    assert_true(co_helm__glob_match("f?les/[!x]*", "files/y", &ok));
+    assert_false(co_helm__glob_match("f?les/[!x]*", "files/x", &ok));
+    /* A pattern that does not compile matches everything, as Helm falls back to "**". */
+    assert_true(co_helm__glob_match("files/[", "other/thing", &ok));
+    assert_false(ok);
+}
+
+/* ---- hook mapping ------------------------------------------------------------------------- */
+
+/* Maps the object @p yaml_obj at @p revision; returns it (or NULL when dropped). */
+static struct json_object *mapped(const char *yaml_obj, int64_t revision, unsigned flags, int code)
+{
+    struct json_object *o = yaml(yaml_obj);
+    bool keep = true;
+    if (code != 0) {
+        assert_co_fail_with(code, co_helm_map_object(&keep, o, revision, flags));
+        json_object_put(o);
+        return NULL;
+    }
+    assert_co_pass(co_helm_map_object(&keep, o, revision, flags));
+    if (!keep) {
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
+static const char *ann(struct json_object *o, const char *key)
+{
+    char *full = co_xasprintf("component-operator.cs.sap.com/%s", key);
+    struct json_object *v = co_json_get(o, "metadata", "annotations", full, NULL);
+    free(full);
+    return v ? json_object_get_string(v) : NULL;
+}
+
+static void test_helm__map_install_and_upgrade_hooks(void **state)
+{
+    (void)state;
+    const char *pre = "kind: Job\nmetadata:\n  name: j\n  annotations:\n"
+                      "    helm.sh/hook: pre-install,post-install\n"
+                      "    helm.sh/hook-weight: \"5\"\n"
+                      "    helm.sh/hook-delete-policy: hook-succeeded\n";
+    struct json_object *o = mapped(pre, 1, 0, 0);
+    assert_non_null(o);
+    assert_string_equal(ann(o, "reconcile-policy"), "once");
+    assert_string_equal(ann(o, "apply-order"), "-96");
+    assert_string_equal(ann(o, "purge-order"), "201");
+    assert_null(ann(o, "update-policy"));
+    json_object_put(o);
+    /* On upgrade an install-only hook keeps the install mapping. */
+    o = mapped(pre, 3, 0, 0);
+    assert_string_equal(ann(o, "apply-order"), "-96");
+    assert_string_equal(ann(o, "reconcile-policy"), "once");
+    json_object_put(o);
+
+    const char *up = "kind: Job\nmetadata:\n  name: u\n  annotations:\n"
+                     "    helm.sh/hook: post-upgrade\n";
+    assert_null(mapped(up, 1, 0, 0));
+    o = mapped(up, 2, 0, 0);
+    assert_string_equal(ann(o, "reconcile-policy"), "on-object-or-component-change");
+    assert_string_equal(ann(o, "apply-order"), "101");
+    assert_string_equal(ann(o, "update-policy"), "recreate");
+    assert_null(ann(o, "purge-order"));
+    json_object_put(o);
+
+    const char *both = "kind: Job\nmetadata:\n  name: b\n  annotations:\n"
+                       "    helm.sh/hook: post-install, PRE-UPGRADE\n"
+                       "    helm.sh/hook-weight: \"-100\"\n"
+                       "    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\n";
+    o = mapped(both, 1, 0, 0);
+    assert_string_equal(ann(o, "apply-order"), "1");
+    json_object_put(o);
+    o = mapped(both, 2, 0, 0);
+    assert_string_equal(ann(o, "apply-order"), "-201");
+    assert_string_equal(ann(o, "update-policy"), "recreate");
+    json_object_put(o);
+
+    const char *preonly = "kind: Job\nmetadata:\n  name: p\n  annotations:\n"
+                          "    helm.sh/hook: pre-install\n"
+                          "    helm.sh/hook-delete-policy: hook-succeeded\n";
+    o = mapped(preonly, 1, 0, 0);
+    assert_string_equal(ann(o, "purge-order"), "-1");
+    json_object_put(o);
+}
+
+static void test_helm__map_drops_and_rejects(void **state)
+{
+    (void)state;
+    assert_null(mapped("kind: Pod\nmetadata:\n  name: t\n  annotations:\n"
+                       "    helm.sh/hook: test\n",
+                       1, 0, 0));
+    assert_null(mapped("kind: Pod\nmetadata:\n  name: t\n  annotations:\n"
+                       "    helm.sh/hook: pre-rollback,test-success\n",
+                       2, 0, 0));
+    mapped("kind: Job\nmetadata:\n  name: d\n  annotations:\n"
+           "    helm.sh/hook: pre-install,pre-delete\n",
+           1, 0, CO_EINVALID);
+    assert_contains(co_error_last(), "Job d: delete hooks");
+    mapped("kind: Job\nmetadata:\n  name: w\n  annotations:\n"
+           "    helm.sh/hook: pre-install\n    helm.sh/hook-weight: \"101\"\n",
+           1, 0, CO_EINVALID);
+    assert_contains(co_error_last(), "hook-weight");
+    mapped("kind: Job\nmetadata:\n  name: f\n  annotations:\n"
+           "    helm.sh/hook: pre-install\n    helm.sh/hook-delete-policy: hook-failed\n",
+           1, 0, CO_EINVALID);
+    assert_contains(co_error_last(), "hook-failed");
+}
+
+static void test_helm__map_resource_policy_and_operator_annotations(void **state)
+{
+    (void)state;
+    struct json_object *o = mapped("kind: ConfigMap\nmetadata:\n  name: k\n  namespace: ns\n"
+                                   "  annotations:\n    helm.sh/resource-policy: keep\n",
+                                   1, 0, 0);
+    assert_string_equal(ann(o, "delete-policy"), "orphan");
+    json_object_put(o);
+    mapped("kind: ConfigMap\nmetadata:\n  name: k\n  annotations:\n"
+           "    helm.sh/resource-policy: delete\n",
+           1, 0, CO_EINVALID);
+    const char *own = "kind: ConfigMap\nmetadata:\n  name: k\n  namespace: ns\n  annotations:\n"
+                      "    component-operator.cs.sap.com/apply-order: \"7\"\n"
+                      "    helm.sh/hook: post-install\n";
+    mapped(own, 1, 0, CO_EINVALID);
+    assert_contains(co_error_last(),
+                    "ConfigMap ns/k: annotation component-operator.cs.sap.com/apply-order must "
+                    "not be set");
+    /* With the opt-in the chart's own annotation wins over the mapping. */
+    o = mapped(own, 1, CO_HELM_ALLOW_OPERATOR_ANNOTATIONS, 0);
+    assert_string_equal(ann(o, "apply-order"), "7");
+    assert_string_equal(ann(o, "reconcile-policy"), "once");
+    json_object_put(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_helm__load_sorts_files_like_helm),
+        cmocka_unit_test(test_helm__load_v1_requirements),
+        cmocka_unit_test(test_helm__load_packaged_subchart),
+        cmocka_unit_test(test_helm__load_rejects_bad_chart_yaml),
+        cmocka_unit_test(test_helm__load_missing_chart_yaml),
+        cmocka_unit_test(test_helm__load_rejects_bad_archive),
+        cmocka_unit_test(test_helm__helmignore_errors_name_the_line),
+        cmocka_unit_test(test_helm__values_defaults_imports_and_globals),
+        cmocka_unit_test(test_helm__values_null_deletes_and_tags),
+        cmocka_unit_test(test_helm__values_subchart_section_must_be_a_map),
+        cmocka_unit_test(test_helm__path_match_is_go_filepath_match),
+        cmocka_unit_test(test_helm__glob_is_gobwas),
+        cmocka_unit_test(test_helm__map_install_and_upgrade_hooks),
+        cmocka_unit_test(test_helm__map_drops_and_rejects),
+        cmocka_unit_test(test_helm__map_resource_policy_and_operator_annotations),
+    };
+    return cmocka_run_group_tests_name("helm", tests, NULL, NULL);
+}
