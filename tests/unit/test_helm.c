@@ -89,6 +89,27 @@ static void test_helm__load_sorts_files_like_helm(void **state)
     co_vfs_free(fs);
 }
 
+/* sigs.k8s.io/yaml turns scalars into text for string fields: 1.10 is the float 1.1. */
+static void test_helm__load_numeric_strings_like_go(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("Chart.yaml",
+                          "apiVersion: v2\nname: n\nversion: 1.0\nappVersion: 1.10\n"
+                          "keywords: [1, true, 2.5e7, 1234567]\nannotations: {a: 0x10}\n",
+                          NULL);
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    assert_string_equal(c->meta.version, "1");
+    assert_string_equal(c->meta.app_version, "1.1");
+    assert_string_equal(c->meta.keywords[0], "1");
+    assert_string_equal(c->meta.keywords[1], "true");
+    assert_string_equal(c->meta.keywords[2], "2.5e+07");
+    assert_string_equal(c->meta.keywords[3], "1234567");
+    assert_json_eq(c->meta.annotations, "{a: '16'}");
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+}
+
 static void test_helm__load_v1_requirements(void **state)
 {
     (void)state;
@@ -146,8 +167,8 @@ static void expect_load_error(const char *chart_yaml, int code, const char *msg)
 static void test_helm__load_rejects_bad_chart_yaml(void **state)
 {
     (void)state;
-    expect_load_error("name: x\nversion: 1.0\napiVersion: v2\n", CO_EINVALID,
-                      "Chart.yaml: field version: expected a string, got number");
+    expect_load_error("name: x\nversion: {a: 1}\napiVersion: v2\n", CO_EINVALID,
+                      "Chart.yaml: field version: expected a string, got object");
     expect_load_error("apiVersion: v2\nversion: 1.0.0\n", CO_EINVALID,
                       "chart.metadata.name is required");
     expect_load_error("apiVersion: v2\nname: x\nversion: one\n", CO_EINVALID,
@@ -161,8 +182,8 @@ static void test_helm__load_rejects_bad_chart_yaml(void **state)
                       "- name: b\n  alias: a\n",
                       CO_EINVALID, "more than one dependency with name or alias \"a\"");
     expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n"
-                      "  tags: [1]\n",
-                      CO_EINVALID, "dependencies[0].tags[0]: expected a string, got number");
+                      "  tags: [[1]]\n",
+                      CO_EINVALID, "dependencies[0].tags[0]: expected a string, got array");
     expect_load_error("apiVersion: v2\nname: x\nversion: 1.0.0\nmaintainers: [~]\n", CO_EINVALID,
                       "maintainers must not contain empty or null nodes");
     expect_load_error("a: [", CO_EINVALID, "Chart.yaml");
@@ -444,6 +465,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helm__load_sorts_files_like_helm),
+        cmocka_unit_test(test_helm__load_numeric_strings_like_go),
         cmocka_unit_test(test_helm__load_v1_requirements),
         cmocka_unit_test(test_helm__load_packaged_subchart),
         cmocka_unit_test(test_helm__load_rejects_bad_chart_yaml),

@@ -113,6 +113,10 @@ int co_helm__coalesce(struct json_object **out,
                       const struct json_object *vals,
                       bool merge);
 
+/* values.schema.json of every chart in the tree against its section of @p values (Helm's
+ * ValidateAgainstSchema). CO_EINVALID lists every violation. */
+int co_helm__validate_schema(const helm_node *root, struct json_object *values);
+
 /* ChartFullPath: "top/charts/sub/charts/subsub". Free with free(). */
 char *co_helm__full_path(const helm_node *n);
 
@@ -121,6 +125,11 @@ void co_helm__meta_dispose(helm_meta *m);
 void co_helm__meta_copy(helm_meta *dst, const helm_meta *src);
 /* Chart.yaml as JSON (Go's json tags, omitempty), for .Chart in toYaml/toJson. */
 struct json_object *co_helm__meta_to_json(const helm_meta *m);
+
+/* A YAML scalar as sigs.k8s.io/yaml hands it to a Go string field: strings as they are,
+ * numbers and booleans as text (floats at float32 precision). NULL for null, maps and lists.
+ * Free with free(). */
+char *co_helm__scalar_string(const struct json_object *v);
 
 /* Go's semver constraint check used for dependency versions and kubeVersion
  * (chartutil.IsCompatibleRange): false when either side does not parse. */

@@ -10,6 +10,9 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,17 +84,111 @@ static int type_error(const dctx *d, const char *field, const char *want, struct
                         co_json_type_name(v));
 }
 
-/* A string field; null leaves it as it is (Go's decoder does). */
+/* Go's strconv.FormatFloat(f, 'g', -1, 32): the shortest digits that read back as the same
+ * float32, in %e form when the exponent is below -4 or at least 6 (the threshold Go uses for
+ * the shortest form). */
+static char *go_float32(double d)
+{
+    float f = (float)d;
+    if (f != f) {
+        return co_xstrdup("NaN");
+    }
+    if (f > 3.4028235e38f || f < -3.4028235e38f) {
+        return co_xstrdup(f > 0 ? "+Inf" : "-Inf");
+    }
+    if (f == 0) {
+        return co_xstrdup(signbit(f) ? "-0" : "0");
+    }
+    char digits[64];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(digits, sizeof(digits), "%.*e", prec - 1, (double)f);
+        if (strtof(digits, NULL) == f) {
+            break;
+        }
+    }
+    char mant[32];
+    size_t nm = 0;
+    bool neg = digits[0] == '-';
+    const char *p = digits + (neg ? 1 : 0);
+    for (; *p && *p != 'e'; p++) {
+        if (*p != '.') {
+            mant[nm++] = *p;
+        }
+    }
+    mant[nm] = '\0';
+    int exp = (int)strtol(p + 1, NULL, 10);
+    while (nm > 1 && mant[nm - 1] == '0') {
+        mant[--nm] = '\0';
+    }
+    char out[80];
+    size_t o = 0;
+    if (neg) {
+        out[o++] = '-';
+    }
+    if (exp < -4 || exp >= 6) {
+        out[o++] = mant[0];
+        if (nm > 1) {
+            out[o++] = '.';
+            memcpy(out + o, mant + 1, nm - 1);
+            o += nm - 1;
+        }
+        snprintf(out + o, sizeof(out) - o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        return co_xstrdup(out);
+    }
+    if (exp < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = -1; i > exp; i--) {
+            out[o++] = '0';
+        }
+        memcpy(out + o, mant, nm);
+        o += nm;
+    } else {
+        for (int i = 0; i <= exp || i < (int)nm; i++) {
+            if (i == exp + 1) {
+                out[o++] = '.';
+            }
+            out[o++] = i < (int)nm ? mant[i] : '0';
+        }
+    }
+    out[o] = '\0';
+    return co_xstrdup(out);
+}
+
+char *co_helm__scalar_string(const struct json_object *v)
+{
+    if (json_object_is_type(v, json_type_string)) {
+        return co_xstrdup(json_object_get_string((struct json_object *)v));
+    }
+    if (json_object_is_type(v, json_type_boolean)) {
+        return co_xstrdup(json_object_get_boolean(v) ? "true" : "false");
+    }
+    if (json_object_is_type(v, json_type_int)) {
+        if (json_object_get_int64(v) == INT64_MAX) {
+            return co_xasprintf("%llu", (unsigned long long)json_object_get_uint64(v));
+        }
+        return co_xasprintf("%lld", (long long)json_object_get_int64(v));
+    }
+    if (json_object_is_type(v, json_type_double)) {
+        return go_float32(json_object_get_double(v));
+    }
+    return NULL;
+}
+
+/* A string field; null leaves it as it is (Go's decoder does). A number or a boolean becomes
+ * its text, as sigs.k8s.io/yaml converts scalars for string targets (so `version: 1.10`
+ * reads as "1.1", as in Helm). */
 static int dec_str(const dctx *d, char **dst, const char *field, struct json_object *v)
 {
     if (!v) {
         return 0;
     }
-    if (!json_object_is_type(v, json_type_string)) {
+    char *s = co_helm__scalar_string(v);
+    if (!s) {
         return type_error(d, field, "a string", v);
     }
     free(*dst);
-    *dst = co_xstrdup(json_object_get_string(v));
+    *dst = s;
     return 0;
 }
 
@@ -139,14 +236,15 @@ static int dec_strv(const dctx *d,
     char **out = co_xcalloc(len + 1, sizeof(char *));
     for (size_t i = 0; i < len; i++) {
         struct json_object *e = json_object_array_get_idx(v, i);
-        if (e && !json_object_is_type(e, json_type_string)) {
+        char *str = e ? co_helm__scalar_string(e) : co_xstrdup("");
+        if (!str) {
             strv_free(out, i);
             char *f = co_xasprintf("%s[%zu]", field, i);
             int rc = type_error(d, f, "a string", e);
             free(f);
             return rc;
         }
-        out[i] = co_xstrdup(e ? json_object_get_string(e) : "");
+        out[i] = str;
     }
     *dst = out;
     *n = len;
@@ -359,15 +457,16 @@ static int dec_annotations(const dctx *d, helm_meta *m, struct json_object *v)
     }
     struct json_object *a = json_object_new_object();
     json_object_object_foreach (v, key, val) {
-        if (val && !json_object_is_type(val, json_type_string)) {
+        char *str = val ? co_helm__scalar_string(val) : co_xstrdup("");
+        if (!str) {
             json_object_put(a);
             char *f = co_xasprintf("annotations.%s", key);
             int rc = type_error(d, f, "a string", val);
             free(f);
             return rc;
         }
-        json_object_object_add(a, key,
-                               json_object_new_string(val ? json_object_get_string(val) : ""));
+        json_object_object_add(a, key, json_object_new_string(str));
+        free(str);
     }
     m->annotations = a;
     return 0;
@@ -1194,6 +1293,31 @@ static bool ignored(const ignore_rules *r, const char *rel)
     return res;
 }
 
+/* Orders paths as a directory walk visits them: component by component, each directory's
+ * entries by name (so "a/x" comes before "a-b/y", unlike a plain byte order). */
+static int walk_order(const void *pa, const void *pb)
+{
+    const char *a = *(const char *const *)pa;
+    const char *b = *(const char *const *)pb;
+    for (;;) {
+        size_t la = strcspn(a, "/");
+        size_t lb = strcspn(b, "/");
+        size_t m = la < lb ? la : lb;
+        int c = memcmp(a, b, m);
+        if (c != 0) {
+            return c;
+        }
+        if (la != lb) {
+            return la < lb ? -1 : 1;
+        }
+        if (!a[la] || !b[lb]) {
+            return a[la] ? 1 : b[lb] ? -1 : 0;
+        }
+        a += la + 1;
+        b += lb + 1;
+    }
+}
+
 int co_helm_chart_load(co_helm_chart **out, const co_vfs *fs, const char *dir)
 {
     int rc = 0;
@@ -1248,6 +1372,7 @@ int co_helm_chart_load(co_helm_chart **out, const co_vfs *fs, const char *dir)
         rc = co_error_set(CO_ETOOBIG, "%s: more than %d files", dir, CO_MAX_SOURCE_FILES);
         goto done;
     }
+    qsort(paths, npaths, sizeof(char *), walk_order);
     size_t skip = *dir ? strlen(dir) + 1 : 0;
     for (size_t i = 0; i < npaths; i++) {
         const char *rel = paths[i] + skip;
