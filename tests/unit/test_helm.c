@@ -461,6 +461,133 @@ static void test_helm__map_resource_policy_and_operator_annotations(void **state
     json_object_put(o);
 }
 
+/* ---- rendering ----------------------------------------------------------------------------- */
+
+/* Renders the in-memory chart @p fs with @p values_yaml; returns the objects or NULL (then the
+ * error is in co_error_last() and its code in *code). */
+static struct json_object *render_tree(co_vfs *fs,
+                                       const char *values_yaml,
+                                       const co_helm_options *opts,
+                                       bool mapped,
+                                       int *code)
+{
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    struct json_object *values = values_yaml ? yaml(values_yaml) : NULL;
+    struct json_object *out = NULL;
+    co_error_clear();
+    int rc =
+        mapped ? co_helm_render(&out, c, values, opts) : co_helm_template(&out, c, values, opts);
+    if (code) {
+        *code = rc;
+    }
+    json_object_put(values);
+    co_helm_chart_free(c);
+    return rc == 0 ? out : NULL;
+}
+
+static void test_helm__render_errors_name_template_and_line(void **state)
+{
+    (void)state;
+    co_vfs *fs =
+        mem_tree("Chart.yaml", "apiVersion: v2\nname: e\nversion: 1.0.0\n", "templates/a.yaml",
+                 "a: 1\nb: {{ required \"need x\" .Values.x }}\n", NULL);
+    int rc = 0;
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_string_equal(co_error_last(), "execution error at (e/templates/a.yaml:2:6): need x");
+    struct json_object *out = render_tree(fs, "x: hi", NULL, false, &rc);
+    assert_json_eq(out, "[{a: 1, b: hi}]");
+    json_object_put(out);
+    co_vfs_free(fs);
+
+    fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: e\nversion: 1.0.0\n", "templates/b.yaml",
+                  "x: {{ .Values.a\n", NULL);
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    assert_contains(co_error_last(), "parse error at (e/templates/b.yaml:");
+    co_vfs_free(fs);
+
+    fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: e\nversion: 1.0.0\nkubeVersion: '<1.20'\n",
+                  NULL);
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    assert_contains(
+        co_error_last(),
+        "chart requires kubeVersion: <1.20 which is incompatible with Kubernetes v1.32.0");
+    co_vfs_free(fs);
+
+    fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: lib\nversion: 1.0.0\ntype: library\n", NULL);
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    assert_string_equal(co_error_last(), "library charts are not installable");
+    co_vfs_free(fs);
+}
+
+static void test_helm__render_maps_hooks_and_keeps_order(void **state)
+{
+    (void)state;
+    co_vfs *fs =
+        mem_tree("Chart.yaml", "apiVersion: v2\nname: h\nversion: 1.0.0\n", "templates/a.yaml",
+                 "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\n"
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+                 "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n"
+                 "    helm.sh/hook: pre-install\n---\n"
+                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations:\n"
+                 "    helm.sh/hook: test\n",
+                 NULL);
+    co_helm_options opts = {.revision = 1};
+    struct json_object *all = render_tree(fs, NULL, &opts, false, NULL);
+    assert_non_null(all);
+    /* helm template order: ConfigMap before Service (kind order), then hooks, Pod before Job. */
+    assert_int_equal(json_object_array_length(all), 4);
+    assert_string_equal(
+        json_object_get_string(co_json_get(json_object_array_get_idx(all, 0), "kind", NULL)),
+        "ConfigMap");
+    assert_string_equal(
+        json_object_get_string(co_json_get(json_object_array_get_idx(all, 3), "kind", NULL)),
+        "Job");
+    json_object_put(all);
+    struct json_object *mapped = render_tree(fs, NULL, &opts, true, NULL);
+    assert_int_equal(json_object_array_length(mapped), 3); /* the test hook is dropped */
+    struct json_object *job = json_object_array_get_idx(mapped, 2);
+    assert_string_equal(ann(job, "apply-order"), "-101");
+    assert_string_equal(ann(job, "reconcile-policy"), "once");
+    json_object_put(mapped);
+    co_vfs_free(fs);
+}
+
+static void test_helm__render_builtins_and_helm_functions(void **state)
+{
+    (void)state;
+    co_vfs *fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: b\nversion: 1.0.0\n", "files/a.txt",
+                          "A\nB\n", "templates/_h.tpl",
+                          "{{ define \"h.x\" }}x-{{ .Release.Name }}{{ end }}", "templates/c.yaml",
+                          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n"
+                          "  inc: {{ include \"h.x\" . }}\n"
+                          "  tpl: {{ tpl \"{{ .Values.v }}-{{ .Release.Namespace }}\" . }}\n"
+                          "  rev: \"{{ .Release.Revision }}/{{ .Release.IsUpgrade }}\"\n"
+                          "  has: '{{ .Capabilities.APIVersions.Has \"x.io/v1\" }}'\n"
+                          "  kube: \"{{ .Capabilities.KubeVersion }}\"\n"
+                          "  file: '{{ range .Files.Lines \"files/a.txt\" }}{{ . }}{{ end }}'\n"
+                          "  tmpl: {{ .Template.Name }}\n"
+                          "  gone: \"{{ .Values.none }}\"\n",
+                          NULL);
+    const char *apis[] = {"x.io/v1"};
+    co_helm_options opts = {.release_name = "r",
+                            .release_namespace = "n1",
+                            .revision = 4,
+                            .kube_version = "1.30.2",
+                            .api_versions = apis,
+                            .n_api_versions = 1};
+    struct json_object *out = render_tree(fs, "v: val", &opts, false, NULL);
+    if (!out) {
+        fail_msg("render failed: %s", co_error_last());
+    }
+    assert_json_eq(co_json_get(json_object_array_get_idx(out, 0), "data", NULL),
+                   "{inc: x-r, tpl: val-n1, rev: 4/true, has: 'true', kube: v1.30.2, file: AB, "
+                   "tmpl: b/templates/c.yaml, gone: ''}");
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +607,9 @@ int main(void)
         cmocka_unit_test(test_helm__map_install_and_upgrade_hooks),
         cmocka_unit_test(test_helm__map_drops_and_rejects),
         cmocka_unit_test(test_helm__map_resource_policy_and_operator_annotations),
+        cmocka_unit_test(test_helm__render_errors_name_template_and_line),
+        cmocka_unit_test(test_helm__render_maps_hooks_and_keeps_order),
+        cmocka_unit_test(test_helm__render_builtins_and_helm_functions),
     };
     return cmocka_run_group_tests_name("helm", tests, NULL, NULL);
 }

@@ -14,11 +14,17 @@
  * subcharts under charts/ both as directories and as packaged `charts/ *.tgz`, recursively.
  * Errors name the chart, the file and the field.
  *
- * Values follow Helm's install path: dependencies enabled or disabled by tags and conditions,
- * aliases, import-values (both forms), and values coalesced with Helm's rules (a null deletes a
- * chart default, globals flow down to subcharts, each subchart sees its own section).
+ * Rendering follows Helm's install path: dependencies enabled or disabled by tags and
+ * conditions, aliases, import-values (both forms), values coalesced with Helm's rules (a null
+ * deletes a chart default, globals flow down to subcharts, each subchart sees its own
+ * section), values.schema.json validation (JSON Schema draft 7), the kubeVersion constraint,
+ * every template parsed
+ * into one set in Helm's order and executed with the builtins .Values, .Release, .Chart,
+ * .Capabilities, .Template, .Files, .Subcharts and the functions include, tpl, required, fail
+ * and lookup (which finds nothing, as in `helm template`). Output is split into manifests and
+ * ordered as `helm template --include-crds` prints them.
  *
- * co_helm_map_object() applies the operator's mapping of Helm hooks to apply waves and
+ * co_helm_render() then applies the operator's mapping of Helm hooks to apply waves and
  * policies (reference/behaviour.md §6.3) and of `helm.sh/resource-policy: keep`.
  */
 #ifndef CO_HELM_H
@@ -35,11 +41,15 @@ typedef struct co_vfs co_vfs;
 
 typedef struct co_helm_chart co_helm_chart;
 
+/** The Component annotation whose value "allow" sets CO_HELM_ALLOW_OPERATOR_ANNOTATIONS. */
+#define CO_HELM_OPT_IN_ANNOTATION "component-operator.cs.sap.com/chart-annotations"
+
 /** Flags of co_helm_options. */
 enum {
     /** Let templates set `component-operator.cs.sap.com/` annotations on their objects (the
-     * Component opts in with `spec.values`-independent configuration; see README.md). Without
-     * it such an annotation fails the render, as in the Go original. */
+     * Component opts in with the annotation CO_HELM_OPT_IN_ANNOTATION: "allow"; README.md);
+     * where a hook mapping would set the same annotation, the chart's value wins. Without it
+     * such an annotation fails the render, as in the Go original. */
     CO_HELM_ALLOW_OPERATOR_ANNOTATIONS = 1u << 0,
     /** Skip values.schema.json validation (`helm template --skip-schema-validation`). */
     CO_HELM_SKIP_SCHEMA_VALIDATION = 1u << 1,
@@ -52,8 +62,8 @@ typedef struct co_helm_options {
     const char *release_name;      /**< .Release.Name; NULL = "release-name" */
     const char *release_namespace; /**< .Release.Namespace; NULL = "default" */
     int64_t revision;              /**< .Release.Revision; 0 = 1. IsInstall = (revision == 1) */
-    /** .Capabilities.KubeVersion as "v1.30.2" (a leading v is optional); NULL = Helm's
-     * default, v1.20.0. */
+    /** .Capabilities.KubeVersion as "v1.30.2" (a leading v is optional); NULL = the default
+     * of Helm v3.17, v1.32.0. */
     const char *kube_version;
     /** .Capabilities.APIVersions: "group/version" and "group/version/Kind" entries; NULL =
      * none besides "v1". Borrowed for the duration of the call. */
@@ -96,6 +106,32 @@ const char *co_helm_chart_version(const co_helm_chart *c);
  */
 CO_MUST_CHECK int
 co_helm_values(struct json_object **out, const co_helm_chart *c, const struct json_object *values);
+
+/**
+ * Renders the chart as `helm template --include-crds` does and returns its objects, parsed, in
+ * Helm's output order: CRDs of crds/ directories, then the manifests sorted by kind, then
+ * hooks (unchanged, still carrying their `helm.sh/hook` annotations).
+ * @param values the user values (an object or NULL); not modified
+ * @param[out] out a new JSON array of objects
+ * @return 0; CO_EINVALID with the template name and line of the failure
+ *         ("execution error at (chart/templates/x.yaml:3:4): ...") or the violated schema or
+ *         constraint; CO_ETOOBIG over a cap.
+ */
+CO_MUST_CHECK int co_helm_template(struct json_object **out,
+                                   const co_helm_chart *c,
+                                   const struct json_object *values,
+                                   const co_helm_options *opts);
+
+/**
+ * The generator: co_helm_template() followed by the operator's mapping of every object
+ * (co_helm_map_object()); dropped hooks are left out.
+ * @param[out] out a new JSON array of objects
+ * @return as co_helm_template(), and CO_EINVALID for an object the mapping rejects.
+ */
+CO_MUST_CHECK int co_helm_render(struct json_object **out,
+                                 const co_helm_chart *c,
+                                 const struct json_object *values,
+                                 const co_helm_options *opts);
 
 /**
  * Maps one rendered object in place as reference/behaviour.md §6.3 prescribes: hook

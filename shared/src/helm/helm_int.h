@@ -36,9 +36,9 @@ typedef struct helm_dep {
     char *condition;
     char **tags; /* NULL-terminated; NULL when absent */
     size_t ntags;
-    bool enabled;
     struct json_object *import_values; /* array or NULL */
     char *alias;
+    bool enabled;
 } helm_dep;
 
 /* Chart.yaml as Go's chart.Metadata holds it. */
@@ -47,27 +47,27 @@ typedef struct helm_meta {
     char *home;
     char **sources;
     size_t nsources;
-    bool has_sources;
     char *version;
     char *description;
     char **keywords;
     size_t nkeywords;
-    bool has_keywords;
     helm_maintainer *maintainers;
     size_t nmaintainers;
-    bool has_maintainers;
     char *icon;
     char *api_version;
     char *condition;
     char *tags;
     char *app_version;
-    bool deprecated;
     struct json_object *annotations; /* object of strings, or NULL */
     char *kube_version;
     helm_dep *deps;
     size_t ndeps;
-    bool has_deps; /* the list was present (Go: non-nil slice) */
     char *type;
+    bool deprecated;
+    bool has_sources;
+    bool has_keywords;
+    bool has_maintainers;
+    bool has_deps; /* the list was present (Go: non-nil slice) */
 } helm_meta;
 
 struct co_helm_chart {

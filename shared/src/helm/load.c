@@ -945,7 +945,7 @@ static int load_files(co_helm_chart **out, bfiles *files, const char *path, int 
         if (rc < 0) {
             goto fail;
         }
-        c->deps = co_xreallocarray(c->deps, c->ndeps + 1, sizeof(*c->deps));
+        c->deps = co_xreallocarray(c->deps, c->ndeps + 1, sizeof(co_helm_chart *));
         c->deps[c->ndeps++] = sc;
     }
     for (size_t g = 0; g < ngroups; g++) {
@@ -985,9 +985,7 @@ static char *path_clean(const char *p)
         dotdot = 1;
     }
     while (r < n) {
-        if (p[r] == '/') {
-            r++;
-        } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+        if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
             r++;
         } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
             r += 2;

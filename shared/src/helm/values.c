@@ -50,7 +50,7 @@ helm_node *co_helm__node_new(const co_helm_chart *c, helm_node *parent)
     co_helm__meta_copy(&n->meta, &c->meta);
     n->values = json_object_get(c->values);
     n->ndeps = c->ndeps;
-    n->deps = co_xcalloc(c->ndeps + 1, sizeof(*n->deps));
+    n->deps = co_xcalloc(c->ndeps + 1, sizeof(helm_node *));
     for (size_t i = 0; i < c->ndeps; i++) {
         n->deps[i] = co_helm__node_new(c->deps[i], n);
     }
@@ -66,7 +66,7 @@ static helm_node *node_clone(const helm_node *src, helm_node *parent)
     co_helm__meta_copy(&n->meta, &src->meta);
     n->values = json_object_get(src->values);
     n->ndeps = src->ndeps;
-    n->deps = co_xcalloc(src->ndeps + 1, sizeof(*n->deps));
+    n->deps = co_xcalloc(src->ndeps + 1, sizeof(helm_node *));
     for (size_t i = 0; i < src->ndeps; i++) {
         n->deps[i] = node_clone(src->deps[i], n);
     }
@@ -458,7 +458,7 @@ static int process_enabled(helm_node *n, struct json_object *v, const char *path
     if (!n->meta.has_deps) {
         return 0;
     }
-    helm_node **next = co_xcalloc(n->ndeps + n->meta.ndeps + 1, sizeof(*next));
+    helm_node **next = co_xcalloc(n->ndeps + n->meta.ndeps + 1, sizeof(helm_node *));
     size_t nnext = 0;
     bool *used = co_xcalloc(n->ndeps + 1, sizeof(bool));
     for (size_t i = 0; i < n->ndeps; i++) {
@@ -517,7 +517,7 @@ static int process_enabled(helm_node *n, struct json_object *v, const char *path
         for (size_t i = 0; i < n->ndeps;) {
             if (n->deps[i]->meta.name && strcmp(n->deps[i]->meta.name, gone) == 0) {
                 co_helm__node_free(n->deps[i]);
-                memmove(&n->deps[i], &n->deps[i + 1], (n->ndeps - i - 1) * sizeof(*n->deps));
+                memmove(&n->deps[i], &n->deps[i + 1], (n->ndeps - i - 1) * sizeof(helm_node *));
                 n->ndeps--;
             } else {
                 i++;
