@@ -112,7 +112,7 @@ static int
 do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
 {
     ctl_sources *s = ctx;
-    co_source_ref ref;
+    co_source_ref ref = {0};
     *retry_ns = 0;
     int rc = parse_ref(&ref, component);
     if (rc < 0) {
@@ -148,7 +148,7 @@ static int do_fetch(void *ctx,
                     void **hold_out)
 {
     ctl_sources *s = ctx;
-    co_source_ref ref;
+    co_source_ref ref = {0};
     int rc = parse_ref(&ref, component);
     if (rc < 0) {
         return rc;
