@@ -4,6 +4,7 @@
  */
 #include "tests/support/test_support.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -12,6 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "co/common.h"
 
 static const char *errtext(int err, char *buf, size_t len)
 {
@@ -131,4 +136,59 @@ char *co_test_shared_fixture(const char *rel, size_t *len_out)
     }
     free(path);
     return data;
+}
+
+int co_test_strcmp_ptr(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+co_test_names co_test_fixture_files(const char *dir, const char *suffix)
+{
+    co_test_names n = {NULL, 0};
+    char *path = co_test_fixture_path(dir);
+    size_t slen = strlen(suffix);
+    DIR *d = opendir(path);
+    if (!d) {
+        fail_msg("cannot open fixture directory %s", path);
+        free(path);
+        return n;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): tests are one thread
+        size_t len = strlen(e->d_name);
+        if (len > slen && strcmp(e->d_name + len - slen, suffix) == 0) {
+            n.items = co_xreallocarray(n.items, n.len + 1, sizeof(char *));
+            n.items[n.len++] = co_xasprintf("%s/%s", dir, e->d_name);
+        }
+    }
+    closedir(d);
+    free(path);
+    if (n.len == 0) {
+        fail_msg("no *%s fixtures in %s", suffix, dir);
+        return n;
+    }
+    qsort(n.items, n.len, sizeof(char *), co_test_strcmp_ptr);
+    return n;
+}
+
+void co_test_names_free(co_test_names *n)
+{
+    for (size_t i = 0; i < n->len; i++) {
+        free(n->items[i]);
+    }
+    free(n->items);
+    n->items = NULL;
+    n->len = 0;
+}
+
+struct json_object *co_test_fixture_json(const char *rel)
+{
+    char *text = co_test_fixture(rel, NULL);
+    struct json_object *o = json_tokener_parse(text);
+    if (!o) {
+        fail_msg("fixture %s is not valid JSON", rel);
+    }
+    free(text);
+    return o;
 }

@@ -57,6 +57,27 @@ char *co_test_fixture(const char *rel, size_t *len_out);
 /** Absolute path of tests/fixtures/@p rel (free with free()). */
 char *co_test_fixture_path(const char *rel);
 
+/** A list of strings owned by the list. */
+typedef struct co_test_names {
+    char **items;
+    size_t len;
+} co_test_names;
+
+/** qsort() comparator for an array of C strings. */
+int co_test_strcmp_ptr(const void *a, const void *b);
+
+/** The files of tests/fixtures/@p dir whose names end in @p suffix, as "@p dir/<name>", sorted;
+ * fails the test when the directory cannot be read or holds no such file. */
+co_test_names co_test_fixture_files(const char *dir, const char *suffix);
+
+/** Frees the strings of @p n and the list. */
+void co_test_names_free(co_test_names *n);
+
+struct json_object;
+
+/** Parses tests/fixtures/@p rel as JSON (json_object_put()); fails the test when it is not. */
+struct json_object *co_test_fixture_json(const char *rel);
+
 /** Creates a fresh private temporary directory (free the path with free(); remove it with
  * co_test_rmtree()). */
 char *co_test_tmpdir(void);

@@ -15,78 +15,12 @@
 #include "co/caps.h"
 #include "co/component.h"
 #include "co/field_error.h"
+#include "co/json.h"
 #include "tests/support/test_support.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------------------------- */
-
-typedef struct names {
-    char **items;
-    size_t len;
-} names;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The *.json files of tests/fixtures/<dir>, sorted. */
-static names fixture_files(const char *dir)
-{
-    names n = {NULL, 0};
-    char *path = co_test_fixture_path(dir);
-    DIR *d = opendir(path);
-    if (!d) {
-        fail_msg("cannot open fixture directory %s", path);
-        free(path);
-        return n;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one thread
-        size_t len = strlen(e->d_name);
-        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
-            n.items = co_xreallocarray(n.items, n.len + 1, sizeof(char *));
-            n.items[n.len++] = co_xasprintf("%s/%s", dir, e->d_name);
-        }
-    }
-    closedir(d);
-    free(path);
-    if (n.len == 0) {
-        fail_msg("no fixtures in %s", dir);
-        return n;
-    }
-    qsort(n.items, n.len, sizeof(char *), cmp_str);
-    return n;
-}
-
-static void names_free(names *n)
-{
-    for (size_t i = 0; i < n->len; i++) {
-        free(n->items[i]);
-    }
-    free(n->items);
-}
-
-static json_object *load_json(const char *rel)
-{
-    char *text = co_test_fixture(rel, NULL);
-    json_object *o = json_tokener_parse(text);
-    if (!o) {
-        fail_msg("fixture %s is not valid JSON", rel);
-    }
-    free(text);
-    return o;
-}
-
-static json_object *member(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v)) {
-        return NULL;
-    }
-    return v;
-}
 
 /* Canonical encoding: keys sorted, no whitespace. Compared byte for byte. */
 static void canonical_into(co_buf *b, json_object *v)
@@ -100,7 +34,7 @@ static void canonical_into(co_buf *b, json_object *v)
             (void)val;
             keys[k++] = key;
         }
-        qsort(keys, n, sizeof(char *), cmp_str);
+        qsort(keys, n, sizeof(char *), co_test_strcmp_ptr);
         assert_int_equal(co_buf_putc(b, '{'), 0);
         for (size_t i = 0; i < n; i++) {
             json_object *ks = json_object_new_string(keys[i]);
@@ -109,7 +43,7 @@ static void canonical_into(co_buf *b, json_object *v)
                               json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN)),
                 0);
             json_object_put(ks);
-            canonical_into(b, member(v, keys[i]));
+            canonical_into(b, co_json_get(v, keys[i], NULL));
         }
         assert_int_equal(co_buf_putc(b, '}'), 0);
         free(keys);
@@ -158,29 +92,29 @@ static void assert_json_equal(const char *what, json_object *got, json_object *w
 }
 
 /* Formats every error; sorted when @p sort. */
-static names error_strings(const co_field_errors *errs, int sort)
+static co_test_names error_strings(const co_field_errors *errs, int sort)
 {
-    names n = {co_xcalloc(errs->len + 1, sizeof(char *)), errs->len};
+    co_test_names n = {co_xcalloc(errs->len + 1, sizeof(char *)), errs->len};
     for (size_t i = 0; i < errs->len; i++) {
         co_buf b = CO_BUF_INIT(SIZE_MAX);
         assert_int_equal(co_field_error_format(&b, &errs->items[i]), 0);
         n.items[i] = co_buf_take(&b, NULL);
     }
     if (sort) {
-        qsort(n.items, n.len, sizeof(char *), cmp_str);
+        qsort(n.items, n.len, sizeof(char *), co_test_strcmp_ptr);
     }
     return n;
 }
 
 static void assert_errors(const char *what, const co_field_errors *errs, json_object *want_arr)
 {
-    names got = error_strings(errs, 1);
+    co_test_names got = error_strings(errs, 1);
     size_t nwant = json_object_array_length(want_arr);
-    names want = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
+    co_test_names want = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
     for (size_t i = 0; i < nwant; i++) {
         want.items[i] = co_xstrdup(json_object_get_string(json_object_array_get_idx(want_arr, i)));
     }
-    qsort(want.items, want.len, sizeof(char *), cmp_str);
+    qsort(want.items, want.len, sizeof(char *), co_test_strcmp_ptr);
     int same = got.len == want.len && errs->dropped == 0;
     for (size_t i = 0; same && i < got.len; i++) {
         same = strcmp(got.items[i], want.items[i]) == 0;
@@ -197,8 +131,8 @@ static void assert_errors(const char *what, const co_field_errors *errs, json_ob
         }
         fail_msg("%s", co_buf_cstr(&m));
     }
-    names_free(&got);
-    names_free(&want);
+    co_test_names_free(&got);
+    co_test_names_free(&want);
 }
 
 static json_object *convert(json_object *o, const char *to)
@@ -233,10 +167,10 @@ static void assert_valid(const char *what, json_object *o)
 static void test_component__valid_corpus_validates(void **state)
 {
     (void)state;
-    names files = fixture_files("component/valid");
+    co_test_names files = co_test_fixture_files("component/valid", ".json");
     assert_true(files.len >= 20);
     for (size_t i = 0; i < files.len; i++) {
-        json_object *o = load_json(files.items[i]);
+        json_object *o = co_test_fixture_json(files.items[i]);
         assert_int_equal(co_component_version(o), CO_API_V1ALPHA1);
         assert_valid(files.items[i], o);
         /* the same Component as v1beta1, and both defaulted, are valid too */
@@ -253,8 +187,8 @@ static void test_component__valid_corpus_validates(void **state)
         json_object_put(beta);
         json_object_put(o);
     }
-    names_free(&files);
-    json_object *full = load_json("component/full.json");
+    co_test_names_free(&files);
+    json_object *full = co_test_fixture_json("component/full.json");
     assert_valid("full.json", full);
     json_object_put(full);
 }
@@ -262,18 +196,18 @@ static void test_component__valid_corpus_validates(void **state)
 static void test_component__invalid_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("component/invalid");
+    co_test_names files = co_test_fixture_files("component/invalid", ".json");
     assert_true(files.len >= 40);
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        json_object *o = member(c, "object");
+        json_object *c = co_test_fixture_json(files.items[i]);
+        json_object *o = co_json_get(c, "object", NULL);
         co_field_errors errs = CO_FIELD_ERRORS_INIT;
         assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
-        assert_errors(files.items[i], &errs, member(c, "errors"));
+        assert_errors(files.items[i], &errs, co_json_get(c, "errors", NULL));
         co_field_errors_dispose(&errs);
 
         /* the same object written as v1beta1 reports the same problems at v1beta1 paths */
-        json_object *beta_want = member(c, "errors_v1beta1");
+        json_object *beta_want = co_json_get(c, "errors_v1beta1", NULL);
         if (beta_want && json_object_is_type(beta_want, json_type_string)) {
             json_object_put(c);
             continue; /* "skip": not expressible as v1beta1 */
@@ -281,7 +215,7 @@ static void test_component__invalid_fixtures(void **state)
         json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
         json_object *derived = NULL;
         if (!beta_want) {
-            json_object *want = member(c, "errors");
+            json_object *want = co_json_get(c, "errors", NULL);
             derived = json_object_new_array();
             for (size_t k = 0; k < json_object_array_length(want); k++) {
                 const char *e = json_object_get_string(json_object_array_get_idx(want, k));
@@ -305,34 +239,34 @@ static void test_component__invalid_fixtures(void **state)
         json_object_put(beta);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 static void test_component__invalid_v1beta1_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("component/invalid-v1beta1");
+    co_test_names files = co_test_fixture_files("component/invalid-v1beta1", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        json_object *o = member(c, "object");
+        json_object *c = co_test_fixture_json(files.items[i]);
+        json_object *o = co_json_get(c, "object", NULL);
         assert_int_equal(co_component_version(o), CO_API_V1BETA1);
         co_field_errors errs = CO_FIELD_ERRORS_INIT;
         assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
-        assert_errors(files.items[i], &errs, member(c, "errors"));
+        assert_errors(files.items[i], &errs, co_json_get(c, "errors", NULL));
         co_field_errors_dispose(&errs);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 static void test_component__unknown_fields_can_be_allowed(void **state)
 {
     (void)state;
-    json_object *c = load_json("component/invalid/unknown-fields.json");
+    json_object *c = co_test_fixture_json("component/invalid/unknown-fields.json");
     co_field_errors errs = CO_FIELD_ERRORS_INIT;
-    assert_int_equal(
-        co_component_validate(&errs, member(c, "object"), NULL, CO_COMPONENT_ALLOW_UNKNOWN_FIELDS),
-        0);
+    assert_int_equal(co_component_validate(&errs, co_json_get(c, "object", NULL), NULL,
+                                           CO_COMPONENT_ALLOW_UNKNOWN_FIELDS),
+                     0);
     assert_true(co_field_errors_empty(&errs));
     json_object_put(c);
 }
@@ -340,8 +274,8 @@ static void test_component__unknown_fields_can_be_allowed(void **state)
 static void test_component__too_many_items(void **state)
 {
     (void)state;
-    json_object *o = load_json("component/valid/minimal.json");
-    json_object *spec = member(o, "spec");
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
+    json_object *spec = co_json_get(o, "spec", NULL);
     json_object *deps = json_object_new_array();
     for (int i = 0; i < (int)CO_MAX_SPEC_LIST_ITEMS + 1; i++) {
         json_object *d = json_object_new_object();
@@ -353,11 +287,11 @@ static void test_component__too_many_items(void **state)
     json_object_object_add(spec, "dependencies", deps);
     co_field_errors errs = CO_FIELD_ERRORS_INIT;
     assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
-    names got = error_strings(&errs, 0);
+    co_test_names got = error_strings(&errs, 0);
     assert_int_equal(got.len, 1);
     assert_string_equal(got.items[0], "spec.dependencies: Too many: 1001: must have at most 1000 "
                                       "items");
-    names_free(&got);
+    co_test_names_free(&got);
     co_field_errors_dispose(&errs);
     json_object_put(o);
 }
@@ -365,7 +299,7 @@ static void test_component__too_many_items(void **state)
 static void test_component__error_flood_is_capped(void **state)
 {
     (void)state;
-    json_object *o = load_json("component/valid/minimal.json");
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
     json_object *deps = json_object_new_array();
     for (int i = 0; i < 500; i++) {
         json_object *d = json_object_new_object();
@@ -373,7 +307,7 @@ static void test_component__error_flood_is_capped(void **state)
         json_object_object_add(d, "namespace", json_object_new_int(i));
         json_object_array_add(deps, d);
     }
-    json_object_object_add(member(o, "spec"), "dependencies", deps);
+    json_object_object_add(co_json_get(o, "spec", NULL), "dependencies", deps);
     co_field_errors errs = CO_FIELD_ERRORS_INIT;
     assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
     assert_int_equal(errs.len, CO_MAX_FIELD_ERRORS);
@@ -410,43 +344,46 @@ static void test_component__validate_rejects_non_objects(void **state)
 static void test_component__defaults_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("component/defaults");
+    co_test_names files = co_test_fixture_files("component/defaults", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        json_object *pd = member(c, "policyDefaults");
-        json_object *nsv = member(c, "namespace");
+        json_object *c = co_test_fixture_json(files.items[i]);
+        json_object *pd = co_json_get(c, "policyDefaults", NULL);
+        json_object *nsv = co_json_get(c, "namespace", NULL);
         co_component_defaults d = {0};
-        d.requeue_interval = json_object_get_string(member(pd, "requeueInterval"));
-        d.retry_interval = json_object_get_string(member(pd, "retryInterval"));
-        d.timeout = json_object_get_string(member(pd, "timeout"));
-        d.reapply_interval = json_object_get_string(member(pd, "reapplyInterval"));
-        d.adoption_policy =
-            co_adoption_policy_parse(json_object_get_string(member(pd, "adoptionPolicy")));
+        d.requeue_interval = json_object_get_string(co_json_get(pd, "requeueInterval", NULL));
+        d.retry_interval = json_object_get_string(co_json_get(pd, "retryInterval", NULL));
+        d.timeout = json_object_get_string(co_json_get(pd, "timeout", NULL));
+        d.reapply_interval = json_object_get_string(co_json_get(pd, "reapplyInterval", NULL));
+        d.adoption_policy = co_adoption_policy_parse(
+            json_object_get_string(co_json_get(pd, "adoptionPolicy", NULL)));
         d.update_policy =
-            co_update_policy_parse(json_object_get_string(member(pd, "updatePolicy")));
+            co_update_policy_parse(json_object_get_string(co_json_get(pd, "updatePolicy", NULL)));
         d.delete_policy =
-            co_delete_policy_parse(json_object_get_string(member(pd, "deletePolicy")));
+            co_delete_policy_parse(json_object_get_string(co_json_get(pd, "deletePolicy", NULL)));
         d.missing_namespaces_policy = co_missing_namespaces_policy_parse(
-            json_object_get_string(member(pd, "missingNamespacesPolicy")));
-        d.service_account_name = json_object_get_string(member(pd, "serviceAccountName"));
+            json_object_get_string(co_json_get(pd, "missingNamespacesPolicy", NULL)));
+        d.service_account_name =
+            json_object_get_string(co_json_get(pd, "serviceAccountName", NULL));
         const char *ns = nsv ? json_object_get_string(nsv) : NULL;
 
         json_object *out = NULL;
-        assert_co_pass(co_component_default(&out, member(c, "object"), ns, pd ? &d : NULL));
-        assert_json_equal(files.items[i], out, member(c, "expected"));
+        assert_co_pass(
+            co_component_default(&out, co_json_get(c, "object", NULL), ns, pd ? &d : NULL));
+        assert_json_equal(files.items[i], out, co_json_get(c, "expected", NULL));
         /* idempotent: defaulting the result changes nothing */
         json_object *again = NULL;
         assert_co_pass(co_component_default(&again, out, ns, pd ? &d : NULL));
         assert_json_equal(files.items[i], again, out);
         /* the input was not modified */
-        json_object *fresh = load_json(files.items[i]);
-        assert_json_equal(files.items[i], member(c, "object"), member(fresh, "object"));
+        json_object *fresh = co_test_fixture_json(files.items[i]);
+        assert_json_equal(files.items[i], co_json_get(c, "object", NULL),
+                          co_json_get(fresh, "object", NULL));
         json_object_put(fresh);
         json_object_put(again);
         json_object_put(out);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 static void test_component__default_rejects_foreign_objects(void **state)
@@ -471,11 +408,11 @@ static void test_component__default_rejects_foreign_objects(void **state)
 static void test_component__conversion_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("component/conversion");
+    co_test_names files = co_test_fixture_files("component/conversion", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        json_object *alpha = member(c, "v1alpha1");
-        json_object *beta = member(c, "v1beta1");
+        json_object *c = co_test_fixture_json(files.items[i]);
+        json_object *alpha = co_json_get(c, "v1alpha1", NULL);
+        json_object *beta = co_json_get(c, "v1beta1", NULL);
         json_object *got = convert(alpha, CO_COMPONENT_V1BETA1);
         assert_json_equal(files.items[i], got, beta);
         json_object_put(got);
@@ -488,7 +425,7 @@ static void test_component__conversion_fixtures(void **state)
         json_object_put(got);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 /* convert(convert(x)) is byte-identical to x after canonical encoding, both ways round, over
@@ -515,13 +452,13 @@ static void test_component__round_trips(void **state)
                                        "component/defaults"};
     size_t count = 0;
     for (size_t d = 0; d < CO_ARRAY_SIZE(dirs); d++) {
-        names files = fixture_files(dirs[d]);
+        co_test_names files = co_test_fixture_files(dirs[d], ".json");
         for (size_t i = 0; i < files.len; i++) {
-            json_object *c = load_json(files.items[i]);
+            json_object *c = co_test_fixture_json(files.items[i]);
             static const char *const keys[] = {"v1alpha1", "v1beta1", "object", "expected"};
             int any = 0;
             for (size_t k = 0; k < CO_ARRAY_SIZE(keys); k++) {
-                json_object *o = member(c, keys[k]);
+                json_object *o = co_json_get(c, keys[k], NULL);
                 if (o) {
                     round_trip(files.items[i], o);
                     any = 1;
@@ -534,9 +471,9 @@ static void test_component__round_trips(void **state)
             }
             json_object_put(c);
         }
-        names_free(&files);
+        co_test_names_free(&files);
     }
-    json_object *full = load_json("component/full.json");
+    json_object *full = co_test_fixture_json("component/full.json");
     round_trip("full.json", full);
     json_object_put(full);
     assert_true(count >= 50);
@@ -545,23 +482,23 @@ static void test_component__round_trips(void **state)
 static void test_component__unconvertible_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("component/unconvertible");
+    co_test_names files = co_test_fixture_files("component/unconvertible", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        json_object *o = member(c, "object");
+        json_object *c = co_test_fixture_json(files.items[i]);
+        json_object *o = co_json_get(c, "object", NULL);
         json_object *out = NULL;
         assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, other_version(o)));
         assert_null(out);
-        assert_contains(co_error_last(), json_object_get_string(member(c, "error")));
+        assert_contains(co_error_last(), json_object_get_string(co_json_get(c, "error", NULL)));
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 static void test_component__convert_rejects_unknown_versions(void **state)
 {
     (void)state;
-    json_object *o = load_json("component/valid/minimal.json");
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
     json_object *out = NULL;
     assert_co_fail_with(CO_EINVALID, co_component_convert(&out, o, "core.cs.sap.com/v1"));
     assert_contains(co_error_last(), "cannot convert to \"core.cs.sap.com/v1\"");
@@ -604,11 +541,11 @@ static void test_component__path_to_v1beta1(void **state)
 static void test_component__parse_encode_round_trip(void **state)
 {
     (void)state;
-    names files = fixture_files("component/valid");
+    co_test_names files = co_test_fixture_files("component/valid", ".json");
     files.items = co_xreallocarray(files.items, files.len + 1, sizeof(char *));
     files.items[files.len++] = co_xstrdup("component/full.json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *o = load_json(files.items[i]);
+        json_object *o = co_test_fixture_json(files.items[i]);
         co_component *c = NULL;
         assert_co_pass(co_component_parse(&c, o));
         json_object *back = NULL;
@@ -627,14 +564,14 @@ static void test_component__parse_encode_round_trip(void **state)
         json_object_put(beta);
         json_object_put(o);
     }
-    names_free(&files);
+    co_test_names_free(&files);
     co_component_free(NULL);
 }
 
 static void test_component__parse_reads_every_field(void **state)
 {
     (void)state;
-    json_object *o = load_json("component/full.json");
+    json_object *o = co_test_fixture_json("component/full.json");
     co_component *c = NULL;
     assert_co_pass(co_component_parse(&c, o));
     assert_string_equal(c->ns, "apps");
@@ -678,22 +615,22 @@ static void test_component__parse_reads_every_field(void **state)
 static void test_component__parse_rejects_wrong_types(void **state)
 {
     (void)state;
-    json_object *c = load_json("component/invalid/wrong-types.json");
+    json_object *c = co_test_fixture_json("component/invalid/wrong-types.json");
     co_component *comp = NULL;
-    assert_co_fail_with(CO_EINVALID, co_component_parse(&comp, member(c, "object")));
+    assert_co_fail_with(CO_EINVALID, co_component_parse(&comp, co_json_get(c, "object", NULL)));
     assert_null(comp);
     assert_contains(co_error_last(), "spec.suspend: Invalid value: \"yes\": must be of type "
                                      "boolean");
     json_object_put(c);
     /* semantic problems and unknown fields do not stop parsing */
-    c = load_json("component/invalid/dependencies.json");
-    assert_co_pass(co_component_parse(&comp, member(c, "object")));
+    c = co_test_fixture_json("component/invalid/dependencies.json");
+    assert_co_pass(co_component_parse(&comp, co_json_get(c, "object", NULL)));
     assert_int_equal(comp->spec.n_dependencies, 5);
     assert_null(comp->spec.dependencies[4].name);
     co_component_free(comp);
     json_object_put(c);
-    c = load_json("component/invalid/source-two-set.json");
-    assert_co_pass(co_component_parse(&comp, member(c, "object")));
+    c = co_test_fixture_json("component/invalid/source-two-set.json");
+    assert_co_pass(co_component_parse(&comp, co_json_get(c, "object", NULL)));
     assert_int_equal(comp->spec.source.nkinds, 2);
     assert_int_equal(comp->spec.source.kind, CO_SOURCE_FLUX_BUCKET);
     co_component_free(comp);
@@ -709,7 +646,7 @@ static void test_component__parse_rejects_wrong_types(void **state)
 static void test_component__effective_values(void **state)
 {
     (void)state;
-    json_object *o = load_json("component/valid/minimal.json");
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
     co_component *c = NULL;
     assert_co_pass(co_component_parse(&c, o));
     assert_int_equal(co_component_requeue_ns(c), 600000000000LL);
@@ -728,7 +665,7 @@ static void test_component__effective_values(void **state)
     co_component_free(c);
     json_object_put(o);
 
-    o = load_json("component/valid/intervals.json");
+    o = co_test_fixture_json("component/valid/intervals.json");
     assert_co_pass(co_component_parse(&c, o));
     assert_int_equal(co_component_requeue_ns(c), 5400000000000LL);
     assert_int_equal(co_component_retry_ns(c), 45000000000LL);
@@ -737,7 +674,7 @@ static void test_component__effective_values(void **state)
     co_component_free(c);
     json_object_put(o);
 
-    o = load_json("component/valid/readme-sample.json");
+    o = co_test_fixture_json("component/valid/readme-sample.json");
     assert_co_pass(co_component_parse(&c, o));
     assert_string_equal(co_component_target_namespace(c), "target-ns");
     assert_string_equal(co_component_target_name(c), "target-name");
@@ -750,8 +687,9 @@ static void test_component__effective_values(void **state)
     json_object_put(o);
 
     /* a requeue of zero means the default, and retry/timeout follow the effective value */
-    o = load_json("component/valid/minimal.json");
-    json_object_object_add(member(o, "spec"), "requeueInterval", json_object_new_string("0s"));
+    o = co_test_fixture_json("component/valid/minimal.json");
+    json_object_object_add(co_json_get(o, "spec", NULL), "requeueInterval",
+                           json_object_new_string("0s"));
     assert_co_pass(co_component_parse(&c, o));
     assert_int_equal(co_component_retry_ns(c), 600000000000LL);
     co_component_free(c);
@@ -789,8 +727,8 @@ static void test_component__enum_names(void **state)
 
 static int64_t duration_of(const char *text)
 {
-    json_object *o = load_json("component/valid/minimal.json");
-    json_object_object_add(member(o, "spec"), "timeout", json_object_new_string(text));
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
+    json_object_object_add(co_json_get(o, "spec", NULL), "timeout", json_object_new_string(text));
     co_component *c = NULL;
     assert_co_pass(co_component_parse(&c, o));
     int64_t ns = c->spec.timeout.ns;
@@ -813,11 +751,12 @@ static void test_component__durations(void **state)
     /* overflow parses as unusable (0) and validation reports it */
     assert_int_equal(duration_of("9223372036854775808ns"), 0);
     assert_int_equal(duration_of("2562048h"), 0);
-    json_object *o = load_json("component/valid/minimal.json");
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
     static const char *const bad[] = {"",    "0",   "1",      ".5s",        "5.s", "1d", "-1s",
                                       "+1s", "1 s", "1h 30m", "1\xce\xbcs", "1hh", "s"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
-        json_object_object_add(member(o, "spec"), "timeout", json_object_new_string(bad[i]));
+        json_object_object_add(co_json_get(o, "spec", NULL), "timeout",
+                               json_object_new_string(bad[i]));
         co_field_errors errs = CO_FIELD_ERRORS_INIT;
         assert_int_equal(co_component_validate(&errs, o, NULL, 0), CO_EINVALID);
         assert_int_equal(errs.len, 1);
@@ -850,7 +789,7 @@ static void test_component__field_error_format(void **state)
     co_field_errors_add_str(&errs, CO_FIELD_DUPLICATE, "spec.d", "q\"u\\o\te\n\x01\xff\xc3\xa9",
                             NULL);
     json_object_put(v);
-    names got = error_strings(&errs, 0);
+    co_test_names got = error_strings(&errs, 0);
     assert_int_equal(got.len, 7);
     assert_string_equal(got.items[0], "spec.updatePolicy: Unsupported value: \"Foo\": supported "
                                       "values: \"Recreate\", \"Replace\"");
@@ -861,7 +800,7 @@ static void test_component__field_error_format(void **state)
     assert_string_equal(got.items[5], "spec.n: Invalid value: null: null");
     assert_string_equal(got.items[6],
                         "spec.d: Duplicate value: \"q\\\"u\\\\o\\te\\n\\x01\\xff\xc3\xa9\"");
-    names_free(&got);
+    co_test_names_free(&got);
 
     co_buf b = CO_BUF_INIT(SIZE_MAX);
     co_field_errors one = CO_FIELD_ERRORS_INIT;
@@ -901,7 +840,7 @@ static void test_component__field_error_format(void **state)
 
 /* Leaf paths of a JSON document ("spec.sourceRef.git.ref.branch"), arrays as "[]", not
  * descending into spec.values or metadata. */
-static void json_leaves(names *out, json_object *v, const char *path)
+static void json_leaves(co_test_names *out, json_object *v, const char *path)
 {
     if (strcmp(path, "spec.values") == 0 || strcmp(path, "metadata") == 0) {
         out->items = co_xreallocarray(out->items, out->len + 1, sizeof(char *));
@@ -930,10 +869,10 @@ static void json_leaves(names *out, json_object *v, const char *path)
 }
 
 /* Leaf paths of an OpenAPI schema, with the same conventions. */
-static void schema_leaves(names *out, json_object *s, const char *path)
+static void schema_leaves(co_test_names *out, json_object *s, const char *path)
 {
-    json_object *props = member(s, "properties");
-    json_object *items = member(s, "items");
+    json_object *props = co_json_get(s, "properties", NULL);
+    json_object *items = co_json_get(s, "items", NULL);
     if (props && strcmp(path, "metadata") != 0) {
         json_object_object_foreach (props, key, val) {
             char *p = path[0] ? co_xasprintf("%s.%s", path, key) : co_xstrdup(key);
@@ -953,13 +892,13 @@ static void schema_leaves(names *out, json_object *s, const char *path)
 }
 
 /* Sorts and removes duplicates, into a fresh list. */
-static names unique_sorted(const names *n)
+static co_test_names unique_sorted(const co_test_names *n)
 {
-    names u = {co_xcalloc(n->len + 1, sizeof(char *)), 0};
+    co_test_names u = {co_xcalloc(n->len + 1, sizeof(char *)), 0};
     char **sorted = co_xcalloc(n->len + 1, sizeof(char *));
     memcpy(sorted, n->items, n->len * sizeof(char *));
     if (n->len > 1) {
-        qsort(sorted, n->len, sizeof(char *), cmp_str);
+        qsort(sorted, n->len, sizeof(char *), co_test_strcmp_ptr);
     }
     for (size_t i = 0; i < n->len; i++) {
         if (u.len == 0 || strcmp(u.items[u.len - 1], sorted[i]) != 0) {
@@ -970,12 +909,13 @@ static names unique_sorted(const names *n)
     return u;
 }
 
-static void assert_same_fields(const char *what, const names *all_a, const names *all_b)
+static void
+assert_same_fields(const char *what, const co_test_names *all_a, const co_test_names *all_b)
 {
-    names ua = unique_sorted(all_a);
-    names ub = unique_sorted(all_b);
-    const names *a = &ua;
-    const names *b = &ub;
+    co_test_names ua = unique_sorted(all_a);
+    co_test_names ub = unique_sorted(all_b);
+    const co_test_names *a = &ua;
+    const co_test_names *b = &ub;
     size_t i = 0;
     size_t j = 0;
     while (i < a->len || j < b->len) {
@@ -988,8 +928,8 @@ static void assert_same_fields(const char *what, const names *all_a, const names
         i++;
         j++;
     }
-    names_free(&ua);
-    names_free(&ub);
+    co_test_names_free(&ua);
+    co_test_names_free(&ub);
 }
 
 /* The model holds one source variant at a time; these give full.json each of them in turn. */
@@ -1010,20 +950,20 @@ static void test_component__crd_schema_matches_model(void **state)
     (void)state;
     json_object *crd = NULL;
     assert_co_pass(co_component_crd(&crd));
-    json_object *versions = member(member(crd, "spec"), "versions");
+    json_object *versions = co_json_get(crd, "spec", "versions", NULL);
     assert_int_equal(json_object_array_length(versions), 2);
     for (size_t v = 0; v < 2; v++) {
         json_object *ver = json_object_array_get_idx(versions, v);
-        const char *name = json_object_get_string(member(ver, "name"));
-        json_object *schema = member(member(ver, "schema"), "openAPIV3Schema");
-        names from_schema = {NULL, 0};
-        names from_model = {NULL, 0};
+        const char *name = json_object_get_string(co_json_get(ver, "name", NULL));
+        json_object *schema = co_json_get(ver, "schema", "openAPIV3Schema", NULL);
+        co_test_names from_schema = {NULL, 0};
+        co_test_names from_model = {NULL, 0};
         schema_leaves(&from_schema, schema, "");
         for (size_t k = 0; k < CO_ARRAY_SIZE(source_variants); k++) {
             /* the model's view of the fields: what parse + encode keep of the complete
              * fixture; git's ref fields are exclusive, the model still carries all four */
-            json_object *full = load_json("component/full.json");
-            json_object_object_add(member(full, "spec"), "sourceRef",
+            json_object *full = co_test_fixture_json("component/full.json");
+            json_object_object_add(co_json_get(full, "spec", NULL), "sourceRef",
                                    json_tokener_parse(source_variants[k]));
             co_component *c = NULL;
             assert_co_pass(co_component_parse(&c, full));
@@ -1039,8 +979,8 @@ static void test_component__crd_schema_matches_model(void **state)
         }
         assert_true(from_schema.len > 80);
         assert_same_fields(name, &from_schema, &from_model);
-        names_free(&from_schema);
-        names_free(&from_model);
+        co_test_names_free(&from_schema);
+        co_test_names_free(&from_model);
     }
     json_object_put(crd);
 }
@@ -1086,46 +1026,46 @@ static void test_component__crd_shape(void **state)
     (void)state;
     json_object *crd = NULL;
     assert_co_pass(co_component_crd(&crd));
-    json_object *spec = member(crd, "spec");
-    assert_string_equal(json_object_get_string(member(spec, "scope")), "Namespaced");
-    json_object *names_o = member(spec, "names");
-    assert_string_equal(
-        json_object_get_string(json_object_array_get_idx(member(names_o, "shortNames"), 0)),
-        "comp");
-    assert_null(member(names_o, "categories"));
-    json_object *conv = member(spec, "conversion");
-    assert_string_equal(json_object_get_string(member(conv, "strategy")), "Webhook");
-    assert_string_equal(
-        json_object_get_string(
-            member(member(member(member(conv, "webhook"), "clientConfig"), "service"), "path")),
-        "/convert");
-    json_object *versions = member(spec, "versions");
+    json_object *spec = co_json_get(crd, "spec", NULL);
+    assert_string_equal(json_object_get_string(co_json_get(spec, "scope", NULL)), "Namespaced");
+    json_object *names_o = co_json_get(spec, "names", NULL);
+    assert_string_equal(json_object_get_string(
+                            json_object_array_get_idx(co_json_get(names_o, "shortNames", NULL), 0)),
+                        "comp");
+    assert_null(co_json_get(names_o, "categories", NULL));
+    json_object *conv = co_json_get(spec, "conversion", NULL);
+    assert_string_equal(json_object_get_string(co_json_get(conv, "strategy", NULL)), "Webhook");
+    assert_string_equal(json_object_get_string(
+                            co_json_get(conv, "webhook", "clientConfig", "service", "path", NULL)),
+                        "/convert");
+    json_object *versions = co_json_get(spec, "versions", NULL);
     for (size_t v = 0; v < 2; v++) {
         json_object *ver = json_object_array_get_idx(versions, v);
-        assert_true(json_object_get_boolean(member(ver, "served")));
-        assert_int_equal(json_object_get_boolean(member(ver, "storage")), v == 0);
-        assert_non_null(member(member(ver, "subresources"), "status"));
-        json_object *cols = member(ver, "additionalPrinterColumns");
+        assert_true(json_object_get_boolean(co_json_get(ver, "served", NULL)));
+        assert_int_equal(json_object_get_boolean(co_json_get(ver, "storage", NULL)), v == 0);
+        assert_non_null(co_json_get(ver, "subresources", "status", NULL));
+        json_object *cols = co_json_get(ver, "additionalPrinterColumns", NULL);
         assert_int_equal(json_object_array_length(cols), 3);
-        assert_string_equal(
-            json_object_get_string(member(json_object_array_get_idx(cols, 1), "jsonPath")),
-            ".status.conditions[?(@.type=='Ready')].reason");
-        json_object *root = member(member(ver, "schema"), "openAPIV3Schema");
-        json_object *props = member(root, "properties");
-        json_object *status = member(props, "status");
+        assert_string_equal(json_object_get_string(
+                                co_json_get(json_object_array_get_idx(cols, 1), "jsonPath", NULL)),
+                            ".status.conditions[?(@.type=='Ready')].reason");
+        json_object *root = co_json_get(ver, "schema", "openAPIV3Schema", NULL);
+        json_object *props = co_json_get(root, "properties", NULL);
+        json_object *status = co_json_get(props, "status", NULL);
         assert_int_equal(
-            json_object_get_int(member(member(status, "default"), "observedGeneration")), -1);
+            json_object_get_int(co_json_get(status, "default", "observedGeneration", NULL)), -1);
         /* preserve-unknown-fields only on values */
         char *text = co_xstrdup(json_object_to_json_string(root));
         const char *p = strstr(text, "x-kubernetes-preserve-unknown-fields");
         assert_non_null(p);
         assert_null(strstr(p + 1, "x-kubernetes-preserve-unknown-fields"));
         free(text);
-        json_object *spec_props = member(member(props, "spec"), "properties");
-        assert_true(json_object_get_boolean(
-            member(member(spec_props, "values"), "x-kubernetes-preserve-unknown-fields")));
-        json_object *src = member(spec_props, v == 0 ? "sourceRef" : "source");
-        assert_int_equal(json_object_array_length(member(src, "oneOf")), 6);
+        json_object *spec_props = co_json_get(props, "spec", "properties", NULL);
+        assert_true(
+            json_object_get_boolean(co_json_get(co_json_get(spec_props, "values", NULL),
+                                                "x-kubernetes-preserve-unknown-fields", NULL)));
+        json_object *src = co_json_get(spec_props, v == 0 ? "sourceRef" : "source", NULL);
+        assert_int_equal(json_object_array_length(co_json_get(src, "oneOf", NULL)), 6);
     }
     json_object_put(crd);
 }
@@ -1139,10 +1079,10 @@ static void assert_described(json_object *s, const char *path)
                             "{\"type\":\"object\"}");
         return;
     }
-    if (!member(s, "description")) {
+    if (!co_json_get(s, "description", NULL)) {
         fail_msg("%s has no description", path);
     }
-    json_object *props = member(s, "properties");
+    json_object *props = co_json_get(s, "properties", NULL);
     if (props) {
         json_object_object_foreach (props, key, val) {
             char *p = co_xasprintf("%s.%s", path, key);
@@ -1150,7 +1090,7 @@ static void assert_described(json_object *s, const char *path)
             free(p);
         }
     }
-    json_object *items = member(s, "items");
+    json_object *items = co_json_get(s, "items", NULL);
     if (items) {
         char *p = co_xasprintf("%s[]", path);
         assert_described(items, p);
@@ -1163,10 +1103,10 @@ static void test_component__crd_fields_are_described(void **state)
     (void)state;
     json_object *crd = NULL;
     assert_co_pass(co_component_crd(&crd));
-    json_object *versions = member(member(crd, "spec"), "versions");
+    json_object *versions = co_json_get(crd, "spec", "versions", NULL);
     for (size_t v = 0; v < 2; v++) {
         json_object *ver = json_object_array_get_idx(versions, v);
-        assert_described(member(member(ver, "schema"), "openAPIV3Schema"), "<root>");
+        assert_described(co_json_get(ver, "schema", "openAPIV3Schema", NULL), "<root>");
     }
     json_object_put(crd);
 }

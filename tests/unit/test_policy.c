@@ -13,78 +13,13 @@
 
 #include "co/component.h"
 #include "co/depgraph.h"
+#include "co/json.h"
 #include "co/policy.h"
 #include "tests/support/test_support.h"
 
-typedef struct names {
-    char **items;
-    size_t len;
-} names;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static names fixture_files(const char *dir)
-{
-    names n = {NULL, 0};
-    char *path = co_test_fixture_path(dir);
-    DIR *d = opendir(path);
-    if (!d) {
-        fail_msg("cannot open fixture directory %s", path);
-        free(path);
-        return n;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one thread
-        size_t len = strlen(e->d_name);
-        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
-            n.items = co_xreallocarray(n.items, n.len + 1, sizeof(char *));
-            n.items[n.len++] = co_xasprintf("%s/%s", dir, e->d_name);
-        }
-    }
-    closedir(d);
-    free(path);
-    if (n.len == 0) {
-        fail_msg("no fixtures in %s", dir);
-        return n;
-    }
-    qsort(n.items, n.len, sizeof(char *), cmp_str);
-    return n;
-}
-
-static void names_free(names *n)
-{
-    for (size_t i = 0; i < n->len; i++) {
-        free(n->items[i]);
-    }
-    free(n->items);
-}
-
-static json_object *load_json(const char *rel)
-{
-    char *text = co_test_fixture(rel, NULL);
-    json_object *o = json_tokener_parse(text);
-    if (!o) {
-        fail_msg("fixture %s is not valid JSON", rel);
-    }
-    free(text);
-    return o;
-}
-
-static json_object *member(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v)) {
-        return NULL;
-    }
-    return v;
-}
-
 static const char *str_member(json_object *o, const char *key)
 {
-    json_object *v = member(o, key);
+    json_object *v = co_json_get(o, key, NULL);
     return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
@@ -93,9 +28,9 @@ static const char *str_member(json_object *o, const char *key)
 static void test_policy__valid_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("policy/valid");
+    co_test_names files = co_test_fixture_files("policy/valid", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *o = load_json(files.items[i]);
+        json_object *o = co_test_fixture_json(files.items[i]);
         co_field_errors errs = CO_FIELD_ERRORS_INIT;
         if (co_policy_validate(&errs, o, 0) != 0) {
             co_buf b = CO_BUF_INIT(SIZE_MAX);
@@ -104,36 +39,37 @@ static void test_policy__valid_fixtures(void **state)
         }
         co_policy *p = NULL;
         assert_co_pass(co_policy_parse(&p, o));
-        assert_string_equal(co_policy_name(p), str_member(member(o, "metadata"), "name"));
+        assert_string_equal(co_policy_name(p),
+                            str_member(co_json_get(o, "metadata", NULL), "name"));
         co_policy_free(p);
         json_object_put(o);
     }
-    names_free(&files);
+    co_test_names_free(&files);
     co_policy_free(NULL);
 }
 
 static void test_policy__invalid_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("policy/invalid");
+    co_test_names files = co_test_fixture_files("policy/invalid", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
+        json_object *c = co_test_fixture_json(files.items[i]);
         co_field_errors errs = CO_FIELD_ERRORS_INIT;
-        assert_int_equal(co_policy_validate(&errs, member(c, "object"), 0), CO_EINVALID);
-        json_object *want = member(c, "errors");
-        names got = {co_xcalloc(errs.len + 1, sizeof(char *)), errs.len};
+        assert_int_equal(co_policy_validate(&errs, co_json_get(c, "object", NULL), 0), CO_EINVALID);
+        json_object *want = co_json_get(c, "errors", NULL);
+        co_test_names got = {co_xcalloc(errs.len + 1, sizeof(char *)), errs.len};
         for (size_t k = 0; k < errs.len; k++) {
             co_buf b = CO_BUF_INIT(SIZE_MAX);
             assert_int_equal(co_field_error_format(&b, &errs.items[k]), 0);
             got.items[k] = co_buf_take(&b, NULL);
         }
         size_t nwant = json_object_array_length(want);
-        names w = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
+        co_test_names w = {co_xcalloc(nwant + 1, sizeof(char *)), nwant};
         for (size_t k = 0; k < nwant; k++) {
             w.items[k] = co_xstrdup(json_object_get_string(json_object_array_get_idx(want, k)));
         }
-        qsort(got.items, got.len, sizeof(char *), cmp_str);
-        qsort(w.items, w.len, sizeof(char *), cmp_str);
+        qsort(got.items, got.len, sizeof(char *), co_test_strcmp_ptr);
+        qsort(w.items, w.len, sizeof(char *), co_test_strcmp_ptr);
         int same = got.len == w.len;
         for (size_t k = 0; same && k < got.len; k++) {
             same = strcmp(got.items[k], w.items[k]) == 0;
@@ -151,16 +87,16 @@ static void test_policy__invalid_fixtures(void **state)
         /* an invalid policy never enters a set */
         co_policy_set *set = NULL;
         assert_co_pass(co_policy_set_new(&set));
-        assert_co_fail_with(CO_EINVALID, co_policy_set_put(set, member(c, "object")));
+        assert_co_fail_with(CO_EINVALID, co_policy_set_put(set, co_json_get(c, "object", NULL)));
         assert_contains(co_error_last(), "invalid ComponentPolicy");
         assert_int_equal(co_policy_set_size(set), 0);
         co_policy_set_free(set);
-        names_free(&got);
-        names_free(&w);
+        co_test_names_free(&got);
+        co_test_names_free(&w);
         co_field_errors_dispose(&errs);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 /* --- evaluation ------------------------------------------------------------------------------ */
@@ -173,26 +109,26 @@ typedef struct request_holder {
 
 static void build_request(request_holder *h, json_object *c)
 {
-    json_object *r = member(c, "request");
+    json_object *r = co_json_get(c, "request", NULL);
     memset(h, 0, sizeof(*h));
     h->req.ns = str_member(r, "namespace");
-    h->req.namespace_labels = member(r, "namespaceLabels");
+    h->req.namespace_labels = co_json_get(r, "namespaceLabels", NULL);
     h->req.username = str_member(r, "username");
-    json_object *unknown = member(r, "unknownUser");
+    json_object *unknown = co_json_get(r, "unknownUser", NULL);
     if (!h->req.username && !(unknown && json_object_get_boolean(unknown))) {
         h->req.username = "tester";
     }
-    json_object *groups = member(r, "groups");
+    json_object *groups = co_json_get(r, "groups", NULL);
     for (size_t i = 0; groups && i < json_object_array_length(groups) && i < 8; i++) {
         h->groups[h->req.ngroups++] = json_object_get_string(json_object_array_get_idx(groups, i));
     }
     h->req.groups = h->groups;
-    json_object *graph = member(c, "graph");
+    json_object *graph = co_json_get(c, "graph", NULL);
     if (graph) {
         assert_co_pass(co_depgraph_new(&h->graph));
         for (size_t i = 0; i < json_object_array_length(graph); i++) {
             json_object *n = json_object_array_get_idx(graph, i);
-            json_object *deps = member(n, "deps");
+            json_object *deps = co_json_get(n, "deps", NULL);
             const char *d[16];
             size_t nd = 0;
             for (size_t k = 0; k < json_object_array_length(deps) && k < 16; k++) {
@@ -217,20 +153,20 @@ static co_policy_set *build_set(json_object *policies)
 static void test_policy__evaluate_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("policy/evaluate");
+    co_test_names files = co_test_fixture_files("policy/evaluate", ".json");
     assert_true(files.len >= 20);
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        co_policy_set *set = build_set(member(c, "policies"));
+        json_object *c = co_test_fixture_json(files.items[i]);
+        co_policy_set *set = build_set(co_json_get(c, "policies", NULL));
         request_holder h;
         build_request(&h, c);
         co_component *comp = NULL;
-        assert_co_pass(co_component_parse(&comp, member(c, "component")));
+        assert_co_pass(co_component_parse(&comp, co_json_get(c, "component", NULL)));
         co_policy_result res;
         assert_co_pass(co_policy_evaluate(&res, set, comp, &h.req));
 
-        json_object *expect = member(c, "expect");
-        json_object *want = member(expect, "violations");
+        json_object *expect = co_json_get(c, "expect", NULL);
+        json_object *want = co_json_get(expect, "violations", NULL);
         const char *verdict = str_member(expect, "verdict");
         const char *got_verdict = co_policy_action_name(res.verdict);
         if (strcmp(verdict, got_verdict ? got_verdict : "None") != 0 ||
@@ -264,7 +200,7 @@ static void test_policy__evaluate_fixtures(void **state)
         co_policy_set_free(set);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 static void test_policy__violation_format(void **state)
@@ -304,15 +240,15 @@ static void expect_default(json_object *want, const char *key, const char *got)
 static void test_policy__defaults_fixtures(void **state)
 {
     (void)state;
-    names files = fixture_files("policy/defaults");
+    co_test_names files = co_test_fixture_files("policy/defaults", ".json");
     for (size_t i = 0; i < files.len; i++) {
-        json_object *c = load_json(files.items[i]);
-        co_policy_set *set = build_set(member(c, "policies"));
+        json_object *c = co_test_fixture_json(files.items[i]);
+        co_policy_set *set = build_set(co_json_get(c, "policies", NULL));
         request_holder h;
         build_request(&h, c);
         co_policy_defaults d;
         assert_co_pass(co_policy_defaults_merge(&d, set, &h.req));
-        json_object *want = member(member(c, "expect"), "defaults");
+        json_object *want = co_json_get(c, "expect", "defaults", NULL);
         expect_default(want, "requeueInterval", d.defaults.requeue_interval);
         expect_default(want, "retryInterval", d.defaults.retry_interval);
         expect_default(want, "timeout", d.defaults.timeout);
@@ -323,7 +259,7 @@ static void test_policy__defaults_fixtures(void **state)
         expect_default(want, "deletePolicy", co_delete_policy_name(d.defaults.delete_policy));
         expect_default(want, "missingNamespacesPolicy",
                        co_missing_namespaces_policy_name(d.defaults.missing_namespaces_policy));
-        json_object *warnings = member(member(c, "expect"), "warnings");
+        json_object *warnings = co_json_get(c, "expect", "warnings", NULL);
         assert_int_equal(d.nwarnings, json_object_array_length(warnings));
         for (size_t k = 0; k < d.nwarnings; k++) {
             assert_string_equal(d.warnings[k],
@@ -334,15 +270,15 @@ static void test_policy__defaults_fixtures(void **state)
         co_policy_set_free(set);
         json_object_put(c);
     }
-    names_free(&files);
+    co_test_names_free(&files);
 }
 
 /* Policy defaults flow through co_component_default(). */
 static void test_policy__defaults_reach_the_component(void **state)
 {
     (void)state;
-    json_object *c = load_json("policy/defaults/merge.json");
-    co_policy_set *set = build_set(member(c, "policies"));
+    json_object *c = co_test_fixture_json("policy/defaults/merge.json");
+    co_policy_set *set = build_set(co_json_get(c, "policies", NULL));
     co_policy_request req = {.ns = "apps", .username = "u"};
     co_policy_defaults d;
     assert_co_pass(co_policy_defaults_merge(&d, set, &req));
@@ -352,12 +288,13 @@ static void test_policy__defaults_reach_the_component(void **state)
         "\"https://h/r.git\",\"ref\":{\"tag\":\"v1\"}}}}}");
     json_object *out = NULL;
     assert_co_pass(co_component_default(&out, comp, NULL, &d.defaults));
-    json_object *spec = member(out, "spec");
-    assert_string_equal(str_member(member(spec, "intervals"), "requeue"), "30m");
-    assert_string_equal(str_member(member(spec, "intervals"), "retry"), "30m");
-    assert_string_equal(str_member(member(spec, "intervals"), "timeout"), "1h");
-    assert_string_equal(str_member(member(spec, "policies"), "delete"), "Orphan");
-    assert_string_equal(str_member(member(spec, "target"), "serviceAccountName"), "team");
+    json_object *spec = co_json_get(out, "spec", NULL);
+    assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "requeue"), "30m");
+    assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "retry"), "30m");
+    assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "timeout"), "1h");
+    assert_string_equal(str_member(co_json_get(spec, "policies", NULL), "delete"), "Orphan");
+    assert_string_equal(str_member(co_json_get(spec, "target", NULL), "serviceAccountName"),
+                        "team");
     json_object_put(out);
     json_object_put(comp);
     co_policy_defaults_dispose(&d);
@@ -416,7 +353,7 @@ static void test_policy__set_keeps_name_order_and_replaces(void **state)
 static void test_policy__applies(void **state)
 {
     (void)state;
-    json_object *o = load_json("policy/valid/everything.json");
+    json_object *o = co_test_fixture_json("policy/valid/everything.json");
     co_policy *p = NULL;
     assert_co_pass(co_policy_parse(&p, o));
     json_object *labels = json_tokener_parse("{\"tenant\":\"true\",\"env\":\"prod\"}");
@@ -470,28 +407,24 @@ static void test_policy__committed_crd_is_generated(void **state)
 
     json_object *crd = NULL;
     assert_co_pass(co_policy_crd(&crd));
-    json_object *spec = member(crd, "spec");
+    json_object *spec = co_json_get(crd, "spec", NULL);
     assert_string_equal(str_member(spec, "scope"), "Cluster");
-    json_object *v = json_object_array_get_idx(member(spec, "versions"), 0);
-    json_object *props = member(member(member(v, "schema"), "openAPIV3Schema"), "properties");
-    json_object *action =
-        member(member(member(member(member(member(member(props, "spec"), "properties"), "rules"),
-                                    "properties"),
-                             "sourceKinds"),
-                      "properties"),
-               "action");
+    json_object *v = json_object_array_get_idx(co_json_get(spec, "versions", NULL), 0);
+    json_object *props = co_json_get(v, "schema", "openAPIV3Schema", "properties", NULL);
+    json_object *action = co_json_get(props, "spec", "properties", "rules", "properties",
+                                      "sourceKinds", "properties", "action", NULL);
     assert_string_equal(str_member(action, "default"), "Deny");
     json_object_put(crd);
 }
 
 /* Every field the policy schema has is used by the valid "everything" fixture (so nothing in
  * the CRD is left without parsing code exercising it). */
-static void leaves(names *out, json_object *v, const char *path, int schema)
+static void leaves(co_test_names *out, json_object *v, const char *path, int schema)
 {
-    json_object *next = schema ? member(v, "properties") : v;
-    if (schema && !next && member(v, "items")) {
+    json_object *next = schema ? co_json_get(v, "properties", NULL) : v;
+    if (schema && !next && co_json_get(v, "items", NULL)) {
         char *p = co_xasprintf("%s[]", path);
-        leaves(out, member(v, "items"), p, schema);
+        leaves(out, co_json_get(v, "items", NULL), p, schema);
         free(p);
         return;
     }
@@ -521,18 +454,16 @@ static void test_policy__fixture_covers_schema(void **state)
     (void)state;
     json_object *crd = NULL;
     assert_co_pass(co_policy_crd(&crd));
-    json_object *v = json_object_array_get_idx(member(member(crd, "spec"), "versions"), 0);
-    names a = {NULL, 0};
-    names b = {NULL, 0};
-    leaves(&a, member(member(v, "schema"), "openAPIV3Schema"), "", 1);
+    json_object *v = json_object_array_get_idx(co_json_get(crd, "spec", "versions", NULL), 0);
+    co_test_names a = {NULL, 0};
+    co_test_names b = {NULL, 0};
+    leaves(&a, co_json_get(v, "schema", "openAPIV3Schema", NULL), "", 1);
     /* the API server accepts nothing but a type for metadata */
-    assert_string_equal(
-        json_object_to_json_string_ext(
-            member(member(member(member(v, "schema"), "openAPIV3Schema"), "properties"),
-                   "metadata"),
-            JSON_C_TO_STRING_PLAIN),
-        "{\"type\":\"object\"}");
-    json_object *o = load_json("policy/valid/everything.json");
+    assert_string_equal(json_object_to_json_string_ext(co_json_get(v, "schema", "openAPIV3Schema",
+                                                                   "properties", "metadata", NULL),
+                                                       JSON_C_TO_STRING_PLAIN),
+                        "{\"type\":\"object\"}");
+    json_object *o = co_test_fixture_json("policy/valid/everything.json");
     leaves(&b, o, "", 0);
     for (size_t i = 0; i < a.len; i++) {
         int found = 0;
@@ -544,8 +475,8 @@ static void test_policy__fixture_covers_schema(void **state)
         }
     }
     assert_true(a.len > 30);
-    names_free(&a);
-    names_free(&b);
+    co_test_names_free(&a);
+    co_test_names_free(&b);
     json_object_put(o);
     json_object_put(crd);
 }
