@@ -49,12 +49,12 @@ wait_for() {
         fi
         sleep 0.5
     done
-    tap_fail "$desc" "command: $*" "$out" "--- status:" "$(k -n "$ns" get component demo -o jsonpath="{.status}" 2>&1)" "--- controller log (tail):" "$(tail -n 30 "$work/controller.log")"
+    tap_fail "$desc" "command: $*" "$out" "--- status:" "$(k -n "$ns" get "$COMP" demo -o jsonpath="{.status}" 2>&1)" "--- controller log (tail):" "$(tail -n 30 "$work/controller.log")"
     return 1
 }
 
 state_is() { # NAME STATE
-    [ "$(k -n "$ns" get component "$1" -o jsonpath='{.status.state}')" = "$2" ]
+    [ "$(k -n "$ns" get "$COMP" "$1" -o jsonpath='{.status.state}')" = "$2" ]
 }
 
 # --- the artifact server ----------------------------------------------------------------------
@@ -110,6 +110,10 @@ PY
 http_port=$(free_port)
 python3 "$work/server.py" "$http_port" "$work/www" &
 http_pid=$!
+
+# The storage version, named explicitly: `component` alone means the preferred v1beta1, which
+# goes through the conversion webhook — not running in this suite.
+COMP=components.v1alpha1.core.cs.sap.com
 
 # --- cluster set-up -----------------------------------------------------------------------------
 crd=$ROOT/crds/core.cs.sap.com_components.yaml
@@ -174,13 +178,13 @@ if [ ${#owner} = 52 ]; then
 else
     tap_fail "test_controller__dependents_carry_the_owner_label" "label: '$owner'"
 fi
-inv=$(k -n "$ns" get component demo -o jsonpath='{range .status.inventory[*]}{.kind}/{.name}={.phase} {end}')
+inv=$(k -n "$ns" get "$COMP" demo -o jsonpath='{range .status.inventory[*]}{.kind}/{.name}={.phase} {end}')
 case "$inv" in
 *ConfigMap/demo-config=Ready*Deployment/demo=Ready* | *Deployment/demo=Ready*ConfigMap/demo-config=Ready*)
     tap_ok "test_controller__inventory_lists_the_dependents" ;;
 *) tap_fail "test_controller__inventory_lists_the_dependents" "inventory: $inv" ;;
 esac
-rev1=$(k -n "$ns" get component demo -o jsonpath='{.status.lastAppliedRevision}')
+rev1=$(k -n "$ns" get "$COMP" demo -o jsonpath='{.status.lastAppliedRevision}')
 
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics" 2>&1)
 if printf '%s' "$metrics" | grep -q "component_operator_runtime_component_state{.*name=\"demo\",state=\"Ready\"} 1"; then
@@ -192,13 +196,13 @@ fi
 # a new artifact version: the ConfigMap changes (picked up by the leader-only poller or requeue)
 sed -i 's/greeting: hello/greeting: bonjour/' "$work/src/v1/app/objects.yaml"
 tar -C "$work/src/v1" -czf "$work/www/demo.tar.gz.new" app && mv "$work/www/demo.tar.gz.new" "$work/www/demo.tar.gz"
-k -n "$ns" annotate component demo touch=1 >/dev/null
+k -n "$ns" annotate "$COMP" demo touch=1 >/dev/null
 wait_for "test_controller__new_artifact_is_applied" 120 \
     bash -c "[ \"\$($KUBECTL --kubeconfig $CO_TEST_KUBECONFIG -n $ns get configmap demo-config -o jsonpath='{.data.greeting}')\" = bonjour ]"
 wait_for "test_controller__ready_again_with_new_revision" 120 \
-    bash -c "[ \"\$($KUBECTL --kubeconfig $CO_TEST_KUBECONFIG -n $ns get component demo -o jsonpath='{.status.state}/{.status.lastAppliedRevision}')\" != \"Ready/$rev1\" ] && [ \"\$($KUBECTL --kubeconfig $CO_TEST_KUBECONFIG -n $ns get component demo -o jsonpath='{.status.state}')\" = Ready ]"
+    bash -c "[ \"\$($KUBECTL --kubeconfig $CO_TEST_KUBECONFIG -n $ns get $COMP demo -o jsonpath='{.status.state}/{.status.lastAppliedRevision}')\" != \"Ready/$rev1\" ] && [ \"\$($KUBECTL --kubeconfig $CO_TEST_KUBECONFIG -n $ns get $COMP demo -o jsonpath='{.status.state}')\" = Ready ]"
 
-tap_check "test_controller__kubectl_deletes_the_component" k -n "$ns" delete component demo --timeout=120s
+tap_check "test_controller__kubectl_deletes_the_component" k -n "$ns" delete "$COMP" demo --timeout=120s
 if k -n "$ns" get configmap demo-config >/dev/null 2>&1; then
     tap_fail "test_controller__deletion_removes_dependents" "configmap demo-config still exists"
 else
