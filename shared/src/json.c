@@ -542,6 +542,24 @@ static int expect_literal(parser *ps, const char *word)
     return 0;
 }
 
+/* After a member or element: skips a ',' (returns 1: another follows) or the closing
+ * @p close (returns 0); anything else is an error naming the container @p what. */
+static int next_or_close(parser *ps, char close, const char *what)
+{
+    char cb[16];
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+        ps->p++;
+        return 1;
+    }
+    if (ps->p < ps->end && *ps->p == close) {
+        ps->p++;
+        return 0;
+    }
+    return perr(ps, ps->p, "expected ',' or '%c' in %s, found %s", close, what,
+                describe(ps, ps->p, cb));
+}
+
 static int parse_object(parser *ps, struct json_object **out)
 {
     struct json_object *obj = json_object_new_object();
@@ -584,17 +602,12 @@ static int parse_object(parser *ps, struct json_object **out)
         }
         json_object_object_add(obj, key, val);
         free(key);
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
+        if ((rc = next_or_close(ps, '}', "object")) <= 0) {
+            if (rc == 0) {
+                break;
+            }
+            goto fail;
         }
-        if (ps->p < ps->end && *ps->p == '}') {
-            ps->p++;
-            break;
-        }
-        rc = perr(ps, ps->p, "expected ',' or '}' in object, found %s", describe(ps, ps->p, cb));
-        goto fail;
     }
     *out = obj;
     return 0;
@@ -606,7 +619,6 @@ fail:
 static int parse_array(parser *ps, struct json_object **out)
 {
     struct json_object *arr = json_object_new_array();
-    char cb[16];
     int rc = 0;
     ps->p++; /* '[' */
     skip_ws(ps);
@@ -621,17 +633,12 @@ static int parse_array(parser *ps, struct json_object **out)
             goto fail;
         }
         json_object_array_add(arr, val);
-        skip_ws(ps);
-        if (ps->p < ps->end && *ps->p == ',') {
-            ps->p++;
-            continue;
+        if ((rc = next_or_close(ps, ']', "array")) <= 0) {
+            if (rc == 0) {
+                break;
+            }
+            goto fail;
         }
-        if (ps->p < ps->end && *ps->p == ']') {
-            ps->p++;
-            break;
-        }
-        rc = perr(ps, ps->p, "expected ',' or ']' in array, found %s", describe(ps, ps->p, cb));
-        goto fail;
     }
     *out = arr;
     return 0;
