@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "co/caps.h"
+#include "co/duration.h"
 #include "co/error.h"
 #include "schema_int.h"
 
@@ -907,12 +908,12 @@ static void check_interval(co_buf *b, const char *what, int64_t value, int64_t b
     if (!bound || (max ? value <= bound : value >= bound)) {
         return;
     }
-    char *v = co_schema__duration_string(value);
-    char *l = co_schema__duration_string(bound);
+    char v[CO_DURATION_STR_MAX];
+    char l[CO_DURATION_STR_MAX];
+    co_duration_format(v, value);
+    co_duration_format(l, bound);
     msg_add(b, "%s %s is %s the %s of %s", what, v, max ? "above" : "below",
             max ? "maximum" : "minimum", l);
-    free(v);
-    free(l);
 }
 
 /* Evaluates the rules of one policy against the Component, filling the slots. */

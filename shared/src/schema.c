@@ -16,6 +16,7 @@
 
 #include "co/caps.h"
 #include "co/common.h"
+#include "co/duration.h"
 #include "co/error.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -68,154 +69,58 @@ const char *co_json__str(const struct json_object *obj, const char *key)
  * Go durations
  * ------------------------------------------------------------------------------------------- */
 
-static const struct {
-    const char *name;
-    uint64_t ns;
-} duration_units[] = {
-    /* longest names first, so "ms" is not read as "m" */
-    {"ns", 1ULL},       {"us", 1000ULL},      {"\xc2\xb5s", 1000ULL}, /* U+00B5 micro sign, the only
-                                                                         micro the CRD pattern
-                                                                         admits */
-    {"ms", 1000000ULL}, {"s", 1000000000ULL}, {"m", 60000000000ULL},  {"h", 3600000000000ULL},
-};
+/* Length of the duration unit at @p p, or 0. "ms" is tried before "m". */
+static size_t duration_unit_len(const char *p)
+{
+    static const char *const units[] = {"ns", "us", "\xc2\xb5s", "ms", "s", "m", "h"};
+    for (size_t u = 0; u < CO_ARRAY_SIZE(units); u++) {
+        size_t len = strlen(units[u]);
+        if (strncmp(p, units[u], len) == 0) {
+            return len;
+        }
+    }
+    return 0;
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 int co_schema__duration(const char *str, int64_t *ns_out)
 {
     const char *p = str;
-    uint64_t total = 0;
-    int overflow = 0;
     if (!*p) {
         return 0;
     }
     while (*p) {
-        if (*p < '0' || *p > '9') {
+        if (!is_digit(*p)) {
             return 0;
         }
-        uint64_t whole = 0;
-        while (*p >= '0' && *p <= '9') {
-            if (whole > (UINT64_MAX - 9) / 10) {
-                overflow = 1;
-            } else {
-                whole = whole * 10 + (uint64_t)(*p - '0');
-            }
+        while (is_digit(*p)) {
             p++;
         }
-        /* Go keeps the leading digits of a fraction that fit and ignores the rest */
-        uint64_t frac = 0;
-        double scale = 1;
         if (*p == '.') {
             p++;
-            if (*p < '0' || *p > '9') {
+            if (!is_digit(*p)) {
                 return 0;
             }
-            int full = 0;
-            while (*p >= '0' && *p <= '9') {
-                if (!full && frac <= (UINT64_MAX / 10 - 9)) {
-                    frac = frac * 10 + (uint64_t)(*p - '0');
-                    scale *= 10;
-                } else {
-                    full = 1;
-                }
+            while (is_digit(*p)) {
                 p++;
             }
         }
-        size_t u;
-        size_t ulen = 0;
-        for (u = 0; u < CO_ARRAY_SIZE(duration_units); u++) {
-            ulen = strlen(duration_units[u].name);
-            if (strncmp(p, duration_units[u].name, ulen) == 0) {
-                break;
-            }
-        }
-        if (u == CO_ARRAY_SIZE(duration_units)) {
+        size_t ulen = duration_unit_len(p);
+        if (!ulen) {
             return 0;
         }
         p += ulen;
-        uint64_t unit = duration_units[u].ns;
-        if (whole > (UINT64_C(1) << 63) / unit) {
-            overflow = 1;
-            continue;
-        }
-        uint64_t v = whole * unit;
-        if (frac > 0) {
-            v += (uint64_t)((double)frac * ((double)unit / scale));
-            if (v > (UINT64_C(1) << 63)) {
-                overflow = 1;
-                continue;
-            }
-        }
-        total += v;
-        if (total > (UINT64_C(1) << 63) - 1) {
-            overflow = 1;
-        }
     }
     if (ns_out) {
-        *ns_out = overflow ? -1 : (int64_t)total;
+        /* the pattern matched, so only a value beyond int64 nanoseconds can fail */
+        int64_t ns = 0;
+        *ns_out = co_duration_parse(&ns, str) == 0 ? ns : -1;
     }
     return 1;
-}
-
-/* Writes the decimal fraction of v / 10^prec without trailing zeros, like Go's fmtFrac. */
-static void put_frac(co_buf *b, uint64_t v, int prec)
-{
-    char digits[32];
-    int n = 0;
-    int printed = 0;
-    for (int i = 0; i < prec; i++) {
-        int digit = (int)(v % 10);
-        printed = printed || digit != 0;
-        if (printed) {
-            digits[n++] = (char)('0' + digit);
-        }
-        v /= 10;
-    }
-    if (printed) {
-        CO_ASSERT(co_buf_putc(b, '.') == 0);
-        while (n > 0) {
-            CO_ASSERT(co_buf_putc(b, digits[--n]) == 0);
-        }
-    }
-}
-
-char *co_schema__duration_string(int64_t ns)
-{
-    co_buf b = CO_BUF_INIT(SIZE_MAX);
-    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (ns < 0) {
-        CO_ASSERT(co_buf_putc(&b, '-') == 0);
-    }
-    if (u < 1000000000ULL) {
-        /* sub-second: pick the unit so that the integer part is non-zero */
-        if (u == 0) {
-            CO_ASSERT(co_buf_puts(&b, "0s") == 0);
-        } else if (u < 1000ULL) {
-            CO_ASSERT(co_buf_printf(&b, "%" PRIu64 "ns", u) == 0);
-        } else if (u < 1000000ULL) {
-            CO_ASSERT(co_buf_printf(&b, "%" PRIu64, u / 1000) == 0);
-            put_frac(&b, u % 1000, 3);
-            CO_ASSERT(co_buf_puts(&b, "\xc2\xb5s") == 0);
-        } else {
-            CO_ASSERT(co_buf_printf(&b, "%" PRIu64, u / 1000000) == 0);
-            put_frac(&b, u % 1000000, 6);
-            CO_ASSERT(co_buf_puts(&b, "ms") == 0);
-        }
-        return co_buf_take(&b, NULL);
-    }
-    uint64_t secs = u / 1000000000ULL;
-    uint64_t frac = u % 1000000000ULL;
-    uint64_t h = secs / 3600;
-    uint64_t m = (secs / 60) % 60;
-    uint64_t s = secs % 60;
-    if (h > 0) {
-        CO_ASSERT(co_buf_printf(&b, "%" PRIu64 "h", h) == 0);
-    }
-    if (h > 0 || m > 0) {
-        CO_ASSERT(co_buf_printf(&b, "%" PRIu64 "m", m) == 0);
-    }
-    CO_ASSERT(co_buf_printf(&b, "%" PRIu64, s) == 0);
-    put_frac(&b, frac, 9);
-    CO_ASSERT(co_buf_putc(&b, 's') == 0);
-    return co_buf_take(&b, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -77,9 +77,6 @@ const co_schema *co_schema__field(const co_schema *s, const char *name);
  */
 int co_schema__duration(const char *str, int64_t *ns_out);
 
-/* Renders nanoseconds like Go's time.Duration.String() ("1h30m0s"). Free with free(). */
-char *co_schema__duration_string(int64_t ns);
-
 /* The OpenAPI v3 schema of @p s as a new JSON object (properties sorted by name). */
 struct json_object *co_schema__openapi(const co_schema *s);
 
