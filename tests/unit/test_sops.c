@@ -108,6 +108,26 @@ static char *decrypt_ok(co_sops_keys *keys, const char *rel)
     return out;
 }
 
+/* Decrypts fixture @p rel and fails unless the plaintext is exactly @p want. */
+static void assert_decrypts_to(co_sops_keys *keys, const char *rel, const char *want)
+{
+    char *out = decrypt_ok(keys, rel);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* Decrypts fixture @p rel and fails unless the plaintext contains every string of the
+ * NULL-terminated list @p wants. */
+static void
+assert_decrypts_containing(co_sops_keys *keys, const char *rel, const char *const *wants)
+{
+    char *out = decrypt_ok(keys, rel);
+    for (const char *const *w = wants; *w; w++) {
+        assert_contains(out, *w);
+    }
+    free(out);
+}
+
 static void test_sops__flux_age_yaml(void **state)
 {
     fixture *f = *state;
@@ -118,31 +138,22 @@ static void test_sops__flux_age_yaml(void **state)
     assert_null(strstr(out, "ENC["));
     free(out);
 
-    out = decrypt_ok(f->keys, FLUX "patches/merge1.yaml");
-    assert_contains(out, "key: merge1\n");
-    free(out);
-    out = decrypt_ok(f->keys, FLUX "patches/merge2.yaml");
-    assert_contains(out, "merge2: merge2\n");
-    free(out);
-    out = decrypt_ok(f->keys, FLUX "global/secret.yaml");
-    assert_contains(out, "key: global-value\n");
-    assert_contains(out, "namespace: default\n");
-    free(out);
+    assert_decrypts_containing(f->keys, FLUX "patches/merge1.yaml",
+                               (const char *[]){"key: merge1\n", NULL});
+    assert_decrypts_containing(f->keys, FLUX "patches/merge2.yaml",
+                               (const char *[]){"merge2: merge2\n", NULL});
+    assert_decrypts_containing(
+        f->keys, FLUX "global/secret.yaml",
+        (const char *[]){"key: global-value\n", "namespace: default\n", NULL});
 }
 
 static void test_sops__flux_dotenv_and_binary(void **state)
 {
     fixture *f = *state;
-    char *out = decrypt_ok(f->keys, FLUX "envs/env.env");
-    assert_string_equal(out, "key=value\n");
-    free(out);
-    out = decrypt_ok(f->keys, FLUX "component/env.env");
-    assert_string_equal(out, "key=value\n");
-    free(out);
+    assert_decrypts_to(f->keys, FLUX "envs/env.env", "key=value\n");
+    assert_decrypts_to(f->keys, FLUX "component/env.env", "key=value\n");
     /* A JSON document with a single data key, named .txt: the binary store. */
-    out = decrypt_ok(f->keys, FLUX "files/file.txt");
-    assert_string_equal(out, "value");
-    free(out);
+    assert_decrypts_to(f->keys, FLUX "files/file.txt", "value");
 }
 
 static void test_sops__flux_secret_inside_secret(void **state)
@@ -170,25 +181,21 @@ static void test_sops__flux_secret_inside_secret(void **state)
 static void test_sops__flux_pgp(void **state)
 {
     fixture *f = *state;
-    char *out = decrypt_ok(f->keys, FLUX "algorithms/pgp.yaml");
-    assert_contains(out, "stringData:\n    key: value\n");
-    free(out);
+    assert_decrypts_containing(f->keys, FLUX "algorithms/pgp.yaml",
+                               (const char *[]){"stringData:\n    key: value\n", NULL});
 }
 
 static void test_sops__sops_example_yaml(void **state)
 {
     fixture *f = *state;
-    char *out = decrypt_ok(f->keys, SOPS "example.yaml");
-    assert_contains(out, "myapp1: t00m4nys3cr3tzupdated\n");
-    assert_contains(out, "        user: eve\n        password: c4r1b0u\n");
-    assert_contains(out, "    key: |\n        -----BEGIN RSA PRIVATE KEY-----\n");
-    assert_contains(out, "number: 1.234568e+09\n");
-    assert_contains(out, "- secretuser1\n- secretuser2\n");
-    assert_contains(out, "somebooleans:\n- true\n- false\n");
-    assert_contains(out, "value: with something secret in it\n");
-    assert_contains(out, "- remain in clear text\n");
-    assert_contains(out, "all: going to remain in clear text\n");
-    free(out);
+    assert_decrypts_containing(
+        f->keys, SOPS "example.yaml",
+        (const char *[]){"myapp1: t00m4nys3cr3tzupdated\n",
+                         "        user: eve\n        password: c4r1b0u\n",
+                         "    key: |\n        -----BEGIN RSA PRIVATE KEY-----\n",
+                         "number: 1.234568e+09\n", "- secretuser1\n- secretuser2\n",
+                         "somebooleans:\n- true\n- false\n", "value: with something secret in it\n",
+                         "- remain in clear text\n", "all: going to remain in clear text\n", NULL});
 }
 
 static void test_sops__sops_example_json_ini_binary(void **state)
@@ -210,10 +217,10 @@ static void test_sops__sops_example_json_ini_binary(void **state)
     json_object_put(o);
     free(out);
 
-    out = decrypt_ok(f->keys, SOPS "example.ini");
-    assert_contains(out, "[name]\nfirstName = John\nlastName = Smith\nage = 25.4\n");
-    assert_contains(out, "[not private]\nnotsecret_unencrypted = hi there!\n");
-    free(out);
+    assert_decrypts_containing(
+        f->keys, SOPS "example.ini",
+        (const char *[]){"[name]\nfirstName = John\nlastName = Smith\nage = 25.4\n",
+                         "[not private]\nnotsecret_unencrypted = hi there!\n", NULL});
 
     out = decrypt_ok(f->keys, SOPS "example.txt");
     assert_true(strncmp(out, "Welcome to SOPS!\n", 17) == 0);
@@ -223,32 +230,19 @@ static void test_sops__sops_example_json_ini_binary(void **state)
 static void test_sops__sops_functional_formats(void **state)
 {
     fixture *f = *state;
-    char *out = decrypt_ok(f->keys, SOPS "functional-tests/res/format.enc.yaml");
-    assert_string_equal(out, "foo: bar\n");
-    free(out);
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/format.enc.json");
-    assert_string_equal(out, "{\n\t\"foo\": \"bar\"\n}\n");
-    free(out);
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/format.enc.yaml", "foo: bar\n");
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/format.enc.json",
+                       "{\n\t\"foo\": \"bar\"\n}\n");
     /* The key is "foo " and the value " bar": sops does not trim dotenv lines. */
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/format.enc.env");
-    assert_string_equal(out, "foo = bar\n");
-    free(out);
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/format.enc.ini");
-    assert_string_equal(out, "[foo]\nbar = baz\n");
-    free(out);
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/format.enc.env", "foo = bar\n");
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/format.enc.ini", "[foo]\nbar = baz\n");
     /* The PGP data key is a """ multi-line INI value. */
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/format-2.enc.ini");
-    assert_string_equal(out, "[foo]\nbar = baz\n");
-    free(out);
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/multiple_keys.yaml");
-    assert_string_equal(out, "message: hello\n");
-    free(out);
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/comments.enc.yaml");
-    assert_string_equal(out, "lorem: ipsum\ndolor: sit\n");
-    free(out);
-    out = decrypt_ok(f->keys, SOPS "functional-tests/res/comments_unencrypted_comments.yaml");
-    assert_string_equal(out, "lorem: ipsum\ndolor: sit\n");
-    free(out);
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/format-2.enc.ini", "[foo]\nbar = baz\n");
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/multiple_keys.yaml", "message: hello\n");
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/comments.enc.yaml",
+                       "lorem: ipsum\ndolor: sit\n");
+    assert_decrypts_to(f->keys, SOPS "functional-tests/res/comments_unencrypted_comments.yaml",
+                       "lorem: ipsum\ndolor: sit\n");
 }
 
 static void test_sops__no_mac_is_rejected(void **state)
@@ -419,9 +413,7 @@ static void test_sops__keys_from_secret_object(void **state)
     assert_co_pass(co_sops_keys_new(&keys));
     assert_co_pass(co_sops_keys_add_secret(keys, secret));
     assert_int_equal(co_sops_keys_count(keys), 1);
-    char *out = decrypt_ok(keys, FLUX "files/file.txt");
-    assert_string_equal(out, "value");
-    free(out);
+    assert_decrypts_to(keys, FLUX "files/file.txt", "value");
     co_sops_keys_free(keys);
 
     json_object_object_add(data, "broken.agekey", json_object_new_string("%%%"));
@@ -552,9 +544,8 @@ static void test_sops__gnupg_home_is_private_and_removed(void **state)
         }
     }
     closedir(d);
-    char *out = decrypt_ok(keys, FLUX "algorithms/pgp.yaml");
-    assert_contains(out, "key: value");
-    free(out);
+    assert_decrypts_containing(keys, FLUX "algorithms/pgp.yaml",
+                               (const char *[]){"key: value", NULL});
     co_sops_keys_free(keys);
     assert_int_equal(count_entries(tmp, "co-gnupg-"), 0);
     if (saved) {
