@@ -265,25 +265,37 @@ static bool same_json(const struct json_object *a, const struct json_object *b)
     return (!a && !b) || (a && b && co_json_equal(a, b));
 }
 
-/* Every cached Component in Error/DependencyCycle: a dependency change may have broken the
- * cycle they are on. */
-static void enqueue_cycle_members(ctl_manager *m)
+/* Every cached Component for which @p want holds (all of them when @p want is NULL). */
+static void enqueue_components(ctl_manager *m, bool (*want)(const struct json_object *component))
 {
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         struct json_object *all = NULL;
         if (co_kube_informer_list(&all, m->comp_inf[i], NULL) < 0) {
+            co_error_clear();
             continue;
         }
         size_t n = json_object_array_length(all);
         for (size_t j = 0; j < n; j++) {
             struct json_object *c = json_object_array_get_idx(all, j);
-            if (strcmp(ctl_state_reason(co_json_get(c, "status", NULL)),
-                       CTL_REASON_DEPENDENCY_CYCLE) == 0) {
+            if (!want || want(c)) {
                 enqueue_obj(m, c);
             }
         }
         json_object_put(all);
     }
+}
+
+static bool in_dependency_cycle(const struct json_object *component)
+{
+    return strcmp(ctl_state_reason(co_json_get(component, "status", NULL)),
+                  CTL_REASON_DEPENDENCY_CYCLE) == 0;
+}
+
+/* Every cached Component in Error/DependencyCycle: a dependency change may have broken the
+ * cycle they are on. */
+static void enqueue_cycle_members(ctl_manager *m)
+{
+    enqueue_components(m, in_dependency_cycle);
 }
 
 static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
@@ -542,6 +554,24 @@ static int cache_cycle_of(void *ctx, const char *key, char **path_out)
     }
     free(nodes);
     return rc;
+}
+
+/* A ComponentPolicy appeared, changed its spec or went away: every cached Component is
+ * evaluated again, so a new Deny rule takes effect (and a removed one releases) without waiting
+ * for the requeue interval. Policies change rarely; the work queue de-duplicates. */
+static void on_policy_add(const struct json_object *obj, void *payload)
+{
+    (void)obj;
+    enqueue_components(payload, NULL);
+}
+
+static void on_policy_update(const struct json_object *old_obj,
+                             const struct json_object *new_obj,
+                             void *payload)
+{
+    if (!same_json(co_json_get(old_obj, "spec", NULL), co_json_get(new_obj, "spec", NULL))) {
+        enqueue_components(payload, NULL);
+    }
 }
 
 /* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
@@ -1103,7 +1133,9 @@ int ctl_manager_start(ctl_manager *m)
         io.api_version = COMPONENT_API;
         io.kind = "ComponentPolicy";
         io.strip_managed_fields = 1;
+        co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
         if ((rc = co_kube_informer_new(&m->policy_inf, m->client, &io)) < 0 ||
+            (rc = co_kube_informer_add_handlers(m->policy_inf, &h)) < 0 ||
             (rc = co_kube_informer_start(m->policy_inf)) < 0) {
             return rc;
         }

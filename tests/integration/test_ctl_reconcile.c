@@ -535,17 +535,27 @@ static void test_ctl_reconcile__policy_violation_is_an_error(void **state)
         usleep(200 * 1000);
     }
     assert_co_pass(rc);
-    usleep(1000 * 1000);
+    /* A probe that can never apply anything (its dependency does not exist) turns from Pending
+     * into PolicyViolation once the manager has seen the policy; only then is a Component that
+     * would apply objects created, so that none can be applied before the policy is known. */
+    ctl_test_create_component(admin, ns4, "probe",
+                              "{" SRC
+                              ",\"path\":\"simple\",\"dependencies\":[{\"name\":\"absent\"}]}");
+    ctl_test_wait_state(admin, ns4, "probe", "Error", "PolicyViolation", WAIT_MS);
     ctl_test_create_component(admin, ns4, "denied", "{" SRC ",\"path\":\"simple\"}");
     ctl_test_wait_state(admin, ns4, "denied", "Error", "PolicyViolation", WAIT_MS);
     assert_false(configmap_exists(ns4, "simple-cm", NULL));
     co_kube_ref pref = {"core.cs.sap.com/v1alpha1", "ComponentPolicy", NULL, sel};
     assert_co_pass(co_kube_delete(NULL, admin, &pref, NULL));
     json_object_put(pol);
-    patch_spec(ns4, "denied", "{\"metadata\":{\"annotations\":{\"retry\":\"1\"}}}");
+    /* removing the policy re-evaluates at once (the retry interval is the default 10 minutes):
+     * nothing touches the Components, yet they leave PolicyViolation */
+    ctl_test_wait_state(admin, ns4, "probe", "Pending", NULL, WAIT_MS);
     ctl_test_wait_state(admin, ns4, "denied", "Ready", "Ready", WAIT_MS);
     delete_component(ns4, "denied");
+    delete_component(ns4, "probe");
     ctl_test_wait_gone(admin, ns4, "denied", WAIT_MS);
+    ctl_test_wait_gone(admin, ns4, "probe", WAIT_MS);
     ctl_manager_free(m);
     free(sel);
     free(ns4);
