@@ -17,7 +17,11 @@
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/json.h"
+#include "co/component.h"
+#include "co/depgraph.h"
+#include "co/field_error.h"
 #include "co/kustomize.h"
+#include "co/policy.h"
 #include "co/template.h"
 #include "co/vfs.h"
 #include "co/yaml.h"
@@ -416,6 +420,426 @@ static int run_template(int argc, char **argv, FILE *out, FILE *err)
     return 0;
 }
 
+/* --- manifests ------------------------------------------------------------------------------- */
+
+/* One object of a manifest file, with where it came from. */
+typedef struct manifest {
+    const char *file;        /* borrowed from argv */
+    int line;                /* where its document starts (0 = unknown) */
+    struct json_object *obj; /* owned */
+    bool from_policy_flag;   /* read from --policy */
+} manifest;
+
+typedef struct manifest_list {
+    manifest *items;
+    size_t len;
+    size_t cap;
+} manifest_list;
+
+static void manifests_dispose(manifest_list *l)
+{
+    for (size_t i = 0; i < l->len; i++) {
+        json_object_put(l->items[i].obj);
+    }
+    free(l->items);
+    l->items = NULL;
+    l->len = l->cap = 0;
+}
+
+static void manifests_push(manifest_list *l, manifest m)
+{
+    if (l->len == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->items = co_xrealloc(l->items, l->cap * sizeof(*l->items));
+    }
+    l->items[l->len++] = m;
+}
+
+/* Adds the object @p obj (a new reference), flattening a `kind: List` into its items. */
+static void manifests_add(manifest_list *l, manifest m)
+{
+    struct json_object *items = NULL;
+    if (json_object_is_type(m.obj, json_type_object) &&
+        json_object_is_type(co_json_get(m.obj, "kind", NULL), json_type_string) &&
+        strcmp(json_object_get_string(co_json_get(m.obj, "kind", NULL)), "List") == 0 &&
+        co_json_get_array(&items, m.obj, "items", NULL) == 0) {
+        for (size_t i = 0; i < json_object_array_length(items); i++) {
+            manifest item = m;
+            item.obj = json_object_get(json_object_array_get_idx(items, i));
+            manifests_push(l, item);
+        }
+        json_object_put(m.obj);
+        return;
+    }
+    manifests_push(l, m);
+}
+
+/*
+ * Reads every document of the YAML or JSON stream in @p path (null documents are skipped).
+ * @return 0, or an error naming the file (and line for a syntax error).
+ */
+static int read_manifests(manifest_list *l, const char *path, bool from_policy_flag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(&text, &len, path);
+    if (rc < 0) {
+        return rc;
+    }
+    co_yaml_docs docs = CO_YAML_DOCS_INIT;
+    rc = co_yaml_parse_stream(&docs, text, len, 0);
+    free(text);
+    if (rc < 0) {
+        return co_error_wrap("%s", path);
+    }
+    for (size_t i = 0; i < docs.len; i++) {
+        if (!docs.items[i].value) {
+            continue;
+        }
+        manifest m = {path, docs.items[i].line, json_object_get(docs.items[i].value),
+                      from_policy_flag};
+        manifests_add(l, m);
+    }
+    co_yaml_docs_dispose(&docs);
+    return 0;
+}
+
+static const char *str_member(const struct json_object *obj, const char *a, const char *b)
+{
+    struct json_object *v = b ? co_json_get(obj, a, b, NULL) : co_json_get(obj, a, NULL);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* "FILE:LINE: " — the place of a manifest in messages. */
+static void print_place(FILE *err, const manifest *m)
+{
+    if (m->line > 0) {
+        fprintf(err, "%s:%d: ", m->file, m->line);
+    } else {
+        fprintf(err, "%s: ", m->file);
+    }
+}
+
+/* Prints one line per field error: FILE:LINE: KIND "NAME": FIELD: TYPE: VALUE: DETAIL. */
+static int
+print_field_errors(FILE *err, const manifest *m, const char *what, const co_field_errors *errs)
+{
+    for (size_t i = 0; i < errs->len; i++) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        int rc = co_field_error_format(&b, &errs->items[i]);
+        if (rc < 0) {
+            return rc;
+        }
+        print_place(err, m);
+        fprintf(err, "error: %s: %s\n", what, co_buf_cstr(&b));
+        co_buf_dispose(&b);
+    }
+    if (errs->dropped > 0) {
+        print_place(err, m);
+        fprintf(err, "error: %s: %zu more errors\n", what, errs->dropped);
+    }
+    return 0;
+}
+
+/* --- validate -------------------------------------------------------------------------------- */
+
+/* Who the offline admission is made for (ComponentPolicy exemptions and selectors). */
+typedef struct validate_ctx {
+    const char *default_ns;
+    co_policy_request req;   /* ns filled per Component */
+    co_policy_set *policies; /* from --policy */
+    co_depgraph *graph;      /* every Component of the given set */
+    unsigned warnings;
+    unsigned errors;
+} validate_ctx;
+
+static void
+describe(char *buf, size_t size, const char *kind, const struct json_object *obj, const char *ns)
+{
+    const char *name = str_member(obj, "metadata", "name");
+    if (ns) {
+        (void)snprintf(buf, size, "%s \"%s/%s\"", kind, ns, name ? name : "");
+    } else {
+        (void)snprintf(buf, size, "%s \"%s\"", kind, name ? name : "");
+    }
+}
+
+static int report_violations(validate_ctx *vc,
+                             FILE *err,
+                             const manifest *m,
+                             const char *what,
+                             const co_policy_result *res)
+{
+    for (size_t i = 0; i < res->len; i++) {
+        const co_policy_violation *pv = &res->items[i];
+        if (pv->action == CO_POLICY_NONE) {
+            continue;
+        }
+        co_buf msg = CO_BUF_INIT(SIZE_MAX);
+        int rc = co_policy_violation_format(&msg, pv);
+        if (rc < 0) {
+            return rc;
+        }
+        const char *level = pv->action == CO_POLICY_DENY   ? "error"
+                            : pv->action == CO_POLICY_WARN ? "warning"
+                                                           : "audit";
+        vc->errors += pv->action == CO_POLICY_DENY;
+        vc->warnings += pv->action == CO_POLICY_WARN;
+        print_place(err, m);
+        fprintf(err, "%s: %s: %s\n", level, what, co_buf_cstr(&msg));
+        co_buf_dispose(&msg);
+    }
+    return 0;
+}
+
+/*
+ * Admits one Component as the API server would with both webhooks: the mutating webhook's
+ * defaults (built-in and ComponentPolicy), then the validating webhook's field validation,
+ * policy rules and the dependency rules against every other Component of the set.
+ */
+static int validate_component(validate_ctx *vc, FILE *err, const manifest *m)
+{
+    const char *ns = str_member(m->obj, "metadata", "namespace");
+    if (!ns || !ns[0]) {
+        ns = vc->default_ns;
+    }
+    char what[512];
+    describe(what, sizeof(what), "Component", m->obj, ns);
+    vc->req.ns = ns;
+
+    co_policy_defaults pd;
+    int rc = co_policy_defaults_merge(&pd, vc->policies, &vc->req);
+    if (rc < 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < pd.nwarnings; i++) {
+        print_place(err, m);
+        fprintf(err, "warning: %s: %s\n", what, pd.warnings[i]);
+        vc->warnings++;
+    }
+    struct json_object *obj = NULL;
+    if (co_component_default(&obj, m->obj, ns, &pd.defaults) < 0) {
+        /* Not something the mutating webhook can default: validation explains. */
+        co_error_clear();
+        obj = json_object_get(m->obj);
+    }
+    co_policy_defaults_dispose(&pd);
+
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    if (co_component_validate(&errs, obj, ns, 0) < 0) {
+        vc->errors++;
+        rc = print_field_errors(err, m, what, &errs);
+        co_field_errors_dispose(&errs);
+        json_object_put(obj);
+        return rc;
+    }
+    co_field_errors_dispose(&errs);
+
+    /* The graph holds this Component too; judge its edges as new ones, as at admission. */
+    char *key = NULL;
+    co_depgraph_list deps = {NULL, 0};
+    if (co_depgraph_object_deps(&deps, &key, obj, ns) == 0) {
+        co_depgraph_remove(vc->graph, key);
+    } else {
+        co_error_clear();
+    }
+    co_component *comp = NULL;
+    co_policy_result res = {NULL, 0, CO_POLICY_NONE};
+    rc = co_component_parse(&comp, obj);
+    if (rc == 0) {
+        vc->req.graph = vc->graph;
+        rc = co_policy_evaluate(&res, vc->policies, comp, &vc->req);
+    }
+    if (rc == 0) {
+        rc = report_violations(vc, err, m, what, &res);
+    }
+    if (key && co_depgraph_set(vc->graph, key, (const char *const *)deps.items, deps.len) < 0) {
+        rc = co_error_last_code();
+    }
+    co_policy_result_dispose(&res);
+    co_component_free(comp);
+    co_depgraph_list_dispose(&deps);
+    free(key);
+    json_object_put(obj);
+    return rc;
+}
+
+static int validate_policy(validate_ctx *vc, FILE *err, const manifest *m)
+{
+    char what[512];
+    describe(what, sizeof(what), "ComponentPolicy", m->obj, NULL);
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int rc = 0;
+    if (co_policy_validate(&errs, m->obj, 0) < 0) {
+        vc->errors++;
+        rc = print_field_errors(err, m, what, &errs);
+    }
+    co_field_errors_dispose(&errs);
+    return rc;
+}
+
+typedef enum { OBJ_OTHER, OBJ_COMPONENT, OBJ_POLICY } object_class;
+
+/*
+ * What an object is meant to be: kind Component or ComponentPolicy, or any other kind of the
+ * core.cs.sap.com group (then a ComponentPolicy when the kind names a policy), so that a wrong
+ * kind or version is reported by the validation as the webhook reports it.
+ */
+static object_class classify(const struct json_object *obj)
+{
+    const char *k = str_member(obj, "kind", NULL);
+    const char *api = str_member(obj, "apiVersion", NULL);
+    if (k && strcmp(k, "Component") == 0) {
+        return OBJ_COMPONENT;
+    }
+    if (k && strcmp(k, "ComponentPolicy") == 0) {
+        return OBJ_POLICY;
+    }
+    if (api && strncmp(api, "core.cs.sap.com/", 16) == 0) {
+        return k && strstr(k, "Policy") ? OBJ_POLICY : OBJ_COMPONENT;
+    }
+    return OBJ_OTHER;
+}
+
+/* Adds a name=value (or name) label to the object @p labels. */
+static int add_label(struct json_object *labels, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv) {
+        return co_error_set(CO_EINVALID, "--namespace-label %s: expected KEY=VALUE", kv);
+    }
+    char *key = strndup(kv, (size_t)(eq - kv));
+    json_object_object_add(labels, key, json_object_new_string(eq + 1));
+    free(key);
+    return 0;
+}
+
+static int run_validate(int argc, char **argv, FILE *out, FILE *err)
+{
+    const subcommand *cmd = find("validate");
+    co_flag_list policy_files = {NULL, 0};
+    co_flag_list groups = {NULL, 0};
+    co_flag_list labels = {NULL, 0};
+    const char *ns = "default";
+    const char *user = "";
+    int help = 0;
+    const co_flag flags[] = {
+        {"policy", CO_FLAG_LIST, &policy_files, "FILE",
+         "ComponentPolicy manifests to validate and apply to the Components (repeatable)"},
+        {"namespace", CO_FLAG_STRING, &ns, "NS",
+         "namespace of Components without metadata.namespace (default \"default\")"},
+        {"namespace-label", CO_FLAG_LIST, &labels, "KEY=VALUE",
+         "a label of the Components' namespaces, for policy namespaceSelectors (repeatable)"},
+        {"user", CO_FLAG_STRING, &user, "NAME",
+         "the requesting user, for policy exemptions (default: anonymous)"},
+        {"group", CO_FLAG_LIST, &groups, "NAME", "a group of the requesting user (repeatable)"},
+        {"help", CO_FLAG_BOOL, &help, NULL, "print this help and exit"},
+    };
+    int next = 0;
+    int status = parse_flags(&next, flags, CO_ARRAY_SIZE(flags), argc, argv, cmd, &help, out, err);
+    if (status < 0 && next >= argc) {
+        fprintf(err, "component-controller validate: expected at least one manifest file\n");
+        status = EXIT_USAGE;
+    }
+    for (int i = next; status < 0 && i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(err, "component-controller validate: flags must come before the files: %s\n",
+                    argv[i]);
+            status = EXIT_USAGE;
+        }
+    }
+    struct json_object *label_obj = json_object_new_object();
+    for (size_t i = 0; status < 0 && i < labels.len; i++) {
+        if (add_label(label_obj, labels.items[i]) < 0) {
+            fprintf(err, "component-controller validate: %s\n", co_error_last());
+            status = EXIT_USAGE;
+        }
+    }
+    if (status >= 0) {
+        json_object_put(label_obj);
+        co_flag_list_dispose(&policy_files);
+        co_flag_list_dispose(&groups);
+        co_flag_list_dispose(&labels);
+        return status;
+    }
+
+    validate_ctx vc;
+    memset(&vc, 0, sizeof(vc));
+    vc.default_ns = ns;
+    vc.req.username = user;
+    vc.req.groups = groups.items;
+    vc.req.ngroups = groups.len;
+    vc.req.namespace_labels = label_obj;
+    CO_ASSERT(co_policy_set_new(&vc.policies) == 0);
+    CO_ASSERT(co_depgraph_new(&vc.graph) == 0);
+
+    manifest_list all = {NULL, 0, 0};
+    for (size_t i = 0; i < policy_files.len; i++) {
+        if (read_manifests(&all, policy_files.items[i], true) < 0) {
+            fprintf(err, "%s\n", co_error_last());
+            vc.errors++;
+        }
+    }
+    for (int i = next; i < argc; i++) {
+        if (read_manifests(&all, argv[i], false) < 0) {
+            fprintf(err, "%s\n", co_error_last());
+            vc.errors++;
+        }
+    }
+
+    /* Policies first (they apply to every Component), then the graph of all Components. */
+    int rc = 0;
+    size_t ncomponents = 0;
+    for (size_t i = 0; rc == 0 && i < all.len; i++) {
+        manifest *m = &all.items[i];
+        object_class cls = classify(m->obj);
+        if (cls == OBJ_POLICY) {
+            unsigned before = vc.errors;
+            rc = validate_policy(&vc, err, m);
+            if (rc == 0 && vc.errors == before && m->from_policy_flag &&
+                co_policy_set_put(vc.policies, m->obj) < 0) {
+                print_place(err, m);
+                fprintf(err, "error: %s\n", co_error_last());
+                vc.errors++;
+            }
+        } else if (cls == OBJ_COMPONENT) {
+            const char *cns = str_member(m->obj, "metadata", "namespace");
+            if (co_depgraph_set_object(vc.graph, m->obj, cns && cns[0] ? cns : ns) < 0) {
+                co_error_clear(); /* no name: validation reports it */
+            }
+            ncomponents++;
+        } else {
+            print_place(err, m);
+            const char *kind = str_member(m->obj, "kind", NULL);
+            const char *api = str_member(m->obj, "apiVersion", NULL);
+            fprintf(err, "error: not a Component or ComponentPolicy (apiVersion %s, kind %s)\n",
+                    api ? api : "missing", kind ? kind : "missing");
+            vc.errors++;
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < all.len; i++) {
+        if (classify(all.items[i].obj) == OBJ_COMPONENT) {
+            rc = validate_component(&vc, err, &all.items[i]);
+        }
+    }
+    if (rc < 0) {
+        fprintf(err, "component-controller validate: %s\n", co_error_last());
+        vc.errors++;
+    }
+    if (vc.errors == 0) {
+        fprintf(out, "%zu objects valid (%zu Components), %u warnings\n", all.len, ncomponents,
+                vc.warnings);
+    }
+    manifests_dispose(&all);
+    co_policy_set_free(vc.policies);
+    co_depgraph_free(vc.graph);
+    json_object_put(label_obj);
+    co_flag_list_dispose(&policy_files);
+    co_flag_list_dispose(&groups);
+    co_flag_list_dispose(&labels);
+    return vc.errors ? EXIT_BAD_INPUT : 0;
+}
+
 /* --- dispatch -------------------------------------------------------------------------------- */
 
 static const subcommand subcommands[] = {
@@ -426,6 +850,10 @@ static const subcommand subcommands[] = {
      "Renders Go templates with the full function set; the files form one template set and the "
      "first is executed",
      run_template},
+    {"validate", "[flags] FILE...",
+     "Validates Component and ComponentPolicy manifests with the admission webhooks' rules, "
+     "dependency cycles over the given set included",
+     run_validate},
 };
 
 static const subcommand *find(const char *name)

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# `component-controller validate`: Component and ComponentPolicy manifests checked offline with
+# the admission webhooks' rules. Every invalid fixture of the API model
+# (tests/fixtures/component/invalid*, tests/fixtures/policy/invalid) must fail with each of its
+# expected field errors and the file named; every valid fixture must pass; dependency cycles
+# over the given set, --policy and bad input are covered too.
+set -uo pipefail
+ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$ROOT/tests/support/tap.sh"
+BIN=${CO_CONTROLLER_BIN:-$ROOT/build/test/component-controller}
+FIX=$ROOT/tests/fixtures
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+tap_check "validate --help exits 0 and names the subcommand" \
+    bash -c "'$BIN' validate --help | grep -q 'component-controller validate'"
+
+# --- the API model's fixtures -----------------------------------------------------------------
+report=$(python3 - "$BIN" "$FIX" "$TMP" <<'PY'
+import json, os, subprocess, sys
+binary, fix, tmp = sys.argv[1:4]
+agree, problems = 0, []
+for d in ("component/invalid", "component/invalid-v1beta1", "policy/invalid"):
+    for name in sorted(os.listdir(os.path.join(fix, d))):
+        case = json.load(open(os.path.join(fix, d, name)))
+        if "object" not in case or not case.get("errors"):
+            continue
+        path = os.path.join(tmp, "%s-%s" % (d.replace("/", "-"), name))
+        json.dump(case["object"], open(path, "w"))
+        got = subprocess.run([binary, "validate", path], capture_output=True, text=True)
+        missing = [e for e in case["errors"] if e not in got.stderr]
+        if got.returncode != 1 or missing or path + ":" not in got.stderr:
+            problems.append("%s/%s: exit %d, missing %r in %r" % (d, name, got.returncode,
+                                                                  missing, got.stderr[:400]))
+        else:
+            agree += 1
+for d in ("component/valid", "policy/valid"):
+    for name in sorted(os.listdir(os.path.join(fix, d))):
+        path = os.path.join(fix, d, name)
+        got = subprocess.run([binary, "validate", path], capture_output=True, text=True)
+        if got.returncode != 0 or "error:" in got.stderr:
+            problems.append("%s/%s: exit %d: %s" % (d, name, got.returncode, got.stderr[:400]))
+        else:
+            agree += 1
+print("AGREE %d" % agree)
+for p in problems:
+    print(p)
+PY
+)
+agree=$(printf '%s\n' "$report" | sed -n 's/^AGREE //p')
+if [ "$(printf '%s\n' "$report" | wc -l)" = 1 ] && [ "${agree:-0}" -gt 40 ]; then
+    tap_ok "validate agrees with the API model's fixtures ($agree valid and invalid objects)"
+else
+    tap_fail "validate agrees with the API model's fixtures" "$report"
+fi
+
+# --- multi-document YAML, cycles over the set, missing targets ------------------------------
+component() { # name namespace deps...
+    local name=$1 ns=$2
+    shift 2
+    printf -- '---\napiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  sourceRef:\n    fluxGitRepository:\n      name: repo\n' "$name" "$ns"
+    if [ $# -gt 0 ]; then
+        printf '  dependencies:\n'
+        for d in "$@"; do printf '  - name: %s\n' "$d"; done
+    fi
+}
+{ component a apps b; component b apps c; } >"$TMP/ab.yaml"
+component c apps a >"$TMP/c.yaml"
+component d apps >>"$TMP/c.yaml"
+
+out=$("$BIN" validate "$TMP/ab.yaml" "$TMP/c.yaml" 2>&1)
+rc=$?
+tap_eq "a cycle over several files exits 1" 1 "$rc"
+if printf '%s' "$out" | grep -q "$TMP/ab.yaml:1: error: Component \"apps/a\": dependencies.cycles: dependency cycle: apps/a -> apps/b -> apps/c -> apps/a" &&
+    printf '%s' "$out" | grep -q "$TMP/c.yaml:1: error: Component \"apps/c\": dependencies.cycles"; then
+    tap_ok "each Component of the cycle is named with file, line and the cycle path"
+else
+    tap_fail "each Component of the cycle is named with file, line and the cycle path" "$out"
+fi
+if printf '%s' "$out" | grep -q "$TMP/ab.yaml:13: error: Component \"apps/b\""; then
+    tap_ok "the second document of a stream is reported with its line"
+else
+    tap_fail "the second document of a stream is reported with its line" "$out"
+fi
+tap_check "without the cycle's last edge the set is valid" \
+    "$BIN" validate "$TMP/ab.yaml"
+out=$("$BIN" validate "$TMP/ab.yaml" 2>&1)
+if printf '%s' "$out" | grep -q 'warning: Component "apps/b": dependencies.missingTargets: dependency "apps/c" does not exist'; then
+    tap_ok "a dependency outside the set is a warning"
+else
+    tap_fail "a dependency outside the set is a warning" "$out"
+fi
+{ printf '{"apiVersion":"v1","kind":"List","items":['; sed -n p "$FIX/component/valid/$(ls "$FIX/component/valid" | head -1)"; printf ']}'; } >"$TMP/list.json"
+tap_check "a v1 List of Components is validated item by item" "$BIN" validate "$TMP/list.json"
+
+# --- policies ---------------------------------------------------------------------------------
+cat >"$TMP/policy.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1alpha1
+kind: ComponentPolicy
+metadata:
+  name: only-git
+spec:
+  rules:
+    sourceKinds:
+      action: Deny
+      allowed: [git]
+Y
+tap_check_fails "--policy applies a ComponentPolicy" \
+    "c.yaml:13: error: Component \"apps/d\": ComponentPolicy \"only-git\": sourceKinds" \
+    "$BIN" validate --policy "$TMP/policy.yaml" "$TMP/c.yaml"
+tap_check "a ComponentPolicy among the files is only validated" \
+    "$BIN" validate "$TMP/policy.yaml" "$TMP/ab.yaml"
+sed 's/^  name: only-git/  name: only-git\n  namespace: x/; s/action: Deny/action: Sometimes/' "$TMP/policy.yaml" >"$TMP/badpolicy.yaml"
+tap_check_fails "an invalid --policy is reported by file and field" \
+    "badpolicy.yaml:1: error: ComponentPolicy \"only-git\": spec.rules.sourceKinds.action: Unsupported value" \
+    "$BIN" validate --policy "$TMP/badpolicy.yaml" "$TMP/ab.yaml"
+tap_check "an exempt namespace escapes the policy" \
+    bash -c "sed 's/^spec:/spec:\n  exemptNamespaces: [apps]/' '$TMP/policy.yaml' >'$TMP/exempt.yaml' && '$BIN' validate --policy '$TMP/exempt.yaml' '$TMP/c.yaml' 2>&1 | grep -v -q only-git"
+
+# --- bad input --------------------------------------------------------------------------------
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >"$TMP/cm.yaml"
+tap_check_fails "another kind is refused with file and line" \
+    "cm.yaml:1: error: not a Component or ComponentPolicy \(apiVersion v1, kind ConfigMap\)" \
+    "$BIN" validate "$TMP/cm.yaml"
+printf 'a: [\n' >"$TMP/broken.yaml"
+tap_check_fails "malformed YAML names the file and line" "broken.yaml: line [0-9]+" \
+    "$BIN" validate "$TMP/broken.yaml"
+"$BIN" validate "$TMP/broken.yaml" >/dev/null 2>&1
+tap_eq "bad input exits 1" 1 "$?"
+tap_check_fails "a missing file is named" "$TMP/absent.yaml" "$BIN" validate "$TMP/absent.yaml"
+tap_check_fails "an unknown flag is a usage error" "unknown flag: --bogus" \
+    "$BIN" validate --bogus "$TMP/ab.yaml"
+"$BIN" validate --bogus "$TMP/ab.yaml" >/dev/null 2>&1
+tap_eq "a usage error exits 2" 2 "$?"
+tap_check_fails "no file is a usage error" "expected at least one manifest file" "$BIN" validate
+tap_check_fails "a malformed --namespace-label is a usage error" "expected KEY=VALUE" \
+    "$BIN" validate --namespace-label novalue "$TMP/ab.yaml"
+
+tap_done
