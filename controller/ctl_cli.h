@@ -8,6 +8,7 @@
  *   component-controller kustomize [-o yaml|json] DIR
  *   component-controller template [--data FILE] [--set PATH=VALUE]... [--env] TEMPLATE_FILE...
  *   component-controller validate [--policy FILE]... [flags] FILE...
+ *   component-controller graph [--namespace NS] FILE... | --kubeconfig PATH [--context C]
  *
  * Output goes to stdout, errors to stderr (naming the file and field where known). Exit
  * status: 0 on success, 1 when the input is bad (the message says why), 2 on a usage error.

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# `component-controller graph` from manifest files: the DOT output names every Component and
+# missing target, colours states, marks every edge and node of a cycle (and only those), is
+# deterministic, and renders to a PNG with Graphviz `dot`; bad input and usage errors.
+set -uo pipefail
+ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$ROOT/tests/support/tap.sh"
+BIN=${CO_CONTROLLER_BIN:-$ROOT/build/test/component-controller}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+component() { # name namespace state deps...
+    local name=$1 ns=$2 state=$3
+    shift 3
+    printf -- '---\napiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: %s\n' "$name"
+    [ -n "$ns" ] && printf '  namespace: %s\n' "$ns"
+    printf 'spec:\n  sourceRef:\n    fluxGitRepository:\n      name: repo\n'
+    if [ $# -gt 0 ]; then
+        printf '  dependencies:\n'
+        for d in "$@"; do printf '  - name: %s\n' "$d"; done
+    fi
+    [ -n "$state" ] && printf 'status:\n  state: %s\n' "$state"
+}
+# a -> b -> c -> a is a cycle; d -> a hangs off it; e -> x has a missing target; f has no
+# namespace; a ConfigMap in the stream is ignored.
+{
+    component a apps Ready b
+    component b apps Error c
+    component c apps Processing a
+    component d apps "" a
+    component e apps Pending x
+    component f "" ""
+    printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n'
+} >"$TMP/set.yaml"
+
+tap_check "graph --help exits 0 and names the subcommand" \
+    bash -c "'$BIN' graph --help | grep -q 'component-controller graph'"
+
+if "$BIN" graph "$TMP/set.yaml" >"$TMP/g.dot" 2>"$TMP/err"; then
+    tap_ok "graph of a multi-document file exits 0"
+else
+    tap_fail "graph of a multi-document file exits 0" "$(cat "$TMP/err")"
+fi
+report=$(python3 - "$TMP/g.dot" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+nodes = dict(re.findall(r'^  "([^"]+)" \[(.*)\];$', text, re.M))
+edges = {(a, b): attrs for a, b, attrs in
+         re.findall(r'^  "([^"]+)" -> "([^"]+)"( \[.*\])?;$', text, re.M)}
+problems = []
+want_nodes = {"apps/a", "apps/b", "apps/c", "apps/d", "apps/e", "apps/x", "default/f"}
+if set(nodes) != want_nodes:
+    problems.append("nodes %s" % sorted(nodes))
+want_edges = {("apps/a", "apps/b"), ("apps/b", "apps/c"), ("apps/c", "apps/a"),
+              ("apps/d", "apps/a"), ("apps/e", "apps/x")}
+if set(edges) != want_edges:
+    problems.append("edges %s" % sorted(edges))
+for e, attrs in edges.items():
+    cyc = e in {("apps/a", "apps/b"), ("apps/b", "apps/c"), ("apps/c", "apps/a")}
+    if cyc != ("color=red" in attrs):
+        problems.append("edge %s highlighted=%s" % (e, not cyc))
+for n, attrs in nodes.items():
+    if (n in {"apps/a", "apps/b", "apps/c"}) != ("color=red" in attrs):
+        problems.append("node %s cycle marking" % n)
+colours = {"apps/a": "palegreen", "apps/b": "salmon", "apps/c": "lightblue",
+           "apps/e": "lightyellow", "apps/d": "white"}
+for n, c in colours.items():
+    if "fillcolor=%s" % c not in nodes.get(n, ""):
+        problems.append("node %s not %s: %s" % (n, c, nodes.get(n)))
+if "dashed" not in nodes.get("apps/x", ""):
+    problems.append("missing target not dashed")
+if "Ready" not in nodes.get("apps/a", ""):
+    problems.append("state not in label")
+if "// cycle: apps/a -> apps/b -> apps/c -> apps/a" not in text:
+    problems.append("cycle path comment missing")
+print("\n".join(problems))
+PY
+)
+if [ -z "$report" ]; then
+    tap_ok "nodes, edges, states as colours, missing targets and the cycle are drawn"
+else
+    tap_fail "nodes, edges, states as colours, missing targets and the cycle are drawn" "$report"
+fi
+"$BIN" graph "$TMP/set.yaml" >"$TMP/g2.dot" 2>/dev/null
+tap_check "the output is deterministic" cmp -s "$TMP/g.dot" "$TMP/g2.dot"
+
+if ! command -v dot >/dev/null 2>&1; then
+    tap_fail "the graph renders to PNG with dot" "dot (graphviz) is not installed (make deps)"
+elif dot -Tpng "$TMP/g.dot" -o "$TMP/g.png" 2>"$TMP/doterr" &&
+    [ "$(head -c 8 "$TMP/g.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+    [ ! -s "$TMP/doterr" ]; then
+    tap_ok "the graph renders to PNG with dot without warnings"
+else
+    tap_fail "the graph renders to PNG with dot without warnings" "$(cat "$TMP/doterr")"
+fi
+
+# Names that need quoting in DOT still produce a graph dot accepts.
+printf '{"apiVersion":"core.cs.sap.com/v1alpha1","kind":"Component","metadata":{"name":"q\\"x","namespace":"n"},"spec":{"dependencies":[{"name":"b\\\\s"}]}}' >"$TMP/q.json"
+if "$BIN" graph "$TMP/q.json" >"$TMP/q.dot" 2>"$TMP/err" && dot -Tsvg "$TMP/q.dot" >/dev/null 2>>"$TMP/err" &&
+    grep -q '"n/q\\"x"' "$TMP/q.dot"; then
+    tap_ok "names with quotes and backslashes are escaped"
+else
+    tap_fail "names with quotes and backslashes are escaped" "$(cat "$TMP/err" "$TMP/q.dot")"
+fi
+
+out=$("$BIN" graph --namespace team "$TMP/set.yaml" 2>&1)
+if printf '%s' "$out" | grep -q '"team/f"'; then
+    tap_ok "--namespace places Components without a namespace"
+else
+    tap_fail "--namespace places Components without a namespace" "$out"
+fi
+
+# --- bad input --------------------------------------------------------------------------------
+component a apps "" >"$TMP/dup.yaml"
+component a apps "" >>"$TMP/dup.yaml"
+tap_check_fails "a Component given twice is named with file and line" \
+    "dup.yaml:11: error: Component \"apps/a\" is given twice" "$BIN" graph "$TMP/dup.yaml"
+printf 'apiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata: {}\n' >"$TMP/noname.yaml"
+tap_check_fails "a Component without a name is refused with file and line" "noname.yaml:1: error:" \
+    "$BIN" graph "$TMP/noname.yaml"
+printf 'a: [\n' >"$TMP/broken.yaml"
+tap_check_fails "malformed YAML names the file and line" "broken.yaml: line [0-9]+" \
+    "$BIN" graph "$TMP/broken.yaml"
+"$BIN" graph "$TMP/broken.yaml" >/dev/null 2>&1
+tap_eq "bad input exits 1" 1 "$?"
+tap_check_fails "a missing file is named" "$TMP/absent.yaml" "$BIN" graph "$TMP/absent.yaml"
+tap_check_fails "an unreadable kubeconfig is named" "$TMP/absent-kubeconfig" \
+    "$BIN" graph --kubeconfig "$TMP/absent-kubeconfig"
+tap_check_fails "an unknown flag is a usage error" "unknown flag: --bogus" \
+    "$BIN" graph --bogus "$TMP/set.yaml"
+"$BIN" graph --bogus "$TMP/set.yaml" >/dev/null 2>&1
+tap_eq "a usage error exits 2" 2 "$?"
+tap_check_fails "nothing to read is a usage error" "expected manifest files or --kubeconfig" \
+    "$BIN" graph
+tap_check_fails "files and --kubeconfig together are a usage error" "not both" \
+    "$BIN" graph --kubeconfig "$TMP/k" "$TMP/set.yaml"
+
+tap_done
