@@ -427,6 +427,9 @@ static int remove_type_finalizer(engine *e,
 
 /* ---- create / update / delete --------------------------------------------------------------- */
 
+/* The API server's refusal of a resourceVersion on create. */
+#define RV_ON_CREATE "resourceVersion should not be set on objects to be created"
+
 static int create_object(engine *e, const ctl_obj *o, struct json_object *manifest)
 {
     struct json_object *obj = co_json_copy(manifest);
@@ -441,13 +444,23 @@ static int create_object(engine *e, const ctl_obj *o, struct json_object *manife
     e->st.creates++;
     if (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) {
         /* an impossible resourceVersion: an object that exists after all yields a conflict
-         * instead of a silent merge */
-        if (co_json_set(obj, json_object_new_string("1"), "metadata", "resourceVersion", NULL) <
-            0) {
+         * instead of a silent merge. Not for Services: the Service registry of kube-apiserver
+         * before 1.23 creates through its own path, which refuses any resourceVersion ("500
+         * resourceVersion should not be set on objects to be created"); registries of
+         * aggregated APIs may do the same, hence the second try without it. */
+        bool guard = !(!*o->group && !strcmp(o->kind, "Service"));
+        if (guard && co_json_set(obj, json_object_new_string("1"), "metadata", "resourceVersion",
+                                 NULL) < 0) {
             json_object_put(obj);
             return CO_EINVALID;
         }
         rc = co_kube_apply(&created, e->c, obj, &wo);
+        if (rc < 0 && guard && strstr(co_error_last(), RV_ON_CREATE) != NULL) {
+            json_object_object_del(co_json_get(obj, "metadata", NULL), "resourceVersion");
+            co_error_clear();
+            e->st.creates++;
+            rc = co_kube_apply(&created, e->c, obj, &wo);
+        }
     } else {
         rc = co_kube_create(&created, e->c, obj, &wo);
     }

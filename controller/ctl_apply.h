@@ -9,8 +9,11 @@
  * What each call does today:
  * - ctl_apply(): the whole of §3.4. Validates and normalises the objects (generateName refused,
  *   string labels/annotations, CRD/APIService versions, Secret stringData folded into data,
- *   owner label/annotations stripped, namespaces fixed by discovery or by a CRD/APIService of
- *   the same set, duplicates refused, policy/order/interval/participation annotations checked),
+ *   owner label/annotations stripped, server-set metadata (resourceVersion, uid, selfLink,
+ *   creationTimestamp, managedFields) dropped, the `protocol` of Service and container ports
+ *   defaulted to TCP as server-side apply needs it, namespaces fixed by discovery or by a
+ *   CRD/APIService of the same set, duplicates refused, policy/order/interval/participation
+ *   annotations checked),
  *   merges them into the inventory (adoption check of §3.7 for new objects, digests of §3.6,
  *   obsolete items scheduled for deletion, consistency checks), and returns *done = false right
  *   there if an item was added, so that the caller persists the new keys before anything is

@@ -559,7 +559,73 @@ static int read_managed_types(ctl_obj *o)
     return 0;
 }
 
-/* Steps 1–4 for one object: identity, type checks, stringData, owner marks removed. */
+/* ---- defaults the server-side apply of the API server needs ---------------------------------
+ *
+ * The Go original converts built-in objects to their typed form before applying them. Server-side
+ * apply (1.20) refuses an element of an associative list that lacks one of the list's keys, even
+ * when the API server would default it: the keys of the built-in OpenAPI (/openapi/v2,
+ * x-kubernetes-list-map-keys) that are optional are `protocol` of Service ports ([port,
+ * protocol]) and of container ports ([containerPort, protocol]); both default to TCP. Other
+ * optional merge keys (hostAliases ip, imagePullSecrets name, ServiceAccount secrets name) have
+ * no default. Elements of an unexpected type are left for the API server to reject. */
+
+static void default_protocols(struct json_object *ports)
+{
+    if (!ports || !json_object_is_type(ports, json_type_array)) {
+        return;
+    }
+    for (size_t i = 0; i < json_object_array_length(ports); i++) {
+        struct json_object *p = json_object_array_get_idx(ports, i);
+        if (p && json_object_is_type(p, json_type_object) &&
+            !json_object_object_get_ex(p, "protocol", NULL)) {
+            json_object_object_add(p, "protocol", json_object_new_string("TCP"));
+        }
+    }
+}
+
+static void default_pod_spec(struct json_object *spec)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    if (!spec || !json_object_is_type(spec, json_type_object)) {
+        return;
+    }
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        struct json_object *cs = co_json_get(spec, lists[l], NULL);
+        if (!cs || !json_object_is_type(cs, json_type_array)) {
+            continue;
+        }
+        for (size_t i = 0; i < json_object_array_length(cs); i++) {
+            struct json_object *c = json_object_array_get_idx(cs, i);
+            if (c && json_object_is_type(c, json_type_object)) {
+                default_protocols(co_json_get(c, "ports", NULL));
+            }
+        }
+    }
+}
+
+/* Built-in kinds carrying a pod spec or Service ports, by group; versions do not matter. */
+static void apply_builtin_defaults(const ctl_obj *o, struct json_object *m)
+{
+    const char *g = o->group, *k = o->kind;
+    bool apps = !strcmp(g, "apps") || !strcmp(g, "extensions");
+    if (!*g && !strcmp(k, "Service")) {
+        default_protocols(co_json_get(m, "spec", "ports", NULL));
+    } else if (!*g && !strcmp(k, "Pod")) {
+        default_pod_spec(co_json_get(m, "spec", NULL));
+    } else if (!*g && !strcmp(k, "PodTemplate")) {
+        default_pod_spec(co_json_get(m, "template", "spec", NULL));
+    } else if ((!*g && !strcmp(k, "ReplicationController")) ||
+               (apps && (!strcmp(k, "Deployment") || !strcmp(k, "StatefulSet") ||
+                         !strcmp(k, "DaemonSet") || !strcmp(k, "ReplicaSet"))) ||
+               (!strcmp(g, "batch") && !strcmp(k, "Job"))) {
+        default_pod_spec(co_json_get(m, "spec", "template", "spec", NULL));
+    } else if (!strcmp(g, "batch") && !strcmp(k, "CronJob")) {
+        default_pod_spec(co_json_get(m, "spec", "jobTemplate", "spec", "template", "spec", NULL));
+    }
+}
+
+/* Steps 1–4 for one object: identity, type checks, stringData, owner marks removed,
+ * server-set metadata dropped, defaults of built-in kinds applied. */
 static int normalise(ctl_obj *o, struct json_object *m, size_t index)
 {
     o->manifest = m;
@@ -617,6 +683,15 @@ static int normalise(ctl_obj *o, struct json_object *m, size_t index)
     remove_meta_key(m, "labels", CTL_LABEL_OWNER_ID);
     remove_meta_key(m, "annotations", CTL_ANN_OWNER_ID);
     remove_meta_key(m, "annotations", CTL_ANN_DIGEST);
+    /* What an object copied from the API server carries: a resourceVersion makes a create fail
+     * (and would pin updates to a stale version), a uid makes server-side apply look for an
+     * object that is gone. The live resourceVersion is used for updates instead (§3.8). */
+    remove_meta_field(m, "resourceVersion");
+    remove_meta_field(m, "uid");
+    remove_meta_field(m, "selfLink");
+    remove_meta_field(m, "creationTimestamp");
+    remove_meta_field(m, "managedFields");
+    apply_builtin_defaults(o, m);
 done:
     free(key);
     return rc;

@@ -865,6 +865,108 @@ static void test_ctl_apply__events_on_dependents(void **state)
     json_object_put(comp);
 }
 
+/* ---- objects as users write them ------------------------------------------------------------ */
+
+/* A Service and a Deployment whose ports carry no protocol (the API server defaults it, but the
+ * server-side apply of 1.20 needs it as part of the ports' merge key), applied under the default
+ * policy (SsaOverride), then updated. */
+static void test_ctl_apply__ports_without_protocol(void **state)
+{
+    fixture *f = *state;
+    const char *v1 =
+        "[{'apiVersion':'v1','kind':'Service','metadata':{'name':'svc'},'spec':{'selector':"
+        "{'app':'web'},'ports':[{'name':'http','port':80,'targetPort':8080},{'name':'dns',"
+        "'port':53,'protocol':'UDP'}]}},"
+        "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'web'},'spec':{"
+        "'selector':{'matchLabels':{'app':'web'}},'template':{'metadata':{'labels':{'app':"
+        "'web'}},'spec':{'initContainers':[{'name':'init','image':'busybox','ports':[{"
+        "'containerPort':9000}]}],'containers':[{'name':'c','image':'busybox','ports':[{"
+        "'containerPort':8080,'name':'http'}]}]}}}}]";
+    bool done = false;
+    pass_ok(f, v1, &done);
+    pass_ok(f, v1, &done);
+    struct json_object *svc = get("v1", "Service", f->ns, "svc");
+    assert_non_null(svc);
+    struct json_object *ports = co_json_get(svc, "spec", "ports", NULL);
+    assert_int_equal(json_object_array_length(ports), 2);
+    assert_string_equal(str(json_object_array_get_idx(ports, 0), "protocol", NULL, NULL), "TCP");
+    assert_string_equal(str(json_object_array_get_idx(ports, 1), "protocol", NULL, NULL), "UDP");
+    json_object_put(svc);
+    assert_true(exists("apps/v1", "Deployment", f->ns, "web"));
+    make_deployment_ready(f->ns, "web");
+    for (int i = 0; i < MAX_PASSES && !done; i++) {
+        pass_ok(f, v1, &done);
+    }
+    assert_true(done);
+
+    /* an update of the same objects, still without protocol: the port list is merged, not
+     * doubled */
+    const char *v2 =
+        "[{'apiVersion':'v1','kind':'Service','metadata':{'name':'svc'},'spec':{'selector':"
+        "{'app':'web'},'ports':[{'name':'http','port':80,'targetPort':8081}]}},"
+        "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'web'},'spec':{"
+        "'selector':{'matchLabels':{'app':'web'}},'template':{'metadata':{'labels':{'app':"
+        "'web'}},'spec':{'initContainers':[{'name':'init','image':'busybox','ports':[{"
+        "'containerPort':9000}]}],'containers':[{'name':'c','image':'busybox','ports':[{"
+        "'containerPort':8081,'name':'http'}]}]}}}}]";
+    pass_ok(f, v2, &done);
+    svc = get("v1", "Service", f->ns, "svc");
+    ports = co_json_get(svc, "spec", "ports", NULL);
+    assert_int_equal(json_object_array_length(ports), 1);
+    int64_t tp = 0;
+    assert_co_pass(co_json_get_int64(&tp, json_object_array_get_idx(ports, 0), "targetPort", NULL));
+    assert_int_equal(tp, 8081);
+    json_object_put(svc);
+    struct json_object *dep = get("apps/v1", "Deployment", f->ns, "web");
+    struct json_object *cports =
+        co_json_get(json_object_array_get_idx(
+                        co_json_get(dep, "spec", "template", "spec", "containers", NULL), 0),
+                    "ports", NULL);
+    assert_int_equal(json_object_array_length(cports), 1);
+    assert_co_pass(
+        co_json_get_int64(&tp, json_object_array_get_idx(cports, 0), "containerPort", NULL));
+    assert_int_equal(tp, 8081);
+    json_object_put(dep);
+}
+
+/* An object copied from `kubectl get -o yaml` carries the server's resourceVersion, uid and
+ * creationTimestamp: created under every update policy all the same. */
+static void test_ctl_apply__copied_object_with_resource_version(void **state)
+{
+    fixture *f = *state;
+    char *objs = co_xasprintf(
+        "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'copied-ssa',"
+        "'namespace':'%s','resourceVersion':'4711','uid':'0b5e0c52-3f0d-4a4e-9a64-9d1f3c1e2a11',"
+        "'creationTimestamp':'2021-01-01T00:00:00Z','selfLink':'/api/v1/namespaces/%s/"
+        "configmaps/copied-ssa'},'data':{'a':'1'}},"
+        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'copied-replace',"
+        "'namespace':'%s','resourceVersion':'4712','annotations':{" ANN(
+            "update-policy", "replace") "}},"
+                                        "'data':{'a':'1'}}]",
+        f->ns, f->ns, f->ns);
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_true(exists("v1", "ConfigMap", f->ns, "copied-ssa"));
+    assert_true(exists("v1", "ConfigMap", f->ns, "copied-replace"));
+    free(objs);
+
+    /* and updated later with a stale resourceVersion in the manifest */
+    objs = co_xasprintf("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'copied-ssa',"
+                        "'namespace':'%s','resourceVersion':'4711'},'data':{'a':'2'}},"
+                        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'copied-replace',"
+                        "'namespace':'%s','resourceVersion':'4712','annotations':{" ANN(
+                            "update-policy", "replace") "}},"
+                                                        "'data':{'a':'2'}}]",
+                        f->ns, f->ns);
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    struct json_object *live = get("v1", "ConfigMap", f->ns, "copied-ssa");
+    assert_string_equal(str(live, "data", "a", NULL), "2");
+    json_object_put(live);
+    live = get("v1", "ConfigMap", f->ns, "copied-replace");
+    assert_string_equal(str(live, "data", "a", NULL), "2");
+    json_object_put(live);
+    free(objs);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -886,6 +988,8 @@ int main(void)
         T(test_ctl_apply__missing_namespace_created_untracked),
         T(test_ctl_apply__auxiliary_object_does_not_gate),
         T(test_ctl_apply__events_on_dependents),
+        T(test_ctl_apply__ports_without_protocol),
+        T(test_ctl_apply__copied_object_with_resource_version),
     };
 #undef T
     return cmocka_run_group_tests_name("ctl_apply_integration", tests, group_setup, group_teardown);

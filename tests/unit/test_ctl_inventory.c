@@ -56,6 +56,16 @@ static int scope(int *namespaced, const char *api_version, const char *kind, voi
                         api_version);
 }
 
+/* scope() plus CronJob, Pod and x.io kinds, all namespaced. */
+static int scope_with_x(int *namespaced, const char *api_version, const char *kind, void *payload)
+{
+    if (!strcmp(kind, "CronJob") || !strcmp(kind, "Pod") || !strncmp(api_version, "x.io/", 5)) {
+        *namespaced = 1;
+        return 0;
+    }
+    return scope(namespaced, api_version, kind, payload);
+}
+
 static ctl_defaults defaults(void)
 {
     ctl_defaults d;
@@ -153,6 +163,90 @@ static void test_ctl_inventory__owner_marks_stripped(void **state)
     assert_null(co_json_get(m, "metadata", "annotations", CTL_ANN_DIGEST, NULL));
     assert_non_null(co_json_get(m, "metadata", "labels", "keep", NULL));
     assert_non_null(co_json_get(m, "metadata", "annotations", "other", NULL));
+    ctl_objset_dispose(&set);
+    json_object_put(o);
+}
+
+static void test_ctl_inventory__server_metadata_dropped(void **state)
+{
+    (void)state;
+    struct json_object *o =
+        J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c','resourceVersion':'7',"
+          "'uid':'u-1','selfLink':'/x','creationTimestamp':null,'managedFields':[],'generation':"
+          "3}}]");
+    ctl_objset set;
+    assert_co_pass(prepare(&set, o));
+    struct json_object *meta = co_json_get(set.objs[0].manifest, "metadata", NULL);
+    static const char *const gone[] = {"resourceVersion", "uid", "selfLink", "creationTimestamp",
+                                       "managedFields"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(gone); i++) {
+        assert_false(json_object_object_get_ex(meta, gone[i], NULL));
+    }
+    assert_string_equal(json_object_get_string(co_json_get(meta, "name", NULL)), "c");
+    ctl_objset_dispose(&set);
+    json_object_put(o);
+}
+
+static const char *port_protocol(struct json_object *ports, size_t i)
+{
+    return json_object_get_string(
+        co_json_get(json_object_array_get_idx(ports, i), "protocol", NULL));
+}
+
+static void test_ctl_inventory__port_protocols_defaulted(void **state)
+{
+    (void)state;
+    struct json_object *o =
+        J("[{'apiVersion':'v1','kind':'Service','metadata':{'name':'s'},'spec':{'ports':[{'port':"
+          "80},{'port':53,'protocol':'UDP'},'odd']}},"
+          "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d'},'spec':{'template':"
+          "{'spec':{'initContainers':[{'name':'i','ports':[{'containerPort':1}]}],'containers':[{"
+          "'name':'c','ports':[{'containerPort':2},{'containerPort':3,'protocol':'SCTP'}]}]}}}},"
+          "{'apiVersion':'batch/v1beta1','kind':'CronJob','metadata':{'name':'cj'},'spec':{"
+          "'jobTemplate':{'spec':{'template':{'spec':{'containers':[{'name':'c','ports':[{"
+          "'containerPort':4}]}]}}}}}},"
+          "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'},'spec':{'containers':[{'name':"
+          "'c','ports':[{'containerPort':5}]}]}},"
+          "{'apiVersion':'x.io/v1','kind':'Service','metadata':{'name':'foreign'},'spec':{'ports':"
+          "[{'port':80}]}}]");
+    ctl_objset set;
+    ctl_defaults d = defaults();
+    assert_co_pass(ctl_objset_prepare(&set, o, &d, scope_with_x, NULL));
+    assert_int_equal(set.len, 5);
+    for (size_t i = 0; i < set.len; i++) {
+        struct json_object *m = set.objs[i].manifest;
+        const char *name = set.objs[i].name;
+        if (!strcmp(name, "s")) {
+            struct json_object *ports = co_json_get(m, "spec", "ports", NULL);
+            assert_string_equal(port_protocol(ports, 0), "TCP");
+            assert_string_equal(port_protocol(ports, 1), "UDP");
+            assert_string_equal(json_object_get_string(json_object_array_get_idx(ports, 2)), "odd");
+        } else if (!strcmp(name, "d")) {
+            struct json_object *spec = co_json_get(m, "spec", "template", "spec", NULL);
+            struct json_object *c =
+                json_object_array_get_idx(co_json_get(spec, "containers", NULL), 0);
+            struct json_object *ic =
+                json_object_array_get_idx(co_json_get(spec, "initContainers", NULL), 0);
+            assert_string_equal(port_protocol(co_json_get(c, "ports", NULL), 0), "TCP");
+            assert_string_equal(port_protocol(co_json_get(c, "ports", NULL), 1), "SCTP");
+            assert_string_equal(port_protocol(co_json_get(ic, "ports", NULL), 0), "TCP");
+        } else if (!strcmp(name, "cj")) {
+            struct json_object *c =
+                json_object_array_get_idx(co_json_get(m, "spec", "jobTemplate", "spec", "template",
+                                                      "spec", "containers", NULL),
+                                          0);
+            assert_string_equal(port_protocol(co_json_get(c, "ports", NULL), 0), "TCP");
+        } else if (!strcmp(name, "p")) {
+            struct json_object *c =
+                json_object_array_get_idx(co_json_get(m, "spec", "containers", NULL), 0);
+            assert_string_equal(port_protocol(co_json_get(c, "ports", NULL), 0), "TCP");
+        } else {
+            /* not a built-in kind: untouched */
+            assert_null(
+                co_json_get(json_object_array_get_idx(co_json_get(m, "spec", "ports", NULL), 0),
+                            "protocol", NULL));
+        }
+    }
     ctl_objset_dispose(&set);
     json_object_put(o);
 }
@@ -620,6 +714,8 @@ int main(void)
         cmocka_unit_test(test_ctl_inventory__crd_of_unknown_version_refused),
         cmocka_unit_test(test_ctl_inventory__secret_string_data_folded),
         cmocka_unit_test(test_ctl_inventory__owner_marks_stripped),
+        cmocka_unit_test(test_ctl_inventory__server_metadata_dropped),
+        cmocka_unit_test(test_ctl_inventory__port_protocols_defaulted),
         cmocka_unit_test(test_ctl_inventory__scope_fix_up),
         cmocka_unit_test(test_ctl_inventory__duplicates_refused),
         cmocka_unit_test(test_ctl_inventory__annotations_validated),
