@@ -427,6 +427,16 @@ static int remove_type_finalizer(engine *e,
 
 /* ---- create / update / delete --------------------------------------------------------------- */
 
+/* Whether the object is written by server-side apply. Not APIServices, whatever their policy:
+ * the kube-aggregator that serves them has no field manager before Kubernetes 1.21 and answers
+ * an apply patch with a panic (kubernetes/kubernetes#89264), so they are created by POST and
+ * updated by PUT as under policy Replace. */
+static bool use_ssa(const ctl_obj *o)
+{
+    return (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) &&
+           !ctl_is_apiservice(o->group, o->kind);
+}
+
 /* The API server's refusal of a resourceVersion on create. */
 #define RV_ON_CREATE "resourceVersion should not be set on objects to be created"
 
@@ -442,7 +452,7 @@ static int create_object(engine *e, const ctl_obj *o, struct json_object *manife
     }
     wo.field_manager = CTL_FIELD_MANAGER;
     e->st.creates++;
-    if (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) {
+    if (use_ssa(o)) {
         /* an impossible resourceVersion: an object that exists after all yields a conflict
          * instead of a silent merge. Not for Services: the Service registry of kube-apiserver
          * before 1.23 creates through its own path, which refuses any resourceVersion ("500
@@ -599,7 +609,7 @@ static int update_object(engine *e,
     }
     struct json_object *meta = co_json_get(obj, "metadata", NULL);
     json_object_object_del(meta, "managedFields");
-    if (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) {
+    if (use_ssa(o)) {
         rc = ssa_update(e, o, obj, live);
     } else {
         struct json_object *fins = co_json_get(live, "metadata", "finalizers", NULL);

@@ -20,10 +20,12 @@
  *   created. Otherwise: creates missing namespaces (policy Create; never tracked), finishes due
  *   purges, applies wave by wave (regular objects, then APIServices, then managed instances;
  *   create, or update per policy Replace / Recreate / SsaMerge / SsaOverride with the
- *   managedFields takeover of §3.8; reapply on digest change or after the reapply interval;
- *   never again for Once), computes readiness, schedules purges at the end of a ready wave, and
- *   when every wave is ready removes obsolete objects in delete waves (managed instances first,
- *   namespaces when empty, orphaning per policy and foreign owner).
+ *   managedFields takeover of §3.8 — APIServices excepted, which are always written by POST and
+ *   PUT because the kube-aggregator before Kubernetes 1.21 cannot server-side apply them; reapply
+ * on digest change or after the reapply interval; never again for Once), computes readiness,
+ * schedules purges at the end of a ready wave, and when every wave is ready removes obsolete
+ * objects in delete waves (managed instances first, namespaces when empty, orphaning per policy and
+ * foreign owner).
  * - ctl_apply_deletion_allowed(): §3.12 (additional managed types, all-orphan shortcut, foreign
  *   instances of managed CRDs and APIServices).
  * - ctl_apply_delete(): §3.13, one pass of reverse-wave deletion.

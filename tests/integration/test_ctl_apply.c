@@ -3,8 +3,9 @@
  * The apply engine against the real kube-apiserver of the test control plane, one test per rule
  * group of reference/behaviour.md §3: create → ready, the update policies (with the kubectl
  * field takeover of SsaOverride), adoption, waves, purge, obsolete removal, reverse-wave
- * deletion with namespaces last, orphan policies, the deletion guard for managed CRDs, crash
- * safety of the inventory, and the auxiliary participation annotation.
+ * deletion with namespaces last, orphan policies, the deletion guard for managed CRDs and
+ * APIServices, crash safety of the inventory, the auxiliary participation annotation, and
+ * objects as users write them (ports without protocol, metadata copied from a live object).
  *
  * There is no kube-controller-manager: Deployments and Jobs are made ready by writing their
  * status, and terminating namespaces are finalized by the test, as envtest users do. Each test
@@ -355,6 +356,35 @@ static void test_ctl_apply__ssa_merge_leaves_kubectl_fields(void **state)
     ssa_case(*state, "ssa-merge", true);
 }
 
+/* Fields our own POST/PUT wrote (managedFields operation Update) are taken over into our Apply
+ * entry when the policy becomes server-side apply, so dropping them from the manifest removes
+ * them — under SsaMerge as well, which leaves kubectl's fields alone. */
+static void test_ctl_apply__ssa_takes_over_own_update_fields(void **state)
+{
+    fixture *f = *state;
+    assert_true(apply_until_done(
+                    f, "[" CONFIGMAP("own", ANN("update-policy", "replace"), "'a':'1','b':'1'") "]",
+                    MAX_PASSES) > 0);
+    struct json_object *live = get("v1", "ConfigMap", f->ns, "own");
+    struct json_object *mf = co_json_get(live, "metadata", "managedFields", NULL);
+    assert_int_equal(json_object_array_length(mf), 1);
+    assert_string_equal(str(json_object_array_get_idx(mf, 0), "operation", NULL, NULL), "Update");
+    json_object_put(live);
+
+    assert_true(
+        apply_until_done(f, "[" CONFIGMAP("own", ANN("update-policy", "ssa-merge"), "'a':'2'") "]",
+                         MAX_PASSES) > 0);
+    live = get("v1", "ConfigMap", f->ns, "own");
+    assert_string_equal(str(live, "data", "a", NULL), "2");
+    assert_null(co_json_get(live, "data", "b", NULL));
+    mf = co_json_get(live, "metadata", "managedFields", NULL);
+    assert_int_equal(json_object_array_length(mf), 1);
+    assert_string_equal(str(json_object_array_get_idx(mf, 0), "operation", NULL, NULL), "Apply");
+    assert_string_equal(str(json_object_array_get_idx(mf, 0), "manager", NULL, NULL),
+                        CTL_FIELD_MANAGER);
+    json_object_put(live);
+}
+
 static void test_ctl_apply__replace_and_recreate(void **state)
 {
     fixture *f = *state;
@@ -663,6 +693,118 @@ static void test_ctl_apply__deletion_blocked_by_foreign_instance(void **state)
     free(group);
 }
 
+/* Polls @p path until it answers (a type that was just defined is served a moment later). */
+static void wait_served(const char *path)
+{
+    for (int i = 0; i < 600; i++) {
+        struct json_object *doc = NULL;
+        co_error_clear();
+        if (co_kube_request_json(&doc, admin, "GET", path, NULL) == 0) {
+            json_object_put(doc);
+            return;
+        }
+        struct timespec tick = {0, 100000000L};
+        nanosleep(&tick, NULL);
+    }
+    fail_msg("%s never served: %s", co_error_last(), path);
+}
+
+/* An APIService (a local one: no backing service, so kube-apiserver reports it Available) is
+ * applied late within its wave, after the regular objects of the wave are ready; it carries our
+ * finalizer, and the component's deletion is blocked while a foreign instance of its group
+ * version exists (here served by a CRD outside the component), and proceeds once it is gone. */
+static void test_ctl_apply__apiservice_late_and_deletion_guard(void **state)
+{
+    fixture *f = *state;
+    char *group = co_test_random_name("svc", 8);
+    char *svc_name = co_xasprintf("v1.%s.example.com", group);
+    char *objs = co_xasprintf(
+        "[{'apiVersion':'apiregistration.k8s.io/v1','kind':'APIService','metadata':{'name':"
+        "'%s'},'spec':{'group':'%s.example.com','version':'v1','groupPriorityMinimum':1000,"
+        "'versionPriority':15}}," DEPLOYMENT("gate", "") "]",
+        svc_name, group);
+    bool done = false;
+    for (int i = 0; i < 4; i++) {
+        pass_ok(f, objs, &done);
+        assert_false(done);
+    }
+    assert_true(exists("apps/v1", "Deployment", f->ns, "gate"));
+    /* late: waits for the regular Deployment of the same wave */
+    assert_false(exists("apiregistration.k8s.io/v1", "APIService", NULL, svc_name));
+    assert_string_equal(item_field(f, svc_name, "phase"), "ScheduledForApplication");
+    make_deployment_ready(f->ns, "gate");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    struct json_object *svc = get("apiregistration.k8s.io/v1", "APIService", NULL, svc_name);
+    assert_non_null(svc);
+    struct json_object *fins = co_json_get(svc, "metadata", "finalizers", NULL);
+    assert_non_null(fins);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fins, 0)), CTL_NAME);
+    json_object_put(svc);
+    assert_string_equal(item_field(f, svc_name, "status"), "Current");
+
+    /* someone else serves a type in that group version and creates an instance */
+    struct json_object *crd = co_test_json(
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"gadgets.%s.example.com\"},\"spec\":{\"group\":"
+        "\"%s.example.com\",\"scope\":\"Namespaced\",\"names\":{\"plural\":\"gadgets\","
+        "\"singular\":\"gadget\",\"kind\":\"Gadget\",\"listKind\":\"GadgetList\"},"
+        "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":{"
+        "\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+        "true}}}]}}",
+        group, group);
+    assert_co_pass(co_kube_create(NULL, admin, crd, NULL));
+    json_object_put(crd);
+    char *av = co_xasprintf("%s.example.com/v1", group);
+    char *path = co_xasprintf("/apis/%s/namespaces/%s/gadgets", av, f->ns);
+    wait_served(path);
+    struct json_object *gadget = co_test_json("{\"apiVersion\":\"%s\",\"kind\":\"Gadget\","
+                                              "\"metadata\":{\"name\":\"theirs\",\"namespace\":"
+                                              "\"%s\"}}",
+                                              av, f->ns);
+    assert_co_pass(co_kube_create(NULL, admin, gadget, NULL));
+    json_object_put(gadget);
+
+    bool allowed = true;
+    char *msg = NULL;
+    assert_co_pass(ctl_apply_deletion_allowed(&f->opts, f->inventory, &allowed, &msg));
+    assert_false(allowed);
+    char *want = co_xasprintf("api service %s is still in use (instances exist)", svc_name);
+    assert_string_equal(msg, want);
+    free(want);
+    free(msg);
+
+    co_kube_delete_options d = CO_KUBE_DELETE_OPTIONS_INIT;
+    assert_co_pass(co_kube_delete(NULL, admin, &(co_kube_ref){av, "Gadget", f->ns, "theirs"}, &d));
+    assert_co_pass(ctl_apply_deletion_allowed(&f->opts, f->inventory, &allowed, &msg));
+    assert_true(allowed);
+    assert_null(msg);
+    /* the CRD goes first: while it exists, kube-apiserver registers an APIService of its own
+     * under the same name */
+    char *crd_name = co_xasprintf("gadgets.%s.example.com", group);
+    assert_co_pass(co_kube_delete(
+        NULL, admin,
+        &(co_kube_ref){"apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name}, &d));
+    bool crd_left = true;
+    for (int i = 0; i < 600 && crd_left; i++) {
+        struct json_object *left =
+            get("apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name);
+        crd_left = left != NULL;
+        json_object_put(left);
+        struct timespec tick = {0, 100000000L};
+        nanosleep(&tick, NULL);
+    }
+    assert_false(crd_left);
+    free(crd_name);
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_false(exists("apiregistration.k8s.io/v1", "APIService", NULL, svc_name));
+    assert_false(exists("apps/v1", "Deployment", f->ns, "gate"));
+    free(path);
+    free(av);
+    free(objs);
+    free(svc_name);
+    free(group);
+}
+
 static void test_ctl_apply__additional_managed_types_block_deletion(void **state)
 {
     fixture *f = *state;
@@ -719,7 +861,7 @@ static void test_ctl_apply__crash_after_inventory_write_leaks_nothing(void **sta
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     assert_true(exists("v1", "ConfigMap", f->ns, "c1")); /* the objects were created */
 
-    /* the next operator process starts from the persisted inventory; the component is deleted */
+    /* the next operator process starts from the persisted inventory */
     size_t len = 0;
     char *text = co_test_read_file(file, &len);
     assert_non_null(text);
@@ -727,6 +869,12 @@ static void test_ctl_apply__crash_after_inventory_write_leaks_nothing(void **sta
     assert_co_pass(co_json_parse(&f->inventory, text, len));
     free(text);
     assert_int_equal(json_object_array_length(f->inventory), 3);
+    /* it picks up where the first left off: the objects it finds are its own */
+    make_deployment_ready(f->ns, "d1");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_int_equal(json_object_array_length(f->inventory), 3);
+    assert_string_equal(item_field(f, "c2", "phase"), "Ready");
+    /* and then the component is deleted */
     assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
 
     char *sel = co_xasprintf("%s", CTL_LABEL_OWNER_ID);
@@ -974,6 +1122,7 @@ int main(void)
         T(test_ctl_apply__create_then_ready),
         T(test_ctl_apply__ssa_override_takes_kubectl_fields),
         T(test_ctl_apply__ssa_merge_leaves_kubectl_fields),
+        T(test_ctl_apply__ssa_takes_over_own_update_fields),
         T(test_ctl_apply__replace_and_recreate),
         T(test_ctl_apply__adoption_policies),
         T(test_ctl_apply__waves_in_order),
@@ -982,6 +1131,7 @@ int main(void)
         T(test_ctl_apply__deletion_in_reverse_waves_namespaces_last),
         T(test_ctl_apply__orphan_policies),
         T(test_ctl_apply__deletion_blocked_by_foreign_instance),
+        T(test_ctl_apply__apiservice_late_and_deletion_guard),
         T(test_ctl_apply__additional_managed_types_block_deletion),
         T(test_ctl_apply__crash_after_inventory_write_leaks_nothing),
         T(test_ctl_apply__reconcile_policies_and_reapply),
