@@ -805,6 +805,49 @@ static void test_ctl_apply__apiservice_late_and_deletion_guard(void **state)
     free(group);
 }
 
+/* Within one wave, an instance of a type the component defines (a managed instance) waits
+ * until the regular objects of the wave — its CRD and an unready Deployment here — are ready. */
+static void test_ctl_apply__managed_instances_staged_within_wave(void **state)
+{
+    fixture *f = *state;
+    char *group = co_test_random_name("m", 8);
+    char *objs = co_xasprintf(
+        "[{'apiVersion':'%s.example.com/v1','kind':'Widget','metadata':{'name':'inst'}},"
+        "{'apiVersion':'apiextensions.k8s.io/v1','kind':'CustomResourceDefinition','metadata':"
+        "{'name':'widgets.%s.example.com'},'spec':{'group':'%s.example.com','scope':"
+        "'Namespaced','names':{'plural':'widgets','singular':'widget','kind':'Widget',"
+        "'listKind':'WidgetList'},'versions':[{'name':'v1','served':true,'storage':true,"
+        "'schema':{'openAPIV3Schema':{'type':'object','x-kubernetes-preserve-unknown-fields':"
+        "true}}}]}}," DEPLOYMENT("gate", "") "]",
+        group, group, group);
+    char *crd_name = co_xasprintf("widgets.%s.example.com", group);
+    char *av = co_xasprintf("%s.example.com/v1", group);
+    bool done = false;
+    for (int i = 0; i < 5; i++) {
+        pass_ok(f, objs, &done);
+        assert_false(done);
+    }
+    assert_true(exists("apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name));
+    assert_true(exists("apps/v1", "Deployment", f->ns, "gate"));
+    assert_string_equal(item_field(f, "inst", "phase"), "ScheduledForApplication");
+    /* not created: absent, or its type not even discovered yet */
+    struct json_object *inst = NULL;
+    co_error_clear();
+    int rc = co_kube_get(&inst, admin, &(co_kube_ref){av, "Widget", f->ns, "inst"}, NULL);
+    assert_true(rc == CO_ENOTFOUND || rc == CO_ENOMATCH);
+    co_error_clear();
+    make_deployment_ready(f->ns, "gate");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    assert_true(exists(av, "Widget", f->ns, "inst"));
+    /* deletion: the instance goes before its CRD */
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_false(exists("apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name));
+    free(av);
+    free(crd_name);
+    free(objs);
+    free(group);
+}
+
 static void test_ctl_apply__additional_managed_types_block_deletion(void **state)
 {
     fixture *f = *state;
@@ -1132,6 +1175,7 @@ int main(void)
         T(test_ctl_apply__orphan_policies),
         T(test_ctl_apply__deletion_blocked_by_foreign_instance),
         T(test_ctl_apply__apiservice_late_and_deletion_guard),
+        T(test_ctl_apply__managed_instances_staged_within_wave),
         T(test_ctl_apply__additional_managed_types_block_deletion),
         T(test_ctl_apply__crash_after_inventory_write_leaks_nothing),
         T(test_ctl_apply__reconcile_policies_and_reapply),
