@@ -300,7 +300,8 @@ deps:
 	$(Q)tests/env/deps.sh
 
 # crds/*.yaml are generated from the API schema in shared/src/component_schema.c and
-# policy_schema.c; the unit tests fail when the committed files differ.
+# policy_schema.c; the unit tests fail when the committed files differ. The Helm chart keeps
+# copies in deploy/chart/crds (tests/unit/test_deploy_chart.c compares them).
 .PHONY: crds
 # CRDS_OUT=DIR writes them elsewhere (tests/unit/test_crds_generated.sh compares the two).
 CRDS_OUT ?= crds
@@ -308,6 +309,7 @@ crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 	$(Q)mkdir -p $(CRDS_OUT)
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_component >/dev/null
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_policy >/dev/null
+	$(Q)if [ "$(CRDS_OUT)" = crds ]; then cp crds/*.yaml deploy/chart/crds/; fi
 
 run: $(call DAEMONS,release)
 	$(Q)tests/env/run-local.sh

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * deploy/ renders the same objects three ways: the Helm chart deploy/chart through our own
+ * renderer (co_helm) and through a real `helm template` (installed by tests/env/deps.sh;
+ * $CO_HELM overrides the path), and the kustomize base deploy/base through `kubectl kustomize`
+ * ($CO_KUBECTL overrides it). The chart's values change what they promise (replicas and the
+ * PodDisruptionBudget, failurePolicy and timeout of every webhook, the opt-in cluster-admin
+ * binding), every container runs non-root with a read-only root filesystem and probes, and the
+ * chart's CRDs are the ones of crds/.
+ */
+#include <json-c/json.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "co/common.h"
+#include "co/helm.h"
+#include "co/json.h"
+#include "co/vfs.h"
+#include "co/yaml.h"
+#include "tests/support/test_support.h"
+
+#define NAMESPACE "component-operator"
+#define CHART     CO_SOURCE_ROOT "/deploy/chart"
+
+static char *helm_bin;
+static char *kubectl_bin;
+
+static char *cache_bin(const char *name)
+{
+    const char *cache = getenv("XDG_CACHE_HOME"); /* NOLINT(concurrency-mt-unsafe) */
+    const char *home = getenv("HOME");            /* NOLINT(concurrency-mt-unsafe) */
+    return cache && *cache
+               ? co_xasprintf("%s/component-operator/bin/%s", cache, name)
+               : co_xasprintf("%s/.cache/component-operator/bin/%s", home ? home : "/root", name);
+}
+
+/* Runs @p argv (looked up in $PATH), collecting stdout into *out (stderr goes to ours).
+ * @return the exit status, -1 if it cannot run. */
+static int run(char **out, char *const *argv)
+{
+    int pipefd[2];
+    if (pipe(pipefd) != 0) {
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (rc != 0) {
+        close(pipefd[0]);
+        return -1;
+    }
+    size_t cap = 65536;
+    size_t len = 0;
+    char *buf = co_xmalloc(cap);
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap *= 2;
+            buf = co_xrealloc(buf, cap);
+        }
+        ssize_t n = read(pipefd[0], buf + len, cap - len - 1);
+        if (n <= 0) {
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The objects of a YAML stream, as a JSON array. */
+static struct json_object *parse_stream(const char *text)
+{
+    if (!text) {
+        fail_msg("no output");
+        return json_object_new_array();
+    }
+    co_yaml_docs docs = CO_YAML_DOCS_INIT;
+    assert_co_pass(co_yaml_parse_stream(&docs, text, strlen(text), CO_YAML_SKIP_NULL));
+    struct json_object *list = json_object_new_array();
+    for (size_t i = 0; i < docs.len; i++) {
+        json_object_array_add(list, docs.items[i].value);
+        docs.items[i].value = NULL;
+    }
+    co_yaml_docs_dispose(&docs);
+    return list;
+}
+
+static struct json_object *kustomize(const char *dir)
+{
+    char *path = co_xasprintf("%s/deploy/%s", CO_SOURCE_ROOT, dir);
+    char *argv[] = {kubectl_bin, (char *)"kustomize", path, NULL};
+    char *out = NULL;
+    int rc = run(&out, argv);
+    free(path);
+    if (rc != 0) {
+        fail_msg("kubectl kustomize deploy/%s failed (%d)", dir, rc);
+    }
+    struct json_object *list = parse_stream(out);
+    free(out);
+    return list;
+}
+
+/* helm template with the values of @p values_yaml (written to a file), namespace @p ns. */
+static struct json_object *helm(const char *values_yaml, const char *ns)
+{
+    char *dir = co_test_tmpdir();
+    char *vf = co_xasprintf("%s/values.yaml", dir);
+    co_test_write_file(vf, values_yaml, strlen(values_yaml));
+    char *argv[] = {helm_bin,
+                    (char *)"template",
+                    (char *)"component-operator",
+                    (char *)CHART,
+                    (char *)"--namespace",
+                    (char *)ns,
+                    (char *)"--include-crds",
+                    (char *)"-f",
+                    vf,
+                    NULL};
+    char *out = NULL;
+    int rc = run(&out, argv);
+    co_test_rmtree(dir);
+    free(dir);
+    free(vf);
+    if (rc != 0) {
+        fail_msg("helm template deploy/chart failed (%d)", rc);
+    }
+    struct json_object *list = parse_stream(out);
+    free(out);
+    return list;
+}
+
+/* Our renderer, as `helm template --include-crds` would. */
+static struct json_object *ours(const char *values_yaml, const char *ns)
+{
+    co_vfs *fs = NULL;
+    assert_co_pass(co_vfs_new_disk(&fs, CHART));
+    co_helm_chart *chart = NULL;
+    assert_co_pass(co_helm_chart_load(&chart, fs, ""));
+    struct json_object *values = NULL;
+    assert_co_pass(co_yaml_parse(&values, values_yaml, strlen(values_yaml), 0));
+    co_helm_options opts = {.release_name = "component-operator", .release_namespace = ns};
+    struct json_object *got = NULL;
+    int rc = co_helm_template(&got, chart, values, &opts);
+    if (rc < 0) {
+        fail_msg("co_helm_template: %s", co_error_last());
+    }
+    json_object_put(values);
+    co_helm_chart_free(chart);
+    co_vfs_free(fs);
+    return got;
+}
+
+/* The value at a dotted path ("spec.template.spec"), or NULL. */
+static struct json_object *at(struct json_object *obj, const char *path)
+{
+    char *copy = co_xstrdup(path);
+    char *save = NULL;
+    struct json_object *cur = obj;
+    for (char *k = strtok_r(copy, ".", &save); k && cur; k = strtok_r(NULL, ".", &save)) {
+        struct json_object *next = NULL;
+        cur = json_object_is_type(cur, json_type_object) && json_object_object_get_ex(cur, k, &next)
+                  ? next
+                  : NULL;
+    }
+    free(copy);
+    return cur;
+}
+
+static const char *str_at(struct json_object *obj, const char *path)
+{
+    struct json_object *v = at(obj, path);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static int64_t int_at(struct json_object *obj, const char *path)
+{
+    struct json_object *v = at(obj, path);
+    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
+}
+
+/* 1 for true, 0 for false, -1 when missing or not a boolean. */
+static int bool_at(struct json_object *obj, const char *path)
+{
+    struct json_object *v = at(obj, path);
+    return v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
+}
+
+static char *key_of(struct json_object *o)
+{
+    return co_xasprintf("%s/%s/%s/%s", str_at(o, "apiVersion"), str_at(o, "kind"),
+                        str_at(o, "metadata.namespace") ? str_at(o, "metadata.namespace") : "",
+                        str_at(o, "metadata.name"));
+}
+
+static struct json_object *find(struct json_object *list, const char *key)
+{
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        struct json_object *o = json_object_array_get_idx(list, i);
+        char *k = key_of(o);
+        int same = strcmp(k, key) == 0;
+        free(k);
+        if (same) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+/* The same objects, in any order; prints the first difference. */
+static void assert_same_objects(const char *what, struct json_object *a, struct json_object *b)
+{
+    size_t na = json_object_array_length(a);
+    size_t nb = json_object_array_length(b);
+    for (size_t i = 0; i < na; i++) {
+        struct json_object *o = json_object_array_get_idx(a, i);
+        char *k = key_of(o);
+        struct json_object *other = find(b, k);
+        if (!other) {
+            fail_msg("%s: %s only on the left", what, k);
+        }
+        if (!co_json_equal(o, other)) {
+            fail_msg("%s: %s differs:\n  %s\n  %s", what, k, json_object_to_json_string(o),
+                     json_object_to_json_string(other));
+        }
+        free(k);
+    }
+    if (na != nb) {
+        fail_msg("%s: %zu objects against %zu", what, na, nb);
+    }
+}
+
+static size_t count_kind(struct json_object *list, const char *kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        const char *k = str_at(json_object_array_get_idx(list, i), "kind");
+        n += k && strcmp(k, kind) == 0;
+    }
+    return n;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *h = getenv("CO_HELM");    /* NOLINT(concurrency-mt-unsafe) */
+    const char *k = getenv("CO_KUBECTL"); /* NOLINT(concurrency-mt-unsafe) */
+    helm_bin = h && *h ? co_xstrdup(h) : cache_bin("helm");
+    kubectl_bin = k && *k ? co_xstrdup(k) : cache_bin("kubectl-v32");
+    if (access(kubectl_bin, X_OK) != 0) {
+        free(kubectl_bin);
+        kubectl_bin = co_xstrdup("kubectl"); /* from $PATH */
+    }
+    if (access(helm_bin, X_OK) != 0) {
+        fprintf(stderr, "helm not found at %s (run tests/env/deps.sh)\n", helm_bin);
+        return -1;
+    }
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    free(helm_bin);
+    free(kubectl_bin);
+    return 0;
+}
+
+static void test_deploy_chart__defaults_equal_kustomize_base(void **state)
+{
+    (void)state;
+    const char *values = "namespace: {create: true}\n";
+    struct json_object *base = kustomize("base");
+    struct json_object *h = helm(values, NAMESPACE);
+    struct json_object *o = ours(values, NAMESPACE);
+    assert_true(json_object_array_length(base) >= 20);
+    assert_same_objects("kustomize vs helm", base, h);
+    assert_same_objects("helm vs ours", h, o);
+    assert_true(co_json_equal(h, o)); /* helm's own order too */
+    /* the base has what the issue lists */
+    assert_int_equal(count_kind(base, "Namespace"), 1);
+    assert_int_equal(count_kind(base, "ServiceAccount"), 2);
+    assert_int_equal(count_kind(base, "Deployment"), 2);
+    assert_int_equal(count_kind(base, "CustomResourceDefinition"), 2);
+    assert_int_equal(count_kind(base, "ValidatingWebhookConfiguration"), 1);
+    assert_int_equal(count_kind(base, "MutatingWebhookConfiguration"), 1);
+    assert_int_equal(count_kind(base, "PodDisruptionBudget"), 1); /* webhook: 2 replicas */
+    assert_int_equal(count_kind(base, "Service"), 3);
+    assert_null(find(base, "rbac.authorization.k8s.io/v1/ClusterRoleBinding//"
+                           "component-operator:controller-cluster-admin"));
+    json_object_put(base);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+static void test_deploy_chart__cluster_admin_equals_overlay(void **state)
+{
+    (void)state;
+    const char *values = "namespace: {create: true}\ncontroller: {clusterAdmin: true}\n";
+    struct json_object *overlay = kustomize("cluster-admin");
+    struct json_object *h = helm(values, NAMESPACE);
+    struct json_object *o = ours(values, NAMESPACE);
+    assert_same_objects("kustomize vs helm", overlay, h);
+    assert_true(co_json_equal(h, o));
+    struct json_object *crb = find(o, "rbac.authorization.k8s.io/v1/ClusterRoleBinding//"
+                                      "component-operator:controller-cluster-admin");
+    assert_non_null(crb);
+    assert_string_equal(str_at(crb, "roleRef.name"), "cluster-admin");
+    json_object_put(overlay);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+static bool has_arg(struct json_object *deploy, const char *arg)
+{
+    struct json_object *c =
+        json_object_array_get_idx(at(deploy, "spec.template.spec.containers"), 0);
+    struct json_object *args = at(c, "args");
+    for (size_t i = 0; args && i < json_object_array_length(args); i++) {
+        if (strcmp(json_object_get_string(json_object_array_get_idx(args, i)), arg) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void test_deploy_chart__values_take_effect(void **state)
+{
+    (void)state;
+    const char *values = "webhook: {replicas: 1, failurePolicy: Ignore, timeoutSeconds: 12}\n"
+                         "controller: {replicas: 3, defaultServiceAccount: deployer}\n"
+                         "image: {repository: registry.example/co, tag: v9}\n";
+    struct json_object *h = helm(values, "ops");
+    struct json_object *o = ours(values, "ops");
+    assert_true(co_json_equal(h, o));
+    assert_int_equal(count_kind(o, "Namespace"), 0);
+    /* a PodDisruptionBudget only for the Deployment with 3 replicas */
+    assert_null(find(o, "policy/v1/PodDisruptionBudget/ops/component-webhook"));
+    assert_non_null(find(o, "policy/v1/PodDisruptionBudget/ops/component-controller"));
+    struct json_object *ctl = find(o, "apps/v1/Deployment/ops/component-controller");
+    assert_non_null(ctl);
+    assert_true(has_arg(ctl, "--default-service-account=deployer"));
+    assert_int_equal(int_at(ctl, "spec.replicas"), 3);
+    struct json_object *c = json_object_array_get_idx(at(ctl, "spec.template.spec.containers"), 0);
+    assert_string_equal(str_at(c, "image"), "registry.example/co:v9");
+    /* every webhook of both configurations */
+    const char *cfgs[] = {
+        "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration//component-webhook",
+        "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration//component-webhook"};
+    size_t nhooks = 0;
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cfgs); i++) {
+        struct json_object *cfg = find(o, cfgs[i]);
+        assert_non_null(cfg);
+        struct json_object *hooks = at(cfg, "webhooks");
+        for (size_t j = 0; j < json_object_array_length(hooks); j++, nhooks++) {
+            struct json_object *wh = json_object_array_get_idx(hooks, j);
+            assert_string_equal(str_at(wh, "failurePolicy"), "Ignore");
+            assert_int_equal(int_at(wh, "timeoutSeconds"), 12);
+            assert_string_equal(str_at(wh, "clientConfig.service.namespace"), "ops");
+            struct json_object *sel = at(wh, "namespaceSelector");
+            if (sel) {
+                const char *s = json_object_to_json_string(sel);
+                assert_non_null(strstr(s, "\"ops\""));
+                assert_non_null(strstr(s, "\"kube-system\""));
+            }
+        }
+    }
+    assert_int_equal(nhooks, 5);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+static void test_deploy_chart__pods_are_locked_down(void **state)
+{
+    (void)state;
+    struct json_object *base = kustomize("base");
+    size_t ndeploy = 0;
+    for (size_t i = 0; i < json_object_array_length(base); i++) {
+        struct json_object *d = json_object_array_get_idx(base, i);
+        if (strcmp(str_at(d, "kind"), "Deployment") != 0) {
+            continue;
+        }
+        ndeploy++;
+        struct json_object *pod = at(d, "spec.template.spec");
+        assert_int_equal(bool_at(pod, "securityContext.runAsNonRoot"), 1);
+        assert_true(int_at(pod, "securityContext.runAsUser") > 0);
+        struct json_object *c = json_object_array_get_idx(at(pod, "containers"), 0);
+        assert_int_equal(bool_at(c, "securityContext.readOnlyRootFilesystem"), 1);
+        assert_int_equal(bool_at(c, "securityContext.allowPrivilegeEscalation"), 0);
+        assert_string_equal(str_at(c, "livenessProbe.httpGet.path"), "/healthz");
+        assert_string_equal(str_at(c, "readinessProbe.httpGet.path"), "/readyz");
+        assert_non_null(at(c, "resources.requests.memory"));
+        assert_non_null(at(c, "resources.limits.memory"));
+        const char *sa = str_at(pod, "serviceAccountName");
+        assert_non_null(sa);
+        char *key = co_xasprintf("v1/ServiceAccount/" NAMESPACE "/%s", sa);
+        assert_non_null(find(base, key));
+        free(key);
+    }
+    assert_int_equal(ndeploy, 2);
+    json_object_put(base);
+}
+
+static void test_deploy_chart__crds_are_those_of_crds_dir(void **state)
+{
+    (void)state;
+    const char *names[] = {"core.cs.sap.com_components.yaml",
+                           "core.cs.sap.com_componentpolicies.yaml"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(names); i++) {
+        char *a = co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, names[i]);
+        char *b = co_xasprintf("%s/%s", CHART "/crds", names[i]);
+        size_t la = 0;
+        size_t lb = 0;
+        char *ta = co_test_read_file(a, &la);
+        char *tb = co_test_read_file(b, &lb);
+        assert_non_null(ta);
+        assert_non_null(tb);
+        if (la != lb || memcmp(ta, tb, la) != 0) {
+            fail_msg("%s differs from %s: run `make crds`", b, a);
+        }
+        free(ta);
+        free(tb);
+        free(a);
+        free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deploy_chart__defaults_equal_kustomize_base),
+        cmocka_unit_test(test_deploy_chart__cluster_admin_equals_overlay),
+        cmocka_unit_test(test_deploy_chart__values_take_effect),
+        cmocka_unit_test(test_deploy_chart__pods_are_locked_down),
+        cmocka_unit_test(test_deploy_chart__crds_are_those_of_crds_dir),
+    };
+    return cmocka_run_group_tests_name("deploy_chart", tests, group_setup, group_teardown);
+}
