@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# The Dockerfile, checked without a container engine: the build stage installs the -dev package
+# of every pkg-config module the Makefile links; the runtime stage installs exactly the Debian
+# packages that provide the shared libraries the daemons need (read with readelf and ldd from
+# this machine's build, mapped to packages with dpkg -S), runs as a numeric non-root user and
+# puts the daemons where deploy/ starts them.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../support/tap.sh
+. "$ROOT/tests/support/tap.sh"
+
+DF=$ROOT/Dockerfile
+# Binaries: release if built, else the test build (sanitizer runtimes are ignored below).
+BINDIR=$ROOT/build/release
+[ -x "$BINDIR/component-controller" ] && [ -x "$BINDIR/component-webhook" ] ||
+    BINDIR=$ROOT/build/test
+if [ ! -x "$BINDIR/component-controller" ] || [ ! -x "$BINDIR/component-webhook" ]; then
+    tap_fail "test_dockerfile__daemons_built" "no daemons in build/release or build/test"
+    tap_done
+    exit
+fi
+
+# stage_packages N: the packages of `apt-get install` in stage N (0-based) of the Dockerfile.
+stage_packages() {
+    awk -v want="$1" '
+        /^FROM / { stage++ }
+        stage - 1 == want { print }
+    ' "$DF" | sed -e 's/#.*//' | tr '\\\n' '  ' |
+        grep -oE 'apt-get install [^&]*' | tr ' ' '\n' |
+        grep -vE '^(apt-get|install|-y|--no-install-recommends|DEBIAN_FRONTEND=.*|)$' | sort -u
+}
+
+nstages=$(grep -c '^FROM ' "$DF")
+tap_eq "test_dockerfile__two_stages" "2" "$nstages"
+tap_check "test_dockerfile__build_stage_is_debian" grep -qE '^FROM debian:[a-z]+ AS build$' "$DF"
+tap_check "test_dockerfile__runtime_stage_is_debian_slim" \
+    sh -c "grep '^FROM ' '$DF' | tail -n 1 | grep -qE '^FROM debian:[a-z]+-slim$'"
+last_user=$(awk '/^USER /{u=$2} END{print u}' "$DF")
+uid=${last_user%%:*}
+if [[ $uid =~ ^[0-9]+$ ]] && [ "$uid" -gt 0 ]; then
+    tap_ok "test_dockerfile__runs_as_numeric_non_root_user"
+else
+    tap_fail "test_dockerfile__runs_as_numeric_non_root_user" "USER is '$last_user'"
+fi
+# The user deploy/ runs as (runAsUser) is the image's.
+tap_eq "test_dockerfile__deploy_uses_the_image_user" "$uid" \
+    "$(grep -h 'runAsUser:' "$ROOT"/deploy/base/*.yaml | awk '{print $2}' | sort -u)"
+for d in component-controller component-webhook; do
+    tap_check "test_dockerfile__copies_${d//-/_}_to_usr_local_bin" \
+        grep -qE "^COPY --from=build .*/build/release/$d( |$)" "$DF"
+    tap_check "test_dockerfile__deploy_starts_${d//-/_}_there" \
+        grep -q "command: \[/usr/local/bin/$d\]" -r "$ROOT/deploy/base"
+done
+
+# --- build stage: a -dev package for every pkg-config module ----------------------------------
+
+build_pkgs=$(stage_packages 0)
+modules=$(sed -n 's/^PKGS := //p' "$ROOT/Makefile")
+pcs=()
+for m in $modules; do
+    pcs+=("$(pkg-config --variable=pcfiledir "$m" 2>/dev/null)/$m.pc")
+done
+# "package[:arch]: path" lines, one dpkg call
+owners=$(dpkg -S "${pcs[@]}" 2>/dev/null)
+missing=""
+for pc in "${pcs[@]}"; do
+    owner=$(awk -v f="$pc" '{o=$1; sub(/:.*/, "", o); if ($2 == f) print o}' <<<"$owners" | head -n 1)
+    if [ -z "$owner" ]; then
+        missing="$missing $(basename "$pc")(no package)"
+    elif ! grep -qx "$owner" <<<"$build_pkgs"; then
+        missing="$missing $owner"
+    fi
+done
+tap_eq "test_dockerfile__build_stage_has_every_dev_package" "" "$missing"
+
+# --- runtime stage: exactly the libraries the daemons link ------------------------------------
+
+runtime_pkgs=$(stage_packages 1)
+declare -A lib_path=()
+for b in "$BINDIR/component-controller" "$BINDIR/component-webhook"; do
+    for lib in $(readelf -d "$b" | awk '/\(NEEDED\)/ {gsub(/[][]/, "", $5); print $5}'); do
+        case $lib in libasan.* | libubsan.* | libstdc++.* | libgcc_s.*) continue ;; esac
+        lib_path[$lib]=$(ldd "$b" | awk -v l="$lib" '$1 == l {print $3; exit}')
+    done
+done
+# Each library under its path, the resolved path and both usrmerge spellings; one dpkg call.
+cands=()
+for lib in "${!lib_path[@]}"; do
+    p=${lib_path[$lib]}
+    [ -n "$p" ] && cands+=("$p" "$(readlink -f "$p")" "${p#/usr}" "/usr$p")
+done
+owners=$(dpkg -S "${cands[@]}" 2>/dev/null)
+needed_pkgs=""
+unknown=""
+for lib in "${!lib_path[@]}"; do
+    p=${lib_path[$lib]}
+    o=$(awk -v a="$p" -v b="$(readlink -f "$p")" -v c="${p#/usr}" -v d="/usr$p" \
+        '{o=$1; sub(/:.*/, "", o); if ($2 == a || $2 == b || $2 == c || $2 == d) print o}' \
+        <<<"$owners" | head -n 1)
+    if [ -z "$p" ] || [ -z "$o" ]; then
+        unknown="$unknown $lib"
+    else
+        needed_pkgs="$needed_pkgs $o"
+    fi
+done
+needed_pkgs=$(tr ' ' '\n' <<<"$needed_pkgs" | grep -v '^$' | sort -u)
+tap_eq "test_dockerfile__every_linked_library_has_a_package" "" "$unknown"
+tap_check "test_dockerfile__daemons_link_some_libraries" grep -qx 'libjson-c5' <<<"$needed_pkgs"
+# libc6 is in every Debian image.
+absent=$(comm -23 <(grep -vx libc6 <<<"$needed_pkgs") <(printf '%s\n' "$runtime_pkgs"))
+tap_eq "test_dockerfile__runtime_installs_every_needed_library" "" "$absent"
+extra=$(comm -13 <(printf '%s\n' "$needed_pkgs") <(grep '^lib' <<<"$runtime_pkgs"))
+tap_eq "test_dockerfile__runtime_installs_no_unneeded_library" "" "$extra"
+tap_check "test_dockerfile__runtime_has_ca_certificates" grep -qx ca-certificates <<<"$runtime_pkgs"
+if grep -q '^libgpgme' <<<"$needed_pkgs"; then
+    # gpgme runs gpg and gpg-agent for SOPS PGP keys
+    tap_check "test_dockerfile__runtime_has_gnupg_for_gpgme" \
+        sh -c "printf '%s\n' '$runtime_pkgs' | grep -qx gpg && printf '%s\n' '$runtime_pkgs' | grep -qx gpg-agent"
+fi
+# The same package names exist in this machine's Debian release.
+# (one apt-cache call; `apt-cache policy` lists a "Candidate" for every known package)
+known=$(apt-cache policy $runtime_pkgs $build_pkgs 2>/dev/null | awk '/^[^ ]/ {p=$1} /Candidate: [^(]/ {sub(":$", "", p); print p}' | sort -u)
+unknown_pkg=$(comm -23 <(printf '%s\n' $runtime_pkgs $build_pkgs | sort -u) <(printf '%s\n' "$known"))
+tap_eq "test_dockerfile__packages_exist_in_debian" "" "$unknown_pkg"
+
+tap_done
