@@ -42,7 +42,7 @@ TEST_PKGS := cmocka
 
 # pkg-config is evaluated once, and not at all for targets that must work before the
 # libraries are installed.
-NO_PKG_GOALS := deps clean help format format-check
+NO_PKG_GOALS := deps clean help format format-check run
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(TEST_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
@@ -311,8 +311,12 @@ crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_policy >/dev/null
 	$(Q)if [ "$(CRDS_OUT)" = crds ]; then cp crds/*.yaml deploy/chart/crds/; fi
 
-run: $(call DAEMONS,release)
-	$(Q)tests/env/run-local.sh
+# The operator on this machine with sample Components (README "Quick start"); RUN_ARGS=--once
+# stops once they are Ready. No prerequisites: the script installs what is missing first and
+# then builds the daemons itself.
+RUN_ARGS ?=
+run:
+	$(Q)tests/env/run-local.sh $(RUN_ARGS)
 
 clean:
 	rm -rf build
