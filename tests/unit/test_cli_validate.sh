@@ -92,7 +92,8 @@ if printf '%s' "$out" | grep -q 'warning: Component "apps/b": dependencies.missi
 else
     tap_fail "a dependency outside the set is a warning" "$out"
 fi
-{ printf '{"apiVersion":"v1","kind":"List","items":['; sed -n p "$FIX/component/valid/$(ls "$FIX/component/valid" | head -1)"; printf ']}'; } >"$TMP/list.json"
+valid=("$FIX"/component/valid/*.json)
+{ printf '{"apiVersion":"v1","kind":"List","items":['; cat "${valid[0]}"; printf ','; cat "${valid[1]}"; printf ']}'; } >"$TMP/list.json"
 tap_check "a v1 List of Components is validated item by item" "$BIN" validate "$TMP/list.json"
 
 # --- policies ---------------------------------------------------------------------------------
