@@ -97,6 +97,16 @@ else
     tap_fail "without --namespace every namespace is read" "$out"
 fi
 
+ctx=$(k config current-context 2>/dev/null)
+if [ -n "$ctx" ] && "$BIN" graph --kubeconfig "$CO_TEST_KUBECONFIG" --context "$ctx" \
+    --namespace "$ns" 2>&1 | cmp -s - "$TMP/g.dot"; then
+    tap_ok "--context names the kubeconfig's context"
+else
+    tap_fail "--context names the kubeconfig's context" "context '$ctx'"
+fi
+tap_check_fails "an unknown --context is refused" "no-such-context" \
+    "$BIN" graph --kubeconfig "$CO_TEST_KUBECONFIG" --context no-such-context
+
 # A cluster nobody listens on: reported with the kubeconfig's name, exit 1.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:%s\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\ncurrent-context: c\n' "$port" >"$TMP/dead.kubeconfig"

@@ -120,6 +120,41 @@ tap_check_fails "an invalid --policy is reported by file and field" \
 tap_check "an exempt namespace escapes the policy" \
     bash -c "sed 's/^spec:/spec:\n  exemptNamespaces: [apps]/' '$TMP/policy.yaml' >'$TMP/exempt.yaml' && '$BIN' validate --policy '$TMP/exempt.yaml' '$TMP/c.yaml' 2>&1 | grep -v -q only-git"
 
+# Requester and namespace: --user/--group for exemptions, --namespace-label for selectors,
+# --namespace for Components without one.
+cat >"$TMP/scoped.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1alpha1
+kind: ComponentPolicy
+metadata:
+  name: scoped
+spec:
+  namespaceSelector:
+    matchLabels:
+      tenant: "true"
+  exemptUsers: [ops-*]
+  exemptGroups: [admins]
+  rules:
+    sourceKinds:
+      action: Deny
+      allowed: [git]
+Y
+component lone "" >"$TMP/lone.yaml"
+sed -i '/^  namespace: $/d' "$TMP/lone.yaml"
+tap_check "a namespaceSelector that does not match leaves the Component alone" \
+    "$BIN" validate --policy "$TMP/scoped.yaml" "$TMP/lone.yaml"
+tap_check_fails "--namespace-label makes the namespaceSelector match" 'ComponentPolicy "scoped"' \
+    "$BIN" validate --policy "$TMP/scoped.yaml" --namespace-label tenant=true "$TMP/lone.yaml"
+tap_check "--user matching exemptUsers exempts" \
+    "$BIN" validate --policy "$TMP/scoped.yaml" --namespace-label tenant=true --user ops-ci \
+    "$TMP/lone.yaml"
+tap_check "--group matching exemptGroups exempts" \
+    "$BIN" validate --policy "$TMP/scoped.yaml" --namespace-label tenant=true --user dev \
+    --group devs --group admins "$TMP/lone.yaml"
+tap_check_fails "a Component without a namespace is placed in default" 'Component "default/lone"' \
+    "$BIN" validate --policy "$TMP/policy.yaml" "$TMP/lone.yaml"
+tap_check_fails "--namespace places a Component without a namespace" 'Component "team/lone"' \
+    "$BIN" validate --namespace team --policy "$TMP/policy.yaml" "$TMP/lone.yaml"
+
 # --- bad input --------------------------------------------------------------------------------
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >"$TMP/cm.yaml"
 tap_check_fails "another kind is refused with file and line" \
