@@ -592,6 +592,7 @@ CASE_FILE(test_template_oracle__sprig_math, "sprig_math.txt")
 CASE_FILE(test_template_oracle__sprig_misc, "sprig_misc.txt")
 CASE_FILE(test_template_oracle__runtime, "runtime.txt")
 CASE_FILE(test_template_oracle__chart, "chart.txt")
+CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
 
 int main(void)
 {
@@ -603,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__sprig_misc),
         cmocka_unit_test(test_template_oracle__runtime),
         cmocka_unit_test(test_template_oracle__chart),
+        cmocka_unit_test(test_template_oracle__sprig_case),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1180,6 +1180,250 @@ static int fn_adler32sum(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
+/* ---- snakecase / kebabcase (xstrings' word splitter) -------------------------------------- */
+
+enum { W_INVALID, W_NUMBER, W_UPPER, W_ALPHA, W_CONNECTOR, W_PUNCT, W_OTHER };
+
+/* A letter that is not one of the CJK ideograph ranges xstrings treats as "other". */
+static bool is_alphabet(int32_t r)
+{
+    if (!tpl_is_letter(r)) {
+        return false;
+    }
+    if (r < 0x3400) {
+        return true;
+    }
+    return !((r >= 0x4E00 && r <= 0x9FCC) || (r >= 0x3400 && r <= 0x4D85) ||
+             (r >= 0x20000 && r <= 0x2B81D));
+}
+
+/* The next rune that is not U+FFFD (skipped bytes count in *size); prev if there is none. */
+static int32_t next_valid_rune(const char *s, size_t len, int32_t prev, size_t *size)
+{
+    size_t w = 0;
+    *size = 0;
+    while (len > 0) {
+        int32_t r = tpl_utf8_decode(s, len, &w);
+        *size += w;
+        if (r != 0xFFFD) {
+            return r;
+        }
+        s += w;
+        len -= w;
+    }
+    return prev;
+}
+
+/* Length of the word that starts s (never 0 for a non-empty s) and its kind in *wt. */
+static size_t next_word(const char *s, size_t len, int *wt)
+{
+    size_t off;
+    size_t sz;
+    if (len == 0) {
+        *wt = W_INVALID;
+        return 0;
+    }
+    int32_t r = next_valid_rune(s, len, 0xFFFD, &sz);
+    off = sz;
+    if (r == 0xFFFD) {
+        *wt = W_INVALID;
+        return off;
+    }
+    if (is_connector(r) || tpl_is_punct(r)) {
+        bool conn = is_connector(r);
+        *wt = conn ? W_CONNECTOR : W_PUNCT;
+        while (off < len) {
+            r = next_valid_rune(s + off, len - off, r, &sz);
+            if (conn ? !is_connector(r) : !tpl_is_punct(r)) {
+                break;
+            }
+            off += sz;
+        }
+    } else if (tpl_is_upper(r)) {
+        *wt = W_UPPER;
+        if (off < len) {
+            r = next_valid_rune(s + off, len - off, r, &sz);
+            if (tpl_is_upper(r)) {
+                size_t prev_sz = sz;
+                off += sz;
+                while (off < len) {
+                    r = next_valid_rune(s + off, len - off, r, &sz);
+                    if (!tpl_is_upper(r)) {
+                        break;
+                    }
+                    prev_sz = sz;
+                    off += sz;
+                }
+                /* "HTTPStatus": the S starts the next word */
+                if (off < len && is_alphabet(r)) {
+                    off -= prev_sz;
+                }
+            } else if (is_alphabet(r)) {
+                off += sz;
+                while (off < len) {
+                    r = next_valid_rune(s + off, len - off, r, &sz);
+                    if (!is_alphabet(r) || tpl_is_upper(r)) {
+                        break;
+                    }
+                    off += sz;
+                }
+            }
+        }
+    } else if (is_alphabet(r)) {
+        *wt = W_ALPHA;
+        while (off < len) {
+            r = next_valid_rune(s + off, len - off, r, &sz);
+            if (!is_alphabet(r) || tpl_is_upper(r)) {
+                break;
+            }
+            off += sz;
+        }
+    } else if (tpl_is_digit(r)) {
+        *wt = W_NUMBER;
+        while (off < len) {
+            r = next_valid_rune(s + off, len - off, r, &sz);
+            if (!tpl_is_digit(r)) {
+                break;
+            }
+            off += sz;
+        }
+    } else {
+        *wt = W_OTHER;
+        while (off < len) {
+            r = next_valid_rune(s + off, len - off, r, &sz);
+            if (is_connector(r) || is_alphabet(r) || tpl_is_digit(r) || tpl_is_punct(r)) {
+                break;
+            }
+            off += sz;
+        }
+    }
+    return off;
+}
+
+/* Writes a word: upper-case and connector words lower-cased with connectors replaced. */
+static int put_word_lower(co_buf *b, int wt, const char *w, size_t len, int32_t conn)
+{
+    if (wt != W_UPPER && wt != W_CONNECTOR) {
+        return co_buf_put(b, w, len);
+    }
+    int rc = 0;
+    size_t i = 0;
+    while (i < len && rc == 0) {
+        size_t sz = 0;
+        int32_t r = tpl_utf8_decode(w + i, len - i, &sz);
+        i += sz;
+        if (is_connector(r)) {
+            r = conn;
+        } else if (tpl_is_upper(r)) {
+            r = tpl_to_lower(r);
+        }
+        rc = put_rune(b, r);
+    }
+    return rc;
+}
+
+typedef struct {
+    const char *s;
+    size_t len;
+    size_t pos;
+    int wt;
+    const char *w;
+    size_t wlen;
+} word_iter;
+
+static void word_next(word_iter *it)
+{
+    it->w = it->s + it->pos;
+    it->wlen = next_word(it->w, it->len - it->pos, &it->wt);
+    it->pos += it->wlen;
+}
+
+static bool word_left(const word_iter *it)
+{
+    return it->pos < it->len;
+}
+
+/* After a number: letters and digits that follow stay glued to it. */
+static int glue_run(co_buf *b, word_iter *it, int32_t conn)
+{
+    int rc = 0;
+    while ((it->wt == W_ALPHA || it->wt == W_NUMBER) && rc == 0) {
+        rc = put_word_lower(b, it->wt, it->w, it->wlen, conn);
+        word_next(it);
+    }
+    return rc;
+}
+
+static int lower_with_connector(co_buf *b, const tv_str *str, int32_t conn)
+{
+    word_iter it = {.s = str->s, .len = str->len};
+    int rc = 0;
+    word_next(&it);
+    while (word_left(&it) && rc == 0) {
+        if (it.wt != W_CONNECTOR) {
+            rc = put_word_lower(b, it.wt, it.w, it.wlen, conn);
+        }
+        int prev = it.wt;
+        const char *last = it.w;
+        size_t last_len = it.wlen;
+        word_next(&it);
+        if (rc != 0) {
+            break;
+        }
+        if (prev == W_NUMBER) {
+            rc = glue_run(b, &it, conn);
+            if (rc == 0 && it.wt != W_INVALID && it.wt != W_PUNCT && it.wt != W_CONNECTOR) {
+                rc = put_rune(b, conn);
+            }
+        } else if (prev == W_CONNECTOR) {
+            rc = put_word_lower(b, prev, last, last_len, conn);
+        } else if (prev == W_PUNCT) {
+            /* nothing */
+        } else if (it.wt != W_NUMBER) {
+            if (it.wt != W_CONNECTOR && it.wt != W_PUNCT) {
+                rc = put_rune(b, conn);
+            }
+        } else if (word_left(&it)) {
+            const char *num = it.w;
+            size_t num_len = it.wlen;
+            word_next(&it);
+            if (it.wt != W_ALPHA) {
+                /* "Bld4Floor": the number belongs to the previous word */
+                rc = put_word_lower(b, W_NUMBER, num, num_len, conn);
+                if (rc == 0 && it.wt != W_CONNECTOR && it.wt != W_PUNCT) {
+                    rc = put_rune(b, conn);
+                }
+            } else {
+                /* "HTTP2xx": lower-case letters after the number start a new word */
+                rc = put_rune(b, conn);
+                rc = rc < 0 ? rc : put_word_lower(b, W_NUMBER, num, num_len, conn);
+                rc = rc < 0 ? rc : glue_run(b, &it, conn);
+                if (rc == 0 && it.wt != W_INVALID && it.wt != W_CONNECTOR && it.wt != W_PUNCT) {
+                    rc = put_rune(b, conn);
+                }
+            }
+        }
+    }
+    if (rc == 0) {
+        rc = put_word_lower(b, it.wt, it.w, it.wlen, conn);
+    }
+    return rc;
+}
+
+static int fn_snakecase(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    co_buf b = OUT_INIT;
+    return sp_ret_buf(x, ret, &b, lower_with_connector(&b, S(&a[0]), '_'));
+}
+
+static int fn_kebabcase(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    co_buf b = OUT_INIT;
+    return sp_ret_buf(x, ret, &b, lower_with_connector(&b, S(&a[0]), '-'));
+}
+
 /* ---- table -------------------------------------------------------------------------------- */
 
 static const tpl_func funcs[] = {
@@ -1198,6 +1442,7 @@ static const tpl_func funcs[] = {
     TPL_FUNC("indent", fn_indent, SP_IS, 2, false, false, &T_STRING),
     TPL_FUNC("initials", fn_initials, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("join", fn_join, SP_SA, 2, false, false, &T_STRING),
+    TPL_FUNC("kebabcase", fn_kebabcase, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("lower", fn_lower, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("nindent", fn_nindent, SP_IS, 2, false, false, &T_STRING),
     TPL_FUNC("nospace", fn_nospace, SP_S, 1, false, false, &T_STRING),
@@ -1206,6 +1451,7 @@ static const tpl_func funcs[] = {
     TPL_FUNC("repeat", fn_repeat, SP_IS, 2, false, false, &T_STRING),
     TPL_FUNC("replace", fn_replace, SP_S, 3, false, false, &T_STRING),
     TPL_FUNC("sha256sum", fn_sha256sum, SP_S, 1, false, false, &T_STRING),
+    TPL_FUNC("snakecase", fn_snakecase, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("sortAlpha", fn_sort_alpha, SP_A, 1, false, false, &T_LIST_STRING),
     TPL_FUNC("split", fn_split, SP_S, 2, false, false, &T_MAP_STRING),
     TPL_FUNC("splitList", fn_split_list, SP_S, 2, false, false, &T_LIST_STRING),
