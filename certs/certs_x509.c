@@ -150,6 +150,17 @@ static int read_cert(X509 **out, const char *pem, size_t len)
     return 0;
 }
 
+/* Encrypted keys are refused: without a callback OpenSSL would ask for a passphrase on the
+ * terminal and wait for an answer. */
+static int no_passphrase(char *buf, int size, int rwflag, void *ctx)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    (void)ctx;
+    return -1;
+}
+
 static int read_key(EVP_PKEY **out, const char *pem)
 {
     if (!pem || !*pem) {
@@ -159,7 +170,7 @@ static int read_key(EVP_PKEY **out, const char *pem)
     if (!b) {
         return ossl_fail(CO_ERROR, "cannot read PEM");
     }
-    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+    EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
     BIO_free(b);
     if (!k) {
         return ossl_fail(CO_EINVALID, "malformed PEM private key");

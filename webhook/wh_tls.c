@@ -18,6 +18,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "certs/certs.h"
 #include "co/error.h"
 
 /* Longest chain we accept: leaf plus intermediates. */
@@ -189,6 +190,14 @@ int wh_tls_set_pem(wh_tls *t,
     }
     char *new_cert = co_xmemdup(cert_pem, cert_len);
     char *new_key = co_xmemdup(key_pem, key_len);
+    /* GnuTLS reads PEM more loosely than OpenSSL (a damaged END line, for one), and certs/
+     * inspects what is served with OpenSSL: serve only what both accept. */
+    rc = co_certs_check_pair(new_cert, new_key);
+    if (rc < 0) {
+        free(new_cert);
+        co_free_secret(new_key, key_len);
+        return rc;
+    }
     pthread_mutex_lock(&t->lock);
     char *old_cert = t->cert_pem, *old_key = t->key_pem;
     size_t old_key_len = t->key_len;

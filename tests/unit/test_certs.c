@@ -172,6 +172,16 @@ static void test_certs__malformed_pem_is_named(void **state)
     assert_string_equal(co_error_last(), "the private key does not belong to the certificate");
     assert_co_fail_with(CO_EINVALID, co_certs_check_pair(a.cert_pem, "-----BEGIN PRIVATE KEY"));
     assert_contains(co_error_last(), "malformed PEM private key");
+    /* An encrypted key is refused at once (no passphrase prompt on a terminal). */
+    const char *encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+                            "MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAhocbJVqUZo5gICCAAw\n"
+                            "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEAQIEEAmFUvZ/PIYZwVvINFBr3/UEgZDP\n"
+                            "xiJN0144Vy1fo+enX2NfpnOZbPbI7HF+l1Om1d9mrjuN0hrJEGG1k9sN2mb4qUA5\n"
+                            "iXi64g4kRn5gcTTFgE80f2m6heAZEvHBReOzMKVEZOIOQXcBlrWJpKfzioUovoYY\n"
+                            "y/x1hpf14qHSTCG8qqWQ/itldozQTm8govxOa84B+LG8ithHYvhV6+29FvTgU4E=\n"
+                            "-----END ENCRYPTED PRIVATE KEY-----\n";
+    assert_co_fail_with(CO_EINVALID, co_certs_check_pair(a.cert_pem, encrypted));
+    assert_contains(co_error_last(), "malformed PEM private key");
     assert_co_fail_with(CO_EINVALID, co_certs_verify(a.cert_pem, "", NULL, T0));
     assert_contains(co_error_last(), "the CA bundle: no PEM certificate found");
     co_certs_pair_dispose(&a);
