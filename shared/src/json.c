@@ -586,22 +586,36 @@ static int parse_object(parser *ps, struct json_object **out)
             rc = perr(ps, key_at, "object key contains a NUL character");
             goto fail;
         }
-        char *key = co_xmemdup(co_buf_cstr(&ps->str), ps->str.len);
+        /* The scratch buffer is reused by the value, so the key is copied: on the stack when
+         * short (nearly always), saving an allocation per member. */
+        char short_key[64];
+        char *key = short_key;
+        if (ps->str.len < sizeof(short_key)) {
+            memcpy(short_key, co_buf_cstr(&ps->str), ps->str.len + 1);
+        } else {
+            key = co_xmemdup(co_buf_cstr(&ps->str), ps->str.len);
+        }
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != ':') {
             rc =
                 perr(ps, ps->p, "expected ':' after object key, found %s", describe(ps, ps->p, cb));
-            free(key);
+            if (key != short_key) {
+                free(key);
+            }
             goto fail;
         }
         ps->p++;
         struct json_object *val = NULL;
         if ((rc = parse_value(ps, &val)) < 0) {
-            free(key);
+            if (key != short_key) {
+                free(key);
+            }
             goto fail;
         }
         json_object_object_add(obj, key, val);
-        free(key);
+        if (key != short_key) {
+            free(key);
+        }
         if ((rc = next_or_close(ps, '}', "object")) <= 0) {
             if (rc == 0) {
                 break;
