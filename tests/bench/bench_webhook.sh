@@ -127,6 +127,14 @@ curl -s -k -H 'Content-Type: application/json' --data-binary @"$REVIEW" \
     "https://127.0.0.1:$nport$ROUTE" >"$work/nginx-answer.json"
 nginx_size=$(wc -c <"$work/nginx-answer.json")
 
+# Both sides must negotiate the same protocol and cipher (the clients are OpenSSL-based like wrk).
+tls_of() { # PORT
+    openssl s_client -connect "127.0.0.1:$1" -servername 127.0.0.1 </dev/null 2>/dev/null |
+        awk '/^New, / {print $2, $NF; exit}'
+}
+tls_webhook=$(tls_of "$wport")
+tls_nginx=$(tls_of "$nport")
+
 # --- throughput ----------------------------------------------------------------------------------
 cat >"$work/post.lua" <<EOF
 local f = assert(io.open("$REVIEW", "rb"))
@@ -135,30 +143,57 @@ wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
 EOF
-run_wrk() { # NAME PORT
-    wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$work/post.lua" "https://127.0.0.1:$2$ROUTE" \
-        >"$work/wrk-$1.txt" 2>&1
-    local rps p50 p90 p99 errs
-    rps=$(awk '/^Requests\/sec:/ {print $2}' "$work/wrk-$1.txt")
-    p50=$(awk '$1 == "50%" {print $2}' "$work/wrk-$1.txt")
-    p90=$(awk '$1 == "90%" {print $2}' "$work/wrk-$1.txt")
-    p99=$(awk '$1 == "99%" {print $2}' "$work/wrk-$1.txt")
-    errs=$(awk '/Non-2xx|Socket errors/ {print}' "$work/wrk-$1.txt" | tr '\n' ' ')
-    printf '%-8s %10s req/s   p50 %8s   p90 %8s   p99 %8s   %s\n' "$1" "${rps:-?}" "${p50:-?}" \
-        "${p90:-?}" "${p99:-?}" "$errs"
-    eval "rps_$1=${rps:-0}"
+# CPU seconds (user + system) used so far by a process and its children's threads: on a shared
+# machine, CPU per request is a steadier figure than requests per second.
+cpu_of() { # PID...
+    local p t=0
+    for p in "$@"; do
+        t=$(awk -v t="$t" -v hz="$(getconf CLK_TCK)" '{print t + ($14 + $15) / hz}' \
+            "/proc/$p/stat" 2>/dev/null || echo "$t")
+    done
+    echo "$t"
+}
+nginx_pids() {
+    pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' '
+}
+run_wrk() { # NAME PORT PID...
+    local name=$1 port=$2
+    shift 2
+    local out=$work/wrk-$name.txt cpu0 cpu1 rps p50 p90 p99 errs reqs us
+    cpu0=$(cpu_of "$@")
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$work/post.lua" \
+        "https://127.0.0.1:$port$ROUTE" >"$out" 2>&1
+    cpu1=$(cpu_of "$@")
+    rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+    p50=$(awk '$1 == "50%" {print $2}' "$out")
+    p90=$(awk '$1 == "90%" {print $2}' "$out")
+    p99=$(awk '$1 == "99%" {print $2}' "$out")
+    errs=$(awk '/Non-2xx|Socket errors/ {print}' "$out" | tr '\n' ' ')
+    reqs=$(awk '/requests in/ {print $1}' "$out")
+    us=$(awk -v a="$cpu0" -v b="$cpu1" -v n="${reqs:-0}" \
+        'BEGIN { if (n > 0) printf "%.1f", (b - a) * 1e6 / n; else print "?" }')
+    printf '%-8s %10s req/s   p50 %8s   p90 %8s   p99 %8s   server CPU %6s us/request   %s\n' \
+        "$name" "${rps:-?}" "${p50:-?}" "${p90:-?}" "${p99:-?}" "$us" "$errs"
+    eval "rps_$name=${rps:-0}"
+    eval "cpu_$name=$us"
 }
 
 echo "== component-webhook vs nginx: TLS, keep-alive, $CONNS connections, ${SECS}s each, " \
     "$THREADS server threads/workers"
 echo "   request: $(wc -c <"$REVIEW") bytes (AdmissionReview CREATE of a typical Component);" \
     "answer: webhook $answer_size bytes, nginx $nginx_size bytes"
+echo "   TLS: webhook ${tls_webhook:-?}, nginx ${tls_nginx:-?}; one wrk thread, connections reused"
 rps_webhook=0
 rps_nginx=0
-run_wrk webhook "$wport"
-run_wrk nginx "$nport"
-awk -v a="$rps_webhook" -v b="$rps_nginx" \
-    'BEGIN { if (b > 0) printf "ratio    webhook/nginx throughput = %.1f%% (target >= 70%%)\n", 100 * a / b }'
+cpu_webhook="?"
+cpu_nginx="?"
+run_wrk webhook "$wport" "$wpid"
+# shellcheck disable=SC2046 # one argument per worker
+run_wrk nginx "$nport" $(nginx_pids)
+awk -v a="$rps_webhook" -v b="$rps_nginx" -v ca="$cpu_webhook" -v cb="$cpu_nginx" 'BEGIN {
+    if (b > 0) printf "ratio    webhook/nginx throughput = %.1f%% (target >= 70%%)\n", 100 * a / b
+    if (ca + 0 > 0) printf "ratio    nginx/webhook server CPU per request = %.1f%%\n", 100 * cb / ca
+}'
 
 # --- fixed rate ----------------------------------------------------------------------------------
 clients=10
