@@ -635,6 +635,8 @@ int co_certs_manager_start(co_certs_manager **out, const co_certs_manager_option
             opts->metrics, "component_webhook_ca_injection_errors_total",
             "Failed attempts to inject the CA bundle into a webhook configuration or CRD.", NULL,
             0);
+        /* Exported from the start (as 0), so that alerts on it see a series. */
+        co_metric_add(m->inject_errors, NULL, 0);
     }
 
     char selector[320];

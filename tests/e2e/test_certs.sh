@@ -265,6 +265,18 @@ if awk -v e="$expiry" 'BEGIN { exit !(e > 0 && e <= 30) }'; then
 else
     tap_fail "test_certs__expiry_metric" "serving expiry $expiry"
 fi
+# The CA's expiry is reported too and is never before the serving certificate's; the injection
+# error counter is exported.
+ca_expiry=$(metric "$probe" 'component_webhook_certificate_expiry_seconds{certificate="ca"}')
+inject_errors=$(curl -sf "http://127.0.0.1:$probe/metrics" |
+    awk '$1 == "component_webhook_ca_injection_errors_total" {print $2; f=1} END {if (!f) print "absent"}')
+if awk -v c="$ca_expiry" -v e="$expiry" 'BEGIN { exit !(c > 0 && c >= e) }' &&
+    [ "$inject_errors" != absent ]; then
+    tap_ok "test_certs__ca_expiry_and_injection_error_metrics"
+else
+    tap_fail "test_certs__ca_expiry_and_injection_error_metrics" \
+        "ca expiry $ca_expiry, serving expiry $expiry, injection errors $inject_errors"
+fi
 stop_all
 # What is injected is exactly the Secret's bundle: the current CA and the earlier ones still
 # valid (the old CA stays trusted until it expires).
