@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests for the rendering pipeline over small trees written to a temporary directory:
+ * generator choice, SOPS decryption as files are read (Flux's age-encrypted Secret from
+ * ../shared/fixtures/sops with its key), postBuild substitution and images, and the errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include "co/error.h"
+#include "co/json.h"
+#include "co/render.h"
+#include "co/sops.h"
+#include "tests/support/test_support.h"
+
+#define FLUX "sops/flux/controller/testdata/sops/"
+
+typedef struct fixture {
+    char *dir;
+    co_sops_keys *keys;
+} fixture;
+
+static void put(const fixture *f, const char *rel, const char *text)
+{
+    char *path = co_xasprintf("%s/%s", f->dir, rel);
+    char *slash = strrchr(path, '/');
+    if (slash && strchr(rel, '/')) {
+        *slash = '\0';
+        (void)mkdir(path, 0700);
+        *slash = '/';
+    }
+    co_test_write_file(path, text, strlen(text));
+    free(path);
+}
+
+static void put_encrypted_secret(const fixture *f, const char *rel)
+{
+    size_t len = 0;
+    char *data = co_test_shared_fixture(FLUX "algorithms/age.yaml", &len);
+    char *path = co_xasprintf("%s/%s", f->dir, rel);
+    co_test_write_file(path, data, len);
+    free(path);
+    free(data);
+}
+
+static int setup(void **state)
+{
+    fixture *f = co_xcalloc(1, sizeof(*f));
+    f->dir = co_test_tmpdir();
+    assert_co_pass(co_sops_keys_new(&f->keys));
+    size_t len = 0;
+    char *key = co_test_shared_fixture(FLUX "keys/age.txt", &len);
+    assert_co_pass(co_sops_keys_add(f->keys, "age.agekey", key, len));
+    free(key);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    co_test_rmtree(f->dir);
+    free(f->dir);
+    co_sops_keys_free(f->keys);
+    free(f);
+    return 0;
+}
+
+/* The object of @p kind and @p name in @p objs, or NULL. */
+static struct json_object *find(struct json_object *objs, const char *kind, const char *name)
+{
+    for (size_t i = 0; i < json_object_array_length(objs); i++) {
+        struct json_object *o = json_object_array_get_idx(objs, i);
+        const char *k = json_object_get_string(co_json_get(o, "kind", NULL));
+        const char *n = json_object_get_string(co_json_get(o, "metadata", "name", NULL));
+        if (k && n && strcmp(k, kind) == 0 && strcmp(n, name) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+static const char *str_at(struct json_object *o, const char *a, const char *b)
+{
+    return json_object_get_string(co_json_get(o, a, b, NULL));
+}
+
+static const char CONFIGMAPS[] = "apiVersion: v1\n"
+                                 "kind: ConfigMap\n"
+                                 "metadata:\n"
+                                 "  name: {{ .prefix }}-cm\n"
+                                 "  namespace: {{ namespace }}\n"
+                                 "data:\n"
+                                 "  greeting: ${GREETING}\n"
+                                 "  shout: ${GREETING^^}\n"
+                                 "  unset: \"x${UNSET}y\"\n"
+                                 "---\n"
+                                 "apiVersion: v1\n"
+                                 "kind: ConfigMap\n"
+                                 "metadata:\n"
+                                 "  name: raw\n"
+                                 "  annotations:\n"
+                                 "    " CO_RENDER_DISABLE_SUBST_ANNOTATION ": \"true\"\n"
+                                 "data:\n"
+                                 "  greeting: ${GREETING}\n";
+
+static void test_render__kustomization_decrypts_and_substitutes(void **state)
+{
+    fixture *f = *state;
+    put(f, "cms.yaml", CONFIGMAPS);
+    put_encrypted_secret(f, "secret.yaml");
+    struct json_object *values = json_tokener_parse("{\"prefix\": \"demo\"}");
+    struct json_object *subs = json_tokener_parse("{\"GREETING\": \"hello\"}");
+    co_render_input in = {
+        .dir = f->dir,
+        .namespace = "ns1",
+        .name = "comp",
+        .revision = 1,
+        .values = values,
+        .keys = f->keys,
+        .substitutions = subs,
+    };
+    struct json_object *objs = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    assert_int_equal(json_object_array_length(objs), 3);
+
+    struct json_object *cm = find(objs, "ConfigMap", "demo-cm");
+    assert_non_null(cm);
+    assert_string_equal(json_object_get_string(co_json_get(cm, "metadata", "namespace", NULL)),
+                        "ns1");
+    assert_string_equal(str_at(cm, "data", "greeting"), "hello");
+    assert_string_equal(str_at(cm, "data", "shout"), "HELLO");
+    assert_string_equal(str_at(cm, "data", "unset"), "xy");
+
+    struct json_object *raw = find(objs, "ConfigMap", "raw");
+    assert_non_null(raw);
+    assert_string_equal(str_at(raw, "data", "greeting"), "${GREETING}");
+
+    struct json_object *secret = find(objs, "Secret", "age");
+    assert_non_null(secret);
+    assert_string_equal(str_at(secret, "stringData", "key"), "value");
+    assert_null(co_json_get(secret, "sops", NULL));
+
+    json_object_put(objs);
+    json_object_put(values);
+    json_object_put(subs);
+}
+
+static void test_render__encrypted_file_without_keys_fails(void **state)
+{
+    fixture *f = *state;
+    put_encrypted_secret(f, "secret.yaml");
+    co_render_input in = {.dir = f->dir, .namespace = "ns1", .name = "comp"};
+    struct json_object *objs = NULL;
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_null(objs);
+    assert_non_null(strstr(co_error_last(), "secret.yaml"));
+    assert_non_null(strstr(co_error_last(), "decryption"));
+}
+
+static void test_render__helm_chart_with_encrypted_template(void **state)
+{
+    fixture *f = *state;
+    put(f, "Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+    put(f, "values.yaml", "replicas: 1\nimage: nginx\n");
+    put(f, "templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n"
+        "  namespace: {{ .Release.Namespace }}\n"
+        "data:\n  replicas: {{ .Values.replicas | quote }}\n  who: ${WHO}\n");
+    put(f, "templates/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n"
+        "  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
+        "      labels: {app: web}\n    spec:\n      containers:\n"
+        "      - name: web\n        image: {{ .Values.image }}:1.0\n");
+    put_encrypted_secret(f, "templates/secret.yaml");
+    struct json_object *values = json_tokener_parse("{\"replicas\": 3}");
+    struct json_object *subs = json_tokener_parse("{\"WHO\": \"world\"}");
+    struct json_object *pb =
+        json_tokener_parse("{\"images\": [{\"name\": \"nginx\", \"newTag\": \"2.0\"}]}");
+    co_render_input in = {
+        .dir = f->dir,
+        .namespace = "ns2",
+        .name = "rel",
+        .revision = 1,
+        .values = values,
+        .keys = f->keys,
+        .post_build = pb,
+        .substitutions = subs,
+    };
+    struct json_object *objs = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    assert_int_equal(json_object_array_length(objs), 3);
+    struct json_object *cm = find(objs, "ConfigMap", "rel-cm");
+    assert_non_null(cm);
+    assert_string_equal(str_at(cm, "metadata", "namespace"), "ns2");
+    assert_string_equal(str_at(cm, "data", "replicas"), "3");
+    assert_string_equal(str_at(cm, "data", "who"), "world");
+    struct json_object *secret = find(objs, "Secret", "age");
+    assert_non_null(secret);
+    assert_string_equal(str_at(secret, "stringData", "key"), "value");
+    struct json_object *deploy = find(objs, "Deployment", "web");
+    assert_non_null(deploy);
+    struct json_object *c0 = json_object_array_get_idx(
+        co_json_get(deploy, "spec", "template", "spec", "containers", NULL), 0);
+    assert_string_equal(json_object_get_string(co_json_get(c0, "image", NULL)), "nginx:2.0");
+    json_object_put(objs);
+
+    /* the same chart without keys: the encrypted template is refused */
+    in.keys = NULL;
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_non_null(strstr(co_error_last(), "templates/secret.yaml"));
+    json_object_put(values);
+    json_object_put(subs);
+    json_object_put(pb);
+}
+
+static void test_render__errors_name_the_problem(void **state)
+{
+    fixture *f = *state;
+    struct json_object *objs = NULL;
+    char *missing = co_xasprintf("%s/nope", f->dir);
+    co_render_input in = {.dir = missing};
+    assert_true(co_render(&objs, &in) < 0);
+    assert_null(objs);
+    free(missing);
+
+    put(f, "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n"
+        "data:\n  x: ${UNCLOSED\n");
+    struct json_object *subs = json_tokener_parse("{\"A\": \"b\"}");
+    in = (co_render_input){.dir = f->dir, .substitutions = subs};
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_non_null(strstr(co_error_last(), "postBuild.substitute"));
+    assert_non_null(strstr(co_error_last(), "bad"));
+
+    /* strict mode: an undefined variable is an error; without substitutions nothing runs */
+    put(f, "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+        "data:\n  x: ${NOT_SET}\n");
+    in.flags = CO_RENDER_STRICT_SUBST;
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_non_null(strstr(co_error_last(), "NOT_SET"));
+    in.substitutions = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    assert_string_equal(str_at(json_object_array_get_idx(objs, 0), "data", "x"), "${NOT_SET}");
+    json_object_put(objs);
+
+    struct json_object *bad = json_tokener_parse("{\"A\": 1}");
+    in.substitutions = bad;
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_non_null(strstr(co_error_last(), "postBuild.substitute.A"));
+    json_object_put(bad);
+    json_object_put(subs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_render__kustomization_decrypts_and_substitutes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_render__encrypted_file_without_keys_fails, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_render__helm_chart_with_encrypted_template, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_render__errors_name_the_problem, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("render", tests, NULL, NULL);
+}
