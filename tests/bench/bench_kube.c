@@ -76,6 +76,7 @@ typedef struct job {
     int from, to;
     int round; /* 0: create; >0: update with this value */
     int failures;
+    char first_error[256]; /* the first failure's message */
 } job;
 
 static struct json_object *configmap(const char *ns, int i, int round)
@@ -90,7 +91,9 @@ static struct json_object *configmap(const char *ns, int i, int round)
     json_object_object_add(meta, "namespace", json_object_new_string(ns));
     struct json_object *labels = json_object_new_object();
     json_object_object_add(labels, "app.kubernetes.io/name", json_object_new_string("bench"));
-    json_object_object_add(labels, "bench/shard", json_object_new_int(i % 16));
+    char shard[8];
+    snprintf(shard, sizeof(shard), "%d", i % 16);
+    json_object_object_add(labels, "bench/shard", json_object_new_string(shard));
     json_object_object_add(meta, "labels", labels);
     json_object_object_add(cm, "metadata", meta);
     struct json_object *data = json_object_new_object();
@@ -114,8 +117,8 @@ static void *writer(void *arg)
         struct json_object *cm = configmap(j->ns, i, j->round);
         int rc = j->round == 0 ? co_kube_create(NULL, j->c, cm, NULL)
                                : co_kube_apply(NULL, j->c, cm, &wo);
-        if (rc < 0) {
-            j->failures++;
+        if (rc < 0 && j->failures++ == 0) {
+            snprintf(j->first_error, sizeof(j->first_error), "%s", co_error_last());
         }
         json_object_put(cm);
     }
@@ -128,13 +131,16 @@ static double write_all(co_kube_client *c, const char *ns, int n, int round, int
     job jobs[WRITERS];
     double t0 = now_s();
     for (int w = 0; w < WRITERS; w++) {
-        jobs[w] = (job){c, ns, n * w / WRITERS, n * (w + 1) / WRITERS, round, 0};
+        jobs[w] = (job){c, ns, n * w / WRITERS, n * (w + 1) / WRITERS, round, 0, ""};
         pthread_create(&th[w], NULL, writer, &jobs[w]);
     }
     *failures = 0;
     for (int w = 0; w < WRITERS; w++) {
         pthread_join(th[w], NULL);
         *failures += jobs[w].failures;
+        if (jobs[w].failures && *failures == jobs[w].failures) {
+            fprintf(stderr, "bench_kube: a write failed: %s\n", jobs[w].first_error);
+        }
     }
     return now_s() - t0;
 }
@@ -236,6 +242,7 @@ static int bench(co_kube_client *c, int n)
 
     co_kube_ref coll = {"v1", "ConfigMap", ns, NULL};
     double best = 0;
+    long existing = 0;
     for (int r = 0; r < 3; r++) {
         long seen = 0;
         co_kube_list_options lo = {.limit = 500};
@@ -245,11 +252,15 @@ static int bench(co_kube_client *c, int n)
         }
         double rate = seen / (now_s() - t0);
         best = rate > best ? rate : best;
+        existing = seen;
     }
     printf("list (pages of 500, decoded): best of 3 = %.0f objects/s\n", best);
 
     /* a watch without resourceVersion starts with an ADDED event per existing object */
-    burst b = {0, n};
+    if (existing == 0) {
+        return die("no object was created");
+    }
+    burst b = {0, existing};
     double t0 = now_s();
     co_kube_watch_options wo = {.timeout_s = 600};
     if (co_kube_watch(c, &coll, &wo, count_event, &b) < 0) {
@@ -305,6 +316,7 @@ static int bench(co_kube_client *c, int n)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0);        /* progress shows as it happens, also in a log file */
     int n = argc > 1 ? atoi(argv[1]) : 2000; // NOLINT(cert-err34-c): a benchmark argument
     if (n <= 0) {
         n = 2000;
