@@ -77,6 +77,17 @@ pid_alive() {
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"
 }
 
+# pid_exited PIDFILE: the process is gone or a zombie. A process that is alive but not (yet)
+# running its program -- a forked shell on a loaded machine can take seconds to exec -- has
+# neither exited nor passed pid_alive().
+pid_exited() {
+    local pid state
+    read -r pid _ <"$1" 2>/dev/null || return 0
+    [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 0
+    state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1)
+    [ -z "$state" ] || [ "$state" = Z ]
+}
+
 # await_exec PIDFILE: after `cmd &`, the child runs our shell until it execs; wait for the
 # exec, so that pid_alive() does not mistake the still-forking child for a dead process.
 await_exec() {
@@ -208,6 +219,10 @@ wait_up() {
     local deadline=$((SECONDS + START_TIMEOUT))
     while [ $SECONDS -lt $deadline ]; do
         if ! pid_alive "$pidfile"; then
+            if ! pid_exited "$pidfile"; then
+                sleep 0.5
+                continue
+            fi
             if grep -qiE 'address already in use' "$logf" 2>/dev/null; then
                 return 2
             fi
