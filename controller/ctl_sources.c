@@ -99,20 +99,20 @@ static const char *meta_str(const struct json_object *obj, const char *key)
     return v ? json_object_get_string(v) : "";
 }
 
-static int parse_ref(co_source_ref *ref, const struct json_object *component)
+static int parse_ref(co_source_spec *ref, const struct json_object *component)
 {
     struct json_object *sr = co_json_get(component, "spec", "sourceRef", NULL);
     if (!sr) {
         return co_error_set(CO_EINVALID, "spec.sourceRef: required");
     }
-    return co_source_ref_parse(ref, sr);
+    return co_source_spec_parse(ref, sr);
 }
 
 static int
 do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
 {
     ctl_sources *s = ctx;
-    co_source_ref ref = {0};
+    co_source_spec ref = {0};
     *retry_ns = 0;
     int rc = parse_ref(&ref, component);
     if (rc < 0) {
@@ -126,7 +126,7 @@ do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, in
     if (rc < 0) {
         return rc;
     }
-    if (s->poller && (ref.kind == CO_SOURCE_HTTP || ref.kind == CO_SOURCE_GIT)) {
+    if (s->poller && (ref.kind == CO_SOURCE_HTTP_REPOSITORY || ref.kind == CO_SOURCE_GIT)) {
         char *key = co_xasprintf("%s/%s", ns, meta_str(component, "name"));
         if (co_source_poller_watch(s->poller, key, &ref, ns, a.digest, a.revision) < 0) {
             co_log(CO_LOG_WARN, "cannot poll source", "component", key, "error", co_error_last(),
@@ -148,7 +148,7 @@ static int do_fetch(void *ctx,
                     void **hold_out)
 {
     ctl_sources *s = ctx;
-    co_source_ref ref = {0};
+    co_source_spec ref = {0};
     int rc = parse_ref(&ref, component);
     if (rc < 0) {
         return rc;

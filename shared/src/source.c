@@ -133,7 +133,7 @@ opt_string(const struct json_object *o, const char *key, const char *where, cons
     return 0;
 }
 
-static int parse_git(co_source_ref *out, const struct json_object *g)
+static int parse_git(co_source_spec *out, const struct json_object *g)
 {
     int rc;
     if ((rc = opt_string(g, "url", "sourceRef.git", &out->url)) < 0) {
@@ -190,9 +190,9 @@ static int parse_git(co_source_ref *out, const struct json_object *g)
     return 0;
 }
 
-int co_source_ref_parse(co_source_ref *out, const struct json_object *source_ref)
+int co_source_spec_parse(co_source_spec *out, const struct json_object *source_ref)
 {
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
     if (!source_ref || !json_object_is_type(source_ref, json_type_object)) {
         return co_error_set(CO_EINVALID, "sourceRef: must be an object");
@@ -221,10 +221,10 @@ int co_source_ref_parse(co_source_ref *out, const struct json_object *source_ref
     if (!json_object_is_type(v, json_type_object)) {
         return co_error_set(CO_EINVALID, "%s: must be an object", where);
     }
-    r.kind = (co_source_kind)found;
+    r.kind = (co_source_kind)(found + 1);
     int rc;
     switch (r.kind) {
-    case CO_SOURCE_HTTP:
+    case CO_SOURCE_HTTP_REPOSITORY:
         if ((rc = opt_string(v, "url", where, &r.url)) < 0 ||
             (rc = opt_string(v, "digestHeader", where, &r.digest_header)) < 0 ||
             (rc = opt_string(v, "revisionHeader", where, &r.revision_header)) < 0) {
@@ -256,7 +256,70 @@ int co_source_ref_parse(co_source_ref *out, const struct json_object *source_ref
     return 0;
 }
 
-char *co_source_index_key(const co_source_ref *ref, const char *component_ns)
+int co_source_spec_from_ref(co_source_spec *out, const co_source_ref *ref)
+{
+    co_source_spec r;
+    memset(&r, 0, sizeof(r));
+    if (!ref || ref->kind == CO_SOURCE_NONE || ref->nkinds != 1) {
+        return co_error_set(CO_EINVALID,
+                            "sourceRef: exactly one of fluxGitRepository, fluxOciRepository, "
+                            "fluxBucket, fluxHelmChart, httpRepository or git must be set");
+    }
+    r.kind = ref->kind;
+    switch (r.kind) {
+    case CO_SOURCE_HTTP_REPOSITORY:
+        r.url = ref->http.url;
+        r.digest_header = ref->http.digest_header;
+        r.revision_header = ref->http.revision_header;
+        if (!nonempty(r.url)) {
+            return co_error_set(CO_EINVALID, "sourceRef.httpRepository.url: required");
+        }
+        break;
+    case CO_SOURCE_GIT: {
+        const co_git_source *g = &ref->git;
+        r.url = g->url;
+        r.git.branch = g->branch;
+        r.git.tag = g->tag;
+        r.git.semver = g->semver;
+        r.git.commit = g->commit;
+        r.secret_name = g->secret_name;
+        if (!nonempty(r.url)) {
+            return co_error_set(CO_EINVALID, "sourceRef.git.url: required");
+        }
+        int n = nonempty(r.git.tag) + nonempty(r.git.semver) + nonempty(r.git.commit) +
+                (nonempty(r.git.branch) && !nonempty(r.git.commit));
+        if (n > 1) {
+            return co_error_set(CO_EINVALID, "sourceRef.git.ref: set one of branch, tag, semver "
+                                             "or commit (a commit may name its branch)");
+        }
+        if (g->interval.text) {
+            if (g->interval.ns < CO_SECOND || g->interval.ns > 168 * CO_HOUR) {
+                return co_error_set(CO_EINVALID,
+                                    "sourceRef.git.interval: '%s' must be between 1s and 168h",
+                                    g->interval.text);
+            }
+            r.interval_ms = (long)(g->interval.ns / CO_MILLISECOND);
+        }
+        co_git_ref gr = r.git;
+        if (co_git_validate(r.url, &gr) < 0) {
+            return co_error_wrap("sourceRef.git");
+        }
+        break;
+    }
+    default:
+        r.ns = ref->flux.ns && *ref->flux.ns ? ref->flux.ns : NULL;
+        r.name = ref->flux.name;
+        if (!nonempty(r.name)) {
+            return co_error_set(CO_EINVALID, "sourceRef.%s.name: required",
+                                co_source_kind_name(r.kind));
+        }
+        break;
+    }
+    *out = r;
+    return 0;
+}
+
+char *co_source_index_key(const co_source_spec *ref, const char *component_ns)
 {
     const char *kind = co_source_flux_kind(ref->kind);
     if (!kind) {
@@ -601,7 +664,7 @@ static int retriable(long *retry_after_ms, int code)
 }
 
 static int resolve_flux(co_sources *s,
-                        const co_source_ref *ref,
+                        const co_source_spec *ref,
                         const char *component_ns,
                         co_source_artifact *out,
                         long *retry)
@@ -675,7 +738,7 @@ done:
 
 /* ---- HTTP -------------------------------------------------------------------------------- */
 
-static int resolve_http(co_sources *s, const co_source_ref *ref, co_source_artifact *out)
+static int resolve_http(co_sources *s, const co_source_spec *ref, co_source_artifact *out)
 {
     co_fetch_head_result h = {0};
     int rc = co_fetch_head(ref->url, ref->digest_header, ref->revision_header, &s->fetch, &h);
@@ -711,7 +774,7 @@ static void git_secret_dispose(git_secret *g)
 
 /* Reads the credentials Secret into @p sec and points @p auth at it. */
 static int load_git_secret(co_sources *s,
-                           const co_source_ref *ref,
+                           const co_source_spec *ref,
                            const char *ns,
                            git_secret *sec,
                            co_git_auth *auth,
@@ -863,7 +926,7 @@ static int git_materialise(co_sources *s,
 }
 
 static int resolve_git(co_sources *s,
-                       const co_source_ref *ref,
+                       const co_source_spec *ref,
                        const char *component_ns,
                        co_source_artifact *out,
                        long *retry)
@@ -899,7 +962,7 @@ done:
 /* ---- resolve, pins ----------------------------------------------------------------------- */
 
 int co_source_resolve(co_sources *s,
-                      const co_source_ref *ref,
+                      const co_source_spec *ref,
                       const char *component_ns,
                       co_source_artifact *out,
                       long *retry_after_ms)
@@ -909,7 +972,7 @@ int co_source_resolve(co_sources *s,
     *retry_after_ms = 0;
     int rc;
     switch (ref->kind) {
-    case CO_SOURCE_HTTP:
+    case CO_SOURCE_HTTP_REPOSITORY:
         rc = resolve_http(s, ref, &a);
         break;
     case CO_SOURCE_GIT:
@@ -976,7 +1039,7 @@ static int fill_download(void *ctx, const char *dir, uint64_t *bytes)
 }
 
 int co_source_fetch(co_sources *s,
-                    const co_source_ref *ref,
+                    const co_source_spec *ref,
                     const char *component_ns,
                     const co_source_artifact *a,
                     co_source_tree **out,
@@ -1018,7 +1081,7 @@ int co_source_fetch(co_sources *s,
     } else {
         char *key = NULL;
         download_fill d = {s, a->url, NULL};
-        if (ref->kind == CO_SOURCE_HTTP) {
+        if (ref->kind == CO_SOURCE_HTTP_REPOSITORY) {
             /* the server's digest keys the entry together with the URL; it is verified when it
              * has the form of a content digest */
             char *id = co_xasprintf("%s\n%s", a->url, a->digest);
@@ -1092,7 +1155,7 @@ void co_source_tree_release(co_source_tree *t)
 typedef struct watch {
     char *key;
     char *ns;
-    co_source_ref ref;
+    co_source_spec ref;
     char *strs[REF_STRINGS]; /* owned copies behind ref's pointers */
     char *last_digest;
     char *last_revision;
@@ -1138,7 +1201,7 @@ static void watch_dispose(watch *w)
 
 /* Deep-copies @p src into @p w (key and due time left alone). */
 static void watch_fill(watch *w,
-                       const co_source_ref *src,
+                       const co_source_spec *src,
                        const char *ns,
                        const char *ld,
                        const char *lr,
@@ -1184,7 +1247,7 @@ static int str_differs(const char *a, const char *b)
 static void poll_one(co_source_poller *p, watch *w)
 {
     co_error_clear();
-    if (w->ref.kind == CO_SOURCE_HTTP) {
+    if (w->ref.kind == CO_SOURCE_HTTP_REPOSITORY) {
         co_fetch_head_result h = {0};
         int rc = co_fetch_head(w->ref.url, w->ref.digest_header, w->ref.revision_header,
                                &p->s->fetch, &h);
@@ -1332,17 +1395,17 @@ void co_source_poller_set_leader(co_source_poller *p, int leader)
 
 int co_source_poller_watch(co_source_poller *p,
                            const char *key,
-                           const co_source_ref *ref,
+                           const co_source_spec *ref,
                            const char *component_ns,
                            const char *last_digest,
                            const char *last_revision)
 {
-    if (ref->kind != CO_SOURCE_HTTP && ref->kind != CO_SOURCE_GIT) {
+    if (ref->kind != CO_SOURCE_HTTP_REPOSITORY && ref->kind != CO_SOURCE_GIT) {
         return co_error_set(CO_EINVALID, "only HTTP and git sources are polled");
     }
-    long interval = ref->kind == CO_SOURCE_HTTP ? p->http_interval_ms
-                    : ref->interval_ms > 0      ? ref->interval_ms
-                                                : CO_SOURCE_GIT_POLL_MS;
+    long interval = ref->kind == CO_SOURCE_HTTP_REPOSITORY ? p->http_interval_ms
+                    : ref->interval_ms > 0                 ? ref->interval_ms
+                                                           : CO_SOURCE_GIT_POLL_MS;
     pthread_mutex_lock(&p->mu);
     watch *w = NULL;
     for (size_t i = 0; i < p->n; i++) {

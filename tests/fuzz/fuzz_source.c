@@ -39,15 +39,15 @@ static int is_hex64(const char *s)
 
 static void check_ref(const struct json_object *obj)
 {
-    co_source_ref r;
-    if (co_source_ref_parse(&r, obj) < 0) {
+    co_source_spec r;
+    if (co_source_spec_parse(&r, obj) < 0) {
         if (!co_error_last() || strncmp(co_error_last(), "sourceRef", 9) != 0) {
             abort(); /* every parse error names the field */
         }
         return;
     }
     switch (r.kind) {
-    case CO_SOURCE_HTTP:
+    case CO_SOURCE_HTTP_REPOSITORY:
         if (!r.url || !*r.url) {
             abort();
         }

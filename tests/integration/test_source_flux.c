@@ -198,9 +198,9 @@ static void set_status(suite *s,
     free(artifact);
 }
 
-static co_source_ref flux_ref(co_source_kind kind, const char *name)
+static co_source_spec flux_ref(co_source_kind kind, const char *name)
 {
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
     r.kind = kind;
     r.name = name;
@@ -214,7 +214,7 @@ static void test_source_flux__ready_source_is_fetched_and_cached(void **state)
     suite *s = *state;
     char *res = resource("gitrepositories", "v1");
     create_object(s, "GitRepository", "app", git_spec);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, "app");
     co_source_artifact a = {0};
     long retry = 0;
     /* created, but source-controller has not reported yet */
@@ -264,7 +264,7 @@ static void test_source_flux__ready_source_is_fetched_and_cached(void **state)
 static void test_source_flux__missing_source_is_retriable(void **state)
 {
     suite *s = *state;
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, "nope");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, "nope");
     co_source_artifact a = {0};
     long retry = 0;
     assert_co_fail_with(CO_ENOTFOUND, co_source_resolve(s->s, &r, s->ns, &a, &retry));
@@ -280,7 +280,7 @@ static void test_source_flux__new_artifact_triggers_and_changes_the_digest(void 
                   "{\"url\":\"oci://registry.example.com/app\",\"interval\":\"5m\"}");
     served v1 = serve(s, "/oci/v1.tgz", "v: 1\n");
     set_status(s, res, "oci", "True", v1.url, v1.digest, "1.0.0@sha256:aa");
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "oci");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "oci");
     co_source_artifact a1 = {0}, a2 = {0}, a3 = {0};
     long retry = 0;
     assert_co_pass(co_source_resolve(s->s, &r, s->ns, &a1, &retry));
@@ -352,7 +352,7 @@ static void test_source_flux__bad_downloads_fail_clearly_and_leave_nothing(void 
     char *entries = co_xasprintf("%s/cache/artifacts/entries", s->dir);
     char *tmp = co_xasprintf("%s/cache/artifacts/tmp", s->dir);
     int before = entries_in(entries);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_BUCKET, "bkt");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_BUCKET, "bkt");
     co_source_artifact a = {0};
     co_source_tree *t = NULL;
     long retry = 0;
@@ -399,7 +399,7 @@ static void test_source_flux__helm_chart_cross_namespace(void **state)
                   "\"HelmRepository\",\"name\":\"repo\"}}");
     served v = serve(s, "/helmchart/app-1.0.0.tgz", "chart: 1\n");
     set_status(s, res, "chart", "True", v.url, v.digest, "1.0.0");
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, "chart");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_HELM_CHART, "chart");
     r.ns = s->ns; /* the Component lives elsewhere */
     co_source_artifact a = {0};
     long retry = 0;
@@ -443,7 +443,7 @@ static void test_source_flux__works_without_flux_crds(void **state)
                  {CO_SOURCE_FLUX_BUCKET, "Bucket"},
                  {CO_SOURCE_FLUX_HELM_CHART, "HelmChart"}};
     for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
-        co_source_ref r = flux_ref(kinds[i].kind, "x");
+        co_source_spec r = flux_ref(kinds[i].kind, "x");
         assert_co_fail_with(CO_ENOMATCH, co_source_resolve(src, &r, "default", &a, &retry));
         char *want = co_xasprintf("no matches for kind \"%s\" in version \"%s/v1\" (are the Flux "
                                   "source CRDs installed?)",
@@ -456,9 +456,9 @@ static void test_source_flux__works_without_flux_crds(void **state)
     served v = serve(s, "/plain.tgz", "plain: 1\n");
     char *etag = co_xasprintf("ETag: %s", v.digest);
     test_httpd_route(s->srv, "/plain.tgz", 200, v.data, v.len, etag);
-    co_source_ref http;
+    co_source_spec http;
     memset(&http, 0, sizeof(http));
-    http.kind = CO_SOURCE_HTTP;
+    http.kind = CO_SOURCE_HTTP_REPOSITORY;
     http.url = v.url;
     assert_co_pass(co_source_resolve(src, &http, "default", &a, &retry));
     co_source_tree *t = NULL;
@@ -489,7 +489,7 @@ static void test_source_flux__works_without_flux_crds(void **state)
                                v.url, v.digest);
     tkc_ok(&k, NULL, "patch", "-n", "default", "ocirepositories.v1beta2." GROUP, "old",
            "--subresource=status", "--type=merge", "-p", patch, NULL);
-    co_source_ref old = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "old");
+    co_source_spec old = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "old");
     assert_co_pass(co_source_resolve(src, &old, "default", &a, &retry));
     assert_string_equal(a.digest, v.digest);
     assert_co_pass(co_source_fetch(src, &old, "default", &a, &t, NULL));

@@ -23,6 +23,8 @@
 #include <openssl/evp.h>
 
 #include "co/buf.h"
+#include "co/component.h"
+#include "co/json.h"
 #include "co/source.h"
 #include "tests/support/test_archive_builder.h"
 #include "tests/support/test_git_repo.h"
@@ -120,12 +122,12 @@ static int teardown(void **state)
     return 0;
 }
 
-static co_source_ref parse_ok(struct json_object **holder, const char *json)
+static co_source_spec parse_ok(struct json_object **holder, const char *json)
 {
     *holder = json_tokener_parse(json);
     assert_non_null(*holder);
-    co_source_ref r;
-    assert_co_pass(co_source_ref_parse(&r, *holder));
+    co_source_spec r;
+    assert_co_pass(co_source_spec_parse(&r, *holder));
     return r;
 }
 
@@ -133,8 +135,8 @@ static void parse_fails(const char *json, const char *needle)
 {
     struct json_object *o = json_tokener_parse(json);
     assert_non_null(o);
-    co_source_ref r;
-    assert_co_fail_with(CO_EINVALID, co_source_ref_parse(&r, o));
+    co_source_spec r;
+    assert_co_fail_with(CO_EINVALID, co_source_spec_parse(&r, o));
     assert_contains(co_error_last(), needle);
     json_object_put(o);
 }
@@ -145,7 +147,7 @@ static void test_source__parses_every_variant(void **state)
 {
     (void)state;
     struct json_object *h = NULL;
-    co_source_ref r = parse_ok(&h, "{\"fluxGitRepository\":{\"name\":\"app\"}}");
+    co_source_spec r = parse_ok(&h, "{\"fluxGitRepository\":{\"name\":\"app\"}}");
     assert_int_equal(r.kind, CO_SOURCE_FLUX_GIT_REPOSITORY);
     assert_string_equal(r.name, "app");
     assert_null(r.ns);
@@ -167,7 +169,7 @@ static void test_source__parses_every_variant(void **state)
     json_object_put(h);
     r = parse_ok(&h, "{\"httpRepository\":{\"url\":\"https://x/a.tgz\",\"digestHeader\":"
                      "\"X-Digest\"}}");
-    assert_int_equal(r.kind, CO_SOURCE_HTTP);
+    assert_int_equal(r.kind, CO_SOURCE_HTTP_REPOSITORY);
     assert_string_equal(r.digest_header, "X-Digest");
     assert_null(r.revision_header);
     assert_null(co_source_index_key(&r, "team"));
@@ -212,8 +214,8 @@ static void test_source__parse_errors_name_the_field(void **state)
     parse_fails("{\"git\":{\"url\":\"https://x/y\",\"interval\":\"169h\"}}", "between 1s");
     parse_fails("{\"git\":{\"url\":\"https://x/y\",\"secretRef\":{}}}",
                 "sourceRef.git.secretRef.name: required");
-    co_source_ref r;
-    assert_co_fail_with(CO_EINVALID, co_source_ref_parse(&r, NULL));
+    co_source_spec r;
+    assert_co_fail_with(CO_EINVALID, co_source_spec_parse(&r, NULL));
 }
 
 /* ---- digests ----------------------------------------------------------------------------- */
@@ -223,6 +225,59 @@ static char *go_json(const char *s)
     co_buf b = CO_BUF_INIT(SIZE_MAX);
     assert_co_pass(co_source_go_json_string(&b, s));
     return co_buf_take(&b, NULL);
+}
+
+/* The API model's parse and the source layer's agree on every variant (one definition). */
+static void test_source__model_ref_matches_json_parse(void **state)
+{
+    (void)state;
+    static const char *const refs[] = {
+        "{\"fluxGitRepository\":{\"name\":\"app\",\"namespace\":\"flux\"}}",
+        "{\"fluxBucket\":{\"name\":\"b\"}}",
+        "{\"httpRepository\":{\"url\":\"https://x/a.tgz\",\"digestHeader\":\"D\"}}",
+        "{\"git\":{\"url\":\"https://x/r.git\",\"ref\":{\"tag\":\"v1\"},"
+        "\"secretRef\":{\"name\":\"s\"},\"interval\":\"2m\"}}",
+    };
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+        char *doc = NULL;
+        assert_true(asprintf(&doc,
+                             "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+                             "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"},"
+                             "\"spec\":{\"sourceRef\":%s}}",
+                             refs[i]) > 0);
+        struct json_object *obj = json_tokener_parse(doc);
+        assert_non_null(obj);
+        co_component *c = NULL;
+        assert_co_pass(co_component_parse(&c, obj));
+        co_source_spec a;
+        co_source_spec b;
+        assert_co_pass(co_source_spec_from_ref(&a, &c->spec.source));
+        assert_co_pass(co_source_spec_parse(&b, co_json_get(obj, "spec", "sourceRef", NULL)));
+        assert_int_equal(a.kind, b.kind);
+        assert_int_equal(a.interval_ms, b.interval_ms);
+        const char *const *sa[] = {
+            &a.ns,         &a.name,    &a.url,        &a.digest_header, &a.revision_header,
+            &a.git.branch, &a.git.tag, &a.secret_name};
+        const char *const *sb[] = {
+            &b.ns,         &b.name,    &b.url,        &b.digest_header, &b.revision_header,
+            &b.git.branch, &b.git.tag, &b.secret_name};
+        for (size_t k = 0; k < sizeof(sa) / sizeof(sa[0]); k++) {
+            if (*sb[k]) {
+                assert_non_null(*sa[k]);
+                assert_string_equal(*sa[k], *sb[k]);
+            } else {
+                assert_null(*sa[k]);
+            }
+        }
+        co_component_free(c);
+        json_object_put(obj);
+        free(doc);
+    }
+    co_source_ref none;
+    memset(&none, 0, sizeof(none));
+    co_source_spec r;
+    assert_co_fail_with(CO_EINVALID, co_source_spec_from_ref(&r, &none));
+    assert_contains(co_error_last(), "exactly one of");
 }
 
 static void test_source__go_json_string_escapes(void **state)
@@ -446,9 +501,9 @@ static const char *ready_repo =
     "\"artifact\":{\"url\":\"http://source-controller/a.tgz\",\"digest\":\"sha256:abc\","
     "\"revision\":\"main@sha1:0123\"}}}";
 
-static co_source_ref flux_ref(co_source_kind kind, const char *ns, const char *name)
+static co_source_spec flux_ref(co_source_kind kind, const char *ns, const char *name)
 {
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
     r.kind = kind;
     r.ns = ns;
@@ -461,7 +516,7 @@ static void test_source__flux_ready_source_resolves(void **state)
     fixture *f = *state;
     fake_put(&f->cluster, "source.toolkit.fluxcd.io/v1", "GitRepository", "team", "app",
              ready_repo);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     co_source_artifact a = {0};
     long retry = -1;
     assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
@@ -485,7 +540,7 @@ static void test_source__flux_ready_source_resolves(void **state)
 }
 
 static void
-expect_retriable(fixture *f, const co_source_ref *r, const char *ns, int code, const char *message)
+expect_retriable(fixture *f, const co_source_spec *r, const char *ns, int code, const char *message)
 {
     co_source_artifact a = {0};
     long retry = 0;
@@ -498,7 +553,7 @@ expect_retriable(fixture *f, const co_source_ref *r, const char *ns, int code, c
 static void test_source__flux_retriable_conditions(void **state)
 {
     fixture *f = *state;
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "flux", "missing");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, "flux", "missing");
     expect_retriable(f, &r, "team", CO_ENOTFOUND,
                      "ocirepositories.source.toolkit.fluxcd.io \"missing\" not found");
     const char *v1 = "source.toolkit.fluxcd.io/v1";
@@ -542,7 +597,7 @@ static void test_source__works_without_flux_crds(void **state)
     fixture *f = *state;
     f->cluster.serve_v1 = 0;
     f->cluster.serve_v1beta2 = 0;
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     expect_retriable(f, &r, "team", CO_ENOMATCH,
                      "no matches for kind \"GitRepository\" in version "
                      "\"source.toolkit.fluxcd.io/v1\" (are the Flux source CRDs installed?)");
@@ -564,7 +619,7 @@ static void test_source__falls_back_to_v1beta2(void **state)
              "\"url\":\"http://x/o.tgz\",\"checksum\":"
              "\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\","
              "\"revision\":\"latest@sha256:1\"}}}");
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "o");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "o");
     co_source_artifact a = {0};
     long retry = -1;
     assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
@@ -577,7 +632,7 @@ static void test_source__other_cluster_errors_are_not_retriable(void **state)
 {
     fixture *f = *state;
     f->cluster.fail_with = CO_EAUTH;
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     co_source_artifact a = {0};
     long retry = -1;
     assert_co_fail_with(CO_EAUTH, co_source_resolve(f->s, &r, "team", &a, &retry));
@@ -684,7 +739,7 @@ static void test_source__fetch_downloads_once_and_resolves_paths(void **state)
     void *data;
     size_t len;
     co_source_artifact a = serve(f, "/a.tgz", &data, &len);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     co_source_tree *t = NULL;
     int downloaded = -1;
     assert_co_pass(co_source_fetch(f->s, &r, "team", &a, &t, &downloaded));
@@ -708,7 +763,7 @@ static void test_source__fetch_downloads_once_and_resolves_paths(void **state)
     assert_contains(co_error_last(), "leaves the artifact");
     co_source_tree_release(t);
     /* an unchanged source is never downloaded twice; another Component shares it */
-    co_source_ref other = flux_ref(CO_SOURCE_FLUX_BUCKET, "x", "y");
+    co_source_spec other = flux_ref(CO_SOURCE_FLUX_BUCKET, "x", "y");
     assert_co_pass(co_source_fetch(f->s, &other, "team2", &a, &t, &downloaded));
     assert_int_equal(downloaded, 0);
     co_source_tree_release(t);
@@ -723,7 +778,7 @@ static void test_source__fetch_verifies_and_never_caches_bad_downloads(void **st
     void *data;
     size_t len;
     co_source_artifact a = serve(f, "/a.tgz", &data, &len);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     co_source_tree *t = NULL;
     /* the server now has other bytes than the artifact digest says */
     test_httpd_route(f->srv, "/a.tgz", 200, "tampered", 8, NULL);
@@ -769,9 +824,9 @@ static void test_source__http_repository(void **state)
     char *loc = co_xasprintf("Location: %s", served.url);
     test_httpd_route(f->srv, "/latest", 302, NULL, 0, loc);
     char *url = co_xasprintf("%s/latest", test_httpd_url(f->srv));
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
-    r.kind = CO_SOURCE_HTTP;
+    r.kind = CO_SOURCE_HTTP_REPOSITORY;
     r.url = url;
     co_source_artifact a = {0};
     long retry = -1;
@@ -820,7 +875,7 @@ static void test_source__git_source(void **state)
     tgr_write(src, "deploy/cm.yaml", "kind: ConfigMap\n");
     char *c1 = tgr_commit(src, "one");
     char *url = co_xasprintf("file://%s", src);
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
     r.kind = CO_SOURCE_GIT;
     r.url = url;
@@ -919,15 +974,15 @@ static void test_source__poller_http_leader_only(void **state)
     fixture *f = *state;
     test_httpd_route(f->srv, "/repo.tgz", 200, NULL, 0, "ETag: v1");
     char *url = co_xasprintf("%s/repo.tgz", test_httpd_url(f->srv));
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
-    r.kind = CO_SOURCE_HTTP;
+    r.kind = CO_SOURCE_HTTP_REPOSITORY;
     r.url = url;
     seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
     co_source_poller *p = NULL;
     assert_co_pass(co_source_poller_new(&p, f->s, 3600000, on_changed, on_failed, &s));
     assert_co_pass(co_source_poller_watch(p, "team/a", &r, "team", "v1", "v1"));
-    co_source_ref flux = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "b");
+    co_source_spec flux = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "b");
     assert_co_fail_with(CO_EINVALID, co_source_poller_watch(p, "team/b", &flux, "team", "", ""));
     /* not the leader: nothing is polled */
     test_httpd_route(f->srv, "/repo.tgz", 200, NULL, 0, "ETag: v2");
@@ -966,7 +1021,7 @@ static void test_source__poller_git_interval_and_new_commits(void **state)
     tgr_write(src, "a", "1");
     char *c1 = tgr_commit(src, "one");
     char *url = co_xasprintf("file://%s", src);
-    co_source_ref r;
+    co_source_spec r;
     memset(&r, 0, sizeof(r));
     r.kind = CO_SOURCE_GIT;
     r.url = url;
@@ -1115,7 +1170,7 @@ static void test_source__hostile_artifacts_leave_nothing(void **state)
         {wide, 5, TAB_ZIP},
         {NULL, 0, TAB_TAR_GZ},
     };
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_GIT_REPOSITORY, NULL, "app");
     for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
         size_t len = 0;
         /* the last case: a million empty files in a small tar.gz */
@@ -1184,7 +1239,7 @@ typedef struct racer {
 static void *race(void *arg)
 {
     racer *r = arg;
-    co_source_ref ref = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "app");
+    co_source_spec ref = flux_ref(CO_SOURCE_FLUX_OCI_REPOSITORY, NULL, "app");
     co_source_tree *t = NULL;
     pthread_barrier_wait(r->go);
     r->rc = co_source_fetch(r->s, &ref, "team", r->a, &t, &r->downloaded);
@@ -1252,7 +1307,7 @@ static void test_source__cache_evicts_unused_artifacts(void **state)
     void *da, *db;
     co_source_artifact a = serve_variant(f, "/a.tgz", "a\n", &da);
     co_source_artifact b = serve_variant(f, "/b.tgz", "b\n", &db);
-    co_source_ref r = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "app");
+    co_source_spec r = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "app");
     co_source_tree *ta = NULL, *tb = NULL;
     int dl = -1;
     assert_co_pass(co_source_fetch(s, &r, "team", &a, &ta, &dl));
@@ -1292,6 +1347,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_source__parses_every_variant),
         cmocka_unit_test(test_source__parse_errors_name_the_field),
+        cmocka_unit_test(test_source__model_ref_matches_json_parse),
         cmocka_unit_test(test_source__go_json_string_escapes),
         cmocka_unit_test_setup_teardown(test_source__digests_match_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_ready_source_resolves, setup, teardown),

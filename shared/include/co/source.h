@@ -54,7 +54,7 @@
  *     delete events are ignored, as in the Go original.
  *
  * Per reconcile of a Component (not being deleted; §5.1, §5.3, §5.4):
- *  1. co_source_ref_parse(&ref, spec.sourceRef) — CO_EINVALID is a spec error (state Error).
+ *  1. co_source_spec_parse(&ref, spec.sourceRef) — CO_EINVALID is a spec error (state Error).
  *  2. Sticky shortcut (controller's decision, §5.1): if it applies, reuse status.sourceRef and
  *     skip to step 5 with that artifact.
  *  3. co_source_resolve(s, &ref, component_ns, &artifact, &retry_ms). On failure:
@@ -86,6 +86,7 @@
 #include "co/archive.h"
 #include "co/buf.h"
 #include "co/common.h"
+#include "co/component.h"
 #include "co/fetch.h"
 #include "co/git.h"
 
@@ -98,21 +99,13 @@ struct json_object;
 /** Default polling interval of git sources without `interval`. */
 #define CO_SOURCE_GIT_POLL_MS 60000L
 
-/** The variants of `spec.sourceRef`. */
-typedef enum co_source_kind {
-    CO_SOURCE_FLUX_GIT_REPOSITORY = 0,
-    CO_SOURCE_FLUX_OCI_REPOSITORY,
-    CO_SOURCE_FLUX_BUCKET,
-    CO_SOURCE_FLUX_HELM_CHART,
-    CO_SOURCE_HTTP,
-    CO_SOURCE_GIT,
-} co_source_kind;
-
 /**
- * A parsed `spec.sourceRef` (v1alpha1 field names). Strings are borrowed from the JSON it was
- * parsed from (or from the caller who filled it in).
+ * A validated, flattened view of `spec.sourceRef` as the source layer uses it. The kind is the
+ * API model's co_source_kind (co/component.h), which is the one definition of what a sourceRef
+ * is; build it from the model's co_source_ref with co_source_spec_from_ref(), or from the JSON
+ * with co_source_spec_parse(). Strings are borrowed from what it was built from.
  */
-typedef struct co_source_ref {
+typedef struct co_source_spec {
     co_source_kind kind;
     const char *ns;              /**< Flux kinds: the object's namespace; NULL: the Component's */
     const char *name;            /**< Flux kinds: the object's name */
@@ -122,14 +115,22 @@ typedef struct co_source_ref {
     co_git_ref git;              /**< git: the reference */
     const char *secret_name;     /**< git: `secretRef.name` (Component namespace), or NULL */
     long interval_ms;            /**< git: polling interval, 0 for CO_SOURCE_GIT_POLL_MS */
-} co_source_ref;
+} co_source_spec;
 
 /**
  * Parses `spec.sourceRef` (exactly one variant must be set).
  * @param[out] out borrows strings from @p source_ref
  * @return 0 or CO_EINVALID naming the field ("sourceRef.git.url: ...").
  */
-CO_MUST_CHECK int co_source_ref_parse(co_source_ref *out, const struct json_object *source_ref);
+CO_MUST_CHECK int co_source_spec_parse(co_source_spec *out, const struct json_object *source_ref);
+
+/**
+ * Builds the source layer's view of the API model's parsed `spec.sourceRef` @p ref, with the
+ * same checks as co_source_spec_parse().
+ * @param[out] out borrows strings from @p ref
+ * @return 0 or CO_EINVALID naming the field.
+ */
+CO_MUST_CHECK int co_source_spec_from_ref(co_source_spec *out, const co_source_ref *ref);
 
 /** The Flux kind name ("GitRepository", ...), or NULL for other kinds. */
 const char *co_source_flux_kind(co_source_kind kind);
@@ -139,7 +140,7 @@ const char *co_source_flux_kind(co_source_kind kind);
  * "<Kind>/<namespace>/<name>" (the namespace defaulted to @p component_ns); NULL for non-Flux
  * kinds. Free with free().
  */
-char *co_source_index_key(const co_source_ref *ref, const char *component_ns);
+char *co_source_index_key(const co_source_spec *ref, const char *component_ns);
 
 /**
  * Reads one object for the source layer: @p api_version, @p kind, @p ns, @p name. On success a
@@ -193,7 +194,7 @@ void co_source_artifact_dispose(co_source_artifact *a);
  * @return 0 or an error code; the message is what the Component's status should say.
  */
 CO_MUST_CHECK int co_source_resolve(co_sources *s,
-                                    const co_source_ref *ref,
+                                    const co_source_spec *ref,
                                     const char *component_ns,
                                     co_source_artifact *out,
                                     long *retry_after_ms);
@@ -221,7 +222,7 @@ typedef struct co_source_tree co_source_tree;
  * @return 0 or the fetch, git or extraction error.
  */
 CO_MUST_CHECK int co_source_fetch(co_sources *s,
-                                  const co_source_ref *ref,
+                                  const co_source_spec *ref,
                                   const char *component_ns,
                                   const co_source_artifact *a,
                                   co_source_tree **out,
@@ -299,7 +300,7 @@ void co_source_poller_set_leader(co_source_poller *p, int leader);
  */
 CO_MUST_CHECK int co_source_poller_watch(co_source_poller *p,
                                          const char *key,
-                                         const co_source_ref *ref,
+                                         const co_source_spec *ref,
                                          const char *component_ns,
                                          const char *last_digest,
                                          const char *last_revision);
