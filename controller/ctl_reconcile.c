@@ -765,7 +765,15 @@ static void apply_step(pass *p, const char *owner_id)
         rc = p->env->render(p->env->render_ctx, &objects, dir, p->obj, p->values, p->digest,
                             int_at(p->status, "revision", 0));
     } else {
-        rc = ctl_render_dir(&objects, dir);
+        ctl_render_request rq = {dir,
+                                 p->obj,
+                                 p->values,
+                                 p->digest,
+                                 int_at(p->status, "revision", 0),
+                                 p->env->client,
+                                 p->target,
+                                 p->kubeconfig != NULL};
+        rc = ctl_render_component(&objects, &rq);
     }
     if (p->env->source.release) {
         p->env->source.release(p->env->source.ctx, hold);

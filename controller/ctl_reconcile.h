@@ -63,7 +63,7 @@ typedef struct ctl_source_ops {
     void *ctx;
 } ctl_source_ops;
 
-/** Turns a directory into objects (ctl_render_dir() or a templating generator). */
+/** Turns a directory into objects (NULL: ctl_render_component()). */
 typedef int (*ctl_render_fn)(void *ctx,
                              struct json_object **out,
                              const char *dir,

@@ -3,6 +3,9 @@
  * Directory rendering (see ctl_render.h). With a kustomization present the disk tree is built
  * as it is; otherwise the files are copied into an in-memory tree next to a generated
  * kustomization.yaml, so the disk is never written.
+ *
+ * A Component's render gathers what co_render() takes from the cluster: Secrets through the
+ * local client, discovery and lookups through the target client.
  */
 #include "controller/ctl_render.h"
 
@@ -13,10 +16,15 @@
 
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/digest.h"
 #include "co/error.h"
 #include "co/json.h"
+#include "co/kube_config.h"
 #include "co/kustomize.h"
+#include "co/render.h"
+#include "co/sops.h"
 #include "co/vfs.h"
+#include "co/yaml.h"
 
 static const char *base_name(const char *path)
 {
@@ -124,5 +132,371 @@ int ctl_render_dir(struct json_object **out, const char *dir)
 done:
     co_vfs_free(tree);
     co_vfs_free(disk);
+    return rc;
+}
+
+/* ---- a Component's render ---------------------------------------------------------------- */
+
+static const char *str_at(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+static const char *non_empty(const char *s, const char *dflt)
+{
+    return s && *s ? s : dflt;
+}
+
+/* The keys of spec.decryption; *out stays NULL without a decryption section. */
+static int load_keys(co_sops_keys **out, const ctl_render_request *req, const char *ns)
+{
+    *out = NULL;
+    struct json_object *dec = co_json_get(req->component, "spec", "decryption", NULL);
+    if (!dec || !json_object_is_type(dec, json_type_object)) {
+        return 0;
+    }
+    const char *provider = str_at(dec, "provider");
+    if (provider && *provider && strcmp(provider, "sops") != 0) {
+        return co_error_set(CO_EINVALID,
+                            "spec.decryption.provider: invalid decryption provider \"%s\" "
+                            "(only sops is supported)",
+                            provider);
+    }
+    const char *secret = str_at(co_json_get(dec, "secretRef", NULL), "name");
+    if (!secret || !*secret) {
+        return co_error_set(CO_EINVALID, "spec.decryption.secretRef.name: required");
+    }
+    co_kube_ref ref = {"v1", "Secret", ns, secret};
+    struct json_object *obj = NULL;
+    int rc = co_kube_get(&obj, req->local, &ref, NULL);
+    if (rc < 0) {
+        return co_error_wrap("spec.decryption.secretRef: secret %s/%s", ns, secret);
+    }
+    co_sops_keys *keys = NULL;
+    rc = co_sops_keys_new(&keys);
+    if (rc == 0) {
+        rc = co_sops_keys_add_secret(keys, obj);
+        if (rc < 0) {
+            rc = co_error_wrap("spec.decryption.secretRef: secret %s/%s", ns, secret);
+        }
+    }
+    json_object_put(obj);
+    if (rc < 0) {
+        co_sops_keys_free(keys);
+        return rc;
+    }
+    *out = keys;
+    return 0;
+}
+
+/* Adds every key of one substituteFrom source to @p vars (later sources win). */
+static int add_variables(struct json_object *vars,
+                         const ctl_render_request *req,
+                         const char *ns,
+                         size_t i,
+                         const struct json_object *entry)
+{
+    const char *name = str_at(entry, "name");
+    const char *kind = non_empty(str_at(entry, "kind"), "Secret");
+    bool optional = false;
+    if (co_json_get_bool(&optional, entry, "optional", NULL) < 0) {
+        optional = false;
+    }
+    if (!name || !*name) {
+        return co_error_set(CO_EINVALID, "spec.postBuild.substituteFrom[%zu].name: required", i);
+    }
+    bool secret = strcmp(kind, "Secret") == 0;
+    if (!secret && strcmp(kind, "ConfigMap") != 0) {
+        return co_error_set(CO_EINVALID,
+                            "spec.postBuild.substituteFrom[%zu].kind: \"%s\" is neither Secret "
+                            "nor ConfigMap",
+                            i, kind);
+    }
+    co_kube_ref ref = {"v1", kind, ns, name};
+    struct json_object *obj = NULL;
+    int rc = co_kube_get(&obj, req->local, &ref, NULL);
+    if (rc == CO_ENOTFOUND && optional) {
+        return 0;
+    }
+    if (rc < 0) {
+        return co_error_wrap("spec.postBuild.substituteFrom[%zu]: %s %s/%s", i,
+                             secret ? "secret" : "configmap", ns, name);
+    }
+    struct json_object *data = co_json_get(obj, "data", NULL);
+    if (data && json_object_is_type(data, json_type_object)) {
+        json_object_object_foreach (data, key, v) {
+            const char *text =
+                json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+            if (!secret) {
+                json_object_object_add(vars, key, json_object_new_string(text));
+                continue;
+            }
+            co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
+            rc = co_base64_decode(&b, text, strlen(text), 0);
+            if (rc < 0) {
+                co_buf_dispose(&b);
+                rc = co_error_wrap("spec.postBuild.substituteFrom[%zu]: key %s of secret %s/%s", i,
+                                   key, ns, name);
+                break;
+            }
+            json_object_object_add(vars, key,
+                                   json_object_new_string_len(b.ptr ? b.ptr : "", (int)b.len));
+            co_buf_dispose(&b);
+        }
+    }
+    json_object_put(obj);
+    return rc;
+}
+
+/* The substitution variables: substituteFrom in order, then substitute; *out NULL when the
+ * Component asks for no substitution. */
+static int load_variables(struct json_object **out, const ctl_render_request *req, const char *ns)
+{
+    *out = NULL;
+    struct json_object *pb = co_json_get(req->component, "spec", "postBuild", NULL);
+    struct json_object *from = co_json_get(pb, "substituteFrom", NULL);
+    struct json_object *subst = co_json_get(pb, "substitute", NULL);
+    size_t nfrom =
+        from && json_object_is_type(from, json_type_array) ? json_object_array_length(from) : 0;
+    bool have_subst = subst && json_object_is_type(subst, json_type_object) &&
+                      json_object_object_length(subst) > 0;
+    if (nfrom == 0 && !have_subst) {
+        return 0;
+    }
+    struct json_object *vars = json_object_new_object();
+    int rc = 0;
+    for (size_t i = 0; i < nfrom && rc == 0; i++) {
+        rc = add_variables(vars, req, ns, i, json_object_array_get_idx(from, i));
+    }
+    if (rc == 0 && have_subst) {
+        json_object_object_foreach (subst, key, v) {
+            if (!json_object_is_type(v, json_type_string)) {
+                rc = co_error_set(CO_EINVALID, "spec.postBuild.substitute.%s: not a string", key);
+                break;
+            }
+            json_object_object_add(vars, key, json_object_get(v));
+        }
+    }
+    if (rc < 0) {
+        json_object_put(vars);
+        return rc;
+    }
+    *out = vars;
+    return 0;
+}
+
+/* The target's group/versions ("v1", "apps/v1", ...) for .Capabilities.APIVersions. */
+static int load_api_versions(char ***out, size_t *n_out, co_kube_client *client)
+{
+    struct json_object *core = NULL, *groups = NULL;
+    char **list = NULL;
+    size_t n = 0;
+    int rc = co_kube_request_json(&core, client, "GET", "/api", NULL);
+    if (rc == 0) {
+        rc = co_kube_request_json(&groups, client, "GET", "/apis", NULL);
+    }
+    if (rc < 0) {
+        json_object_put(core);
+        return co_error_wrap("discovery of the target's API versions");
+    }
+    struct json_object *cv = co_json_get(core, "versions", NULL);
+    struct json_object *gl = co_json_get(groups, "groups", NULL);
+    size_t ncv = cv && json_object_is_type(cv, json_type_array) ? json_object_array_length(cv) : 0;
+    size_t ngl = gl && json_object_is_type(gl, json_type_array) ? json_object_array_length(gl) : 0;
+    size_t cap = ncv;
+    for (size_t i = 0; i < ngl; i++) {
+        struct json_object *vs = co_json_get(json_object_array_get_idx(gl, i), "versions", NULL);
+        cap += vs && json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
+    }
+    list = co_xcalloc(cap + 1, sizeof(char *));
+    for (size_t i = 0; i < ncv; i++) {
+        struct json_object *v = json_object_array_get_idx(cv, i);
+        if (json_object_is_type(v, json_type_string)) {
+            list[n++] = co_xstrdup(json_object_get_string(v));
+        }
+    }
+    for (size_t i = 0; i < ngl; i++) {
+        struct json_object *vs = co_json_get(json_object_array_get_idx(gl, i), "versions", NULL);
+        size_t nv =
+            vs && json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
+        for (size_t j = 0; j < nv; j++) {
+            const char *gv = str_at(json_object_array_get_idx(vs, j), "groupVersion");
+            if (gv && *gv) {
+                list[n++] = co_xstrdup(gv);
+            }
+        }
+    }
+    json_object_put(core);
+    json_object_put(groups);
+    *out = list;
+    *n_out = n;
+    return 0;
+}
+
+typedef struct lookup_ctx {
+    const ctl_render_request *req;
+} lookup_ctx;
+
+/* The client a lookup goes to; *owned is set when the caller must free it. */
+static int lookup_client(co_kube_client **out,
+                         bool *owned,
+                         const lookup_ctx *lc,
+                         co_kzgen_cluster_kind cluster,
+                         const char *kubeconfig)
+{
+    *owned = false;
+    co_kube_client *target = lc->req->target ? lc->req->target : lc->req->local;
+    if (cluster == CO_KZGEN_TARGET) {
+        *out = target;
+        return 0;
+    }
+    if (cluster == CO_KZGEN_LOCAL) {
+        /* the local cluster with the target's identity when the target is the local cluster */
+        *out = lc->req->remote ? lc->req->local : target;
+        return 0;
+    }
+    if (!kubeconfig || !*kubeconfig) {
+        return co_error_set(CO_EINVALID, "lookup: empty kubeconfig");
+    }
+    if (strlen(kubeconfig) > CO_MAX_CONFIG_FILE) {
+        return co_error_set(CO_ETOOBIG, "lookup: kubeconfig larger than %zu bytes",
+                            CO_MAX_CONFIG_FILE);
+    }
+    struct json_object *doc = NULL;
+    co_kube_config *cfg = NULL;
+    int rc = co_yaml_parse(&doc, kubeconfig, strlen(kubeconfig), 0);
+    if (rc == 0) {
+        rc = co_kube_config_from_json(&cfg, doc, NULL, NULL);
+    }
+    if (rc == 0) {
+        rc = co_kube_client_new(out, cfg, NULL);
+    }
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+    if (rc < 0) {
+        return co_error_wrap("lookup: kubeconfig");
+    }
+    *owned = true;
+    return 0;
+}
+
+static int render_lookup(void *ctx,
+                         struct json_object **out,
+                         co_kzgen_cluster_kind cluster,
+                         const char *kubeconfig,
+                         const char *api_version,
+                         const char *kind,
+                         const char *ns,
+                         const char *name)
+{
+    co_kube_client *client = NULL;
+    bool owned = false;
+    *out = NULL;
+    int rc = lookup_client(&client, &owned, ctx, cluster, kubeconfig);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, name};
+    rc = co_kube_get(out, client, &ref, NULL);
+    if (rc == CO_ENOTFOUND) {
+        *out = NULL;
+        rc = 0;
+    } else if (rc < 0) {
+        rc = co_error_wrap("lookup %s %s %s/%s", api_version, kind, ns ? ns : "", name);
+    }
+    if (owned) {
+        co_kube_client_free(client);
+    }
+    return rc;
+}
+
+static int render_lookup_list(void *ctx,
+                              struct json_object **out,
+                              co_kzgen_cluster_kind cluster,
+                              const char *kubeconfig,
+                              const char *api_version,
+                              const char *kind,
+                              const char *ns,
+                              const char *label_selector)
+{
+    co_kube_client *client = NULL;
+    bool owned = false;
+    *out = NULL;
+    int rc = lookup_client(&client, &owned, ctx, cluster, kubeconfig);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.label_selector = label_selector && *label_selector ? label_selector : NULL;
+    rc = co_kube_list(out, client, &ref, &lo);
+    if (rc < 0) {
+        rc = co_error_wrap("lookupList %s %s %s", api_version, kind, ns ? ns : "");
+    }
+    if (owned) {
+        co_kube_client_free(client);
+    }
+    return rc;
+}
+
+int ctl_render_component(struct json_object **out, const ctl_render_request *req)
+{
+    const struct json_object *meta = co_json_get(req->component, "metadata", NULL);
+    const struct json_object *spec = co_json_get(req->component, "spec", NULL);
+    const char *cns = non_empty(str_at(meta, "namespace"), "default");
+    co_kube_client *target = req->target ? req->target : req->local;
+    co_sops_keys *keys = NULL;
+    struct json_object *vars = NULL, *version = NULL;
+    char **api_versions = NULL;
+    size_t n_api_versions = 0;
+    int rc = load_keys(&keys, req, cns);
+    if (rc == 0) {
+        rc = load_variables(&vars, req, cns);
+    }
+    if (rc == 0) {
+        rc = co_kube_request_json(&version, target, "GET", "/version", NULL);
+        if (rc < 0) {
+            rc = co_error_wrap("reading the target's version");
+        }
+    }
+    if (rc == 0) {
+        rc = load_api_versions(&api_versions, &n_api_versions, target);
+    }
+    if (rc == 0) {
+        lookup_ctx lc = {req};
+        co_render_input in = {0};
+        in.dir = req->dir;
+        in.namespace = non_empty(str_at(spec, "namespace"), cns);
+        in.name = non_empty(str_at(spec, "name"), non_empty(str_at(meta, "name"), ""));
+        in.component = req->component;
+        in.component_digest = req->component_digest;
+        in.revision = req->revision > 0 ? req->revision : 1;
+        in.values = req->values;
+        in.kube_version = str_at(version, "gitVersion");
+        in.api_versions = (const char *const *)api_versions;
+        in.n_api_versions = n_api_versions;
+        in.server_version = version;
+        in.lookup = render_lookup;
+        in.lookup_list = render_lookup_list;
+        in.cluster_ctx = &lc;
+        in.keys = keys;
+        in.post_build = co_json_get(spec, "postBuild", NULL);
+        in.substitutions = vars;
+        rc = co_render(out, &in);
+    }
+    if (api_versions) {
+        for (size_t i = 0; i < n_api_versions; i++) {
+            free(api_versions[i]);
+        }
+        free(api_versions);
+    }
+    json_object_put(version);
+    json_object_put(vars);
+    co_sops_keys_free(keys);
     return rc;
 }

@@ -11,7 +11,11 @@
 #ifndef CTL_RENDER_H
 #define CTL_RENDER_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "co/common.h"
+#include "co/kube_client.h"
 
 struct json_object;
 
@@ -22,5 +26,35 @@ struct json_object;
  *         (CO_EINVALID naming the file, CO_EUNSUPPORTED, CO_ETOOBIG).
  */
 CO_MUST_CHECK int ctl_render_dir(struct json_object **out, const char *dir);
+
+/** What the controller knows when it renders one Component. Borrowed for the call. */
+typedef struct ctl_render_request {
+    const char *dir;                     /**< the source directory spec.path names */
+    const struct json_object *component; /**< the fresh Component (spec, metadata, status) */
+    const struct json_object *values;    /**< merged values (ctl_values_merge()), or NULL */
+    const char *component_digest;        /**< §3.2, or NULL */
+    int64_t revision;                    /**< status.revision (1 = install) */
+    /** Reads the Component's decryption and substituteFrom Secrets; never impersonated. */
+    co_kube_client *local;
+    /** The target: kube version and API versions (discovery) and `lookup`; NULL = @ref local */
+    co_kube_client *target;
+    bool remote; /**< the target is another cluster (a kubeconfig) */
+} ctl_render_request;
+
+/**
+ * Renders a Component through the one pipeline co_render() (co/render.h): a Helm chart when
+ * the directory holds Chart.yaml, else the templated kustomization generator. Gathered here:
+ * the placement (spec.namespace/spec.name or the Component's own), the decryption keys of
+ * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
+ * of each spec.postBuild.substituteFrom Secret in order, then spec.postBuild.substitute), the
+ * target's version (/version) and API group/versions (/api, /apis) for `.Capabilities` and
+ * `kubernetesVersion`, and template lookups through the target, local and kubeconfig clients.
+ * @param[out] out a new JSON array of objects (json_object_put())
+ * @return 0; CO_ENOTFOUND (a referenced Secret or the directory is missing); CO_EINVALID (a
+ *         bad decryption provider or key, a template, chart, encrypted file without keys,
+ *         substitution or patch failed: the message names the field or file); CO_EAUTH
+ *         (decryption failed); API errors of the discovery requests.
+ */
+CO_MUST_CHECK int ctl_render_component(struct json_object **out, const ctl_render_request *req);
 
 #endif

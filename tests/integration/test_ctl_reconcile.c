@@ -561,6 +561,178 @@ static void test_ctl_reconcile__policy_violation_is_an_error(void **state)
     free(ns4);
 }
 
+/* ---- rendering through co_render -------------------------------------------------------- */
+
+#define FLUX_SOPS "sops/flux/controller/testdata/sops/"
+
+static void create_secret(const char *name, const char *string_data_json)
+{
+    struct json_object *secret = co_test_json(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"%s\","
+        "\"name\":\"%s\"},\"stringData\":%s}",
+        ns, name, string_data_json);
+    assert_co_pass(co_kube_create(NULL, admin, secret, NULL));
+    json_object_put(secret);
+}
+
+static const char *cm_data(struct json_object *cm, const char *key)
+{
+    struct json_object *v = co_json_get(cm, "data", key, NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+static char *condition_message(const char *name)
+{
+    struct json_object *c = ctl_test_get_component(admin, ns, name);
+    struct json_object *conds = co_json_get(c, "status", "conditions", NULL);
+    struct json_object *m =
+        conds ? co_json_get(json_object_array_get_idx(conds, 0), "message", NULL) : NULL;
+    char *msg = co_xstrdup(m ? json_object_get_string(m) : "");
+    json_object_put(c);
+    return msg;
+}
+
+static void test_ctl_reconcile__templated_kustomization_gets_values_and_placement(void **state)
+{
+    (void)state;
+    put("tpl/kustomization.yaml", "resources:\n- cm.yaml\nnamePrefix: '{{ .prefix }}-'\n");
+    put("tpl/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tpl-cm\n"
+                       "data:\n  greeting: '{{ .greeting }} {{ .who }}'\n"
+                       "  placement: '{{ namespace }}/{{ name }}'\n"
+                       "  revision: '{{ componentRevision }}'\n"
+                       "  major: '{{ kubernetesVersion.Major }}'\n");
+    create_secret("tpl-values", "{\"values\":\"who: from-secret\\ngreeting: overridden\\n\"}");
+    ctl_test_create_component(admin, ns, "tpl",
+                              "{" SRC ",\"path\":\"tpl\",\"name\":\"placed\","
+                              "\"valuesFrom\":[{\"name\":\"tpl-values\"}],"
+                              "\"values\":{\"greeting\":\"hello\",\"prefix\":\"p\"}}");
+    ctl_test_wait_state(admin, ns, "tpl", "Ready", "Ready", WAIT_MS);
+    struct json_object *cm = NULL;
+    assert_true(configmap_exists(ns, "p-tpl-cm", &cm));
+    assert_string_equal(cm_data(cm, "greeting"), "hello from-secret");
+    char *want = co_xasprintf("%s/placed", ns);
+    assert_string_equal(cm_data(cm, "placement"), want);
+    free(want);
+    assert_string_equal(cm_data(cm, "revision"), "1");
+    assert_string_equal(cm_data(cm, "major"), "1");
+    json_object_put(cm);
+    delete_component(ns, "tpl");
+    ctl_test_wait_gone(admin, ns, "tpl", WAIT_MS);
+}
+
+static void test_ctl_reconcile__helm_chart_gets_values_release_and_capabilities(void **state)
+{
+    (void)state;
+    put("chart/Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+    put("chart/values.yaml", "color: blue\nsize: small\n");
+    put("chart/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n"
+        "data:\n  color: {{ .Values.color | quote }}\n  size: {{ .Values.size | quote }}\n"
+        "  install: {{ .Release.IsInstall | quote }}\n"
+        "  ns: {{ .Release.Namespace | quote }}\n"
+        "  apps: {{ .Capabilities.APIVersions.Has \"apps/v1\" | quote }}\n"
+        "  kube: {{ .Capabilities.KubeVersion.Major | quote }}\n");
+    ctl_test_create_component(admin, ns, "helm",
+                              "{" SRC ",\"path\":\"chart\",\"values\":{\"color\":\"red\"}}");
+    ctl_test_wait_state(admin, ns, "helm", "Ready", "Ready", WAIT_MS);
+    struct json_object *cm = NULL;
+    assert_true(configmap_exists(ns, "helm-cm", &cm));
+    assert_string_equal(cm_data(cm, "color"), "red");
+    assert_string_equal(cm_data(cm, "size"), "small");
+    assert_string_equal(cm_data(cm, "install"), "true");
+    assert_string_equal(cm_data(cm, "ns"), ns);
+    assert_string_equal(cm_data(cm, "apps"), "true");
+    assert_string_equal(cm_data(cm, "kube"), "1");
+    json_object_put(cm);
+
+    /* a template error is an Error naming the file, never a crash */
+    put("badchart/Chart.yaml", "apiVersion: v2\nname: bad\nversion: 0.1.0\n");
+    put("badchart/templates/cm.yaml", "{{ required \"size is required\" .Values.size }}\n");
+    ctl_test_create_component(admin, ns, "badhelm", "{" SRC ",\"path\":\"badchart\"}");
+    ctl_test_wait_state(admin, ns, "badhelm", "Error", "Error", WAIT_MS);
+    char *msg = condition_message("badhelm");
+    assert_contains(msg, "Error generating manifests");
+    assert_contains(msg, "cm.yaml");
+    assert_contains(msg, "size is required");
+    free(msg);
+    delete_component(ns, "badhelm");
+    delete_component(ns, "helm");
+    ctl_test_wait_gone(admin, ns, "badhelm", WAIT_MS);
+    ctl_test_wait_gone(admin, ns, "helm", WAIT_MS);
+}
+
+static void test_ctl_reconcile__sops_decryption_and_substitution(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *enc = co_test_shared_fixture(FLUX_SOPS "algorithms/age.yaml", &len);
+    put("enc/secret.yaml", enc);
+    free(enc);
+    put("enc/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: subst-cm\n"
+                       "data:\n  text: '${GREETING}, ${WHO:=nobody} ${UPPER^^}'\n");
+    put("enc/keep.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep-cm\n  annotations:\n"
+        "    component-operator.cs.sap.com/disableSubstitution: 'true'\ndata:\n"
+        "  text: '${GREETING}'\n");
+
+    /* without keys the encrypted file is an error naming it */
+    ctl_test_create_component(admin, ns, "nokeys", "{" SRC ",\"path\":\"enc\"}");
+    ctl_test_wait_state(admin, ns, "nokeys", "Error", "Error", WAIT_MS);
+    char *msg = condition_message("nokeys");
+    assert_contains(msg, "secret.yaml");
+    assert_contains(msg, "encrypted");
+    free(msg);
+    assert_false(configmap_exists(ns, "subst-cm", NULL));
+
+    char *key = co_test_shared_fixture(FLUX_SOPS "keys/age.txt", &len);
+    struct json_object *dec = co_test_json(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"%s\","
+        "\"name\":\"sops-keys\"},\"stringData\":{}}",
+        ns);
+    json_object_object_add(co_json_get(dec, "stringData", NULL), "age.agekey",
+                           json_object_new_string_len(key, (int)len));
+    free(key);
+    assert_co_pass(co_kube_create(NULL, admin, dec, NULL));
+    json_object_put(dec);
+    create_secret("subst-vars", "{\"GREETING\":\"hello\",\"UPPER\":\"loud\"}");
+    ctl_test_create_component(admin, ns, "sops",
+                              "{" SRC ",\"path\":\"enc\","
+                              "\"decryption\":{\"provider\":\"sops\","
+                              "\"secretRef\":{\"name\":\"sops-keys\"}},"
+                              "\"postBuild\":{\"substituteFrom\":[{\"name\":\"subst-vars\"}],"
+                              "\"substitute\":{\"WHO\":\"world\"}}}");
+    ctl_test_wait_state(admin, ns, "sops", "Ready", "Ready", WAIT_MS);
+    co_kube_ref ref = {"v1", "Secret", ns, "age"};
+    struct json_object *s = NULL;
+    assert_co_pass(co_kube_get(&s, admin, &ref, NULL));
+    struct json_object *v = co_json_get(s, "data", "key", NULL);
+    assert_non_null(v);
+    assert_string_equal(json_object_get_string(v), "dmFsdWU="); /* "value" */
+    json_object_put(s);
+    struct json_object *cm = NULL;
+    assert_true(configmap_exists(ns, "subst-cm", &cm));
+    assert_string_equal(cm_data(cm, "text"), "hello, world LOUD");
+    json_object_put(cm);
+    assert_true(configmap_exists(ns, "keep-cm", &cm));
+    assert_string_equal(cm_data(cm, "text"), "${GREETING}");
+    json_object_put(cm);
+
+    /* a provider other than sops is refused */
+    ctl_test_create_component(admin, ns, "badprov",
+                              "{" SRC ",\"path\":\"enc\",\"decryption\":{\"provider\":\"vault\","
+                              "\"secretRef\":{\"name\":\"sops-keys\"}}}");
+    ctl_test_wait_state(admin, ns, "badprov", "Error", "Error", WAIT_MS);
+    msg = condition_message("badprov");
+    assert_contains(msg, "invalid decryption provider");
+    free(msg);
+    delete_component(ns, "badprov");
+    delete_component(ns, "nokeys");
+    delete_component(ns, "sops");
+    ctl_test_wait_gone(admin, ns, "badprov", WAIT_MS);
+    ctl_test_wait_gone(admin, ns, "nokeys", WAIT_MS);
+    ctl_test_wait_gone(admin, ns, "sops", WAIT_MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +746,9 @@ int main(void)
         cmocka_unit_test(test_ctl_reconcile__restart_mid_reconcile_loses_nothing),
         cmocka_unit_test(test_ctl_reconcile__leader_election_single_actor),
         cmocka_unit_test(test_ctl_reconcile__policy_violation_is_an_error),
+        cmocka_unit_test(test_ctl_reconcile__templated_kustomization_gets_values_and_placement),
+        cmocka_unit_test(test_ctl_reconcile__helm_chart_gets_values_release_and_capabilities),
+        cmocka_unit_test(test_ctl_reconcile__sops_decryption_and_substitution),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
