@@ -9,6 +9,8 @@
 #include "co/json.h"
 #include "controller/ctl_http.h"
 #include "controller/ctl_render.h"
+#include "tests/support/fake_kube.h"
+#include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 
 /* Manifests are written as JSON, which every YAML reader accepts. */
@@ -98,6 +100,133 @@ static void test_ctl_render__bad_manifest_names_the_file(void **state)
     free(dir);
 }
 
+/* ---- a Component's render against a fake API server ------------------------------------- */
+
+static co_fake_kube *fake_cluster(void)
+{
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/version$", 200,
+                      "{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20.2\"}");
+    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+    co_fake_kube_json(f, "GET", "/apis$", 200,
+                      "{\"kind\":\"APIGroupList\",\"groups\":[{\"name\":\"apps\",\"versions\":"
+                      "[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}]}]}");
+    return f;
+}
+
+static int render_component(struct json_object **out,
+                            co_fake_kube *f,
+                            const char *dir,
+                            const char *component_json)
+{
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *comp = co_test_json("%s", component_json);
+    ctl_render_request rq = {0};
+    rq.dir = dir;
+    rq.component = comp;
+    rq.revision = 1;
+    rq.local = c;
+    int rc = ctl_render_component(out, &rq);
+    json_object_put(comp);
+    co_kube_client_free(c);
+    return rc;
+}
+
+static void test_ctl_render__component_variables_and_capabilities(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put(dir, "Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+    put(dir, "templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"
+        "data:\n  a: '${A}'\n  b: '${B}'\n  c: '${C}'\n"
+        "  kube: {{ .Capabilities.KubeVersion.Version | quote }}\n"
+        "  apps: {{ .Capabilities.APIVersions.Has \"apps/v1\" | quote }}\n"
+        "  batch: {{ .Capabilities.APIVersions.Has \"batch/v1\" | quote }}\n"
+        "  ns: {{ .Release.Namespace }}\n");
+    co_fake_kube *f = fake_cluster();
+    /* "ZnJvbS1zZWNyZXQ=" is "from-secret": Secret values are decoded */
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/vars$", 200,
+                      "{\"kind\":\"Secret\",\"data\":{\"A\":\"ZnJvbS1zZWNyZXQ=\","
+                      "\"B\":\"ZnJvbS1zZWNyZXQ=\"}}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/more$", 200,
+                      "{\"kind\":\"ConfigMap\",\"data\":{\"B\":\"from-configmap\"}}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/absent$", 404,
+                      "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    struct json_object *objs = NULL;
+    assert_co_pass(render_component(
+        &objs, f, dir,
+        "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},\"spec\":{\"name\":\"rel\","
+        "\"namespace\":\"target\",\"postBuild\":{\"substituteFrom\":[{\"name\":\"vars\"},"
+        "{\"name\":\"more\",\"kind\":\"ConfigMap\"},{\"name\":\"absent\",\"optional\":true}],"
+        "\"substitute\":{\"C\":\"from-spec\"}}}}"));
+    assert_int_equal(json_object_array_length(objs), 1);
+    struct json_object *cm = json_object_array_get_idx(objs, 0);
+    assert_string_equal(name_of(objs, 0), "rel");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "a", NULL)), "from-secret");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "b", NULL)),
+                        "from-configmap");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "c", NULL)), "from-spec");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "kube", NULL)), "v1.20.2");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "apps", NULL)), "true");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "batch", NULL)), "false");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "ns", NULL)), "target");
+    json_object_put(objs);
+
+    /* a missing substituteFrom Secret that is not optional names it */
+    objs = NULL;
+    int rc =
+        render_component(&objs, f, dir,
+                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},"
+                         "\"spec\":{\"postBuild\":{\"substituteFrom\":[{\"name\":\"absent\"}]}}}");
+    assert_int_equal(rc, CO_ENOTFOUND);
+    assert_null(objs);
+    assert_contains(co_error_last(), "spec.postBuild.substituteFrom[0]");
+    assert_contains(co_error_last(), "ns1/absent");
+    co_fake_kube_free(f);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_ctl_render__component_decryption_errors(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put(dir, "a.yaml", CM("a"));
+    co_fake_kube *f = fake_cluster();
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/keys$", 404,
+                      "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/badkey$", 200,
+                      "{\"kind\":\"Secret\",\"data\":{\"x.agekey\":\"bm90IGEga2V5\"}}");
+    struct json_object *objs = NULL;
+    int rc = render_component(&objs, f, dir,
+                              "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                              "{\"decryption\":{\"provider\":\"kms\",\"secretRef\":{\"name\":"
+                              "\"keys\"}}}}");
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "invalid decryption provider");
+    rc = render_component(&objs, f, dir,
+                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"keys\"}}}}");
+    assert_int_equal(rc, CO_ENOTFOUND);
+    assert_contains(co_error_last(), "spec.decryption.secretRef");
+    rc = render_component(&objs, f, dir,
+                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"badkey\"}}}}");
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "x.agekey");
+    assert_null(objs);
+    /* a plain source with valid (empty) settings renders */
+    assert_co_pass(
+        render_component(&objs, f, dir, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}"));
+    assert_int_equal(json_object_array_length(objs), 1);
+    json_object_put(objs);
+    co_fake_kube_free(f);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
 static int handler(co_buf *body, const char *path, void *payload)
 {
     int *ready = payload;
@@ -167,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_ctl_render__existing_kustomization_is_used),
         cmocka_unit_test(test_ctl_render__empty_directory_renders_nothing),
         cmocka_unit_test(test_ctl_render__bad_manifest_names_the_file),
+        cmocka_unit_test(test_ctl_render__component_variables_and_capabilities),
+        cmocka_unit_test(test_ctl_render__component_decryption_errors),
         cmocka_unit_test(test_ctl_render__http_listener_answers_probes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
