@@ -18,6 +18,7 @@
 #include "co/caps.h"
 #include "co/digest.h"
 #include "co/error.h"
+#include "co/helm.h"
 #include "co/json.h"
 #include "co/kube_config.h"
 #include "co/kustomize.h"
@@ -487,6 +488,11 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         in.keys = keys;
         in.post_build = co_json_get(spec, "postBuild", NULL);
         in.substitutions = vars;
+        const char *opt_in =
+            str_at(co_json_get(meta, "annotations", NULL), CO_HELM_OPT_IN_ANNOTATION);
+        if (opt_in && strcmp(opt_in, "allow") == 0) {
+            in.flags |= CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS;
+        }
         rc = co_render(out, &in);
     }
     if (api_versions) {

@@ -46,9 +46,11 @@ typedef struct ctl_render_request {
  * the directory holds Chart.yaml, else the templated kustomization generator. Gathered here:
  * the placement (spec.namespace/spec.name or the Component's own), the decryption keys of
  * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
- * of each spec.postBuild.substituteFrom Secret in order, then spec.postBuild.substitute), the
+ * of each spec.postBuild.substituteFrom Secret in order — an entry with `kind: ConfigMap` names
+ * a ConfigMap, one with `optional: true` may be missing — then spec.postBuild.substitute), the
  * target's version (/version) and API group/versions (/api, /apis) for `.Capabilities` and
- * `kubernetesVersion`, and template lookups through the target, local and kubeconfig clients.
+ * `kubernetesVersion`, template lookups through the target, local and kubeconfig clients, and
+ * the chart opt-in annotation CO_HELM_OPT_IN_ANNOTATION ("allow") of the Component.
  * @param[out] out a new JSON array of objects (json_object_put())
  * @return 0; CO_ENOTFOUND (a referenced Secret or the directory is missing); CO_EINVALID (a
  *         bad decryption provider or key, a template, chart, encrypted file without keys,

@@ -217,6 +217,24 @@ static void test_ctl_render__component_decryption_errors(void **state)
     assert_int_equal(rc, CO_EINVALID);
     assert_contains(co_error_last(), "x.agekey");
     assert_null(objs);
+    /* operator annotations in a chart need the Component's opt-in */
+    char *chart = co_test_tmpdir();
+    put(chart, "Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+    put(chart, "templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n"
+        "    component-operator.cs.sap.com/apply-order: '1'\n");
+    rc = render_component(&objs, f, chart, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    assert_int_equal(rc, CO_EINVALID);
+    assert_null(objs);
+    assert_co_pass(
+        render_component(&objs, f, chart,
+                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\",\"annotations\":"
+                         "{\"component-operator.cs.sap.com/chart-annotations\":\"allow\"}}}"));
+    assert_int_equal(json_object_array_length(objs), 1);
+    json_object_put(objs);
+    objs = NULL;
+    co_test_rmtree(chart);
+    free(chart);
     /* a plain source with valid (empty) settings renders */
     assert_co_pass(
         render_component(&objs, f, dir, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}"));
