@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The controller with its real source binding (ctl_sources) against the real kube-apiserver
+ * with the Flux source CRDs installed: source objects are created by the test, their status is
+ * written the way source-controller would, and artifacts are served by a loopback HTTP server.
+ * Shown here: a new artifact re-queues and re-renders every Component referencing the source
+ * (reference/behaviour.md §5.2); pinning by spec.revision / spec.digest (§5.3); sticky mode
+ * (§5.1). Objects are applied by the minimal test applier.
+ */
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "co/json.h"
+#include "co/kube_client.h"
+#include "co/time.h"
+#include "controller/ctl_manager.h"
+#include "controller/ctl_sources.h"
+#include "controller/ctl_state.h"
+#include "tests/support/ctl_test.h"
+#include "tests/support/kube_test.h"
+#include "tests/support/test_archive_builder.h"
+#include "tests/support/test_httpd.h"
+#include "tests/support/test_kubectl.h"
+#include "tests/support/test_support.h"
+
+#define WAIT_MS           120000L
+#define GROUP             "source.toolkit.fluxcd.io"
+#define STICKY_TIMEOUT_NS (40LL * 1000 * 1000 * 1000)
+
+static co_kube_client *admin;
+static char *ns;
+static char *dir;
+static tkc k;
+static test_httpd *srv;
+static ctl_sources *sources;
+static ctl_source_ops src_ops;
+static ctl_apply_ops app_ops;
+static ctl_manager *mgr;
+static int nserved;
+
+static void install_crd(const char *plural)
+{
+    char *path =
+        co_xasprintf("%s/../shared/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, GROUP, plural);
+    /* a plain create without client validation (kube-apiserver 1.20 drops the CEL rules);
+     * another suite may have installed the CRDs already */
+    char *err = NULL;
+    if (tkc_run(&k, NULL, NULL, &err, "create", "--validate=false", "-f", path, NULL) != 0 &&
+        !strstr(err ? err : "", "AlreadyExists")) {
+        fail_msg("installing %s: %s", path, err);
+    }
+    free(err);
+    char *crd = co_xasprintf("crd/%s.%s", plural, GROUP);
+    tkc_ok(&k, NULL, "wait", "--for=condition=Established", "--timeout=120s", crd, NULL);
+    free(crd);
+    free(path);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    ctl_test_install_crd(admin);
+    dir = co_test_tmpdir();
+    tkc_init(&k, co_test_env("CO_TEST_KUBECONFIG"), dir);
+    const char *kinds[] = {"gitrepositories", "ocirepositories", "buckets", "helmcharts"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
+        install_crd(kinds[i]);
+    }
+    ns = co_test_kube_namespace(admin, "ctl-src-");
+    srv = test_httpd_start();
+    char *cache = co_xasprintf("%s/cache", dir);
+    assert_co_pass(ctl_sources_new(&sources, cache));
+    free(cache);
+    src_ops = ctl_sources_ops(sources);
+    app_ops = ctl_test_apply_ops();
+
+    /* the Flux kinds are served before the manager starts, so it watches them */
+    ctl_manager_options o = {0};
+    o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
+    o.workers = 3;
+    const char *nss[] = {ns};
+    o.namespaces = nss;
+    o.nnamespaces = 1;
+    o.source = &src_ops;
+    o.apply = &app_ops;
+    assert_co_pass(ctl_manager_new(&mgr, &o));
+    assert_co_pass(ctl_sources_attach(sources, mgr));
+    assert_co_pass(ctl_manager_start(mgr));
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    ctl_manager_free(mgr);
+    ctl_sources_free(sources);
+    test_httpd_stop(srv);
+    tkc_run(&k, NULL, NULL, NULL, "delete", "namespace", ns, "--wait=false", NULL);
+    tkc_dispose(&k);
+    co_kube_client_free(admin);
+    co_test_rmtree(dir);
+    free(dir);
+    free(ns);
+    curl_global_cleanup();
+    return 0;
+}
+
+static char *sha256_digest(const void *data, size_t len)
+{
+    unsigned char md[32];
+    unsigned n = 32;
+    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+    char hex[65];
+    for (size_t i = 0; i < 32; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    }
+    return co_xasprintf("sha256:%s", hex);
+}
+
+/* An artifact: app/cm.yaml is ConfigMap @p cm with data.v = @p value, never ready when
+ * @p never_ready. */
+typedef struct served {
+    char *url;
+    char *digest;
+} served;
+
+static served serve(const char *cm, const char *value, bool never_ready)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                              "\"name\":\"%s\",\"annotations\":{\"test.co/never-ready\":\"%s\"}},"
+                              "\"data\":{\"v\":\"%s\"}}\n",
+                              cm, never_ready ? "true" : "false", value);
+    tab_entry e[] = {{TAB_FILE, 0, "app/cm.yaml", text, 0}};
+    size_t len = 0;
+    void *data = tab_build(TAB_TAR_GZ, e, 1, &len);
+    char path[64];
+    snprintf(path, sizeof(path), "/artifact-%d.tar.gz", ++nserved);
+    test_httpd_route(srv, path, 200, data, len, NULL);
+    served a;
+    a.url = co_xasprintf("%s%s", test_httpd_url(srv), path);
+    a.digest = sha256_digest(data, len);
+    free(data);
+    free(text);
+    return a;
+}
+
+static void served_dispose(served *a)
+{
+    free(a->url);
+    free(a->digest);
+}
+
+static void create_repo(const char *name)
+{
+    char *yaml = co_xasprintf("{\"apiVersion\":\"%s/v1\",\"kind\":\"GitRepository\",\"metadata\":{"
+                              "\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"url\":"
+                              "\"https://example.com/app.git\",\"interval\":\"1m\"}}",
+                              GROUP, name, ns);
+    tkc_ok(&k, yaml, "create", "-f", "-", NULL);
+    free(yaml);
+}
+
+/* Writes the status source-controller would: Ready for the generation, artifact @p a. */
+static void publish(const char *repo, const served *a, const char *revision)
+{
+    char *out = NULL;
+    char *res = co_xasprintf("gitrepositories.v1.%s", GROUP);
+    tkc_run(&k, NULL, &out, NULL, "get", "-n", ns, res, repo, "-o",
+            "jsonpath={.metadata.generation}", NULL);
+    long long gen = strtoll(out ? out : "0", NULL, 10);
+    free(out);
+    char *patch = co_xasprintf(
+        "{\"status\":{\"observedGeneration\":%lld,\"conditions\":[{\"type\":\"Ready\","
+        "\"status\":\"True\",\"reason\":\"Succeeded\",\"message\":\"stored artifact\","
+        "\"observedGeneration\":%lld,\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],"
+        "\"artifact\":{\"url\":\"%s\",\"digest\":\"%s\",\"revision\":\"%s\",\"path\":\"x\","
+        "\"lastUpdateTime\":\"2026-01-01T00:00:00Z\"}}}",
+        gen, gen, a->url, a->digest, revision);
+    tkc_ok(&k, NULL, "patch", "-n", ns, res, repo, "--subresource=status", "--type=merge", "-p",
+           patch, NULL);
+    free(patch);
+    free(res);
+}
+
+static const char *status_str(struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "status", key, NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+static const char *artifact_str(struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "status", "sourceRef", "artifact", key, NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+/* data.v of ConfigMap @p name ("" when absent); a new string. */
+static char *cm_value(const char *name)
+{
+    co_kube_ref ref = {"v1", "ConfigMap", ns, name};
+    struct json_object *obj = NULL;
+    if (co_kube_get(&obj, admin, &ref, NULL) < 0) {
+        return co_xstrdup("");
+    }
+    struct json_object *v = co_json_get(obj, "data", "v", NULL);
+    char *s = co_xstrdup(v ? json_object_get_string(v) : "");
+    json_object_put(obj);
+    return s;
+}
+
+/* Waits until the Component is Ready with lastAppliedRevision @p rev. */
+static void wait_applied(const char *name, const char *rev)
+{
+    char last[512] = "";
+    for (long waited = 0; waited < WAIT_MS; waited += 100) {
+        struct json_object *c = ctl_test_get_component(admin, ns, name);
+        bool ok = c && ctl_state_component_ready(c) &&
+                  strcmp(status_str(c, "lastAppliedRevision"), rev) == 0;
+        snprintf(
+            last, sizeof(last), "%s/%s applied %s", ctl_state_get(co_json_get(c, "status", NULL)),
+            ctl_state_reason(co_json_get(c, "status", NULL)), status_str(c, "lastAppliedRevision"));
+        json_object_put(c);
+        if (ok) {
+            return;
+        }
+        usleep(100 * 1000);
+    }
+    fail_msg("%s/%s: not Ready at %s in time (last: %s)", ns, name, rev, last);
+}
+
+static void delete_component(const char *name)
+{
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, name};
+    assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+    ctl_test_wait_gone(admin, ns, name, WAIT_MS);
+}
+
+static void patch_component(const char *name, const char *patch_text)
+{
+    struct json_object *patch = co_test_json("%s", patch_text);
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, name};
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+}
+
+static const char *condition_message(struct json_object *c)
+{
+    struct json_object *conds = co_json_get(c, "status", "conditions", NULL);
+    struct json_object *m =
+        conds ? co_json_get(json_object_array_get_idx(conds, 0), "message", NULL) : NULL;
+    return m ? json_object_get_string(m) : "";
+}
+
+static void test_ctl_sources__new_artifact_requeues_every_referencing_component(void **state)
+{
+    (void)state;
+    create_repo("shared");
+    served v1 = serve("rq-one", "v1", false);
+    publish("shared", &v1, "main@sha1:1111");
+    /* the default requeue interval (10 minutes) rules out a periodic pass doing the work */
+    ctl_test_create_component(admin, ns, "rq-a",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"shared\"}},"
+                              "\"path\":\"app\",\"namespace\":\"%s\"}",
+                              ns);
+    ctl_test_create_component(admin, ns, "rq-b",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"shared\","
+                              "\"namespace\":\"%s\"}},\"path\":\"app\"}",
+                              ns);
+    wait_applied("rq-a", "main@sha1:1111");
+    wait_applied("rq-b", "main@sha1:1111");
+    char *v = cm_value("rq-one");
+    assert_string_equal(v, "v1");
+    free(v);
+    struct json_object *c = ctl_test_get_component(admin, ns, "rq-a");
+    assert_string_equal(status_str(c, "lastAttemptedDigest"), v1.digest);
+    int64_t rev1 = 0;
+    assert_co_pass(co_json_get_int64(&rev1, c, "status", "revision", NULL));
+    json_object_put(c);
+
+    /* source-controller publishes a new artifact: both are re-rendered from it */
+    served v2 = serve("rq-one", "v2", false);
+    publish("shared", &v2, "main@sha1:2222");
+    wait_applied("rq-a", "main@sha1:2222");
+    wait_applied("rq-b", "main@sha1:2222");
+    v = cm_value("rq-one");
+    assert_string_equal(v, "v2");
+    free(v);
+    c = ctl_test_get_component(admin, ns, "rq-b");
+    assert_string_equal(status_str(c, "lastAttemptedDigest"), v2.digest);
+    assert_string_equal(artifact_str(c, "url"), v2.url);
+    int64_t rev2 = 0;
+    assert_co_pass(co_json_get_int64(&rev2, c, "status", "revision", NULL));
+    assert_int_equal(rev2, rev1 + 1);
+    json_object_put(c);
+
+    delete_component("rq-a");
+    delete_component("rq-b");
+    served_dispose(&v1);
+    served_dispose(&v2);
+}
+
+static void test_ctl_sources__pinned_component_moves_only_with_its_pin(void **state)
+{
+    (void)state;
+    create_repo("pinned");
+    served v1 = serve("pin-cm", "v1", false);
+    served v2 = serve("pin-cm", "v2", false);
+    served v3 = serve("pin-cm", "v3", false);
+    publish("pinned", &v1, "main@sha1:aaaa");
+    /* pinned to a revision the source does not offer yet: Pending, nothing applied */
+    ctl_test_create_component(admin, ns, "pin",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"pinned\"}},"
+                              "\"path\":\"app\",\"revision\":\"main@sha1:bbbb\"}");
+    ctl_test_wait_state(admin, ns, "pin", "Pending", "Retrying", WAIT_MS);
+    struct json_object *c = ctl_test_get_component(admin, ns, "pin");
+    assert_contains(condition_message(c), "source revision (main@sha1:aaaa) does not match "
+                                          "specified revision (main@sha1:bbbb)");
+    json_object_put(c);
+    char *v = cm_value("pin-cm");
+    assert_string_equal(v, "");
+    free(v);
+
+    /* the source reaches the pin: applied */
+    publish("pinned", &v2, "main@sha1:bbbb");
+    wait_applied("pin", "main@sha1:bbbb");
+    v = cm_value("pin-cm");
+    assert_string_equal(v, "v2");
+    free(v);
+
+    /* the source moves on: the Component does not follow */
+    publish("pinned", &v3, "main@sha1:cccc");
+    ctl_test_wait_state(admin, ns, "pin", "Pending", "Retrying", WAIT_MS);
+    c = ctl_test_get_component(admin, ns, "pin");
+    assert_contains(condition_message(c), "source revision (main@sha1:cccc) does not match");
+    assert_string_equal(status_str(c, "lastAppliedRevision"), "main@sha1:bbbb");
+    json_object_put(c);
+    v = cm_value("pin-cm");
+    assert_string_equal(v, "v2");
+    free(v);
+
+    /* the pin moves: so does the Component; then a digest pin that matches keeps it there */
+    patch_component("pin", "{\"spec\":{\"revision\":\"main@sha1:cccc\"}}");
+    wait_applied("pin", "main@sha1:cccc");
+    v = cm_value("pin-cm");
+    assert_string_equal(v, "v3");
+    free(v);
+
+    /* a digest pin behaves the same */
+    char *patch = co_xasprintf("{\"spec\":{\"revision\":null,\"digest\":\"%s\"}}", v1.digest);
+    patch_component("pin", patch);
+    free(patch);
+    ctl_test_wait_state(admin, ns, "pin", "Pending", "Retrying", WAIT_MS);
+    c = ctl_test_get_component(admin, ns, "pin");
+    assert_contains(condition_message(c), "does not match specified digest");
+    json_object_put(c);
+    publish("pinned", &v1, "main@sha1:aaaa");
+    wait_applied("pin", "main@sha1:aaaa");
+    v = cm_value("pin-cm");
+    assert_string_equal(v, "v1");
+    free(v);
+
+    delete_component("pin");
+    served_dispose(&v1);
+    served_dispose(&v2);
+    served_dispose(&v3);
+}
+
+/* Whether the Component's last pass was still inside its processing cycle (§5.1), judged by
+ * its own status timestamps. */
+static bool within_cycle(struct json_object *c, int64_t timeout_ns)
+{
+    int64_t since = 0, observed = 0;
+    return co_time_parse(&since, status_str(c, "processingSince")) == 0 &&
+           co_time_parse(&observed, status_str(c, "lastObservedAt")) == 0 &&
+           observed - since < timeout_ns;
+}
+
+static void test_ctl_sources__sticky_keeps_its_artifact_until_the_cycle_ends(void **state)
+{
+    (void)state;
+    create_repo("sticky");
+    create_repo("unsticky");
+    served v1 = serve("st-cm", "v1", true);
+    served v1x = serve("stx-cm", "v1", true);
+    publish("sticky", &v1, "main@sha1:s111");
+    publish("unsticky", &v1x, "main@sha1:s111");
+    /* both never become ready on v1; "st" is sticky, "stx" is not. The cycle (timeout) is
+     * long enough for several passes on a slow machine. */
+    ctl_test_create_component(admin, ns, "st",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"sticky\"}},"
+                              "\"path\":\"app\",\"sticky\":true,\"timeout\":\"40s\"}");
+    ctl_test_create_component(admin, ns, "stx",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"unsticky\"}},"
+                              "\"path\":\"app\",\"timeout\":\"40s\"}");
+    ctl_test_wait_state(admin, ns, "st", "Processing", "Processing", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "stx", "Processing", "Processing", WAIT_MS);
+    struct json_object *c = ctl_test_get_component(admin, ns, "st");
+    char *since = co_xstrdup(status_str(c, "processingSince"));
+    json_object_put(c);
+
+    /* v2 would be ready at once */
+    served v2 = serve("st-cm", "v2", false);
+    served v2x = serve("stx-cm", "v2", false);
+    publish("sticky", &v2, "main@sha1:s222");
+    publish("unsticky", &v2x, "main@sha1:s222");
+    /* the non-sticky one restarts on v2 and gets Ready */
+    wait_applied("stx", "main@sha1:s222");
+    char *v = cm_value("stx-cm");
+    assert_string_equal(v, "v2");
+    free(v);
+    c = ctl_test_get_component(admin, ns, "st");
+    char *observed = co_xstrdup(status_str(c, "lastObservedAt"));
+    json_object_put(c);
+
+    /* the sticky one keeps v1 for every pass inside its cycle */
+    int inside = 0;
+    for (int i = 0; i < 600; i++) {
+        c = ctl_test_get_component(admin, ns, "st");
+        if (strcmp(status_str(c, "lastObservedAt"), observed) != 0 &&
+            strcmp(status_str(c, "processingSince"), since) == 0 &&
+            within_cycle(c, STICKY_TIMEOUT_NS)) {
+            assert_string_equal(status_str(c, "lastAttemptedRevision"), "main@sha1:s111");
+            assert_string_equal(artifact_str(c, "revision"), "main@sha1:s111");
+            inside++;
+        }
+        bool done = !within_cycle(c, STICKY_TIMEOUT_NS) || inside >= 3;
+        free(observed);
+        observed = co_xstrdup(status_str(c, "lastObservedAt"));
+        json_object_put(c);
+        if (done) {
+            break;
+        }
+        usleep(200 * 1000);
+    }
+    assert_true(inside >= 1);
+    v = cm_value("st-cm");
+    assert_string_equal(v, "v1");
+    free(v);
+
+    /* once the cycle has timed out, the source is read again: it moves to v2 and gets Ready */
+    wait_applied("st", "main@sha1:s222");
+    v = cm_value("st-cm");
+    assert_string_equal(v, "v2");
+    free(v);
+
+    free(since);
+    free(observed);
+    delete_component("st");
+    delete_component("stx");
+    served_dispose(&v1);
+    served_dispose(&v1x);
+    served_dispose(&v2);
+    served_dispose(&v2x);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ctl_sources__new_artifact_requeues_every_referencing_component),
+        cmocka_unit_test(test_ctl_sources__pinned_component_moves_only_with_its_pin),
+        cmocka_unit_test(test_ctl_sources__sticky_keeps_its_artifact_until_the_cycle_ends),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
