@@ -16,7 +16,9 @@ static void fill(ctl_apply_opts *o,
 {
     memset(o, 0, sizeof(*o));
     o->target = c->target;
-    o->events = !c->remote && !ctl_apply_events_disabled(c->component) ? e->events : NULL;
+    o->events = ctl_apply_events_disabled(c->component) ? NULL
+                : c->remote                             ? c->target_events
+                                                        : e->events;
     o->owner_id = c->owner_id;
     o->component_digest = c->component_digest;
     o->namespace = c->namespace;

@@ -3,8 +3,8 @@
  * @file ctl_engine.h
  * The daemon's binding of the reconciler's apply seam (ctl_apply_ops) to the apply engine
  * (ctl_apply.h): events on dependents go through the controller's recorder for targets in the
- * local cluster (none for remote kubeconfig targets, and none when the Component carries
- * `disable-events: "true"`), and operation counts feed
+ * local cluster and through the target client's own recorder for remote kubeconfig targets
+ * (none when the Component carries `disable-events: "true"`), and operation counts feed
  * component_operator_runtime_operations_total.
  */
 #ifndef CTL_ENGINE_H

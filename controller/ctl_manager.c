@@ -654,6 +654,16 @@ static void targets_release(void *ctx, void *hold)
     ctl_targets_release(m->targets, hold);
 }
 
+static struct co_kube_recorder *targets_recorder(void *ctx, void *hold)
+{
+    ctl_manager *m = ctx;
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_RECONCILER_NAME;
+    ro.instance = m->identity;
+    ro.dedup_window_ms = 5L * 60 * 1000;
+    return ctl_targets_recorder(m->targets, hold, &ro);
+}
+
 /* ---- observer: metrics and events -------------------------------------------------------- */
 
 static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text)
@@ -892,6 +902,7 @@ static int http_handler(co_buf *body, const char *path, void *payload)
         co_metric_set(m->m_wq_adds, wl, (double)qs.adds_total);
         co_metric_set(m->m_wq_retries, wl, (double)qs.retries_total);
         const char *cl[] = {CONTROLLER};
+        ctl_targets_sweep(m->targets);
         co_metric_set(m->m_active_clients, cl, (double)ctl_targets_active(m->targets));
         co_metric_set(m->m_created_clients, cl, (double)ctl_targets_created(m->targets));
         return co_metrics_render(body, m->metrics) < 0 ? 500 : 200;
@@ -1039,7 +1050,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.apply = m->apply;
     m->env.render = opts->render;
     m->env.render_ctx = opts->render_ctx;
-    m->env.targets = (ctl_target_ops){targets_acquire, targets_release, m};
+    m->env.targets = (ctl_target_ops){targets_acquire, targets_release, targets_recorder, m};
     m->env.observer = (ctl_observer){observe_outcome, observe_gone, m};
     *out = m;
     return 0;

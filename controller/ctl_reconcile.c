@@ -709,6 +709,9 @@ static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
     memset(c, 0, sizeof(*c));
     c->target = p->target;
     c->remote = p->kubeconfig != NULL;
+    if (c->remote && p->target_hold && p->env->targets.recorder) {
+        c->target_events = p->env->targets.recorder(p->env->targets.ctx, p->target_hold);
+    }
     c->component = p->obj;
     c->owner_id = owner_id;
     c->component_digest = p->digest;

@@ -84,6 +84,9 @@ typedef struct ctl_apply_call {
     const char *missing_namespaces_policy;
     int64_t reapply_interval_ms;
     const struct json_object *additional_managed_types;
+    /** events about dependents in a remote target, written through the target client (NULL:
+     * none) */
+    struct co_kube_recorder *target_events;
 } ctl_apply_call;
 
 /** The apply engine (controller/ctl_apply.h, behind a seam). */
@@ -131,6 +134,8 @@ typedef struct ctl_target_ops {
                    co_kube_client **out,
                    void **hold);
     void (*release)(void *ctx, void *hold);
+    /** The event recorder of a held client (NULL: none); optional. */
+    struct co_kube_recorder *(*recorder)(void *ctx, void *hold);
     void *ctx;
 } ctl_target_ops;
 

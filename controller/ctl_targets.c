@@ -21,7 +21,8 @@
 typedef struct entry {
     char *key;
     co_kube_client *client;
-    co_kube_config *cfg; /* NULL for impersonating clients of the local cluster */
+    co_kube_config *cfg;   /* NULL for impersonating clients of the local cluster */
+    co_kube_recorder *rec; /* events through this client, created on first use */
     int refs;
     int64_t last_used;
     struct entry *next;
@@ -54,6 +55,7 @@ void ctl_targets_set_clock(ctl_targets *t, int64_t (*now)(void))
 
 static void entry_free(entry *e)
 {
+    co_kube_recorder_free(e->rec);
     co_kube_client_free(e->client);
     co_kube_config_free(e->cfg);
     free(e->key);
@@ -188,10 +190,28 @@ void ctl_targets_release(ctl_targets *t, void *hold)
         return;
     }
     entry *e = hold;
+    int64_t now = t->now();
     pthread_mutex_lock(&t->mu);
     e->refs--;
-    e->last_used = t->now();
+    e->last_used = now;
+    sweep_locked(t, now);
     pthread_mutex_unlock(&t->mu);
+}
+
+co_kube_recorder *
+ctl_targets_recorder(ctl_targets *t, void *hold, const co_kube_recorder_options *ro)
+{
+    if (!hold) {
+        return NULL;
+    }
+    entry *e = hold;
+    pthread_mutex_lock(&t->mu);
+    if (!e->rec && co_kube_recorder_new(&e->rec, e->client, ro) < 0) {
+        e->rec = NULL;
+    }
+    co_kube_recorder *rec = e->rec;
+    pthread_mutex_unlock(&t->mu);
+    return rec;
 }
 
 size_t ctl_targets_active(ctl_targets *t)

@@ -20,6 +20,7 @@
 
 #include "co/common.h"
 #include "co/kube_client.h"
+#include "co/kube_event.h"
 
 typedef struct ctl_targets ctl_targets;
 
@@ -48,10 +49,19 @@ CO_MUST_CHECK int ctl_targets_acquire(ctl_targets *t,
                                       co_kube_client **out,
                                       void **hold_out);
 
-/** Releases a hold (NULL is a no-op). */
+/** Releases a hold (NULL is a no-op) and frees clients unused for longer than the TTL. */
 void ctl_targets_release(ctl_targets *t, void *hold);
 
-/** Frees clients unused for longer than the TTL. Called by acquire; callable any time. */
+/**
+ * The event recorder writing through the held client (created on first use with @p ro, freed
+ * with the client), so that events about objects in a remote cluster land in that cluster.
+ * @return the recorder, or NULL when it cannot be created (events are then dropped).
+ */
+co_kube_recorder *
+ctl_targets_recorder(ctl_targets *t, void *hold, const co_kube_recorder_options *ro);
+
+/** Frees clients unused for longer than the TTL. Called by acquire and release and on every
+ * metrics scrape; callable any time. */
 void ctl_targets_sweep(ctl_targets *t);
 
 /** Number of cached clients. */

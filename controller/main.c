@@ -33,6 +33,7 @@ typedef struct options {
     const char *label_selector;
     const char *leader_namespace;
     const char *cache_dir;
+    long long target_client_ttl;
     int help;
     int version;
 } options;
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
         .log_level = "info",
         .log_format = "text",
         .max_concurrent_reconciles = 5,
+        .target_client_ttl = 900,
     };
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &o.kubeconfig, "PATH",
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
          "namespace of the leader Lease (default: the configuration's namespace)"},
         {"source-cache-dir", CO_FLAG_STRING, &o.cache_dir, "DIR",
          "where downloaded source artifacts are kept (default: $TMPDIR/component-controller)"},
+        {"target-client-ttl", CO_FLAG_INT, &o.target_client_ttl, "SECONDS",
+         "clients of remote or impersonated targets unused this long are dropped (default 900)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -115,6 +119,10 @@ int main(int argc, char **argv)
     }
     if (o.max_concurrent_reconciles < 1 || o.max_concurrent_reconciles > 1000) {
         fprintf(stderr, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
+        return 2;
+    }
+    if (o.target_client_ttl < 1 || o.target_client_ttl > 86400) {
+        fprintf(stderr, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
         return 2;
     }
     co_log_setup("controller", level, format);
@@ -160,6 +168,7 @@ int main(int argc, char **argv)
     mo.namespaces = o.namespaces.items;
     mo.nnamespaces = o.namespaces.len;
     mo.label_selector = o.label_selector;
+    mo.target_ttl_ns = o.target_client_ttl * 1000000000LL;
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {

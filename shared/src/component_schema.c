@@ -139,7 +139,7 @@ static const co_schema spec_fields[] = {
     {.name = "kubeConfig",
      .type = CO_SCHEMA_OBJECT,
      .description = "Deploy into another cluster with the kubeconfig stored in a Secret. "
-                    "Impersonation does not apply then.",
+                    "A service account to impersonate applies there too.",
      .fields = FIELDS({.name = "secretRef",
                        .type = CO_SCHEMA_OBJECT,
                        .flags = CO_SCHEMA_REQUIRED,
@@ -148,7 +148,7 @@ static const co_schema spec_fields[] = {
                        .fields = secret_key_fields})},
     STR("serviceAccountName",
         "Service account in the Component's namespace that the controller "
-        "impersonates when deploying (not used with kubeConfig)."),
+        "impersonates when deploying (also in a kubeConfig target cluster)."),
     BOOL("suspend",
          "Suspend reconciliation; the Component stays Pending with reason Suspended. "
          "Deletion is not suspended."),
