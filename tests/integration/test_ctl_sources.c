@@ -157,22 +157,28 @@ static void served_dispose(served *a)
     free(a->digest);
 }
 
-static void create_repo(const char *name)
+static void create_source(const char *kind, const char *name, const char *spec)
 {
-    char *yaml = co_xasprintf("{\"apiVersion\":\"%s/v1\",\"kind\":\"GitRepository\",\"metadata\":{"
-                              "\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"url\":"
-                              "\"https://example.com/app.git\",\"interval\":\"1m\"}}",
-                              GROUP, name, ns);
+    char *yaml = co_xasprintf("{\"apiVersion\":\"%s/v1\",\"kind\":\"%s\",\"metadata\":{"
+                              "\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":%s}",
+                              GROUP, kind, name, ns, spec);
     tkc_ok(&k, yaml, "create", "-f", "-", NULL);
     free(yaml);
 }
 
+static void create_repo(const char *name)
+{
+    create_source("GitRepository", name,
+                  "{\"url\":\"https://example.com/app.git\",\"interval\":\"1m\"}");
+}
+
 /* Writes the status source-controller would: Ready for the generation, artifact @p a. */
-static void publish(const char *repo, const served *a, const char *revision)
+static void
+publish_source(const char *plural, const char *name, const served *a, const char *revision)
 {
     char *out = NULL;
-    char *res = co_xasprintf("gitrepositories.v1.%s", GROUP);
-    tkc_run(&k, NULL, &out, NULL, "get", "-n", ns, res, repo, "-o",
+    char *res = co_xasprintf("%s.v1.%s", plural, GROUP);
+    tkc_run(&k, NULL, &out, NULL, "get", "-n", ns, res, name, "-o",
             "jsonpath={.metadata.generation}", NULL);
     long long gen = strtoll(out ? out : "0", NULL, 10);
     free(out);
@@ -183,10 +189,15 @@ static void publish(const char *repo, const served *a, const char *revision)
         "\"artifact\":{\"url\":\"%s\",\"digest\":\"%s\",\"revision\":\"%s\",\"path\":\"x\","
         "\"lastUpdateTime\":\"2026-01-01T00:00:00Z\"}}}",
         gen, gen, a->url, a->digest, revision);
-    tkc_ok(&k, NULL, "patch", "-n", ns, res, repo, "--subresource=status", "--type=merge", "-p",
+    tkc_ok(&k, NULL, "patch", "-n", ns, res, name, "--subresource=status", "--type=merge", "-p",
            patch, NULL);
     free(patch);
     free(res);
+}
+
+static void publish(const char *repo, const served *a, const char *revision)
+{
+    publish_source("gitrepositories", repo, a, revision);
 }
 
 static const char *status_str(struct json_object *obj, const char *key)
@@ -304,6 +315,46 @@ static void test_ctl_sources__new_artifact_requeues_every_referencing_component(
     delete_component("rq-b");
     served_dispose(&v1);
     served_dispose(&v2);
+}
+
+/* The other three Flux kinds re-queue their Components the same way. */
+static void test_ctl_sources__every_flux_kind_requeues_on_a_new_artifact(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {"OCIRepository", "Bucket", "HelmChart"};
+    static const char *const plurals[] = {"ocirepositories", "buckets", "helmcharts"};
+    static const char *const fields[] = {"fluxOciRepository", "fluxBucket", "fluxHelmChart"};
+    static const char *const specs[] = {
+        "{\"url\":\"oci://registry.example.com/app\",\"interval\":\"5m\"}",
+        "{\"bucketName\":\"b\",\"endpoint\":\"minio:9000\",\"interval\":\"1m\"}",
+        "{\"chart\":\"app\",\"interval\":\"1m\",\"sourceRef\":{\"kind\":\"HelmRepository\","
+        "\"name\":\"repo\"}}"};
+    static const char *const cms[] = {"kind-oci", "kind-bucket", "kind-chart"};
+    served v1[3], v2[3];
+    for (size_t i = 0; i < 3; i++) {
+        create_source(kinds[i], "src", specs[i]);
+        v1[i] = serve(cms[i], "v1", false);
+        publish_source(plurals[i], "src", &v1[i], "1.0.0");
+        ctl_test_create_component(admin, ns, cms[i],
+                                  "{\"sourceRef\":{\"%s\":{\"name\":\"src\"}},\"path\":\"app\"}",
+                                  fields[i]);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        wait_applied(cms[i], "1.0.0");
+    }
+    for (size_t i = 0; i < 3; i++) {
+        v2[i] = serve(cms[i], "v2", false);
+        publish_source(plurals[i], "src", &v2[i], "2.0.0");
+    }
+    for (size_t i = 0; i < 3; i++) {
+        wait_applied(cms[i], "2.0.0");
+        char *v = cm_value(cms[i]);
+        assert_string_equal(v, "v2");
+        free(v);
+        delete_component(cms[i]);
+        served_dispose(&v1[i]);
+        served_dispose(&v2[i]);
+    }
 }
 
 static void test_ctl_sources__pinned_component_moves_only_with_its_pin(void **state)
@@ -464,6 +515,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_sources__new_artifact_requeues_every_referencing_component),
+        cmocka_unit_test(test_ctl_sources__every_flux_kind_requeues_on_a_new_artifact),
         cmocka_unit_test(test_ctl_sources__pinned_component_moves_only_with_its_pin),
         cmocka_unit_test(test_ctl_sources__sticky_keeps_its_artifact_until_the_cycle_ends),
     };
