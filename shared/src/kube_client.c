@@ -110,6 +110,68 @@ static int code_for(int http, const char *reason)
     }
 }
 
+/*
+ * A 5xx answer that retrying cannot fix. Either its Status names a reason that is no server
+ * trouble at all (NotFound, Invalid, Conflict ... sent with a 5xx code), or it is a patch the
+ * server could not process: kube-apiserver up to 1.21 reports a server-side apply (or merge
+ * patch) whose body does not fit the type's schema — duplicate list keys, a missing merge key,
+ * a value of the wrong type — as a 500 with no reason or InternalError. Those messages come
+ * from the structured merge of the field manager and never go away by themselves.
+ */
+static int permanent_5xx(const char *method, int http, const char *reason, const char *message)
+{
+    static const char *const transient[] = {"InternalError", "ServiceUnavailable",
+                                            "TooManyRequests", "Timeout", "ServerTimeout"};
+    static const char *const patch_failures[] = {
+        "failed to create typed patch object",
+        "failed to create typed live object",
+        "to smd typed",
+        "failed to merge",
+        "failed to prune fields",
+        "duplicate entries for key",
+        "failed to decode",
+        "unable to decode",
+        "resourceVersion should not be set on objects to be created",
+    };
+    if (http < 500 || http > 599) {
+        return 0;
+    }
+    int known_transient = !reason || !reason[0];
+    for (size_t i = 0; i < CO_ARRAY_SIZE(transient) && !known_transient; i++) {
+        known_transient = strcmp(reason, transient[i]) == 0;
+    }
+    if (!known_transient) {
+        return 1;
+    }
+    if (strcmp(method, "PATCH") != 0 || !message ||
+        (reason && reason[0] && strcmp(reason, "InternalError") != 0)) {
+        return 0;
+    }
+    for (size_t i = 0; i < CO_ARRAY_SIZE(patch_failures); i++) {
+        if (strstr(message, patch_failures[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the 5xx response @p resp to @p method is permanent (see permanent_5xx()). */
+static int permanent_response(const char *method, const co_kube_response *resp)
+{
+    struct json_object *st = NULL;
+    if (!resp->body.ptr || resp->body.len == 0 ||
+        co_kube__parse_json(&st, resp->body.ptr, resp->body.len) < 0) {
+        co_error_clear();
+        return 0;
+    }
+    const char *kind = co_kube__str(st, "kind");
+    int permanent = kind && strcmp(kind, "Status") == 0 &&
+                    permanent_5xx(method, resp->status, co_kube__str(st, "reason"),
+                                  co_kube__str(st, "message"));
+    json_object_put(st);
+    return permanent;
+}
+
 /* Fills the Status slot from a Status object; @p http is the fallback code. */
 static void record_status(const struct json_object *st, int http)
 {
@@ -171,6 +233,10 @@ int co_kube__fail_from_response(const char *method,
     }
     json_object_put(st);
     int code = code_for(http_status, last_status.reason);
+    if (code == CO_EUNAVAILABLE &&
+        permanent_5xx(method, http_status, last_status.reason, last_status.message)) {
+        code = CO_EINVALID;
+    }
     return co_error_set(code, "%s %s: %d %s: %s", method, path, http_status,
                         last_status.reason[0] ? last_status.reason : "Failure",
                         last_status.message[0] ? last_status.message : "(no message)");
@@ -521,6 +587,9 @@ int co_kube__do(co_kube_client *client, const co_kube_call *call, co_kube_respon
             int retryable = resp->status == 429 ||
                             (call->idempotent && (resp->status == 500 || resp->status == 502 ||
                                                   resp->status == 503 || resp->status == 504));
+            if (retryable && resp->status >= 500 && permanent_response(call->method, resp)) {
+                retryable = 0;
+            }
             if (retryable && attempt < max_retries) {
                 if (resp->retry_after_s >= 0) {
                     long s = resp->retry_after_s < RETRY_AFTER_CAP_S ? resp->retry_after_s

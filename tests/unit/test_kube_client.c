@@ -172,6 +172,75 @@ static void test_kube_client__retries_what_is_safe(void **state)
     co_fake_kube_free(f);
 }
 
+/* Answers every PATCH of cm_x with @p http and the Status @p reason/@p message, applies, and
+ * returns the number of PATCH requests sent; the error is left for the caller to check. */
+static size_t apply_against(int http, const char *reason, const char *message, int expect)
+{
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    char *body = status_body(http, reason, message, NULL);
+    co_fake_kube_json(f, "PATCH", "/api/v1/namespaces/ns1/configmaps/x", http, body);
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *obj =
+        parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
+              "\"namespace\":\"ns1\"}}");
+    co_kube_write_options ao = {.field_manager = "mgr", .force = 1};
+    assert_co_fail_with(expect, co_kube_apply(NULL, c, obj, &ao));
+    assert_int_equal(co_kube_status_last()->code, http);
+    size_t n = co_fake_kube_count(f, "PATCH", "configmaps/x");
+    json_object_put(obj);
+    free(body);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+    return n;
+}
+
+/* kube-apiserver 1.20 answers a server-side apply it cannot merge with a 500: that fails at
+ * once with the server's message, while a 500 or 503 that is server trouble is retried. */
+static void test_kube_client__permanent_5xx_fails_fast(void **state)
+{
+    (void)state;
+    /* the field manager's structured merge: no reason, a 500 */
+    const char *typed = "failed to create typed patch object: .spec.ports: element 0: "
+                        "associative list with keys has an element that omits key field "
+                        "\\\"protocol\\\"";
+    assert_int_equal(apply_against(500, "", typed, CO_EINVALID), 1);
+    assert_contains(co_error_last(), "failed to create typed patch object: .spec.ports");
+    assert_contains(co_error_last(), "PATCH /api/v1/namespaces/ns1/configmaps/x");
+    assert_int_equal(
+        apply_against(500, "InternalError",
+                      "Internal error occurred: failed to convert live object (v1, Kind="
+                      "ConfigMap) to smd typed: .data: duplicate entries for key a",
+                      CO_EINVALID),
+        1);
+    assert_contains(co_error_last(), "to smd typed");
+    /* a reason that is no server trouble, whatever the code */
+    assert_int_equal(apply_against(500, "Invalid", "spec.x: Invalid value", CO_EINVALID), 1);
+    assert_int_equal(apply_against(503, "Conflict", "apply conflict", CO_ECONFLICT), 1);
+
+    /* real server trouble stays retriable: 1 + 3 retries, then CO_EUNAVAILABLE */
+    assert_int_equal(apply_against(500, "InternalError",
+                                   "Internal error occurred: etcdserver: request timed out",
+                                   CO_EUNAVAILABLE),
+                     4);
+    assert_int_equal(apply_against(500, "", "etcdserver: leader changed", CO_EUNAVAILABLE), 4);
+    assert_int_equal(
+        apply_against(503, "ServiceUnavailable", "the server is shutting down", CO_EUNAVAILABLE),
+        4);
+
+    /* the merge messages are only final for patches: the same text on a GET is retried */
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    char *body = status_body(500, "", "failed to create typed patch object", NULL);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/x", 500, body);
+    co_kube_client *c = co_fake_kube_client(f);
+    assert_co_fail_with(CO_EUNAVAILABLE, co_kube_get(NULL, c, &cm_x, NULL));
+    assert_int_equal(co_fake_kube_count(f, "GET", "configmaps/x"), 4);
+    free(body);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static int64_t observed_delays[16];
 static size_t nobserved;
 
@@ -780,6 +849,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__non_status_body_is_reported),
         cmocka_unit_test(test_kube_client__get_decodes_object),
         cmocka_unit_test(test_kube_client__retries_what_is_safe),
+        cmocka_unit_test(test_kube_client__permanent_5xx_fails_fast),
         cmocka_unit_test(test_kube_client__retry_after_is_honoured),
         cmocka_unit_test(test_kube_client__impersonation_headers),
         cmocka_unit_test(test_kube_client__token_file_reread_after_401),
