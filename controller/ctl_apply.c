@@ -324,6 +324,23 @@ static int usage_cb(engine *e, const char *api_version, const char *kind, void *
     return any_instance(e, &u->used, api_version, kind, u->only_foreign);
 }
 
+/* Whether the APIService reports condition Available True. */
+static bool apiservice_available(const struct json_object *svc)
+{
+    struct json_object *conds = co_json_get(svc, "status", "conditions", NULL);
+    size_t n =
+        conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(conds, i);
+        struct json_object *t = co_json_get(c, "type", NULL);
+        struct json_object *st = co_json_get(c, "status", NULL);
+        if (t && st && !strcmp(json_object_get_string(t), "Available")) {
+            return !strcmp(json_object_get_string(st), "True");
+        }
+    }
+    return false;
+}
+
 static int apiservice_used(engine *e, bool *out, const struct json_object *svc, bool only_foreign)
 {
     struct json_object *g = co_json_get(svc, "spec", "group", NULL);
@@ -334,6 +351,12 @@ static int apiservice_used(engine *e, bool *out, const struct json_object *svc, 
     }
     usage u = {only_foreign, false, NULL};
     int rc = each_kind(e, json_object_get_string(g), json_object_get_string(v), usage_cb, &u);
+    if (rc == CO_EUNAVAILABLE && !apiservice_available(svc)) {
+        /* the aggregator answers 503 for a Service-backed API without a working backend: no
+         * instance can be reached (nor created) through it, as when its discovery says 404 */
+        co_error_clear();
+        return 0;
+    }
     *out = u.used;
     return rc;
 }

@@ -4,8 +4,10 @@
  * group of reference/behaviour.md §3: create → ready, the update policies (with the kubectl
  * field takeover of SsaOverride), adoption, waves, purge, obsolete removal, reverse-wave
  * deletion with namespaces last, orphan policies, the deletion guard for managed CRDs and
- * APIServices, crash safety of the inventory, the auxiliary participation annotation, and
- * objects as users write them (ports without protocol, metadata copied from a live object).
+ * APIServices, Service-backed APIServices, crash safety of the inventory (also a process killed
+ * amid creation), events on dependents with their error variants, the auxiliary participation
+ * annotation, objects as users write them (ports without protocol, metadata copied from a live
+ * object) and server-side apply merge failures that fail fast.
  *
  * There is no kube-controller-manager: Deployments and Jobs are made ready by writing their
  * status, and terminating namespaces are finalized by the test, as envtest users do. Each test
@@ -25,6 +27,7 @@
 #include "co/json.h"
 #include "co/kube_client.h"
 #include "co/kube_event.h"
+#include "co/kube_transport.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_inventory.h"
 #include "tests/support/kube_test.h"
@@ -149,7 +152,11 @@ static int delete_until_done(fixture *f, int max, void (*between)(fixture *))
     bool done = false;
     int n = 0;
     while (!done && n < max) {
-        assert_co_pass(ctl_apply_delete(&f->opts, f->inventory, &done));
+        co_error_clear();
+        int rc = ctl_apply_delete(&f->opts, f->inventory, &done);
+        if (rc < 0) {
+            fail_msg("deletion step %d: %s", n, co_error_last());
+        }
         persist(f);
         if (between) {
             between(f);
@@ -805,6 +812,115 @@ static void test_ctl_apply__apiservice_late_and_deletion_guard(void **state)
     free(group);
 }
 
+/* What one deletion step left behind (for the deletion order of the Service-backed APIService). */
+static const char *order_svc_name;
+static bool order_violated;
+static int order_steps_with_apiservice;
+
+static void record_order(fixture *f)
+{
+    bool svc = exists("apiregistration.k8s.io/v1", "APIService", NULL, order_svc_name);
+    bool backing = exists("v1", "Service", f->ns, "api");
+    if (svc) {
+        order_steps_with_apiservice++;
+        if (!backing) {
+            order_violated = true; /* the backing Service went before its APIService */
+        }
+    }
+}
+
+#define SB_APISERVICE                                                                              \
+    "[{'apiVersion':'apiregistration.k8s.io/v1','kind':'APIService','metadata':{'name':"           \
+    "'%s'},'spec':{'group':'%s.example.com','version':'v1','groupPriorityMinimum':1000,"           \
+    "'versionPriority':%d,'insecureSkipTLSVerify':true,'service':{'namespace':'%s','name':"        \
+    "'api','port':443}}},"                                                                         \
+    "{'apiVersion':'v1','kind':'Service','metadata':{'name':'api'},'spec':{'ports':[{"             \
+    "'port':443,'targetPort':8443}]}}]"
+
+/* An APIService backed by a Service of the component (not local): kube-apiserver's aggregator of
+ * 1.20 takes no server-side apply for APIServices, so it is created and updated with POST and PUT
+ * (no managedFields entry is an Apply); it is applied after the Service (late in its wave); with
+ * no endpoints behind the Service the aggregator reports it not Available, which keeps it
+ * InProgress; on deletion it goes before its Service, also when its discovery answers 503. */
+static void test_ctl_apply__service_backed_apiservice(void **state)
+{
+    fixture *f = *state;
+    char *group = co_test_random_name("sb", 8);
+    char *svc_name = co_xasprintf("v1.%s.example.com", group);
+    char *v1 = co_xasprintf(SB_APISERVICE, svc_name, group, 15, f->ns);
+    bool done = false;
+    for (int i = 0;
+         i < MAX_PASSES && !exists("apiregistration.k8s.io/v1", "APIService", NULL, svc_name);
+         i++) {
+        pass_ok(f, v1, &done);
+    }
+    assert_true(exists("v1", "Service", f->ns, "api"));
+    struct json_object *live = get("apiregistration.k8s.io/v1", "APIService", NULL, svc_name);
+    assert_non_null(live);
+    assert_string_equal(str(live, "spec", "service", "name"), "api");
+    struct json_object *fins = co_json_get(live, "metadata", "finalizers", NULL);
+    assert_non_null(fins);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fins, 0)), CTL_NAME);
+    /* whatever field management the aggregator records, none of it is an Apply */
+    struct json_object *mf = co_json_get(live, "metadata", "managedFields", NULL);
+    for (size_t i = 0; mf && i < json_object_array_length(mf); i++) {
+        assert_string_not_equal(str(json_object_array_get_idx(mf, i), "operation", NULL, NULL),
+                                "Apply");
+    }
+    json_object_put(live);
+
+    /* the aggregator finds no endpoints: not Available, so not ready */
+    const char *avail = NULL;
+    for (int i = 0; i < 600; i++) {
+        live = get("apiregistration.k8s.io/v1", "APIService", NULL, svc_name);
+        struct json_object *conds = co_json_get(live, "status", "conditions", NULL);
+        for (size_t j = 0; conds && j < json_object_array_length(conds); j++) {
+            struct json_object *c = json_object_array_get_idx(conds, j);
+            if (!strcmp(str(c, "type", NULL, NULL), "Available")) {
+                avail = !strcmp(str(c, "status", NULL, NULL), "False") ? "False" : "other";
+            }
+        }
+        json_object_put(live);
+        if (avail) {
+            break;
+        }
+        struct timespec tick = {0, 100000000L};
+        nanosleep(&tick, NULL);
+    }
+    assert_non_null(avail);
+    assert_string_equal(avail, "False");
+    for (int i = 0; i < 3; i++) {
+        pass_ok(f, v1, &done);
+        assert_false(done);
+    }
+    assert_string_equal(item_field(f, svc_name, "status"), "InProgress");
+    assert_string_equal(item_field(f, "api", "status"), "Current");
+
+    /* an update goes through PUT as well */
+    char *v2 = co_xasprintf(SB_APISERVICE, svc_name, group, 16, f->ns);
+    for (int i = 0; i < 3; i++) {
+        pass_ok(f, v2, &done);
+    }
+    live = get("apiregistration.k8s.io/v1", "APIService", NULL, svc_name);
+    int64_t prio = 0;
+    assert_co_pass(co_json_get_int64(&prio, live, "spec", "versionPriority", NULL));
+    assert_int_equal(prio, 16);
+    json_object_put(live);
+
+    /* deletion: the APIService before the Service that backs it */
+    order_svc_name = svc_name;
+    order_violated = false;
+    order_steps_with_apiservice = 0;
+    assert_true(delete_until_done(f, MAX_PASSES, record_order) > 0);
+    assert_false(order_violated);
+    assert_false(exists("apiregistration.k8s.io/v1", "APIService", NULL, svc_name));
+    assert_false(exists("v1", "Service", f->ns, "api"));
+    free(v2);
+    free(v1);
+    free(svc_name);
+    free(group);
+}
+
 /* Within one wave, an instance of a type the component defines (a managed instance) waits
  * until the regular objects of the wave — its CRD and an unready Deployment here — are ready. */
 static void test_ctl_apply__managed_instances_staged_within_wave(void **state)
@@ -937,6 +1053,142 @@ static void test_ctl_apply__crash_after_inventory_write_leaks_nothing(void **sta
     free(dir);
 }
 
+/* A transport over the real one that kills the process (SIGKILL: no clean-up, no status write)
+ * as soon as the server has accepted @ref kill_after writes: the fault point of a crash in the
+ * middle of a pass that creates objects. */
+typedef struct killer_transport {
+    co_kube_transport base;
+    co_kube_transport *real;
+    int writes;
+    int kill_after;
+} killer_transport;
+
+static int killer_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
+{
+    killer_transport *k = (killer_transport *)self;
+    if (strcmp(req->method, "GET") != 0 && k->writes >= k->kill_after) {
+        raise(SIGKILL);
+    }
+    int rc = k->real->send(k->real, req, resp);
+    if (rc == 0 && strcmp(req->method, "GET") != 0 && resp->status >= 200 && resp->status < 300) {
+        k->writes++;
+    }
+    return rc;
+}
+
+static void killer_free(co_kube_transport *self)
+{
+    killer_transport *k = (killer_transport *)self;
+    k->real->free(k->real);
+    free(k);
+}
+
+/* A client of the test cluster that dies before its (@p kill_after + 1)-th write. */
+static co_kube_client *killer_client(int kill_after)
+{
+    co_kube_config *cfg = NULL;
+    assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
+    killer_transport *k = calloc(1, sizeof(*k));
+    assert_non_null(k);
+    assert_co_pass(co_kube_transport_curl_new(&k->real, cfg));
+    k->base.send = killer_send;
+    k->base.free = killer_free;
+    k->kill_after = kill_after;
+    co_kube_client *c = NULL;
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, &k->base, NULL));
+    co_kube_config_free(cfg);
+    return c;
+}
+
+/* Objects carrying our owner-id label in the fixture's namespace, of the given kinds. */
+static size_t owned_objects(const fixture *f)
+{
+    static const char *const kinds[][2] = {{"v1", "ConfigMap"},
+                                           {"v1", "Secret"},
+                                           {"apps/v1", "Deployment"}};
+    size_t n = 0;
+    for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
+        struct json_object *list = NULL;
+        co_kube_list_options lo = {0};
+        lo.label_selector = CTL_LABEL_OWNER_ID;
+        assert_co_pass(
+            co_kube_list(&list, admin, &(co_kube_ref){kinds[i][0], kinds[i][1], f->ns, NULL}, &lo));
+        n += json_object_array_length(co_json_get(list, "items", NULL));
+        json_object_put(list);
+    }
+    return n;
+}
+
+/* The operator process is killed in the middle of creating the objects of a pass — after the
+ * inventory was persisted, after the first object was created and before the others were:
+ * restarted from the persisted inventory it creates the rest, every object on the server is in
+ * the inventory, and the component's deletion leaves nothing behind. */
+static void test_ctl_apply__crash_amid_creation_leaks_nothing(void **state)
+{
+    fixture *f = *state;
+    const char *objs = "[" CONFIGMAP("a1", "", "") "," CONFIGMAP("a2", "", "") "," CONFIGMAP(
+        "a3", "", "") ",{'apiVersion':'v1','kind':'Secret','metadata':{'name':'s1'},"
+                      "'stringData':{'k':'v'}}," DEPLOYMENT("d1", "") "]";
+    char *dir = co_test_tmpdir();
+    char *file = co_xasprintf("%s/inventory.json", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        bool done;
+        struct json_object *o1 = render("%s", objs);
+        if (ctl_apply(&f->opts, f->inventory, o1, &done) < 0 || done) {
+            _exit(2);
+        }
+        /* the status write of the new inventory items */
+        char *text = co_json_dumps(f->inventory, 0);
+        FILE *fp = fopen(file, "w");
+        if (!fp || fputs(text, fp) < 0 || fclose(fp) != 0) {
+            _exit(3);
+        }
+        f->opts.target = killer_client(1);
+        struct json_object *o2 = render("%s", objs);
+        if (ctl_apply(&f->opts, f->inventory, o2, &done) < 0) {
+            _exit(5);
+        }
+        _exit(4); /* not reached: the pass writes more than once */
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    /* killed amid creation: exactly one object made it */
+    assert_int_equal(owned_objects(f), 1);
+
+    size_t len = 0;
+    char *text = co_test_read_file(file, &len);
+    assert_non_null(text);
+    json_object_put(f->inventory);
+    assert_co_pass(co_json_parse(&f->inventory, text, len));
+    free(text);
+    assert_int_equal(json_object_array_length(f->inventory), 5);
+
+    /* the restarted process: a few passes create the rest; the Deployment is made ready */
+    bool done = false;
+    for (int i = 0; i < MAX_PASSES && !exists("apps/v1", "Deployment", f->ns, "d1"); i++) {
+        pass_ok(f, objs, &done);
+    }
+    make_deployment_ready(f->ns, "d1");
+    assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
+    /* every object is on the server and in the inventory, and nothing else is ours */
+    assert_int_equal(json_object_array_length(f->inventory), 5);
+    static const char *const names[] = {"a1", "a2", "a3", "s1", "d1"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(names); i++) {
+        assert_string_equal(item_field(f, names[i], "phase"), "Ready");
+    }
+    assert_int_equal(owned_objects(f), 5);
+
+    assert_true(delete_until_done(f, MAX_PASSES, NULL) > 0);
+    assert_int_equal(json_object_array_length(f->inventory), 0);
+    assert_int_equal(owned_objects(f), 0);
+    co_test_rmtree(dir);
+    free(file);
+    free(dir);
+}
+
 /* ---- reconcile policies, forced reapply, missing namespaces ---------------------------------- */
 
 static void test_ctl_apply__reconcile_policies_and_reapply(void **state)
@@ -1056,6 +1308,146 @@ static void test_ctl_apply__events_on_dependents(void **state)
     json_object_put(comp);
 }
 
+/* The Events about object @p name in the fixture's namespace with @p reason; the first one's
+ * type and message are returned through the out parameters (caller frees). */
+static size_t
+events_of(const fixture *f, const char *name, const char *reason, char **type, char **message)
+{
+    struct json_object *list = NULL;
+    co_kube_list_options lo = {0};
+    char *sel = co_xasprintf("involvedObject.name=%s", name);
+    lo.field_selector = sel;
+    assert_co_pass(co_kube_list(&list, admin, &(co_kube_ref){"v1", "Event", f->ns, NULL}, &lo));
+    free(sel);
+    struct json_object *items = co_json_get(list, "items", NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < json_object_array_length(items); i++) {
+        struct json_object *ev = json_object_array_get_idx(items, i);
+        const char *r = str(ev, "reason", NULL, NULL);
+        if (!r || strcmp(r, reason) != 0) {
+            continue;
+        }
+        if (n++ == 0) {
+            const char *t = str(ev, "type", NULL, NULL), *m = str(ev, "message", NULL, NULL);
+            if (type) {
+                *type = co_xstrdup(t ? t : "");
+            }
+            if (message) {
+                *message = co_xstrdup(m ? m : "");
+            }
+        }
+    }
+    json_object_put(list);
+    return n;
+}
+
+/* A cluster role granting everything but delete to user @p user (and its binding). */
+static void grant_all_but_delete(const char *user, bool grant)
+{
+    struct json_object *role = co_test_json(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+        "{\"name\":\"%s\"},\"rules\":[{\"apiGroups\":[\"*\"],\"resources\":[\"*\"],\"verbs\":"
+        "[\"get\",\"list\",\"watch\",\"create\",\"update\",\"patch\"]}]}",
+        user);
+    struct json_object *binding = co_test_json(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+        "\"metadata\":{\"name\":\"%s\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","
+        "\"kind\":\"ClusterRole\",\"name\":\"%s\"},\"subjects\":[{\"apiGroup\":"
+        "\"rbac.authorization.k8s.io\",\"kind\":\"User\",\"name\":\"%s\"}]}",
+        user, user, user);
+    if (grant) {
+        assert_co_pass(co_kube_create(NULL, admin, role, NULL));
+        assert_co_pass(co_kube_create(NULL, admin, binding, NULL));
+    } else {
+        co_kube_delete_options d = CO_KUBE_DELETE_OPTIONS_INIT;
+        assert_co_pass(co_kube_delete(
+            NULL, admin,
+            &(co_kube_ref){"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", NULL, user}, &d));
+        assert_co_pass(co_kube_delete(
+            NULL, admin, &(co_kube_ref){"rbac.authorization.k8s.io/v1", "ClusterRole", NULL, user},
+            &d));
+    }
+    json_object_put(binding);
+    json_object_put(role);
+}
+
+#define IMMUTABLE(name, value)                                                                     \
+    "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'" name "'},'immutable':true,"       \
+    "'data':{'k':'" value "'}}"
+
+/* Error events on dependents against the real server: an update the API server refuses (an
+ * immutable ConfigMap changed) yields a Warning UpdateError, a deletion it forbids (the target
+ * client acts as a user without the delete verb) a Warning DeleteError, each with the server's
+ * message. (The disable-events annotation is shown through the controller's engine binding in
+ * test_ctl_engine.) */
+static void test_ctl_apply__error_events_on_dependents(void **state)
+{
+    fixture *f = *state;
+    char *user = co_test_random_name("co-apply-nodelete-", 8);
+    grant_all_but_delete(user, true);
+    co_kube_client *limited = NULL;
+    assert_co_pass(co_kube_client_new_impersonating(&limited, admin, user, NULL, 0));
+    co_kube_recorder *rec = NULL;
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_NAME;
+    assert_co_pass(co_kube_recorder_new(&rec, admin, &ro));
+    f->opts.target = limited;
+    f->opts.events = rec;
+
+    const char *v1 = "[" IMMUTABLE("imm", "1") "," CONFIGMAP("gone", "", "") "]";
+    bool done = false;
+    /* the authorizer sees the new binding after a moment */
+    for (int i = 0; i < 100 && !done; i++) {
+        if (pass(f, v1, &done) < 0) {
+            assert_int_equal(co_error_last_code(), CO_EAUTH);
+            struct timespec tick = {0, 200000000L};
+            nanosleep(&tick, NULL);
+        }
+    }
+    assert_true(done);
+
+    /* an update the API server refuses */
+    const char *v2 = "[" IMMUTABLE("imm", "2") "," CONFIGMAP("gone", "", "") "]";
+    assert_co_fail_with(CO_EINVALID, pass(f, v2, &done));
+    assert_contains(co_error_last(), "immutable");
+
+    /* a deletion it forbids: "gone" becomes obsolete */
+    const char *v3 = "[" IMMUTABLE("imm", "1") "]";
+    int rc = 0;
+    for (int i = 0; i < MAX_PASSES && rc == 0; i++) {
+        done = false;
+        rc = pass(f, v3, &done);
+        assert_false(done); /* never done while "gone" remains */
+    }
+    assert_int_equal(rc, CO_EAUTH);
+    assert_contains(co_error_last(), "forbidden");
+    assert_true(exists("v1", "ConfigMap", f->ns, "gone"));
+
+    assert_co_pass(co_kube_recorder_flush(rec, 30000));
+    char *type = NULL, *msg = NULL;
+    assert_true(events_of(f, "imm", "UpdateError", &type, &msg) >= 1);
+    assert_string_equal(type ? type : "", "Warning");
+    assert_true(msg && strncmp(msg, "Error updating object: ", 23) == 0);
+    assert_contains(msg, "field is immutable");
+    free(type);
+    free(msg);
+    type = msg = NULL;
+    assert_true(events_of(f, "gone", "DeleteError", &type, &msg) >= 1);
+    assert_string_equal(type ? type : "", "Warning");
+    assert_true(msg && strncmp(msg, "Error deleting object: ", 23) == 0);
+    assert_contains(msg, "forbidden");
+    free(type);
+    free(msg);
+    assert_true(events_of(f, "imm", "Created", NULL, NULL) >= 1);
+    f->opts.target = admin;
+    f->opts.events = NULL;
+
+    co_kube_recorder_free(rec);
+    co_kube_client_free(limited);
+    grant_all_but_delete(user, false);
+    free(user);
+}
+
 /* ---- objects as users write them ------------------------------------------------------------ */
 
 /* A Service and a Deployment whose ports carry no protocol (the API server defaults it, but the
@@ -1120,6 +1512,26 @@ static void test_ctl_apply__ports_without_protocol(void **state)
     json_object_put(dep);
 }
 
+/* A manifest the server-side apply of kube-apiserver 1.20 cannot merge (two env entries with the
+ * same name: duplicate keys of an associative list) is refused with a 500 and no reason; the
+ * pass fails at once with the server's message instead of being retried as server trouble. */
+static void test_ctl_apply__ssa_merge_failure_fails_fast(void **state)
+{
+    fixture *f = *state;
+    const char *objs =
+        "[{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'dup'},'spec':{"
+        "'selector':{'matchLabels':{'app':'dup'}},'template':{'metadata':{'labels':{'app':"
+        "'dup'}},'spec':{'containers':[{'name':'c','image':'busybox','env':[{'name':'A',"
+        "'value':'1'},{'name':'A','value':'2'}]}]}}}}]";
+    bool done = false;
+    pass_ok(f, objs, &done); /* the inventory item */
+    assert_co_fail_with(CO_EINVALID, pass(f, objs, &done));
+    assert_int_equal(co_kube_status_last()->code, 500);
+    assert_contains(co_error_last(), "duplicate entries for key");
+    assert_contains(co_error_last(), "apps/v1 Deployment");
+    assert_false(exists("apps/v1", "Deployment", f->ns, "dup"));
+}
+
 /* An object copied from `kubectl get -o yaml` carries the server's resourceVersion, uid and
  * creationTimestamp: created under every update policy all the same. */
 static void test_ctl_apply__copied_object_with_resource_version(void **state)
@@ -1175,15 +1587,19 @@ int main(void)
         T(test_ctl_apply__orphan_policies),
         T(test_ctl_apply__deletion_blocked_by_foreign_instance),
         T(test_ctl_apply__apiservice_late_and_deletion_guard),
+        T(test_ctl_apply__service_backed_apiservice),
         T(test_ctl_apply__managed_instances_staged_within_wave),
         T(test_ctl_apply__additional_managed_types_block_deletion),
         T(test_ctl_apply__crash_after_inventory_write_leaks_nothing),
+        T(test_ctl_apply__crash_amid_creation_leaks_nothing),
         T(test_ctl_apply__reconcile_policies_and_reapply),
         T(test_ctl_apply__missing_namespace_created_untracked),
         T(test_ctl_apply__auxiliary_object_does_not_gate),
         T(test_ctl_apply__events_on_dependents),
+        T(test_ctl_apply__error_events_on_dependents),
         T(test_ctl_apply__ports_without_protocol),
         T(test_ctl_apply__copied_object_with_resource_version),
+        T(test_ctl_apply__ssa_merge_failure_fails_fast),
     };
 #undef T
     return cmocka_run_group_tests_name("ctl_apply_integration", tests, group_setup, group_teardown);
