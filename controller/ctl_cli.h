@@ -9,6 +9,7 @@
  *   component-controller template [--data FILE] [--set PATH=VALUE]... [--env] TEMPLATE_FILE...
  *   component-controller validate [--policy FILE]... [flags] FILE...
  *   component-controller graph [--namespace NS] FILE... | --kubeconfig PATH [--context C]
+ *   component-controller render [flags] DIR
  *
  * Output goes to stdout, errors to stderr (naming the file and field where known). Exit
  * status: 0 on success, 1 when the input is bad (the message says why), 2 on a usage error.
