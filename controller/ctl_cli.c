@@ -27,6 +27,7 @@
 #include "co/kustomize.h"
 #include "co/policy.h"
 #include "co/render.h"
+#include "co/semver.h"
 #include "co/sops.h"
 #include "co/template.h"
 #include "co/vfs.h"
@@ -1555,6 +1556,78 @@ static int gather_render_args(render_args *a,
     return rc;
 }
 
+/*
+ * --kube-version X.Y[.Z] (a leading `v` allowed): the version.Info the templated kustomization
+ * sees as kubernetesVersion, as discovery would report that server.
+ */
+static int kube_version_info(struct json_object **out, const char *text)
+{
+    co_semver v;
+    if (co_semver_parse(&v, text) < 0) {
+        return co_error_set(CO_EINVALID, "--kube-version %s: expected X.Y or X.Y.Z", text);
+    }
+    char *major = co_xasprintf("%llu", (unsigned long long)v.major);
+    char *minor = co_xasprintf("%llu", (unsigned long long)v.minor);
+    char *git = co_xasprintf("v%llu.%llu.%llu", (unsigned long long)v.major,
+                             (unsigned long long)v.minor, (unsigned long long)v.patch);
+    co_semver_dispose(&v);
+    struct json_object *info = json_object_new_object();
+    json_object_object_add(info, "major", json_object_new_string(major));
+    json_object_object_add(info, "minor", json_object_new_string(minor));
+    json_object_object_add(info, "gitVersion", json_object_new_string(git));
+    free(major);
+    free(minor);
+    free(git);
+    *out = info;
+    return 0;
+}
+
+/*
+ * --api-versions G/V[/K] (or V for the core group): checked, and gathered into the
+ * APIResourceList array the templated kustomization sees as apiResources (one list per
+ * group/version, one resource per kind given).
+ */
+static int api_resource_lists(struct json_object **out, const co_flag_list *versions)
+{
+    struct json_object *lists = json_object_new_array();
+    for (size_t i = 0; i < versions->len; i++) {
+        const char *text = versions->items[i];
+        const char *s1 = strchr(text, '/');
+        const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+        bool bad = text[0] == '\0' || text[0] == '/' || (s1 && s1[1] == '\0') ||
+                   (s1 && s1[1] == '/') || (s2 && (s2[1] == '\0' || strchr(s2 + 1, '/')));
+        if (bad) {
+            json_object_put(lists);
+            return co_error_set(CO_EINVALID, "--api-versions %s: expected GROUP/VERSION[/KIND]",
+                                text);
+        }
+        char *gv = s2 ? strndup(text, (size_t)(s2 - text)) : strdup(text);
+        CO_ASSERT(gv != NULL);
+        struct json_object *list = NULL;
+        for (size_t k = 0; k < json_object_array_length(lists) && !list; k++) {
+            struct json_object *l = json_object_array_get_idx(lists, k);
+            if (strcmp(json_object_get_string(co_json_get(l, "groupVersion", NULL)), gv) == 0) {
+                list = l;
+            }
+        }
+        if (!list) {
+            list = json_object_new_object();
+            json_object_object_add(list, "kind", json_object_new_string("APIResourceList"));
+            json_object_object_add(list, "groupVersion", json_object_new_string(gv));
+            json_object_object_add(list, "resources", json_object_new_array());
+            json_object_array_add(lists, list);
+        }
+        free(gv);
+        if (s2) {
+            struct json_object *res = json_object_new_object();
+            json_object_object_add(res, "kind", json_object_new_string(s2 + 1));
+            json_object_array_add(co_json_get(list, "resources", NULL), res);
+        }
+    }
+    *out = lists;
+    return 0;
+}
+
 static int run_render(int argc, char **argv, FILE *out, FILE *err)
 {
     const subcommand *cmd = find("render");
@@ -1582,10 +1655,10 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
          "placement namespace (default: the Component's, else \"default\")"},
         {"name", CO_FLAG_STRING, &name, "NAME",
          "placement name (default: the Component's, else the directory's base name)"},
-        {"kube-version", CO_FLAG_STRING, &kube_version, "X.Y",
-         "Kubernetes version for .Capabilities and kubernetesVersion"},
+        {"kube-version", CO_FLAG_STRING, &kube_version, "X.Y[.Z]",
+         "Kubernetes version for .Capabilities.KubeVersion and kubernetesVersion"},
         {"api-versions", CO_FLAG_LIST, &api_versions, "G/V[/K]",
-         "an API version the cluster serves, for .Capabilities.APIVersions (repeatable)"},
+         "an API version the cluster serves: .Capabilities.APIVersions, apiResources (repeatable)"},
         {"revision", CO_FLAG_INT, &revision, "N",
          "component revision: 1 renders an install, more an upgrade (default 1)"},
         {"decryption-keys", CO_FLAG_STRING, &key_dir, "DIR",
@@ -1633,6 +1706,14 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
     memset(&a, 0, sizeof(a));
     int rc = gather_render_args(&a, dir, component_file, &secret_files, &values_files, &sets,
                                 key_dir, &subst_files, &substs);
+    struct json_object *server_version = NULL;
+    struct json_object *api_resources = NULL;
+    if (rc == 0 && kube_version) {
+        rc = kube_version_info(&server_version, kube_version);
+    }
+    if (rc == 0 && api_versions.len > 0) {
+        rc = api_resource_lists(&api_resources, &api_versions);
+    }
     struct stat st;
     if (rc == 0 && (stat(a.dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         rc = co_error_set(CO_ENOTFOUND, "%s: not a directory", a.dir);
@@ -1651,6 +1732,8 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
         in.kube_version = kube_version;
         in.api_versions = api_versions.items;
         in.n_api_versions = api_versions.len;
+        in.server_version = server_version;
+        in.api_resources = api_resources;
         in.keys = co_sops_keys_count(a.keys) > 0 ? a.keys : NULL;
         in.post_build = a.post_build;
         in.substitutions = json_object_object_length(a.substitutions) > 0 ? a.substitutions : NULL;
@@ -1667,6 +1750,8 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "component-controller render: %s\n", co_error_last());
     }
     json_object_put(objects);
+    json_object_put(server_version);
+    json_object_put(api_resources);
     render_args_dispose(&a);
     for (size_t i = 0; i < CO_ARRAY_SIZE(lists); i++) {
         co_flag_list_dispose(lists[i]);
