@@ -153,6 +153,26 @@ else
     tap_fail "--substitute-from reads a mapping of variables" "$out"
 fi
 
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {ENVIRONMENT: from-configmap}\n' >"$TMP/vars-cm.yaml"
+printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: b}\ndata: {ENVIRONMENT: ZnJvbS1zZWNyZXQ=}\n' >"$TMP/vars-secret.yaml"
+out=$("$BIN" render --substitute-from "$TMP/vars-secret.yaml" --substitute-from "$TMP/vars-cm.yaml" "$TMP/app" 2>&1)
+out2=$("$BIN" render --substitute-from "$TMP/vars-cm.yaml" --substitute-from "$TMP/vars-secret.yaml" "$TMP/app" 2>&1)
+if printf '%s' "$out" | grep -q "env: from-configmap" && printf '%s' "$out2" | grep -q "env: from-secret"; then
+    tap_ok "--substitute-from reads ConfigMaps and Secrets (base64 data decoded); the later file wins"
+else
+    tap_fail "--substitute-from reads ConfigMaps and Secrets (base64 data decoded); the later file wins" "$out" "$out2"
+fi
+out=$("$BIN" render --substitute-from "$TMP/vars.yaml" --substitute ENVIRONMENT=flag "$TMP/app" 2>&1)
+if printf '%s' "$out" | grep -q "env: flag"; then
+    tap_ok "--substitute wins over --substitute-from"
+else
+    tap_fail "--substitute wins over --substitute-from" "$out"
+fi
+printf 'ENVIRONMENT: [a]\n' >"$TMP/vars-bad.yaml"
+tap_check_fails "a variable that is not a string is refused with file and line" \
+    "vars-bad.yaml:1: variable ENVIRONMENT: not a string" \
+    "$BIN" render --substitute-from "$TMP/vars-bad.yaml" "$TMP/app"
+
 # --- bad input --------------------------------------------------------------------------------
 tap_check_fails "a missing directory is named" "$TMP/absent: not a directory" "$BIN" render "$TMP/absent"
 tap_check_fails "a Component path that is not there is named" "src/elsewhere: not a directory" \
