@@ -119,6 +119,14 @@ spec:
         env:
         - {name: ENV, value: "${ENVIRONMENT}"}
 Y
+cat >"$TMP/src/pb/info.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: info
+data:
+  component: "{{ component.Namespace }}/{{ component.Name }} {{ component.Spec.Path }} {{ namespace }}/{{ name }}"
+Y
 sed -e '/^  valuesFrom:/,/^  - name: shop-values/d' -e 's/^  path: deploy/  path: pb/' \
     -e '/^    substituteFrom:/,$d' "$TMP/component.yaml" >"$TMP/pb-component.yaml"
 cat >>"$TMP/pb-component.yaml" <<'Y'
@@ -133,8 +141,10 @@ cat >>"$TMP/pb-component.yaml" <<'Y'
           value: {patched: "yes"}
 Y
 if "$BIN" render -o json --component "$TMP/pb-component.yaml" "$TMP/src" >"$TMP/out.json" 2>"$TMP/err"; then
-    got=$(python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["items"][0]; c=o["spec"]["template"]["spec"]["containers"][0]; print(c["image"], c["env"][0]["value"], o["metadata"]["labels"]["patched"])' "$TMP/out.json" 2>&1)
+    got=$(python3 -c 'import json,sys; o=next(x for x in json.load(open(sys.argv[1]))["items"] if x["kind"]=="Deployment"); c=o["spec"]["template"]["spec"]["containers"][0]; print(c["image"], c["env"][0]["value"], o["metadata"]["labels"]["patched"])' "$TMP/out.json" 2>&1)
     tap_eq "--component: postBuild substitution, then its patches and images" "nginx:1.25 staging yes" "$got"
+    got=$(python3 -c 'import json,sys; print(next(o for o in json.load(open(sys.argv[1]))["items"] if o["kind"]=="ConfigMap")["data"]["component"])' "$TMP/out.json" 2>&1)
+    tap_eq "--component: templates see the Component and its placement" "apps/shop pb target/shop" "$got"
 else
     tap_fail "--component: postBuild substitution, then its patches and images" "$(cat "$TMP/err")"
 fi
