@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Runs the reference kustomize (`kubectl kustomize DIR [FLAG...]`) and prints its output as one JSON
 array, so that tests can compare it with our engine's objects. Exit status 3 when kustomize
-itself fails (its message goes to stderr), 2 when no kubectl with kustomize v5 is found.
+itself fails (its message goes to stderr), 2 when no kubectl with kustomize v5 (or no Go
+yamltojson oracle) is found.
+
+The output documents are converted the way the Go operator reads them: each one through
+sigs.k8s.io/yaml's YAMLToJSON (tests/oracle/yamltojson), so scalars are typed exactly as in
+Go (`1e+30` is a float, `1000` an integer), which a YAML 1.1 reader like PyYAML does not do.
 
 Results are cached under ${XDG_CACHE_HOME:-~/.cache}/component-operator/kustomize-oracle/,
 keyed by the kubectl version and every path and byte of the directory tree, so suites that
@@ -14,7 +19,6 @@ import shutil
 import subprocess
 import sys
 
-import yaml
 
 
 def cache_dir():
@@ -24,7 +28,7 @@ def cache_dir():
 
 def tree_key(kubectl, version, root, flags):
     h = hashlib.sha256()
-    h.update(os.path.realpath(kubectl).encode() + b"\0" + version.encode() + b"\0")
+    h.update(b"raw-output\0" + os.path.realpath(kubectl).encode() + b"\0" + version.encode() + b"\0")
     for flag in flags:
         h.update(b"flag:" + flag.encode() + b"\0")
     for dirpath, dirnames, filenames in os.walk(root):
@@ -58,6 +62,36 @@ def find_kubectl():
     return None, None
 
 
+def yaml_to_json(docs):
+    """The documents through sigs.k8s.io/yaml's YAMLToJSON; None when the oracle is missing."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    built = subprocess.run([os.path.join(root, "tests", "oracle", "build.sh"), "yamltojson"],
+                           capture_output=True, text=True, timeout=600)
+    if built.returncode != 0 or not built.stdout.strip():
+        return None
+    res = subprocess.run([built.stdout.strip()], input=b"\0".join(docs), capture_output=True,
+                         timeout=300, check=True)
+    out = []
+    for line in res.stdout.decode().splitlines():
+        if not line.startswith("ok "):
+            raise ValueError("yamltojson cannot convert kustomize's output: " + line)
+        # "-0" is the float -0 in Go, not the integer 0
+        out.append(json.loads(line[3:], parse_int=lambda t: -0.0 if t == "-0" else int(t)))
+    return out
+
+
+def split_documents(text):
+    docs, cur = [], []
+    for line in text.splitlines(keepends=True):
+        if line.rstrip("\r\n") == "---":
+            docs.append("".join(cur).encode())
+            cur = []
+        else:
+            cur.append(line)
+    docs.append("".join(cur).encode())
+    return docs
+
+
 def main():
     kubectl, version = find_kubectl()
     if not kubectl:
@@ -73,7 +107,7 @@ def main():
         if res.returncode != 0:
             entry = {"error": res.stderr.decode(errors="replace")}
         else:
-            entry = {"objects": [d for d in yaml.safe_load_all(res.stdout) if d is not None]}
+            entry = {"output": res.stdout.decode()}
         os.makedirs(cache_dir(), exist_ok=True)
         tmp = cached + ".%d.tmp" % os.getpid()
         with open(tmp, "w") as f:
@@ -82,7 +116,11 @@ def main():
     if "error" in entry:
         sys.stderr.write(entry["error"])
         return 3
-    json.dump(entry["objects"], sys.stdout)
+    objects = yaml_to_json(split_documents(entry["output"]))
+    if objects is None:
+        print("the yamltojson oracle cannot be built (tests/oracle/build.sh)", file=sys.stderr)
+        return 2
+    json.dump([o for o in objects if o is not None], sys.stdout)
     return 0
 
 

@@ -5,13 +5,16 @@
  * the end. Also the document decoder and kustomize's notion of cluster-scoped kinds.
  */
 #include "kz_int.h"
+#include "../json_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/json.h"
 #include "co/yaml.h"
 
 void kz_strv_push(kz_strv *s, const char *str)
@@ -280,6 +283,56 @@ void kz_resmap_remove_at(kz_resmap *m, size_t i)
 
 /* --- decoding ------------------------------------------------------------------------------ */
 
+/* A float that Go's json.Marshal writes without a fraction or exponent (integral, below 1e21)
+ * comes out of kustomize as an integer: it passes every document through JSON, so `1e3`, `1.0`
+ * and `-0.0` are printed as 1000, 1 and 0, while 0.001 and 1e+30 stay floats. The result is
+ * what the Go operator (and co_json) reads from those digits: int64, else uint64, else (beyond
+ * 64 bits) a double. NULL when the value stays as it is. */
+static json_object *go_json_number(json_object *v)
+{
+    double d = json_object_get_double(v);
+    if (!isfinite(d) || floor(d) != d || fabs(d) >= 1e21) {
+        return NULL;
+    }
+    if (d == 0) {
+        return json_object_new_int64(0);
+    }
+    char text[CO_JSON__NUMBER_MAX];
+    size_t n = co_json__format_double(text, d, 'j', 64);
+    json_object *out = NULL;
+    if (strpbrk(text, ".eE") || co_json_parse(&out, text, n) < 0) {
+        co_error_clear();
+        return NULL;
+    }
+    return out;
+}
+
+static void go_json_numbers(json_object *v)
+{
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach (v, key, val) {
+            json_object *n =
+                json_object_is_type(val, json_type_double) ? go_json_number(val) : NULL;
+            if (n) {
+                json_object_object_add(v, key, n);
+            } else {
+                go_json_numbers(val);
+            }
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            json_object *val = json_object_array_get_idx(v, i);
+            json_object *n =
+                json_object_is_type(val, json_type_double) ? go_json_number(val) : NULL;
+            if (n) {
+                json_object_array_put_idx(v, i, n);
+            } else {
+                go_json_numbers(val);
+            }
+        }
+    }
+}
+
 static int decode(json_object **out, const char *data, size_t len, const char *what, unsigned flags)
 {
     co_yaml_docs docs = CO_YAML_DOCS_INIT;
@@ -289,6 +342,7 @@ static int decode(json_object **out, const char *data, size_t len, const char *w
     }
     json_object *arr = json_object_new_array_ext((int)docs.len);
     for (size_t i = 0; i < docs.len; i++) {
+        go_json_numbers(docs.items[i].value);
         json_object_array_add(arr, json_object_get(docs.items[i].value));
     }
     co_yaml_docs_dispose(&docs);
