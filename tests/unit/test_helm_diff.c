@@ -36,9 +36,16 @@ static char *helm_bin;
 static char **api_versions; /* Helm's defaults plus the extra ones */
 static size_t n_api_versions;
 
-/* Runs @p argv, collecting stdout into *out; returns the exit status (-1 if it cannot run). */
+/* The start of the last command's stderr. */
+static char last_stderr[65536];
+static size_t last_stderr_len;
+
+/* Runs @p argv, collecting stdout into *out and the start of stderr into last_stderr; returns
+ * the exit status (-1 if it cannot run). */
 static int run(char **out, char *const *argv)
 {
+    last_stderr_len = 0;
+    last_stderr[0] = '\0';
     int pipefd[2];
     int errfd[2];
     if (pipe(pipefd) != 0 || pipe(errfd) != 0) {
@@ -76,8 +83,14 @@ static int run(char **out, char *const *argv)
     }
     buf[len] = '\0';
     char ebuf[4096];
-    while (read(errfd[0], ebuf, sizeof(ebuf)) > 0) {
+    ssize_t en;
+    while ((en = read(errfd[0], ebuf, sizeof(ebuf))) > 0) {
+        if (last_stderr_len + (size_t)en < sizeof(last_stderr)) {
+            memcpy(last_stderr + last_stderr_len, ebuf, (size_t)en);
+            last_stderr_len += (size_t)en;
+        }
     }
+    last_stderr[last_stderr_len] = '\0';
     close(pipefd[0]);
     close(errfd[0]);
     int status = 0;
@@ -184,7 +197,41 @@ static int group_teardown(void **state)
     return 0;
 }
 
-/* Compares one case; returns true when equal, printing the difference otherwise. */
+static int cmp_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of @p text reporting a `format` violation ("- FIELD: Does not match format 'F'"),
+ * sorted (Helm lists a schema's violations in no fixed order), joined by newlines. */
+static char *format_violations(const char *text)
+{
+    char *copy = co_xstrdup(text);
+    char *lines[512] = {0};
+    size_t n = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(copy, "\n", &save); l && n < 512; l = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(l, "- ", 2) == 0 && strstr(l, ": Does not match format '")) {
+            lines[n++] = l;
+        }
+    }
+    qsort(lines, n, sizeof(char *), cmp_lines);
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++) {
+        total += strlen(lines[i]) + 1;
+    }
+    char *out = co_xmalloc(total);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, lines[i]); /* NOLINT(clang-analyzer-security.insecureAPI.strcpy) */
+        strcat(out, "\n");     /* NOLINT(clang-analyzer-security.insecureAPI.strcpy) */
+    }
+    free(copy);
+    return out;
+}
+
+/* Compares one case; returns true when equal, printing the difference otherwise. Where both
+ * fail, the `format` violations both list must be the same. */
 static bool compare_case(const char *name, const char *chart_dir, const char *values_file)
 {
     char *helm_out = NULL;
@@ -192,6 +239,7 @@ static bool compare_case(const char *name, const char *chart_dir, const char *va
     if (hrc < 0) {
         fail_msg("cannot run %s", helm_bin);
     }
+    char *helm_stderr = co_xstrdup(last_stderr);
     co_vfs *fs = NULL;
     assert_co_pass(co_vfs_new_disk(&fs, chart_dir));
     struct json_object *values = NULL;
@@ -218,6 +266,16 @@ static bool compare_case(const char *name, const char *chart_dir, const char *va
         if (rc == 0) {
             print_message("[%s] helm fails but we rendered\n", name);
             ok = false;
+        } else {
+            char *theirs = format_violations(helm_stderr);
+            char *ours = format_violations(co_error_last());
+            if (strcmp(theirs, ours) != 0) {
+                print_message("[%s] format violations differ\n--- helm:\n%s--- ours:\n%s", name,
+                              theirs, ours);
+                ok = false;
+            }
+            free(theirs);
+            free(ours);
         }
     } else if (rc != 0) {
         print_message("[%s] we failed: %s\n", name, co_error_last());
@@ -253,6 +311,7 @@ static bool compare_case(const char *name, const char *chart_dir, const char *va
     json_object_put(values);
     co_vfs_free(fs);
     free(helm_out);
+    free(helm_stderr);
     return ok;
 }
 

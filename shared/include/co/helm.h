@@ -17,7 +17,8 @@
  * Rendering follows Helm's install path: dependencies enabled or disabled by tags and
  * conditions, aliases, import-values (both forms), values coalesced with Helm's rules (a null
  * deletes a chart default, globals flow down to subcharts, each subchart sees its own
- * section), values.schema.json validation (JSON Schema draft 7), the kubeVersion constraint,
+ * section), values.schema.json validation (JSON Schema draft 7 as gojsonschema applies it,
+ * with the known `format`s asserted), the kubeVersion constraint,
  * every template parsed
  * into one set in Helm's order and executed with the builtins .Values, .Release, .Chart,
  * .Capabilities, .Template, .Files, .Subcharts and the functions include, tpl, required, fail

@@ -143,4 +143,8 @@ bool co_helm__path_pattern_ok(const char *pattern);
  * pattern does not compile. */
 bool co_helm__glob_match(const char *pattern, const char *name, bool *ok);
 
+/* The `format` keyword (format.c): 1 when string @p s has @p format, 0 when it has not, -1
+ * when the format is unknown (and so not asserted, as in gojsonschema). */
+int co_helm__format_check(const char *format, const char *s);
+
 #endif

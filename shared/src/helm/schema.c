@@ -454,6 +454,15 @@ validate(vctx *v, struct json_object *schema, struct json_object *inst, const ch
         report(v, path, "%s does not match: %s", *path ? path : "(root)",
                k ? json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN) : "null");
     }
+    /* format: a string is checked, a number never has a known format, others pass */
+    if ((k = kw(schema, "format")) && json_object_is_type(k, json_type_string) &&
+        (is_number(inst) || (inst && json_object_is_type(inst, json_type_string)))) {
+        const char *f = json_object_get_string(k);
+        int ok = co_helm__format_check(f, is_number(inst) ? "" : json_object_get_string(inst));
+        if (ok == 0 || (ok > 0 && is_number(inst))) {
+            report(v, path, "Does not match format '%s'", f);
+        }
+    }
     if (is_number(inst)) {
         validate_number(v, schema, inst, path);
     } else if (inst && json_object_is_type(inst, json_type_string)) {
