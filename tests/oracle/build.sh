@@ -15,6 +15,7 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/component-operator/oracles
 command -v go >/dev/null 2>&1 || exit 3
 case $name in
 envsubst) [ -d /usr/share/gocode/src/github.com/drone/envsubst ] || exit 3 ;;
+cryptocheck) [ -d /usr/share/gocode/src/golang.org/x/crypto/bcrypt ] || exit 3 ;;
 esac
 sum=$(cat "$src"/*.go | sha256sum | cut -c1-16)
 bin=$cache/$name-$sum

@@ -593,6 +593,7 @@ CASE_FILE(test_template_oracle__sprig_misc, "sprig_misc.txt")
 CASE_FILE(test_template_oracle__runtime, "runtime.txt")
 CASE_FILE(test_template_oracle__chart, "chart.txt")
 CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
+CASE_FILE(test_template_oracle__sprig_crypto, "sprig_crypto.txt")
 
 int main(void)
 {
@@ -605,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__runtime),
         cmocka_unit_test(test_template_oracle__chart),
         cmocka_unit_test(test_template_oracle__sprig_case),
+        cmocka_unit_test(test_template_oracle__sprig_crypto),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

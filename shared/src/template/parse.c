@@ -2254,7 +2254,7 @@ static void puts_(co_buf *b, const char *s)
 static void idents(co_buf *b, const node *n, size_t from)
 {
     for (size_t i = from; i < n->nident; i++) {
-        if (i > from || n->type == N_FIELD || n->type == N_CHAIN) {
+        if (i > 0 || n->type == N_FIELD || n->type == N_CHAIN) {
             puts_(b, ".");
         }
         puts_(b, n->ident[i]);

@@ -87,6 +87,7 @@ void tpl_register_sprig_lists(co_template_funcs *f);
 void tpl_register_sprig_math(co_template_funcs *f);
 void tpl_register_sprig_misc(co_template_funcs *f);
 void tpl_register_sprig_decimal(co_template_funcs *f);
+void tpl_register_sprig_crypto(co_template_funcs *f);
 /* The runtime's functions (runtime.c), replacing sprig's of the same names. */
 void tpl_register_runtime(co_template_funcs *f);
 
