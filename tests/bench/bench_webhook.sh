@@ -8,7 +8,12 @@
 #     latency percentiles and the ratio (the figure of merit; target >= 70%);
 #  2. latency at a fixed rate: h2load --h1 holding 1,000 requests/s, p50/p99/max computed from
 #     its per-request log (target p99 < 2 ms);
-#  3. resident memory of the webhook: peak (VmHWM) after the load (target < 10 MB).
+#  3. resident memory of the webhook: peak (VmHWM) after the load (target < 10 MB), with the part
+#     that is pages of the program and its shared libraries shown apart from its own memory;
+#  4. the floor: the same wrk run with a POST body of the same size that the webhook rejects at
+#     once (only blanks and "{}": no AdmissionReview to parse or judge, HTTP 400), against nginx
+#     answering it as before. This is libmicrohttpd + GnuTLS with a trivial handler; its ratio
+#     to nginx bounds what any handler can reach.
 # The webhook runs with --watch-cluster=false (no API server), so admission runs its full
 # validation, defaulting and policy code against an empty cluster state. It prints figures and
 # never fails on a time. Knobs: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_THREADS (2,
@@ -136,13 +141,21 @@ tls_webhook=$(tls_of "$wport")
 tls_nginx=$(tls_of "$nport")
 
 # --- throughput ----------------------------------------------------------------------------------
-cat >"$work/post.lua" <<EOF
-local f = assert(io.open("$REVIEW", "rb"))
+wrk_script() { # LUA-FILE BODY-FILE
+    cat >"$1" <<EOF
+local f = assert(io.open("$2", "rb"))
 wrk.method = "POST"
 wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
 EOF
+}
+wrk_script "$work/post.lua" "$REVIEW"
+# The floor's body: as long as the review, rejected by the webhook as soon as it is parsed.
+review_size=$(wc -c <"$REVIEW")
+python3 -c 'import sys; sys.stdout.write(" " * (int(sys.argv[1]) - 2) + "{}")' "$review_size" \
+    >"$work/floor.json"
+wrk_script "$work/floor.lua" "$work/floor.json"
 # CPU seconds (user + system) used so far by a process and its children's threads: on a shared
 # machine, CPU per request is a steadier figure than requests per second.
 cpu_of() { # PID...
@@ -156,12 +169,12 @@ cpu_of() { # PID...
 nginx_pids() {
     pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' '
 }
-run_wrk() { # NAME PORT PID...
-    local name=$1 port=$2
+run_wrk() { # NAME PORT PID...  (LUA names the request script, default post.lua)
+    local name=$1 port=$2 lua=${LUA:-$work/post.lua}
     shift 2
     local out=$work/wrk-$name.txt cpu0 cpu1 rps p50 p90 p99 errs reqs us
     cpu0=$(cpu_of "$@")
-    wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$work/post.lua" \
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --latency -s "$lua" \
         "https://127.0.0.1:$port$ROUTE" >"$out" 2>&1
     cpu1=$(cpu_of "$@")
     rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
@@ -219,5 +232,23 @@ run_h2load nginx "$nport"
 # --- memory ----------------------------------------------------------------------------------------
 hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$wpid/status")
 rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$wpid/status")
-awk -v h="$hwm" -v r="$rss" \
-    'BEGIN { printf "== webhook memory: peak resident %.1f MB, now %.1f MB (target < 10 MB)\n", h / 1024, r / 1024 }'
+anon=$(awk '/^RssAnon:/ {print $2}' "/proc/$wpid/status")
+file=$(awk '/^RssFile:/ {print $2}' "/proc/$wpid/status")
+awk -v h="$hwm" -v r="$rss" -v a="${anon:-0}" -v f="${file:-0}" 'BEGIN {
+    printf "== webhook memory: peak resident %.1f MB, now %.1f MB (target < 10 MB)\n", h / 1024, r / 1024
+    printf "   now: %.1f MB own memory (heap, stacks) + %.1f MB pages of the program and its libraries\n", a / 1024, f / 1024
+}'
+
+# --- floor ---------------------------------------------------------------------------------------
+echo "== floor: a POST of the same size that the webhook rejects at once (HTTP 400, no review)"
+rps_webhook=0
+rps_nginx=0
+cpu_webhook="?"
+cpu_nginx="?"
+LUA=$work/floor.lua run_wrk webhook "$wport" "$wpid"
+# shellcheck disable=SC2046 # one argument per worker
+LUA=$work/floor.lua run_wrk nginx "$nport" $(nginx_pids)
+awk -v a="$rps_webhook" -v b="$rps_nginx" -v ca="$cpu_webhook" -v cb="$cpu_nginx" 'BEGIN {
+    if (b > 0) printf "ratio    floor: trivial-handler webhook/nginx throughput = %.1f%%\n", 100 * a / b
+    if (ca + 0 > 0) printf "ratio    floor: nginx/trivial-handler webhook server CPU per request = %.1f%%\n", 100 * cb / ca
+}'
