@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `make run` (tests/env/run-local.sh) end to end, non-interactively: with --once it starts its
-# own control plane, both daemons and the sample git repository, and both sample Components
-# reach Ready (shown by `kubectl get comp`, which goes through the conversion webhook); then it
-# removes everything it made. Without --once it keeps running until a signal and cleans up the
-# same way. The daemons are the test build's (CO_RUN_BIN_DIR), so nothing is rebuilt here.
+# own control plane, both daemons and the sample git repository (a templated kustomization
+# and a Helm chart), and both sample Components reach Ready (shown by `kubectl get comp`,
+# which goes through the conversion webhook); then it removes everything it made. Without
+# --once it keeps running until a signal and cleans up the same way. The daemons are the test
+# build's (CO_RUN_BIN_DIR), so nothing is rebuilt here.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
@@ -80,6 +81,17 @@ dir=$(state_dir "$out/run.err")
 kubeconfig=$(sed -n 's/^  export KUBECONFIG=//p' "$out/run.err" | head -n 1)
 tap_check "test_run_local__printed_kubeconfig_works" \
     "$KUBECTL" --kubeconfig "$kubeconfig" get components.v1alpha1.core.cs.sap.com -A
+# what the samples rendered: the templated kustomization with the Component's values over the
+# defaults of its .component-config.yaml, the Helm chart with its release and chart metadata
+ks() { "$KUBECTL" --kubeconfig "$kubeconfig" -n samples "$@"; }
+tap_eq "test_run_local__kustomization_template_takes_component_values" "hello from make run" \
+    "$(ks get configmap sample-settings -o 'jsonpath={.data.greeting}' 2>&1)"
+tap_eq "test_run_local__kustomization_template_keeps_config_defaults" "BLUE" \
+    "$(ks get configmap sample-settings -o 'jsonpath={.data.colour}' 2>&1)"
+tap_eq "test_run_local__helm_chart_rendered_as_release" "sample-app in samples" \
+    "$(ks get configmap sample-app -o 'jsonpath={.data.release}' 2>&1)"
+tap_eq "test_run_local__helm_chart_metadata" "sample-app-0.1.0" \
+    "$(ks get serviceaccount sample-app -o 'jsonpath={.metadata.labels.helm\.sh/chart}' 2>&1)"
 kill -TERM "$bg"
 wait "$bg"
 rc=$?

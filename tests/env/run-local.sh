@@ -5,8 +5,9 @@
 # (tests/env/deps.sh), builds both daemons, starts a local control plane (the test harness's
 # etcd and kube-apiserver, tests/env/controlplane.sh), installs the CRDs, starts
 # component-webhook with self-managed certificates and component-controller, creates a sample
-# git repository served over smart HTTP on 127.0.0.1 (no Flux needed), applies two sample
-# Components (the second depends on the first), shows them reaching Ready with
+# git repository served over smart HTTP on 127.0.0.1 (no Flux needed) holding a templated
+# kustomization and a Helm chart, applies two sample Components (the chart's depends on the
+# kustomization's), shows them reaching Ready with
 # `kubectl get comp`, then keeps running until interrupted and removes everything on exit.
 #
 #   tests/env/run-local.sh            interactive: runs until Ctrl-C
@@ -191,7 +192,14 @@ wait_for 120 curl -sf "http://127.0.0.1:$ctl_probe/readyz" ||
 
 say "creating the sample git repository ($work/git/samples.git)"
 src=$work/samples-src
-mkdir -p "$src/base" "$src/app" "$work/git"
+mkdir -p "$src/base" "$src/app/templates" "$work/git"
+# base: a templated kustomization. Every file is a Go template whose data root is the
+# Component's values merged over the defaults of .component-config.yaml.
+cat >"$src/base/.component-config.yaml" <<'YAML'
+values:
+  greeting: hello from the sample base
+  colour: blue
+YAML
 cat >"$src/base/kustomization.yaml" <<'YAML'
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -206,20 +214,38 @@ kind: ConfigMap
 metadata:
   name: sample-settings
 data:
-  greeting: hello from the sample base
+  greeting: {{ .greeting | quote }}
+  colour: {{ .colour | upper | quote }}
 YAML
-cat >"$src/app/app.yaml" <<'YAML'
+# app: a Helm chart, rendered as `helm template` would with the Component's values.
+cat >"$src/app/Chart.yaml" <<'YAML'
+apiVersion: v2
+name: sample-app
+version: 0.1.0
+description: The sample application of make run
+YAML
+cat >"$src/app/values.yaml" <<'YAML'
+settings: sample-settings
+YAML
+cat >"$src/app/templates/app.yaml" <<'YAML'
 apiVersion: v1
 kind: ServiceAccount
 metadata:
-  name: sample-app
+  name: {{ .Release.Name }}
+  labels:
+    app.kubernetes.io/part-of: sample
+    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: sample-app
+  name: {{ .Release.Name }}
+  labels:
+    app.kubernetes.io/part-of: sample
+    helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 data:
-  uses: sample-settings
+  uses: {{ .Values.settings | quote }}
+  release: {{ .Release.Name }} in {{ .Release.Namespace }}
 YAML
 (
     cd "$src" && git init -q -b main && git add -A &&
@@ -249,6 +275,8 @@ spec:
       ref:
         branch: main
   path: base
+  values:
+    greeting: hello from make run
 ---
 apiVersion: core.cs.sap.com/v1alpha1
 kind: Component
@@ -262,6 +290,8 @@ spec:
       ref:
         branch: main
   path: app
+  values:
+    settings: sample-settings
   dependencies:
   - name: sample-base
 YAML
@@ -281,7 +311,8 @@ fi
 say "both Components are Ready:"
 # `comp` is the preferred version v1beta1: the listing goes through the conversion webhook.
 k get comp -A
-k -n "$NS_SAMPLES" get configmaps,serviceaccounts -l app.kubernetes.io/part-of=sample >/dev/null
+say "what they deployed:"
+k -n "$NS_SAMPLES" get configmaps,serviceaccounts -l app.kubernetes.io/part-of=sample
 if [ "$once" = 1 ]; then
     exit 0
 fi
