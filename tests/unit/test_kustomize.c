@@ -124,6 +124,20 @@ static void test_kustomize__builds_from_memory(void **state)
     co_vfs_free(fs);
 }
 
+static void test_kustomize__targeted_patch_without_resources(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    /* a patch whose target selects from an empty set: nothing to patch, an empty list */
+    put(fs, "app/kustomization.yaml",
+        "{\"patches\": [{\"target\": {\"kind\": \"Deployment\"}, \"patch\": "
+        "\"apiVersion: apps/v1\\nkind: Deployment\\nmetadata:\\n  name: x\\n\"}]}");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_int_equal(json_object_array_length(out), 0);
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 static void test_kustomize__load_restriction(void **state)
 {
     (void)state;
@@ -280,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_vfs__memory_tree_lists_and_reads),
         cmocka_unit_test(test_vfs__disk_does_not_follow_links),
         cmocka_unit_test(test_kustomize__builds_from_memory),
+        cmocka_unit_test(test_kustomize__targeted_patch_without_resources),
         cmocka_unit_test(test_kustomize__load_restriction),
         cmocka_unit_test(test_kustomize__remote_and_plugins_unsupported),
         cmocka_unit_test(test_kustomize__errors_name_file_and_field),

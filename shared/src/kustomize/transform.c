@@ -297,7 +297,9 @@ apply_sm_docs(kz_resmap *ra, json_object *docs, json_object *target, int allow_n
             }
             kz_res **snapshot = co_xcalloc(ra->n + 1, sizeof(kz_res *));
             size_t ns = ra->n;
-            memcpy(snapshot, ra->v, ra->n * sizeof(kz_res *));
+            if (ns) {
+                memcpy(snapshot, ra->v, ns * sizeof(kz_res *));
+            }
             for (size_t s = 0; s < ns && rc == 0 && err == 0; s++) {
                 if (!sel[s]) {
                     continue;
