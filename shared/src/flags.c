@@ -99,10 +99,12 @@ void co_flags_usage(FILE *out, const co_flag *flags, size_t nflags)
 {
     for (size_t i = 0; i < nflags; i++) {
         const co_flag *f = &flags[i];
+        /* both forms are accepted; usage shows the usual one: -o, --output */
+        const char *dash = f->name[0] && !f->name[1] ? "-" : "--";
         if (f->type == CO_FLAG_BOOL) {
-            fprintf(out, "  --%s\n", f->name);
+            fprintf(out, "  %s%s\n", dash, f->name);
         } else {
-            fprintf(out, "  --%s %s\n", f->name, f->metavar ? f->metavar : "VALUE");
+            fprintf(out, "  %s%s %s\n", dash, f->name, f->metavar ? f->metavar : "VALUE");
         }
         fprintf(out, "        %s\n", f->help);
     }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for command-line flag parsing. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "co/flags.h"
@@ -73,12 +75,38 @@ static void test_flags__errors_name_the_flag(void **state)
     assert_co_fail_with(CO_EINVALID, parse(&o, &next, 2, overflow));
 }
 
+static void test_flags__usage_lists_every_flag(void **state)
+{
+    (void)state;
+    int v = 0;
+    const char *out = NULL;
+    const co_flag flags[] = {
+        {"verbose", CO_FLAG_BOOL, &v, NULL, "be loud"},
+        {"o", CO_FLAG_STRING, &out, "FORMAT", "output format"},
+        {"addr", CO_FLAG_STRING, &out, NULL, "address"},
+    };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    co_flags_usage(f, flags, CO_ARRAY_SIZE(flags));
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(text, "  --verbose\n"
+                              "        be loud\n"
+                              "  -o FORMAT\n"
+                              "        output format\n"
+                              "  --addr VALUE\n"
+                              "        address\n");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags__all_forms),
         cmocka_unit_test(test_flags__bool_values_and_double_dash),
         cmocka_unit_test(test_flags__errors_name_the_flag),
+        cmocka_unit_test(test_flags__usage_lists_every_flag),
     };
     return cmocka_run_group_tests_name("flags", tests, NULL, NULL);
 }
