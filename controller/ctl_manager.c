@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -43,6 +44,8 @@
 #define CONTROLLER      "component"
 #define EVENT_DEDUP_NS  ((int64_t)5 * 60 * 1000000000)
 #define SYNC_TIMEOUT_MS 120000L
+/* how often a controller started before the ComponentPolicy CRD looks for it again */
+#define POLICY_PROBE_NS (30 * CO_SECOND)
 #define MAX_WORKERS     1000
 
 static const char *const FLUX_KINDS[][2] = {
@@ -92,6 +95,12 @@ struct ctl_manager {
     size_t ncomp_inf;
     co_kube_informer *flux_inf[NFLUX];
     co_kube_informer *policy_inf; /* ComponentPolicies, when the CRD is served */
+    pthread_mutex_t policy_mu;    /* guards policy_inf and the prober below */
+    pthread_cond_t policy_cv;     /* wakes the prober when the manager stops */
+    pthread_t policy_prober;      /* looks for a ComponentPolicy CRD installed late */
+    bool policy_prober_on;
+    bool policy_stop;
+    int64_t policy_probe_ns; /* the interval between looks */
 
     ctl_queue *queue;
     ctl_backoff *backoff;
@@ -574,16 +583,83 @@ static void on_policy_update(const struct json_object *old_obj,
     }
 }
 
+/* Starts the ComponentPolicy informer when the CRD is served (caller holds policy_mu).
+ * @return 0 also when it is not served: policies then simply do not exist yet. */
+static int start_policy_informer(ctl_manager *m)
+{
+    co_kube_mapping mp = {0};
+    if (co_kube_client_mapping(&mp, m->client, COMPONENT_API, "ComponentPolicy") < 0) {
+        co_error_clear();
+        return 0;
+    }
+    co_kube_mapping_dispose(&mp);
+    co_kube_informer_options io = {0};
+    io.api_version = COMPONENT_API;
+    io.kind = "ComponentPolicy";
+    io.strip_managed_fields = 1;
+    co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
+    co_kube_informer *inf = NULL;
+    int rc;
+    if ((rc = co_kube_informer_new(&inf, m->client, &io)) < 0 ||
+        (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
+        (rc = co_kube_informer_start(inf)) < 0) {
+        co_kube_informer_free(inf);
+        return rc;
+    }
+    m->policy_inf = inf;
+    if (co_kube_informer_wait_synced(inf, SYNC_TIMEOUT_MS) < 0) {
+        return co_error_wrap("waiting for the ComponentPolicy cache");
+    }
+    return 0;
+}
+
+/* Runs while the ComponentPolicy CRD is not served (it may be installed after the controller):
+ * looks for it every policy_probe_ns and starts its informer, whose first list enqueues every
+ * Component, so policies apply without a restart. */
+static void *policy_prober(void *arg)
+{
+    ctl_manager *m = arg;
+    pthread_mutex_lock(&m->policy_mu);
+    while (!m->policy_stop && !m->policy_inf) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->policy_probe_ns;
+        ts.tv_sec = (time_t)(abs / CO_SECOND);
+        ts.tv_nsec = (long)(abs % CO_SECOND);
+        pthread_cond_timedwait(&m->policy_cv, &m->policy_mu, &ts);
+        if (m->policy_stop) {
+            break;
+        }
+        if (start_policy_informer(m) < 0) {
+            co_log(CO_LOG_WARN, "cannot watch ComponentPolicies", "error", co_error_last(), NULL);
+            co_error_clear();
+        } else if (m->policy_inf) {
+            co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
+        }
+    }
+    pthread_mutex_unlock(&m->policy_mu);
+    return NULL;
+}
+
+static co_kube_informer *policy_informer(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->policy_mu);
+    co_kube_informer *inf = m->policy_inf;
+    pthread_mutex_unlock(&m->policy_mu);
+    return inf;
+}
+
 /* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
  * bypassed or fail open). Policies with user or group exemptions do not apply here (no user). */
 static int cache_policy_check(void *ctx, const struct json_object *component, char **msg_out)
 {
     ctl_manager *m = ctx;
-    if (!m->policy_inf || co_kube_informer_len(m->policy_inf) == 0) {
+    co_kube_informer *inf = policy_informer(m);
+    if (!inf || co_kube_informer_len(inf) == 0) {
         return 0;
     }
     struct json_object *all = NULL;
-    if (co_kube_informer_list(&all, m->policy_inf, NULL) < 0) {
+    if (co_kube_informer_list(&all, inf, NULL) < 0) {
         return 0;
     }
     co_policy_set *set = NULL;
@@ -975,6 +1051,12 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->opts = *opts;
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->ev_mu, NULL);
+    pthread_mutex_init(&m->policy_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->policy_cv, &ca);
+    pthread_condattr_destroy(&ca);
     m->nnamespaces = opts->nnamespaces;
     m->namespaces = co_xcalloc(opts->nnamespaces + 1, sizeof(char *));
     for (size_t i = 0; i < opts->nnamespaces; i++) {
@@ -1040,6 +1122,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     }
     m->targets = ctl_targets_new(m->client, opts->target_ttl_ns > 0 ? opts->target_ttl_ns
                                                                     : (int64_t)15 * 60 * CO_SECOND);
+    m->policy_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : POLICY_PROBE_NS;
 
     m->env.client = m->client;
     m->env.default_service_account = m->default_sa;
@@ -1138,21 +1221,14 @@ int ctl_manager_start(ctl_manager *m)
             return rc;
         }
     }
-    if (co_kube_client_mapping(&mp, m->client, COMPONENT_API, "ComponentPolicy") == 0) {
-        co_kube_mapping_dispose(&mp);
-        co_kube_informer_options io = {0};
-        io.api_version = COMPONENT_API;
-        io.kind = "ComponentPolicy";
-        io.strip_managed_fields = 1;
-        co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
-        if ((rc = co_kube_informer_new(&m->policy_inf, m->client, &io)) < 0 ||
-            (rc = co_kube_informer_add_handlers(m->policy_inf, &h)) < 0 ||
-            (rc = co_kube_informer_start(m->policy_inf)) < 0) {
-            return rc;
-        }
-        if (co_kube_informer_wait_synced(m->policy_inf, SYNC_TIMEOUT_MS) < 0) {
-            return co_error_wrap("waiting for the ComponentPolicy cache");
-        }
+    pthread_mutex_lock(&m->policy_mu);
+    rc = start_policy_informer(m);
+    if (rc == 0 && !m->policy_inf) {
+        m->policy_prober_on = pthread_create(&m->policy_prober, NULL, policy_prober, m) == 0;
+    }
+    pthread_mutex_unlock(&m->policy_mu);
+    if (rc < 0) {
+        return rc;
     }
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         if (co_kube_informer_wait_synced(m->comp_inf[i], SYNC_TIMEOUT_MS) < 0) {
@@ -1228,6 +1304,14 @@ void ctl_manager_stop(ctl_manager *m)
             co_kube_informer_stop(m->flux_inf[i]);
         }
     }
+    pthread_mutex_lock(&m->policy_mu);
+    m->policy_stop = true;
+    pthread_cond_broadcast(&m->policy_cv);
+    pthread_mutex_unlock(&m->policy_mu);
+    if (m->policy_prober_on) {
+        pthread_join(m->policy_prober, NULL);
+        m->policy_prober_on = false;
+    }
     if (m->policy_inf) {
         co_kube_informer_stop(m->policy_inf);
     }
@@ -1282,6 +1366,8 @@ void ctl_manager_free(ctl_manager *m)
     free(m->cluster_id);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
+    pthread_mutex_destroy(&m->policy_mu);
+    pthread_cond_destroy(&m->policy_cv);
     free(m);
 }
 

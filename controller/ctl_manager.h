@@ -46,6 +46,8 @@ typedef struct ctl_manager_options {
     void *render_ctx;              /**< for @ref render */
     double qps;                    /**< client rate limit; 0: the client's default */
     int burst;                     /**< client burst; 0: the client's default */
+    int64_t policy_probe_ns;       /**< how often to look for a ComponentPolicy CRD installed after
+                                        start; 0: 30 s */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */

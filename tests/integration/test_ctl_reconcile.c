@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "co/buf.h"
+#include "co/duration.h"
 #include "co/json.h"
 #include "co/kube_client.h"
 #include "co/yaml.h"
@@ -38,10 +39,12 @@ static void put(const char *rel, const char *text)
     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" name "\","           \
     "\"annotations\":{" ann "}},\"data\":{\"k\":\"v\"}}\n"
 
-static ctl_manager *start_manager(const char *nspace, bool leader, const char *lease)
+static ctl_manager *
+start_manager_on(const char *kubeconfig, const char *nspace, bool leader, const char *lease)
 {
     ctl_manager_options o = {0};
-    o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
+    o.kubeconfig = kubeconfig;
+    o.policy_probe_ns = CO_SECOND;
     o.metrics_addr = "127.0.0.1:0";
     o.probe_addr = "127.0.0.1:0";
     o.workers = 3;
@@ -57,6 +60,40 @@ static ctl_manager *start_manager(const char *nspace, bool leader, const char *l
     assert_co_pass(ctl_manager_new(&m, &o));
     assert_co_pass(ctl_manager_start(m));
     return m;
+}
+
+static ctl_manager *start_manager(const char *nspace, bool leader, const char *lease)
+{
+    return start_manager_on(co_test_env("CO_TEST_KUBECONFIG"), nspace, leader, lease);
+}
+
+/* Creates the ComponentPolicy CRD through @p c (it may exist already). */
+static void install_policy_crd(co_kube_client *c)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/crds/core.cs.sap.com_componentpolicies.yaml", CO_SOURCE_ROOT);
+    size_t len = 0;
+    char *text = co_test_read_file(path, &len);
+    assert_non_null(text);
+    struct json_object *crd = NULL;
+    assert_co_pass(co_yaml_parse(&crd, text, len, 0));
+    free(text);
+    int rc = co_kube_create(NULL, c, crd, NULL);
+    assert_true(rc == 0 || rc == CO_EEXISTS);
+    json_object_put(crd);
+}
+
+/* Creates @p pol, retrying while its CRD is not accepting writes yet. */
+static void create_policy(co_kube_client *c, struct json_object *pol)
+{
+    int rc = 0;
+    for (int i = 0; i < 100; i++) {
+        if ((rc = co_kube_create(NULL, c, pol, NULL)) == 0) {
+            break;
+        }
+        usleep(200 * 1000);
+    }
+    assert_co_pass(rc);
 }
 
 static int group_setup(void **state)
@@ -500,19 +537,7 @@ static void test_ctl_reconcile__metrics_probes_and_events(void **state)
 static void test_ctl_reconcile__policy_violation_is_an_error(void **state)
 {
     (void)state;
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/crds/core.cs.sap.com_componentpolicies.yaml", CO_SOURCE_ROOT);
-    size_t len = 0;
-    char *text = co_test_read_file(path, &len);
-    if (!text) {
-        skip();
-    }
-    struct json_object *crd = NULL;
-    assert_co_pass(co_yaml_parse(&crd, text, len, 0));
-    free(text);
-    int rc = co_kube_create(NULL, admin, crd, NULL);
-    assert_true(rc == 0 || rc == CO_EEXISTS);
-    json_object_put(crd);
+    install_policy_crd(admin);
     char *ns4 = co_test_kube_namespace(admin, "ctl-policy-");
     char *sel = co_test_random_name("p", 8);
     struct json_object *lab =
@@ -520,21 +545,14 @@ static void test_ctl_reconcile__policy_violation_is_an_error(void **state)
     co_kube_ref nref = {"v1", "Namespace", NULL, ns4};
     assert_co_pass(co_kube_patch(NULL, admin, &nref, CO_KUBE_PATCH_MERGE, lab, NULL));
     json_object_put(lab);
-    /* the manager started before the policy CRD existed in a fresh cluster: use a new one */
+    /* a manager of its own, for the namespace the policy selects */
     ctl_manager *m = start_manager(ns4, false, NULL);
     struct json_object *pol = co_test_json(
         "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
         "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":"
         "{\"co-policy-test\":\"%s\"}},\"rules\":{\"sourceKinds\":{\"allowed\":[\"git\"]}}}}",
         sel, sel);
-    for (int i = 0; i < 100; i++) {
-        rc = co_kube_create(NULL, admin, pol, NULL);
-        if (rc == 0) {
-            break;
-        }
-        usleep(200 * 1000);
-    }
-    assert_co_pass(rc);
+    create_policy(admin, pol);
     /* A probe that can never apply anything (its dependency does not exist) turns from Pending
      * into PolicyViolation once the manager has seen the policy; only then is a Component that
      * would apply objects created, so that none can be applied before the policy is known. */
@@ -559,6 +577,41 @@ static void test_ctl_reconcile__policy_violation_is_an_error(void **state)
     ctl_manager_free(m);
     free(sel);
     free(ns4);
+}
+
+/* A controller started before the ComponentPolicy CRD exists (a fresh cluster, the CRDs applied
+ * in any order) enforces policies once the CRD is installed, without a restart. */
+static void test_ctl_reconcile__policy_crd_installed_after_start(void **state)
+{
+    (void)state;
+    co_test_controlplane cp = {0};
+    co_test_controlplane_start(&cp);
+    co_kube_client *c = co_test_kube_client_for(cp.kubeconfig);
+    ctl_test_install_crd(c);
+    co_kube_mapping mp;
+    assert_co_fail_with(
+        CO_ENOMATCH, co_kube_client_mapping(&mp, c, "core.cs.sap.com/v1alpha1", "ComponentPolicy"));
+    char *pns = co_test_kube_namespace(c, "late-policy-");
+    ctl_manager *m = start_manager_on(cp.kubeconfig, pns, false, NULL);
+    install_policy_crd(c);
+    struct json_object *pol =
+        co_test_json("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+                     "\"metadata\":{\"name\":\"git-only\"},"
+                     "\"spec\":{\"rules\":{\"sourceKinds\":{\"allowed\":[\"git\"]}}}}");
+    create_policy(c, pol);
+    json_object_put(pol);
+    /* as above: a probe that can never apply anything first, then one that would */
+    ctl_test_create_component(
+        c, pns, "probe", "{" SRC ",\"path\":\"simple\",\"dependencies\":[{\"name\":\"absent\"}]}");
+    ctl_test_wait_state(c, pns, "probe", "Error", "PolicyViolation", WAIT_MS);
+    ctl_test_create_component(c, pns, "denied", "{" SRC ",\"path\":\"simple\"}");
+    ctl_test_wait_state(c, pns, "denied", "Error", "PolicyViolation", WAIT_MS);
+    co_kube_ref cref = {"v1", "ConfigMap", pns, "simple-cm"};
+    assert_co_fail_with(CO_ENOTFOUND, co_kube_get(NULL, c, &cref, NULL));
+    ctl_manager_free(m);
+    free(pns);
+    co_kube_client_free(c);
+    co_test_controlplane_stop(&cp);
 }
 
 /* ---- rendering through co_render -------------------------------------------------------- */
@@ -746,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_ctl_reconcile__restart_mid_reconcile_loses_nothing),
         cmocka_unit_test(test_ctl_reconcile__leader_election_single_actor),
         cmocka_unit_test(test_ctl_reconcile__policy_violation_is_an_error),
+        cmocka_unit_test(test_ctl_reconcile__policy_crd_installed_after_start),
         cmocka_unit_test(test_ctl_reconcile__templated_kustomization_gets_values_and_placement),
         cmocka_unit_test(test_ctl_reconcile__helm_chart_gets_values_release_and_capabilities),
         cmocka_unit_test(test_ctl_reconcile__sops_decryption_and_substitution),
