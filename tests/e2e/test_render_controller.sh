@@ -7,6 +7,9 @@
 #   1. a templated kustomization (overlay over a base, Go templates over the values, values
 #      from a Secret) becomes Ready with the templated objects;
 #   2. a Helm chart Component that depends on (1) becomes Ready after it, chart values merged;
+#      beside it a chart with a subchart packaged as charts/<name>-<version>.tgz (made here
+#      with tar) and a pre-install hook, which lands in the inventory in the wave that the
+#      hook mapping gives it (weight - 101), before the ordinary objects;
 #   3. a SOPS-encrypted Secret (age key made here by age-keygen, file encrypted here by
 #      tests/oracle/sopsgen) plus ${VAR} substitution from a substituteFrom Secret: the Secret
 #      in the cluster holds the decrypted and substituted values;
@@ -139,6 +142,58 @@ data:
   namespace: {{ .Release.Namespace | quote }}
   kube: {{ .Capabilities.KubeVersion.Major | quote }}
 YAML
+# A chart whose subchart comes packaged, and a pre-install hook with a weight.
+mkdir -p "$src/suite/templates" "$src/suite/charts" "$work/pkg/cache/templates"
+cat >"$src/suite/Chart.yaml" <<'YAML'
+apiVersion: v2
+name: suite
+version: 0.1.0
+dependencies:
+- name: cache
+  version: 0.2.0
+YAML
+cat >"$src/suite/values.yaml" <<'YAML'
+cache:
+  size: 2
+YAML
+cat >"$src/suite/templates/main.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-main
+data:
+  subcharts: "{{ range $k, $_ := .Subcharts }}{{ $k }};{{ end }}"
+YAML
+cat >"$src/suite/templates/hook.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-pre
+  annotations:
+    helm.sh/hook: pre-install
+    helm.sh/hook-weight: "5"
+data:
+  stage: before
+YAML
+cat >"$work/pkg/cache/Chart.yaml" <<'YAML'
+apiVersion: v2
+name: cache
+version: 0.2.0
+YAML
+cat >"$work/pkg/cache/values.yaml" <<'YAML'
+size: 1
+YAML
+cat >"$work/pkg/cache/templates/cm.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+data:
+  size: {{ .Values.size | quote }}
+  chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+YAML
+tar -czf "$src/suite/charts/cache-0.2.0.tgz" -C "$work/pkg" cache
+
 if [ "$have_sops" = 1 ]; then
     printf '%s' "{\"format\":\"yaml\",\"rule\":{\"encrypted_regex\":\"^(data|stringData)$\"},
       \"lastmodified\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",
@@ -219,6 +274,8 @@ k -n "$ns" create secret generic app-values \
   values:
     greeting: hello from values
     prefix: demo"
+    echo "---"
+    component suite suite ""
 } >"$work/app.yaml"
 tap_check "test_render_controller__kubectl_applies_the_components" k apply -f "$work/app.yaml"
 
@@ -247,6 +304,29 @@ tap_eq "test_render_controller__release_namespace" "$ns" "$(cm_value web-web nam
 tap_eq "test_render_controller__kube_version_from_discovery" "1" "$(cm_value web-web kube)"
 tap_eq "test_render_controller__chart_metadata" "web-1.2.3" \
     "$(k -n "$ns" get configmap web-web -o jsonpath='{.metadata.labels.chart}')"
+
+# The packaged subchart and the hook. Ordinary objects stay in wave 0; a pre-install hook of
+# weight 5 goes to 5 - 101 = -96 (behaviour.md §6.3), is reconciled once and, with the
+# default delete policy before-hook-creation, recreated rather than updated.
+wait_for "test_render_controller__packaged_subchart_component_ready" 240 suite \
+    state_is suite Ready
+tap_eq "test_render_controller__packaged_subchart_rendered" "2/cache-0.2.0" \
+    "$(cm_value suite-cache size)/$(cm_value suite-cache chart)"
+tap_eq "test_render_controller__packaged_subchart_listed" "cache;" \
+    "$(cm_value suite-main subcharts)"
+tap_eq "test_render_controller__pre_install_hook_created" "before" "$(cm_value suite-pre stage)"
+inventory_item() { # NAME FIELD: FIELD of the inventory entry NAME of the Component suite
+    k -n "$ns" get "$COMP" suite -o jsonpath="{.status.inventory[?(@.name==\"$1\")].$2}"
+}
+tap_eq "test_render_controller__pre_install_hook_apply_order" "-96" \
+    "$(inventory_item suite-pre applyOrder)"
+tap_eq "test_render_controller__pre_install_hook_policies" "Once/Recreate/Ready" \
+    "$(inventory_item suite-pre reconcilePolicy)/$(inventory_item suite-pre updatePolicy)/$(
+        inventory_item suite-pre phase)"
+for obj in main cache; do
+    tap_eq "test_render_controller__ordinary_${obj}_object_apply_order" "0/Ready" \
+        "$(inventory_item "suite-$obj" applyOrder)/$(inventory_item "suite-$obj" phase)"
+done
 
 # --- (3) SOPS decryption and substitution, (4) without keys -----------------------------------
 if [ "$have_sops" = 1 ]; then
@@ -298,7 +378,9 @@ fi
 tap_check "test_render_controller__kubectl_deletes_the_components" \
     k -n "$ns" delete "$COMP" --all --timeout=180s
 if k -n "$ns" get configmap demo-settings >/dev/null 2>&1 ||
-    k -n "$ns" get configmap web-web >/dev/null 2>&1; then
+    k -n "$ns" get configmap web-web >/dev/null 2>&1 ||
+    k -n "$ns" get configmap suite-pre >/dev/null 2>&1 ||
+    k -n "$ns" get configmap suite-cache >/dev/null 2>&1; then
     tap_fail "test_render_controller__deletion_removes_rendered_objects" "objects remain"
 else
     tap_ok "test_render_controller__deletion_removes_rendered_objects"
