@@ -7,8 +7,12 @@
  * to delete everything again. Uses CO_TEST_KUBECONFIG when set, else starts a private control
  * plane with tests/env/controlplane.sh. The client has no client-side rate limit unless
  * BENCH_APPLY_QPS is set, so the figures are the engine's and the API server's, not the
- * limiter's. Prints figures; never fails on a time.
+ * limiter's. The reference, measured in the same run against the same API server: `kubectl apply
+ * --server-side` of the same objects into a second namespace, once to create them and once more
+ * with nothing changed (kubectl from CO_KUBECTL, else PATH; it does not wait for readiness, the
+ * engine does). Prints figures and ratios; never fails on a time.
  */
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "co/buf.h"
 #include "co/error.h"
 #include "co/json.h"
 #include "co/kube_client.h"
@@ -69,6 +74,34 @@ static int run(const char *const *argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Seconds `KUBECTL --kubeconfig K apply --server-side -f FILE` takes (output discarded), or -1. */
+static double time_kubectl_apply(const char *kubectl, const char *kubeconfig, const char *file)
+{
+    const char *argv[] = {
+        kubectl,           "--kubeconfig",    kubeconfig, "apply", "--server-side",
+        "--field-manager", "bench-reference", "-f",       file,    NULL};
+    int64_t t0 = co_time_monotonic();
+    pid_t pid = fork();
+    if (pid < 0) {
+        return -1;
+    }
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        continue;
+    }
+    int64_t t = co_time_monotonic() - t0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? (double)t / 1e9 : -1;
+}
+
 static double secs(int64_t ns)
 {
     return (double)ns / 1e9;
@@ -78,6 +111,83 @@ static int die(const char *what)
 {
     fprintf(stderr, "bench_apply: %s: %s\n", what, co_error_last());
     return 1;
+}
+
+/* The same ConfigMaps as a v1 List in namespace @p ns, for kubectl. */
+static char *reference_manifest(const char *ns, long n)
+{
+    co_buf b;
+    co_buf_init(&b, (size_t)64 * 1024 * 1024);
+    int rc = co_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    for (long i = 0; i < n && rc == 0; i++) {
+        rc = co_buf_printf(&b,
+                           "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                           "\"name\":\"cm-%05ld\",\"namespace\":\"%s\",\"labels\":{\"app\":"
+                           "\"bench\"}},\"data\":{\"index\":\"%ld\",\"payload\":\"%064ld\"}}",
+                           i ? "," : "", i, ns, i, i);
+    }
+    if (rc < 0 || co_buf_puts(&b, "]}") < 0) {
+        co_buf_dispose(&b);
+        return NULL;
+    }
+    return co_buf_take(&b, NULL);
+}
+
+/* Times kubectl on the same objects in a namespace of its own and prints the ratios. */
+static void reference(co_kube_client *client,
+                      const char *kubeconfig,
+                      const char *ns,
+                      long n,
+                      double ours_first,
+                      double ours_second)
+{
+    const char *kubectl = getenv("CO_KUBECTL"); // NOLINT(concurrency-mt-unsafe): one thread
+    if (!kubectl || !*kubectl) {
+        kubectl = "kubectl";
+    }
+    char ref_ns[80];
+    snprintf(ref_ns, sizeof(ref_ns), "%s-kubectl", ns);
+    char *nsjson = co_xasprintf(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ref_ns);
+    struct json_object *nsobj = NULL;
+    char path[] = "/tmp/co-bench-apply-ref-XXXXXX";
+    int fd = -1;
+    char *text = reference_manifest(ref_ns, n);
+    if (!text || co_json_parse(&nsobj, nsjson, strlen(nsjson)) < 0 ||
+        co_kube_create(NULL, client, nsobj, NULL) < 0 || (fd = mkstemp(path)) < 0) {
+        printf("reference: not measured (%s)\n", co_error_last());
+        co_error_clear();
+        goto done;
+    }
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) {
+        printf("reference: not measured (cannot write %s)\n", path);
+        goto done;
+    }
+    double first = time_kubectl_apply(kubectl, kubeconfig, path);
+    double second = first >= 0 ? time_kubectl_apply(kubectl, kubeconfig, path) : -1;
+    if (first < 0 || second < 0) {
+        printf("reference: not measured (%s apply failed)\n", kubectl);
+        goto done;
+    }
+    printf("kubectl apply --server-side:  %.3f s to create, %.3f s with nothing changed\n", first,
+           second);
+    /* above 1: the engine is faster; its first figure also covers waiting for readiness */
+    printf("ratio (kubectl time / ours):  %.2f to all-applied, %.2f with nothing changed\n",
+           first / ours_first, second / ours_second);
+done:
+    if (fd >= 0) {
+        close(fd);
+        unlink(path);
+    }
+    co_kube_delete_options d = CO_KUBE_DELETE_OPTIONS_INIT;
+    if (nsobj &&
+        co_kube_delete(NULL, client, &(co_kube_ref){"v1", "Namespace", NULL, ref_ns}, &d) < 0) {
+        co_error_clear();
+    }
+    json_object_put(nsobj);
+    free(nsjson);
+    free(text);
 }
 
 int main(void)
@@ -217,6 +327,7 @@ int main(void)
     printf("second pass engine writes:    %lu (target 0)\n", (stats.creates - before.creates) +
                                                                  (stats.updates - before.updates) +
                                                                  (stats.deletes - before.deletes));
+    reference(client, kubeconfig, ns, n, secs(t_apply), secs(t_second));
 
     atomic_store(&cnt->requests, 0);
     t0 = co_time_monotonic();
