@@ -25,6 +25,9 @@ int wh_admission_convert(struct json_object **out,
                          struct json_object *obj,
                          const char *desired_api_version);
 
+/** wh_handlers.unread: the members of a review on @p route that the decisions never read. */
+const char *const *const *wh_admission_unread(wh_route route);
+
 /** Handlers for @p state (borrowed; must outlive the returned value's use). */
 wh_handlers wh_admission_handlers(wh_state *state);
 

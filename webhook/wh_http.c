@@ -311,7 +311,8 @@ void wh_http_handle(wh_http_response *out, const wh_handlers *h, const wh_http_r
     }
     wh_route route = wh_route_lookup(req->path);
     struct json_object *review = NULL;
-    if (wh_review_parse_json(&review, req->body, req->body_len) < 0) {
+    const char *const *const *skip = h->unread ? h->unread(route) : NULL;
+    if (wh_review_parse_json(&review, req->body, req->body_len, skip) < 0) {
         fail(out, 400, co_error_last());
         return;
     }

@@ -53,6 +53,9 @@ const wh_route_info *wh_route_get(wh_route route);
  * failure (the review is then answered as an errored 500 with co_error_last()). convert()
  * returns a new reference to @p obj converted to @p desired_api_version, or a negative code with
  * the reason in co_error_last(). Both may run concurrently on several threads.
+ * unread(), when set, names the members of a review on @p route that the handlers never read
+ * (key lists from the review's root, as co_json_parse_skip() takes them, or NULL for none):
+ * they are checked for syntax but not built, and are absent from what the handlers see.
  */
 typedef struct wh_handlers {
     int (*admit)(wh_decision *d, void *ctx, wh_route route, const wh_admission_request *req);
@@ -61,6 +64,7 @@ typedef struct wh_handlers {
                    struct json_object *obj,
                    const char *desired_api_version);
     void *ctx;
+    const char *const *const *(*unread)(wh_route route);
 } wh_handlers;
 
 typedef struct wh_http_request {

@@ -140,14 +140,17 @@ struct json_object *wh_json_array(struct json_object *obj, const char *key)
     return member_of_type(obj, key, json_type_array);
 }
 
-int wh_review_parse_json(struct json_object **out, const char *body, size_t len)
+int wh_review_parse_json(struct json_object **out,
+                         const char *body,
+                         size_t len,
+                         const char *const *const *skip)
 {
     if (len == 0) {
         return co_error_set(CO_EINVALID, "request body is empty");
     }
     /* Strict JSON (UTF-8 checked, nesting capped); the route's cap was enforced on the way in. */
     struct json_object *obj = NULL;
-    int rc = co_json_parse_max(&obj, body, len, len);
+    int rc = co_json_parse_skip(&obj, body, len, len, skip);
     if (rc < 0) {
         return co_error_wrap("request body is not valid JSON");
     }

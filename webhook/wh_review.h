@@ -86,11 +86,16 @@ typedef struct wh_conversion_request {
 } wh_conversion_request;
 
 /**
- * Parses @p body as JSON (strict, UTF-8 validated, nesting capped).
+ * Parses @p body as JSON (strict, UTF-8 validated, nesting capped), leaving out the members
+ * named by @p skip (co_json_parse_skip(); NULL builds everything). A left-out member is still
+ * checked, so the answer to malformed JSON does not depend on @p skip.
  * @param[out] out a new reference (release with json_object_put)
  * @return 0, or CO_EINVALID with a message naming the line and column of the problem.
  */
-CO_MUST_CHECK int wh_review_parse_json(struct json_object **out, const char *body, size_t len);
+CO_MUST_CHECK int wh_review_parse_json(struct json_object **out,
+                                       const char *body,
+                                       size_t len,
+                                       const char *const *const *skip);
 
 /**
  * Checks an AdmissionReview envelope and fills @p out from it.

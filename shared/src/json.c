@@ -235,8 +235,12 @@ typedef struct parser {
     const char *end; /* end of input */
     const char *start;
     int depth;
-    co_buf str; /* scratch for string contents */
+    co_buf str;                     /* scratch for string contents */
+    const char *const *const *skip; /* key lists of members to leave out, or NULL */
 } parser;
+
+/* Most key lists co_json_parse_skip() follows at once (one bit each). */
+#define SKIP_LISTS_MAX 32
 
 /* Sets an error located at @p at: "line L, column C: ..." (column counts characters). */
 static int CO_PRINTF(3, 4) perr(const parser *ps, const char *at, const char *fmt, ...)
@@ -281,7 +285,9 @@ static void skip_ws(parser *ps)
     }
 }
 
-static int parse_value(parser *ps, struct json_object **out);
+/* @p out NULL checks the value without building it; @p live has a bit set for every skip list
+ * whose keys so far lead to this value. */
+static int parse_value(parser *ps, struct json_object **out, uint32_t live);
 
 static int hex4(const char *s, uint32_t *out)
 {
@@ -329,12 +335,15 @@ static int put_utf8(co_buf *b, uint32_t cp)
     return co_buf_put(b, u, n);
 }
 
-/* Reads a string (ps->p at the opening quote) into ps->str. */
-static int parse_string(parser *ps)
+/* Reads a string (ps->p at the opening quote) into ps->str, or with @p keep 0 only checks it
+ * (same errors at the same places) and leaves ps->str alone. */
+static int parse_string(parser *ps, int keep)
 {
     const char *open = ps->p;
     int rc;
-    co_buf_reset(&ps->str);
+    if (keep) {
+        co_buf_reset(&ps->str);
+    }
     ps->p++;
     for (;;) {
         if (ps->p >= ps->end) {
@@ -383,7 +392,7 @@ static int parse_string(parser *ps)
                 return perr(ps, esc, "invalid escape sequence in string");
             }
             if (simple) {
-                if ((rc = co_buf_putc(&ps->str, simple)) < 0) {
+                if (keep && (rc = co_buf_putc(&ps->str, simple)) < 0) {
                     return rc;
                 }
                 continue;
@@ -405,7 +414,7 @@ static int parse_string(parser *ps)
             } else if (cp >= 0xdc00 && cp <= 0xdfff) {
                 cp = 0xfffd;
             }
-            if ((rc = put_utf8(&ps->str, cp)) < 0) {
+            if (keep && (rc = put_utf8(&ps->str, cp)) < 0) {
                 return rc;
             }
             continue;
@@ -416,7 +425,7 @@ static int parse_string(parser *ps)
                    *ps->p != '\\' && (unsigned char)*ps->p < 0x80) {
                 ps->p++;
             }
-            if ((rc = co_buf_put(&ps->str, run, (size_t)(ps->p - run))) < 0) {
+            if (keep && (rc = co_buf_put(&ps->str, run, (size_t)(ps->p - run))) < 0) {
                 return rc;
             }
             continue;
@@ -427,7 +436,7 @@ static int parse_string(parser *ps)
         if (n == 0) {
             return perr(ps, ps->p, "invalid UTF-8 in string");
         }
-        if ((rc = co_buf_put(&ps->str, ps->p, n)) < 0) {
+        if (keep && (rc = co_buf_put(&ps->str, ps->p, n)) < 0) {
             return rc;
         }
         ps->p += n;
@@ -496,6 +505,9 @@ static int parse_number(parser *ps, struct json_object **out)
             mag = mag * 10 + dv;
         }
         if (!overflow && !(neg && mag == 0)) { /* "-0" is the double -0.0, as in Go */
+            if (!out) {
+                return 0;
+            }
             if (!neg && mag <= (uint64_t)INT64_MAX) {
                 *out = json_object_new_int64((int64_t)mag);
                 return 0;
@@ -526,7 +538,9 @@ static int parse_number(parser *ps, struct json_object **out)
     if (range) {
         return perr(ps, s, "number %.*s is out of range", len > 40 ? 40 : (int)len, s);
     }
-    *out = json_object_new_double(d);
+    if (out) {
+        *out = json_object_new_double(d);
+    }
     return 0;
 }
 
@@ -560,16 +574,41 @@ static int next_or_close(parser *ps, char close, const char *what)
                 describe(ps, ps->p, cb));
 }
 
-static int parse_object(parser *ps, struct json_object **out)
+/*
+ * Which of the skip lists in @p live go on below member @p key of an object at nesting level
+ * @p level (0 for the root object's members): their bits in *child_live. Returns 1 when a list
+ * ends at @p key, i.e. the member is to be left out.
+ */
+static int
+skip_member(const parser *ps, uint32_t live, int level, const char *key, uint32_t *child_live)
 {
-    struct json_object *obj = json_object_new_object();
+    uint32_t next = 0;
+    for (int i = 0; live; i++, live >>= 1) {
+        if (!(live & 1) || strcmp(ps->skip[i][level], key) != 0) {
+            continue;
+        }
+        if (!ps->skip[i][level + 1]) {
+            *child_live = 0;
+            return 1;
+        }
+        next |= (uint32_t)1 << i;
+    }
+    *child_live = next;
+    return 0;
+}
+
+static int parse_object(parser *ps, struct json_object **out, uint32_t live)
+{
+    struct json_object *obj = out ? json_object_new_object() : NULL;
     char cb[16];
     int rc = 0;
     ps->p++; /* '{' */
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == '}') {
         ps->p++;
-        *out = obj;
+        if (out) {
+            *out = obj;
+        }
         return 0;
     }
     for (;;) {
@@ -579,18 +618,24 @@ static int parse_object(parser *ps, struct json_object **out)
             goto fail;
         }
         const char *key_at = ps->p;
-        if ((rc = parse_string(ps)) < 0) {
+        if ((rc = parse_string(ps, 1)) < 0) {
             goto fail;
         }
         if (memchr(co_buf_cstr(&ps->str), '\0', ps->str.len)) {
             rc = perr(ps, key_at, "object key contains a NUL character");
             goto fail;
         }
+        /* Members of a value that is only checked are neither built nor matched. */
+        uint32_t child_live = 0;
+        int keep = out && !(live && skip_member(ps, live, ps->depth - 1, co_buf_cstr(&ps->str),
+                                                &child_live));
         /* The scratch buffer is reused by the value, so the key is copied: on the stack when
          * short (nearly always), saving an allocation per member. */
         char short_key[64];
         char *key = short_key;
-        if (ps->str.len < sizeof(short_key)) {
+        if (!keep) {
+            short_key[0] = '\0';
+        } else if (ps->str.len < sizeof(short_key)) {
             memcpy(short_key, co_buf_cstr(&ps->str), ps->str.len + 1);
         } else {
             key = co_xmemdup(co_buf_cstr(&ps->str), ps->str.len);
@@ -606,13 +651,15 @@ static int parse_object(parser *ps, struct json_object **out)
         }
         ps->p++;
         struct json_object *val = NULL;
-        if ((rc = parse_value(ps, &val)) < 0) {
+        if ((rc = parse_value(ps, keep ? &val : NULL, child_live)) < 0) {
             if (key != short_key) {
                 free(key);
             }
             goto fail;
         }
-        json_object_object_add(obj, key, val);
+        if (keep) {
+            json_object_object_add(obj, key, val);
+        }
         if (key != short_key) {
             free(key);
         }
@@ -623,7 +670,9 @@ static int parse_object(parser *ps, struct json_object **out)
             goto fail;
         }
     }
-    *out = obj;
+    if (out) {
+        *out = obj;
+    }
     return 0;
 fail:
     json_object_put(obj);
@@ -632,21 +681,26 @@ fail:
 
 static int parse_array(parser *ps, struct json_object **out)
 {
-    struct json_object *arr = json_object_new_array();
+    struct json_object *arr = out ? json_object_new_array() : NULL;
     int rc = 0;
     ps->p++; /* '[' */
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == ']') {
         ps->p++;
-        *out = arr;
+        if (out) {
+            *out = arr;
+        }
         return 0;
     }
     for (;;) {
         struct json_object *val = NULL;
-        if ((rc = parse_value(ps, &val)) < 0) {
+        /* skip lists name object members only: none reaches into an array */
+        if ((rc = parse_value(ps, out ? &val : NULL, 0)) < 0) {
             goto fail;
         }
-        json_object_array_add(arr, val);
+        if (out) {
+            json_object_array_add(arr, val);
+        }
         if ((rc = next_or_close(ps, ']', "array")) <= 0) {
             if (rc == 0) {
                 break;
@@ -654,14 +708,16 @@ static int parse_array(parser *ps, struct json_object **out)
             goto fail;
         }
     }
-    *out = arr;
+    if (out) {
+        *out = arr;
+    }
     return 0;
 fail:
     json_object_put(arr);
     return rc;
 }
 
-static int parse_value(parser *ps, struct json_object **out)
+static int parse_value(parser *ps, struct json_object **out, uint32_t live)
 {
     char cb[16];
     int rc;
@@ -676,32 +732,40 @@ static int parse_value(parser *ps, struct json_object **out)
             return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
         }
         ps->depth++;
-        rc = *ps->p == '{' ? parse_object(ps, out) : parse_array(ps, out);
+        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out);
         ps->depth--;
         return rc;
     case '"':
-        if ((rc = parse_string(ps)) < 0) {
+        if ((rc = parse_string(ps, out != NULL)) < 0) {
             return rc;
         }
-        *out = json_object_new_string_len(co_buf_cstr(&ps->str), (int)ps->str.len);
+        if (out) {
+            *out = json_object_new_string_len(co_buf_cstr(&ps->str), (int)ps->str.len);
+        }
         return 0;
     case 't':
         if ((rc = expect_literal(ps, "true")) < 0) {
             return rc;
         }
-        *out = json_object_new_boolean(1);
+        if (out) {
+            *out = json_object_new_boolean(1);
+        }
         return 0;
     case 'f':
         if ((rc = expect_literal(ps, "false")) < 0) {
             return rc;
         }
-        *out = json_object_new_boolean(0);
+        if (out) {
+            *out = json_object_new_boolean(0);
+        }
         return 0;
     case 'n':
         if ((rc = expect_literal(ps, "null")) < 0) {
             return rc;
         }
-        *out = NULL;
+        if (out) {
+            *out = NULL;
+        }
         return 0;
     default:
         if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) {
@@ -711,7 +775,11 @@ static int parse_value(parser *ps, struct json_object **out)
     }
 }
 
-int co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max)
+int co_json_parse_skip(struct json_object **out,
+                       const char *data,
+                       size_t len,
+                       size_t max,
+                       const char *const *const *skip)
 {
     if (len > max) {
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes exceeds the limit of %zu", len,
@@ -720,10 +788,15 @@ int co_json_parse_max(struct json_object **out, const char *data, size_t len, si
     if (len > (size_t)INT32_MAX) {
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes is too large", len);
     }
-    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX)};
+    uint32_t live = 0;
+    for (size_t i = 0; skip && skip[i]; i++) {
+        CO_ASSERT(i < SKIP_LISTS_MAX && skip[i][0] != NULL);
+        live |= (uint32_t)1 << i;
+    }
+    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX), skip};
     struct json_object *val = NULL;
     char cb[16];
-    int rc = parse_value(&ps, &val);
+    int rc = parse_value(&ps, &val, live);
     if (rc == 0) {
         skip_ws(&ps);
         if (ps.p < ps.end) {
@@ -736,6 +809,11 @@ int co_json_parse_max(struct json_object **out, const char *data, size_t len, si
         *out = val;
     }
     return rc;
+}
+
+int co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max)
+{
+    return co_json_parse_skip(out, data, len, max, NULL);
 }
 
 int co_json_parse(struct json_object **out, const char *data, size_t len)

@@ -826,6 +826,122 @@ static void test_json__merge_patch_diff(void **state)
     }
 }
 
+static const char *const skip_a_b[] = {"a", "b", NULL};
+static const char *const skip_x_a[] = {"x", "a", NULL};
+static const char *const skip_n_m[] = {"n", "m", NULL};
+static const char *const skip_top[] = {"top", NULL};
+
+static void test_json__skip_leaves_out_the_members_named_and_nothing_else(void **state)
+{
+    (void)state;
+    static const char *const *const skip[] = {skip_a_b, skip_x_a, skip_n_m, skip_top, NULL};
+    /* a.b twice (the last "a" wins either way); x.a only inside an array, which is not
+     * followed; n is a scalar, so n.m names nothing. */
+    const char *doc = "{\"a\":{\"b\":1,\"c\":{\"b\":[{\"b\":2}]}},\"top\":{\"deep\":[1,{\"q\":"
+                      "\"\\u00e9\"}]},\"x\":[{\"a\":{\"b\":4}}],\"n\":3,"
+                      "\"a\":{\"b\":{\"z\":1e300},\"e\":6,\"c\":{\"b\":\"kept\"}}}";
+    struct json_object *got = NULL;
+    assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+    struct json_object *want =
+        parse("{\"a\":{\"e\":6,\"c\":{\"b\":\"kept\"}},\"x\":[{\"a\":{\"b\":4}}],"
+              "\"n\":3}");
+    assert_true(co_json_equal(got, want));
+    json_object_put(got);
+    json_object_put(want);
+    /* No lists, or an empty set: everything is built. */
+    static const char *const *const none[] = {NULL};
+    struct json_object *full = parse(doc);
+    assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, none));
+    assert_true(co_json_equal(got, full));
+    json_object_put(got);
+    assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, NULL));
+    assert_true(co_json_equal(got, full));
+    json_object_put(got);
+    json_object_put(full);
+    /* A root that is not an object has no members to leave out. */
+    assert_co_pass(co_json_parse_skip(&got, "[{\"top\":1}]", 11, CO_MAX_DOCUMENT, skip));
+    assert_int_equal(json_object_array_length(got), 1);
+    json_object_put(got);
+}
+
+/* Parses @p doc with and without @p skip and requires the same code and message. */
+static void assert_same_refusal(const char *doc, size_t len, const char *const *const *skip)
+{
+    struct json_object *obj = NULL;
+    co_error_clear();
+    int want = co_json_parse(&obj, doc, len);
+    char *want_msg = co_xstrdup(co_error_last());
+    json_object_put(obj);
+    obj = NULL;
+    co_error_clear();
+    int got = co_json_parse_skip(&obj, doc, len, CO_MAX_DOCUMENT, skip);
+    if (got != want || strcmp(want_msg, co_error_last()) != 0) {
+        fail_msg("%.*s: full parse %d \"%s\", with skip %d \"%s\"", (int)len, doc, want, want_msg,
+                 got, co_error_last());
+    }
+    json_object_put(obj);
+    free(want_msg);
+}
+
+static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(void **state)
+{
+    (void)state;
+    static const char *const *const skip[] = {skip_top, NULL};
+    static const char *const bad[] = {
+        "[1,]",
+        "{\"a\":1,}",
+        "{'a':1}",
+        "NaN",
+        "-Infinity",
+        "True",
+        "nul",
+        "01",
+        "-01",
+        "1.",
+        ".5",
+        "1e",
+        "+1",
+        "\"\\x\"",
+        "\"\\u12\"",
+        "\"a\tb\"",
+        "\"\xff\"",
+        "\"\xe2\x82\"",
+        "\"\xed\xa0\x80\"",
+        "{\"a\" 1}",
+        "[1 2]",
+        "{\"a\":1 \"b\":2}",
+        "/* c */ 1",
+        "{\"k\\u0000\":1}",
+        "1e400",
+        "-1e400",
+        "[\"\\ud800\\u12\"]",
+        "{\"a\":[{\"b\":\"\\uDBFF\\uDFFF\",\"c\":[tru]}]}",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
+        char *doc = co_xasprintf("{\"keep\":[1],\n \"top\": %s,\"after\":2}", bad[i]);
+        assert_same_refusal(doc, strlen(doc), skip);
+        free(doc);
+    }
+    /* Every truncation of a document whose second half is left out. */
+    const char *doc = "{\"keep\":{\"x\":\"y\"},\"top\":{\"metadata\":{\"name\":\"x\",\"labels\":"
+                      "{\"a\":\"b\"}},\"spec\":[1,2.5e3,-0,true,false,null,\"\\u00e9\\n\"]}}";
+    for (size_t cut = 0; cut < strlen(doc); cut++) {
+        assert_same_refusal(doc, cut, skip);
+    }
+    /* The nesting cap counts the levels of a left-out member too. */
+    co_buf deep = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&deep, "{\"top\":"));
+    for (int i = 0; i < CO_MAX_NESTING; i++) {
+        assert_co_pass(co_buf_putc(&deep, '['));
+    }
+    for (int i = 0; i < CO_MAX_NESTING; i++) {
+        assert_co_pass(co_buf_putc(&deep, ']'));
+    }
+    assert_co_pass(co_buf_putc(&deep, '}'));
+    assert_same_refusal(co_buf_cstr(&deep), deep.len, skip);
+    co_buf_dispose(&deep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +953,8 @@ int main(void)
         cmocka_unit_test(test_json__size_cap),
         cmocka_unit_test(test_json__numbers_keep_their_kind),
         cmocka_unit_test(test_json__duplicate_keys_last_wins),
+        cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
+        cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
         cmocka_unit_test(test_json__canonical_matches_go_marshal),
         cmocka_unit_test(test_json__pretty_matches_go_marshal_indent),

@@ -659,6 +659,223 @@ static void test_wh_admission__conversion_of_a_stranger_fails(void **ctx)
     wh_http_response_dispose(&r);
 }
 
+/* --- members the decisions never read are parsed without being built ------------------------ */
+
+static const char *const all_paths[] = {
+    "/validate/v1alpha1/components",
+    "/validate/v1beta1/components",
+    "/mutate/v1alpha1/components",
+    "/mutate/v1beta1/components",
+    "/convert",
+    "/validate/v1alpha1/componentpolicies",
+};
+
+/* The same cluster in a fresh state: a policy that warns, audits and defaults in team-a. */
+static wh_state *populated_state(void)
+{
+    wh_state *st = NULL;
+    wh_state_new(&st, 10000);
+    static const char *const texts[] = {
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\","
+        "\"labels\":{\"tier\":\"tenant\"}}}",
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\",\"metadata\":"
+        "{\"name\":\"tenants\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{\"tier\":"
+        "\"tenant\"}},\"rules\":{\"sourceKinds\":{\"action\":\"Warn\",\"allowed\":[\"git\"]},"
+        "\"intervals\":{\"action\":\"Audit\",\"minRequeueInterval\":\"1h\"}},"
+        "\"defaults\":{\"deletePolicy\":\"Orphan\",\"retryInterval\":\"2m\"}}}",
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"metadata\":{"
+        "\"name\":\"database\",\"namespace\":\"team-a\"},\"spec\":{\"sourceRef\":"
+        "{\"fluxGitRepository\":{\"name\":\"db\"}}}}",
+    };
+    struct json_object *o = parse(texts[0]);
+    wh_state_namespace_put(st, o);
+    json_object_put(o);
+    o = parse(texts[1]);
+    assert_co_pass(wh_state_policy_put(st, o));
+    json_object_put(o);
+    o = parse(texts[2]);
+    wh_state_component_put(st, o);
+    json_object_put(o);
+    return st;
+}
+
+/* The raw answer to @p body on @p path with or without leaving out the unread members, each
+ * from a fresh state, so that neither run sees the other's tentative edges. */
+static void
+raw_answer(wh_http_response *r, const char *path, const char *body, size_t len, int skip)
+{
+    wh_state *st = populated_state();
+    wh_handlers h = wh_admission_handlers(st);
+    if (!skip) {
+        h.unread = NULL;
+    }
+    wh_http_request req = {"POST", path, "application/json", body, len};
+    wh_http_handle(r, &h, &req);
+    wh_state_free(st);
+}
+
+/* Asserts that @p body gets byte-identical answers on @p path either way; returns the status. */
+static int same_answer(const char *what, const char *path, const char *body, size_t len)
+{
+    wh_http_response full, pruned;
+    raw_answer(&full, path, body, len, 0);
+    raw_answer(&pruned, path, body, len, 1);
+    if (full.status != pruned.status || full.body_len != pruned.body_len ||
+        memcmp(full.body, pruned.body, full.body_len) != 0 ||
+        full.internal_error != pruned.internal_error ||
+        strcmp(full.content_type, pruned.content_type) != 0) {
+        fail_msg("%s on %s:\n full   %d %.*s\n pruned %d %.*s", what, path, full.status,
+                 (int)full.body_len, full.body, pruned.status, (int)pruned.body_len, pruned.body);
+    }
+    int status = full.status;
+    wh_http_response_dispose(&full);
+    wh_http_response_dispose(&pruned);
+    return status;
+}
+
+static void test_wh_admission__unread_members_change_no_answer_to_a_fixture(void **ctx)
+{
+    (void)ctx;
+    static const char *const dirs[] = {"webhook", "webhook/admission"};
+    size_t compared = 0;
+    for (size_t d = 0; d < CO_ARRAY_SIZE(dirs); d++) {
+        co_test_names files = co_test_fixture_files(dirs[d], ".json");
+        for (size_t i = 0; i < files.len; i++) {
+            size_t len = 0;
+            char *body = co_test_fixture(files.items[i], &len);
+            for (size_t p = 0; p < CO_ARRAY_SIZE(all_paths); p++) {
+                (void)same_answer(files.items[i], all_paths[p], body, len);
+                compared++;
+            }
+            free(body);
+        }
+        co_test_names_free(&files);
+    }
+    assert_true(compared >= 20 * CO_ARRAY_SIZE(all_paths));
+}
+
+/* The UPDATE fixture (managedFields and status on both objects) with @p from replaced by @p to
+ * in the member @p which ("object" or "oldObject"). */
+static char *update_with(const char *which, const char *member_json)
+{
+    struct json_object *review = co_test_fixture_json("webhook/admission-update-v1alpha1.json");
+    struct json_object *obj = member(member(review, "request"), which);
+    assert_non_null(obj);
+    struct json_object *v = parse(member_json);
+    json_object_object_foreach (v, key, val) {
+        if (!strcmp(key, "managedFields")) {
+            json_object_object_add(member(obj, "metadata"), key, json_object_get(val));
+        } else {
+            json_object_object_add(obj, key, json_object_get(val));
+        }
+    }
+    json_object_put(v);
+    char *text = co_json_dumps(review, 0);
+    json_object_put(review);
+    return text;
+}
+
+/* Replaces the first occurrence of @p marker in @p text with @p bad (any bytes). */
+static char *splice(const char *text, const char *marker, const char *bad)
+{
+    const char *at = strstr(text, marker);
+    assert_non_null(at);
+    return co_xasprintf("%.*s%s%s", (int)(at - text), text, bad, at + strlen(marker));
+}
+
+static void test_wh_admission__malformed_unread_members_are_refused_as_before(void **ctx)
+{
+    (void)ctx;
+    /* Each is spliced in as the value of a left-out member, in place of a marker string. */
+    static const char *const bad[] = {
+        "[{\"a\":1,}]",             /* trailing comma */
+        "{\"a\":\"\\x\"}",          /* invalid escape */
+        "{\"a\":\"\xc3\x28\"}",     /* invalid UTF-8 */
+        "{\"a\":\"tab\there\"}",    /* raw control character */
+        "[01]",                     /* leading zero */
+        "[1e999]",                  /* out of range */
+        "[-]",                      /* no digit */
+        "[1.]",                     /* no digit after the point */
+        "{\"a\":tru}",              /* bad literal */
+        "{\"a\\u0000b\":1}",        /* NUL in a key */
+        "{\"a\" 1}",                /* no colon */
+        "{1:2}",                    /* key not a string */
+        "[\"\\ud800\", \"\\u12\"]", /* short \u escape after a lone surrogate */
+        "{\"a\":[1 2]}",            /* no comma */
+        "'single'",                 /* not a value */
+        "\"open",                   /* closed by the next quote, then garbage */
+    };
+    static const char *const where[] = {"object", "oldObject"};
+    static const char *const members[] = {"managedFields", "status"};
+    size_t refused = 0;
+    for (size_t w = 0; w < CO_ARRAY_SIZE(where); w++) {
+        for (size_t m = 0; m < CO_ARRAY_SIZE(members); m++) {
+            char *marked = co_xasprintf("{\"%s\":\"MARKER\"}", members[m]);
+            char *text = update_with(where[w], marked);
+            free(marked);
+            for (size_t b = 0; b < CO_ARRAY_SIZE(bad); b++) {
+                char *body = splice(text, "\"MARKER\"", bad[b]);
+                for (size_t p = 0; p < CO_ARRAY_SIZE(all_paths); p++) {
+                    int status = same_answer(body, all_paths[p], body, strlen(body));
+                    assert_int_equal(status, 400);
+                    refused++;
+                }
+                free(body);
+            }
+            free(text);
+        }
+    }
+    assert_int_equal(refused, CO_ARRAY_SIZE(where) * CO_ARRAY_SIZE(members) * CO_ARRAY_SIZE(bad) *
+                                  CO_ARRAY_SIZE(all_paths));
+}
+
+/* Valid JSON of unexpected shape in the left-out members, and nesting at the cap inside them. */
+static void test_wh_admission__odd_unread_members_change_no_answer(void **ctx)
+{
+    (void)ctx;
+    static const char *const odd[] = {
+        "{\"managedFields\":null,\"status\":null}",
+        "{\"managedFields\":\"x\",\"status\":5}",
+        "{\"managedFields\":{\"a\":[]},\"status\":[]}",
+        "{\"status\":{\"inventory\":[{\"applyOrder\":\"first\"}],\"conditions\":7}}",
+        "{\"status\":{\"state\":\"Nonsense\",\"observedGeneration\":1.5e300}}",
+        "{\"managedFields\":[{\"manager\":\"\\u00e9\\ud83d\\ude00\"}],\"status\":{}}",
+    };
+    static const char *const where[] = {"object", "oldObject"};
+    for (size_t w = 0; w < CO_ARRAY_SIZE(where); w++) {
+        for (size_t o = 0; o < CO_ARRAY_SIZE(odd); o++) {
+            char *body = update_with(where[w], odd[o]);
+            for (size_t p = 0; p < CO_ARRAY_SIZE(all_paths); p++) {
+                (void)same_answer(body, all_paths[p], body, strlen(body));
+            }
+            free(body);
+        }
+    }
+    /* Nesting: one level over the cap inside status is refused either way, the cap is not.
+     * The review, request and object hold status at depth 3. */
+    for (int over = 0; over <= 1; over++) {
+        co_buf deep = CO_BUF_INIT(SIZE_MAX);
+        int levels = CO_MAX_NESTING - 3 + over;
+        for (int i = 0; i < levels; i++) {
+            assert_co_pass(co_buf_putc(&deep, '['));
+        }
+        for (int i = 0; i < levels; i++) {
+            assert_co_pass(co_buf_putc(&deep, ']'));
+        }
+        char *text = update_with("object", "{\"status\":\"MARKER\"}");
+        char *body = splice(text, "\"MARKER\"", co_buf_cstr(&deep));
+        for (size_t p = 0; p < CO_ARRAY_SIZE(all_paths); p++) {
+            int status = same_answer("deep status", all_paths[p], body, strlen(body));
+            if (over) {
+                assert_int_equal(status, 400);
+            }
+        }
+        free(body);
+        free(text);
+        co_buf_dispose(&deep);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -689,6 +906,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wh_admission__conversion_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__conversion_of_a_stranger_fails, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__unread_members_change_no_answer_to_a_fixture, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__malformed_unread_members_are_refused_as_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__odd_unread_members_change_no_answer,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

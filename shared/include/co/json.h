@@ -82,6 +82,23 @@ CO_MUST_CHECK int co_json_parse(struct json_object **out, const char *data, size
 CO_MUST_CHECK int
 co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max);
 
+/**
+ * Like co_json_parse_max(), leaving out of the tree the members a caller never reads.
+ * @p skip lists up to 32 key lists (each NULL-terminated, from the root; the set ends with
+ * NULL): `{"request", "object", "status", NULL}` leaves out the member "status" of the object
+ * at root.request.object. Only object members are followed; nothing inside an array matches.
+ * A left-out value is read exactly as any other (a malformed one is refused with the same
+ * error at the same place, numbers out of range included) but nothing is built for it.
+ * @p skip NULL parses everything.
+ * @param[out] out the value, a new reference (NULL for `null`)
+ * @return as co_json_parse_max().
+ */
+CO_MUST_CHECK int co_json_parse_skip(struct json_object **out,
+                                     const char *data,
+                                     size_t len,
+                                     size_t max,
+                                     const char *const *const *skip);
+
 /* ---- Encoding ----------------------------------------------------------------------------- */
 
 /**
