@@ -309,95 +309,145 @@ static int hex4(const char *s, uint32_t *out)
     return 0;
 }
 
-static int put_utf8(co_buf *b, uint32_t cp)
+/* Writes @p cp as UTF-8 to @p u (room for 4 bytes); returns the length. */
+static size_t put_utf8(char *u, uint32_t cp)
 {
-    char u[4];
-    size_t n;
     if (cp < 0x80) {
         u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
+        return 1;
+    }
+    if (cp < 0x800) {
         u[0] = (char)(0xc0 | (cp >> 6));
         u[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
+        return 2;
+    }
+    if (cp < 0x10000) {
         u[0] = (char)(0xe0 | (cp >> 12));
         u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
         u[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (char)(0xf0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
+        return 3;
     }
-    return co_buf_put(b, u, n);
+    u[0] = (char)(0xf0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    u[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
 }
 
-/* Reads a string (ps->p at the opening quote) into ps->str, or with @p keep 0 only checks it
- * (same errors at the same places) and leaves ps->str alone. */
-static int parse_string(parser *ps, int keep)
+/*
+ * Skips bytes that stand for themselves in a string (printable ASCII but '"' and '\\'), eight
+ * at a time: in a word without a byte >= 0x80, subtracting 0x20, or 1 from the word xor '"'
+ * or '\\', sets the top bit of the lowest byte that is a control character, a quote or a
+ * backslash, and of no byte below it. The last few bytes, and the word that holds the byte
+ * to stop at, are done one by one.
+ */
+static const char *skip_plain(const char *p, const char *end)
+{
+    const uint64_t ones = 0x0101010101010101ULL;
+    const uint64_t highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, sizeof(w));
+        uint64_t special =
+            ((w - ones * 0x20) | ((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones) | w) &
+            highs;
+        if (special) {
+            break;
+        }
+        p += 8;
+    }
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
+            break;
+        }
+        p++;
+    }
+    return p;
+}
+
+/*
+ * Reads a string (ps->p at the opening quote). Its contents are returned in @p s_out and
+ * @p len_out (not NUL-terminated): the input bytes themselves when there is no escape (no copy
+ * at all), else ps->str, where the bytes between escapes are copied in runs. With @p keep 0 it
+ * only checks the string (same errors at the same places) and returns nothing.
+ */
+static int parse_string(parser *ps, int keep, const char **s_out, size_t *len_out)
 {
     const char *open = ps->p;
+    const char *pending = open + 1; /* first byte not yet copied to ps->str */
+    int copying = 0;                /* ps->str holds the string so far: an escape was seen */
     int rc;
-    if (keep) {
-        co_buf_reset(&ps->str);
-    }
     ps->p++;
     for (;;) {
+        ps->p = skip_plain(ps->p, ps->end);
         if (ps->p >= ps->end) {
             return perr(ps, open, "unterminated string");
         }
         unsigned char c = (unsigned char)*ps->p;
         if (c == '"') {
+            if (keep && !copying) {
+                *s_out = pending;
+                *len_out = (size_t)(ps->p - pending);
+            } else if (keep) {
+                if ((rc = co_buf_put(&ps->str, pending, (size_t)(ps->p - pending))) < 0) {
+                    return rc;
+                }
+                *s_out = ps->str.ptr;
+                *len_out = ps->str.len;
+            }
             ps->p++;
             return 0;
         }
         if (c < 0x20) {
             return perr(ps, ps->p, "control character 0x%02x in string (escape it)", c);
         }
-        if (c == '\\') {
-            const char *esc = ps->p;
-            if (ps->p + 1 >= ps->end) {
-                return perr(ps, open, "unterminated string");
-            }
-            char e = ps->p[1];
-            ps->p += 2;
-            char simple = 0;
-            switch (e) {
-            case '"':
-            case '\\':
-            case '/':
-                simple = e;
-                break;
-            case 'b':
-                simple = '\b';
-                break;
-            case 'f':
-                simple = '\f';
-                break;
-            case 'n':
-                simple = '\n';
-                break;
-            case 'r':
-                simple = '\r';
-                break;
-            case 't':
-                simple = '\t';
-                break;
-            case 'u':
-                break;
-            default:
-                return perr(ps, esc, "invalid escape sequence in string");
-            }
-            if (simple) {
-                if (keep && (rc = co_buf_putc(&ps->str, simple)) < 0) {
-                    return rc;
-                }
-                continue;
-            }
+        if (c >= 0x80) {
             uint32_t cp;
+            size_t n =
+                co_json__utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
+            if (n == 0) {
+                return perr(ps, ps->p, "invalid UTF-8 in string");
+            }
+            ps->p += n;
+            continue;
+        }
+        /* a backslash */
+        const char *esc = ps->p;
+        if (ps->p + 1 >= ps->end) {
+            return perr(ps, open, "unterminated string");
+        }
+        char e = ps->p[1];
+        ps->p += 2;
+        char simple = 0;
+        switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+            simple = e;
+            break;
+        case 'b':
+            simple = '\b';
+            break;
+        case 'f':
+            simple = '\f';
+            break;
+        case 'n':
+            simple = '\n';
+            break;
+        case 'r':
+            simple = '\r';
+            break;
+        case 't':
+            simple = '\t';
+            break;
+        case 'u':
+            break;
+        default:
+            return perr(ps, esc, "invalid escape sequence in string");
+        }
+        uint32_t cp = 0;
+        if (!simple) {
             if (ps->end - ps->p < 4 || hex4(ps->p, &cp) < 0) {
                 return perr(ps, esc, "invalid \\u escape in string");
             }
@@ -414,32 +464,28 @@ static int parse_string(parser *ps, int keep)
             } else if (cp >= 0xdc00 && cp <= 0xdfff) {
                 cp = 0xfffd;
             }
-            if (keep && (rc = put_utf8(&ps->str, cp)) < 0) {
-                return rc;
-            }
+        }
+        if (!keep) {
             continue;
         }
-        if (c < 0x80) {
-            const char *run = ps->p;
-            while (ps->p < ps->end && (unsigned char)*ps->p >= 0x20 && *ps->p != '"' &&
-                   *ps->p != '\\' && (unsigned char)*ps->p < 0x80) {
-                ps->p++;
-            }
-            if (keep && (rc = co_buf_put(&ps->str, run, (size_t)(ps->p - run))) < 0) {
-                return rc;
-            }
-            continue;
+        if (!copying) {
+            co_buf_reset(&ps->str);
+            copying = 1;
         }
-        uint32_t cp;
-        size_t n =
-            co_json__utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
-        if (n == 0) {
-            return perr(ps, ps->p, "invalid UTF-8 in string");
-        }
-        if (keep && (rc = co_buf_put(&ps->str, ps->p, n)) < 0) {
+        /* the run before the escape and what it stands for, in one append */
+        size_t run = (size_t)(esc - pending);
+        if ((rc = co_buf_reserve(&ps->str, run + 4)) < 0) {
             return rc;
         }
-        ps->p += n;
+        memcpy(ps->str.ptr + ps->str.len, pending, run);
+        ps->str.len += run;
+        if (simple) {
+            ps->str.ptr[ps->str.len++] = simple;
+        } else {
+            ps->str.len += put_utf8(ps->str.ptr + ps->str.len, cp);
+        }
+        ps->str.ptr[ps->str.len] = '\0';
+        pending = ps->p;
     }
 }
 
@@ -618,28 +664,29 @@ static int parse_object(parser *ps, struct json_object **out, uint32_t live)
             goto fail;
         }
         const char *key_at = ps->p;
-        if ((rc = parse_string(ps, 1)) < 0) {
+        const char *ks = "";
+        size_t klen = 0;
+        if ((rc = parse_string(ps, 1, &ks, &klen)) < 0) {
             goto fail;
         }
-        if (memchr(co_buf_cstr(&ps->str), '\0', ps->str.len)) {
+        if (memchr(ks, '\0', klen)) {
             rc = perr(ps, key_at, "object key contains a NUL character");
             goto fail;
         }
-        /* Members of a value that is only checked are neither built nor matched. */
-        uint32_t child_live = 0;
-        int keep = out && !(live && skip_member(ps, live, ps->depth - 1, co_buf_cstr(&ps->str),
-                                                &child_live));
-        /* The scratch buffer is reused by the value, so the key is copied: on the stack when
-         * short (nearly always), saving an allocation per member. */
+        /* The key is copied for json-c, which wants it NUL-terminated, and because the scratch
+         * buffer is reused by the value: on the stack when short (nearly always), saving an
+         * allocation per member. A value that is only checked needs no key. */
         char short_key[64];
         char *key = short_key;
-        if (!keep) {
-            short_key[0] = '\0';
-        } else if (ps->str.len < sizeof(short_key)) {
-            memcpy(short_key, co_buf_cstr(&ps->str), ps->str.len + 1);
-        } else {
-            key = co_xmemdup(co_buf_cstr(&ps->str), ps->str.len);
+        short_key[0] = '\0';
+        if (out && klen < sizeof(short_key)) {
+            memcpy(short_key, ks, klen);
+            short_key[klen] = '\0';
+        } else if (out) {
+            key = co_xmemdup(ks, klen);
         }
+        uint32_t child_live = 0;
+        int keep = out && !(live && skip_member(ps, live, ps->depth - 1, key, &child_live));
         skip_ws(ps);
         if (ps->p >= ps->end || *ps->p != ':') {
             rc =
@@ -735,14 +782,17 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
         rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out);
         ps->depth--;
         return rc;
-    case '"':
-        if ((rc = parse_string(ps, out != NULL)) < 0) {
+    case '"': {
+        const char *s = "";
+        size_t len = 0;
+        if ((rc = parse_string(ps, out != NULL, &s, &len)) < 0) {
             return rc;
         }
         if (out) {
-            *out = json_object_new_string_len(co_buf_cstr(&ps->str), (int)ps->str.len);
+            *out = json_object_new_string_len(s, (int)len);
         }
         return 0;
+    }
     case 't':
         if ((rc = expect_literal(ps, "true")) < 0) {
             return rc;

@@ -942,6 +942,66 @@ static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(vo
     co_buf_dispose(&deep);
 }
 
+/* Strings are scanned a word at a time: every kind of byte that ends a plain run must be found
+ * wherever it falls in a word, and runs between escapes must be kept in order. */
+static void test_json__string_scanning_finds_every_byte_at_every_offset(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *insert; /* put after @p at plain bytes */
+        const char *want;   /* decoded, or NULL when refused */
+        const char *msg;
+    } kinds[] = {
+        {"\\\"", "\"", NULL},
+        {"\\\\", "\\", NULL},
+        {"\\n", "\n", NULL},
+        {"\\u00e9", "\xc3\xa9", NULL},
+        {"\\ud83d\\ude00", "\xf0\x9f\x98\x80", NULL},
+        {"\xc3\xa9", "\xc3\xa9", NULL},
+        {"\x7f", "\x7f", NULL},
+        {"~", "~", NULL},
+        {"\x1f", NULL, "control character 0x1f"},
+        {"\t", NULL, "control character 0x09"},
+        {"\x80", NULL, "invalid UTF-8"},
+        {"\xff", NULL, "invalid UTF-8"},
+        {"\\q", NULL, "invalid escape"},
+    };
+    static const char plain[] = "abc DEF/{}[]:,0123456789 !#$%&'()*+-.;<=>?@^_`|~";
+    for (size_t k = 0; k < CO_ARRAY_SIZE(kinds); k++) {
+        for (int at = 0; at <= 17; at++) {
+            for (int after = 0; after <= 9; after += 9) {
+                char *doc =
+                    co_xasprintf("[\"%.*s%s%.*s\"]", at, plain, kinds[k].insert, after, plain + 20);
+                struct json_object *obj = NULL;
+                co_error_clear();
+                int rc = co_json_parse(&obj, doc, strlen(doc));
+                if (!kinds[k].want) {
+                    assert_int_equal(rc, CO_EINVALID);
+                    char *where = co_xasprintf("column %d: %s", 3 + at, kinds[k].msg);
+                    assert_contains(co_error_last(), where);
+                    free(where);
+                } else {
+                    assert_co_pass(rc);
+                    char *want =
+                        co_xasprintf("%.*s%s%.*s", at, plain, kinds[k].want, after, plain + 20);
+                    struct json_object *str = json_object_array_get_idx(obj, 0);
+                    assert_int_equal(co_json_string_len(str), strlen(want));
+                    assert_memory_equal(json_object_get_string(str), want, strlen(want));
+                    free(want);
+                }
+                json_object_put(obj);
+                free(doc);
+            }
+        }
+    }
+    /* The input ends inside a run, at every offset. */
+    for (int at = 0; at <= 17; at++) {
+        char *doc = co_xasprintf("\"%.*s", at, plain);
+        assert_parse_fails(CO_EINVALID, doc, strlen(doc), "line 1, column 1: unterminated string");
+        free(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -953,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_json__size_cap),
         cmocka_unit_test(test_json__numbers_keep_their_kind),
         cmocka_unit_test(test_json__duplicate_keys_last_wins),
+        cmocka_unit_test(test_json__string_scanning_finds_every_byte_at_every_offset),
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
         cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
