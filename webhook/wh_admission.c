@@ -60,7 +60,7 @@ static int deny_field_errors(wh_decision *d, const co_field_errors *errs)
     if (rc < 0) {
         return rc;
     }
-    wh_decision_deny(d, 403, "Forbidden", "%s", co_buf_cstr(&msg));
+    wh_decision_deny_text(d, 403, "Forbidden", co_buf_cstr(&msg));
     co_buf_dispose(&msg);
     for (size_t i = 0; i < errs->len; i++) {
         co_buf one = CO_BUF_INIT(SIZE_MAX);
@@ -148,10 +148,10 @@ static int apply_violations(wh_decision *d, const co_policy_result *res)
         }
         switch (pv->action) {
         case CO_POLICY_DENY:
-            wh_decision_deny(d, 403, "Forbidden", "%s", co_buf_cstr(&msg));
+            wh_decision_deny_text(d, 403, "Forbidden", co_buf_cstr(&msg));
             break;
         case CO_POLICY_WARN:
-            wh_decision_warn(d, "%s", co_buf_cstr(&msg));
+            wh_decision_warn_text(d, co_buf_cstr(&msg));
             break;
         case CO_POLICY_AUDIT: {
             char *key = audit_key(pv->rule);
@@ -186,7 +186,7 @@ static int merge_defaults(co_policy_defaults *pd,
         return rc;
     }
     for (size_t i = 0; i < pd->nwarnings; i++) {
-        wh_decision_warn(d, "%s", pd->warnings[i]);
+        wh_decision_warn_text(d, pd->warnings[i]);
     }
     return 0;
 }
@@ -322,7 +322,7 @@ int wh_admission_admit(wh_decision *d, void *ctx, wh_route route, const wh_admis
         return 0;
     }
     if (!req->object) {
-        wh_decision_deny(d, 400, "BadRequest", "request.object: Required value");
+        wh_decision_deny_text(d, 400, "BadRequest", "request.object: Required value");
         return 0;
     }
     if (route == WH_ROUTE_VALIDATE_POLICY) {

@@ -155,7 +155,7 @@ admission(wh_http_response *out, const wh_handlers *h, wh_route route, struct js
     wh_decision_init(&d);
     char *why = NULL;
     if (!kind_matches(ri, &req, &why)) {
-        wh_decision_deny(&d, 400, "BadRequest", "%s", why);
+        wh_decision_deny_text(&d, 400, "BadRequest", why);
         free(why);
     } else {
         co_error_clear();

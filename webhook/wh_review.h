@@ -47,11 +47,17 @@ void wh_decision_dispose(wh_decision *d);
 void wh_decision_deny(wh_decision *d, int code, const char *reason, const char *fmt, ...)
     CO_PRINTF(4, 5);
 
+/** wh_decision_deny() with @p text as the message, as it is (no formatting). */
+void wh_decision_deny_text(wh_decision *d, int code, const char *reason, const char *text);
+
 /** Adds a field cause ({reason, message, field}) to the denial details. */
 void wh_decision_cause(wh_decision *d, const char *reason, const char *field, const char *message);
 
 /** Appends a warning (shown by kubectl as "Warning: ..."). Duplicates are dropped. */
 void wh_decision_warn(wh_decision *d, const char *fmt, ...) CO_PRINTF(2, 3);
+
+/** wh_decision_warn() with @p text as the warning, as it is (no formatting). */
+void wh_decision_warn_text(wh_decision *d, const char *text);
 
 /** Sets audit annotation @p key (the API server prefixes it with the webhook name). */
 void wh_decision_audit(wh_decision *d, const char *key, const char *value);

@@ -14,6 +14,7 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/common.h"
+#include "co/json.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_http.h"
 #include "webhook/wh_metrics.h"
@@ -693,6 +694,122 @@ static void test_wh_http__metrics_text(void **state)
     wh_metrics_request_finished(WH_ROUTE_VALIDATE_V1ALPHA1);
 }
 
+/* --- the admission response, byte for byte ---------------------------------------------------- */
+
+/* The response as json-c renders it from a tree: how it was built before it was written
+ * directly, kept here as the oracle. */
+static char *
+json_c_response(const char *api_version, const char *uid, const wh_decision *d, int mutating)
+{
+    struct json_object *resp = json_object_new_object();
+    json_object_object_add(resp, "uid", json_object_new_string(uid));
+    json_object_object_add(resp, "allowed", json_object_new_boolean(d->allowed));
+    if (!d->allowed) {
+        struct json_object *st = json_object_new_object();
+        json_object_object_add(st, "metadata", json_object_new_object());
+        json_object_object_add(st, "status", json_object_new_string("Failure"));
+        json_object_object_add(st, "message", json_object_new_string(d->message ? d->message : ""));
+        const char *reason = d->reason ? d->reason : "Forbidden";
+        if (*reason) {
+            json_object_object_add(st, "reason", json_object_new_string(reason));
+        }
+        if (d->causes) {
+            struct json_object *details = json_object_new_object();
+            json_object_object_add(details, "causes", json_object_get(d->causes));
+            json_object_object_add(st, "details", details);
+        }
+        json_object_object_add(st, "code", json_object_new_int(d->code >= 400 ? d->code : 403));
+        json_object_object_add(resp, "status", st);
+    }
+    if (mutating && d->allowed && d->patch && json_object_array_length(d->patch) > 0) {
+        size_t plen = 0;
+        const char *ptext = json_object_to_json_string_length(
+            d->patch, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &plen);
+        char *b64 = co_base64_encode(ptext, plen, CO_BASE64_STD);
+        json_object_object_add(resp, "patchType", json_object_new_string("JSONPatch"));
+        json_object_object_add(resp, "patch", json_object_new_string(b64));
+        free(b64);
+    }
+    if (d->audit && json_object_object_length(d->audit) > 0) {
+        json_object_object_add(resp, "auditAnnotations", json_object_get(d->audit));
+    }
+    if (d->warnings && json_object_array_length(d->warnings) > 0) {
+        json_object_object_add(resp, "warnings", json_object_get(d->warnings));
+    }
+    struct json_object *review = json_object_new_object();
+    json_object_object_add(review, "apiVersion", json_object_new_string(api_version));
+    json_object_object_add(review, "kind", json_object_new_string("AdmissionReview"));
+    json_object_object_add(review, "response", resp);
+    char *text = co_xstrdup(json_object_to_json_string_ext(
+        review, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(review);
+    return text;
+}
+
+static void assert_rendered_as_json_c(const char *uid, const wh_decision *d)
+{
+    static const char *const versions[] = {"admission.k8s.io/v1", "admission.k8s.io/v1beta1"};
+    for (size_t v = 0; v < CO_ARRAY_SIZE(versions); v++) {
+        for (int mutating = 0; mutating <= 1; mutating++) {
+            char *want = json_c_response(versions[v], uid, d, mutating);
+            char *got = NULL;
+            size_t len = 0;
+            wh_review_admission_response(&got, &len, versions[v], uid, d, mutating);
+            assert_int_equal(len, strlen(got));
+            assert_string_equal(got, want);
+            free(got);
+            free(want);
+        }
+    }
+}
+
+static void test_wh_http__admission_response_bytes_are_those_of_json_c(void **state)
+{
+    (void)state;
+    /* Every byte that json-c escapes, and some it does not ('/', DEL, UTF-8, a stray 0xff). */
+    char every[128 + 3];
+    for (int c = 1; c < 128; c++) {
+        every[c - 1] = (char)c;
+    }
+    memcpy(every + 127, "\xc3\xa9\xff", 3);
+    every[130] = '\0';
+    wh_decision d;
+    wh_decision_init(&d);
+    assert_rendered_as_json_c("u-1", &d);
+    assert_rendered_as_json_c(every, &d);
+
+    wh_decision_warn_text(&d, every);
+    wh_decision_warn(&d, "policy %s: %s", "p/1", "requeueInterval below \"1m\"");
+    wh_decision_audit(&d, "policy.intervals", "a\tb");
+    wh_decision_audit(&d, "policy.sourceKinds", every);
+    wh_decision_audit(&d, "policy.intervals", "replaced in place");
+    assert_rendered_as_json_c("u-2", &d);
+
+    struct json_object *ops = NULL;
+    const char *patch = "[{\"op\":\"add\",\"path\":\"/spec/retryInterval\",\"value\":\"1m\"},"
+                        "{\"op\":\"add\",\"path\":\"/spec/n\",\"value\":-2.5e-7},"
+                        "{\"op\":\"add\",\"path\":\"/spec/m\",\"value\":[1,true,null,{}]}]";
+    assert_co_pass(co_json_parse(&ops, patch, strlen(patch)));
+    wh_decision_set_patch(&d, ops);
+    assert_rendered_as_json_c("u-3", &d);
+
+    static const int codes[] = {0, 200, 400, 403, 500, 599, -1};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(codes); i++) {
+        wh_decision_dispose(&d);
+        wh_decision_deny_text(&d, codes[i], i % 2 ? "" : "Invalid", every);
+        assert_rendered_as_json_c("u-4", &d);
+        wh_decision_cause(&d, "FieldValueInvalid", "spec.a/b", every);
+        wh_decision_cause(&d, "FieldValueRequired", "", "no field");
+        wh_decision_deny(&d, 403, "Forbidden", "second %d", 2);
+        wh_decision_warn_text(&d, "still warned");
+        assert_rendered_as_json_c("u-5", &d);
+    }
+    wh_decision_dispose(&d);
+    d.allowed = 0; /* denied without reason or message */
+    assert_rendered_as_json_c("u-6", &d);
+    wh_decision_dispose(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup(test_wh_http__conversion_without_objects_succeeds_empty, setup),
         cmocka_unit_test_setup(test_wh_http__probes, setup),
         cmocka_unit_test_setup(test_wh_http__metrics_text, setup),
+        cmocka_unit_test(test_wh_http__admission_response_bytes_are_those_of_json_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
