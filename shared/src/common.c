@@ -95,6 +95,19 @@ char *co_xmemdup(const void *data, size_t len)
     return p;
 }
 
+char *co_xjoin(const char *a, char sep, const char *b)
+{
+    size_t alen = strlen(a), blen = strlen(b);
+    if (alen > SIZE_MAX - 2 - blen) {
+        oom(SIZE_MAX);
+    }
+    char *p = co_xmalloc(alen + 1 + blen + 1);
+    memcpy(p, a, alen + 1);
+    p[alen] = sep; /* over a's terminator */
+    memcpy(p + alen + 1, b, blen + 1);
+    return p;
+}
+
 char *co_xvasprintf(const char *fmt, va_list ap)
 {
     va_list ap2;

@@ -760,7 +760,7 @@ static void check_dependency(vctx *v, dep_seen *seen, const json_object *item, c
     if (!dns || !dns[0]) {
         dns = v->ns;
     }
-    char *key = co_xasprintf("%s/%s", dns ? dns : "", name);
+    char *key = co_xjoin(dns ? dns : "", '/', name);
     if (v->name && v->ns && strcmp(name, v->name) == 0 && dns && strcmp(dns, v->ns) == 0) {
         co_field_errors_add_str(v->errs, CO_FIELD_INVALID, path, key,
                                 "a Component cannot depend on itself");

@@ -629,7 +629,7 @@ int co_depgraph_object_deps(co_depgraph_list *out,
         if (!dname || !dname[0] || strchr(dname, '/') || (dns && strchr(dns, '/'))) {
             continue;
         }
-        char *key = co_xasprintf("%s/%s", dns && dns[0] ? dns : ns, dname);
+        char *key = co_xjoin(dns && dns[0] ? dns : ns, '/', dname);
         int dup = 0;
         for (size_t j = 0; j < res.len; j++) {
             dup = dup || strcmp(res.items[j], key) == 0;
@@ -641,7 +641,7 @@ int co_depgraph_object_deps(co_depgraph_list *out,
         }
     }
     if (key_out) {
-        *key_out = co_xasprintf("%s/%s", ns, name);
+        *key_out = co_xjoin(ns, '/', name);
     }
     *out = res;
     return 0;

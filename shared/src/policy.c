@@ -1027,7 +1027,7 @@ static co_depgraph_list dep_keys(const co_component *c, const char *ns)
         if (!d->name || !d->name[0]) {
             continue;
         }
-        char *key = co_xasprintf("%s/%s", d->ns && d->ns[0] ? d->ns : ns, d->name);
+        char *key = co_xjoin(d->ns && d->ns[0] ? d->ns : ns, '/', d->name);
         int dup = 0;
         for (size_t k = 0; k < l.len; k++) {
             dup = dup || strcmp(l.items[k], key) == 0;
@@ -1072,7 +1072,7 @@ int co_policy_evaluate(co_policy_result *out,
 
     if (req->graph && ns && ns[0] && c->name) {
         co_depgraph_list deps = dep_keys(c, ns);
-        char *key = co_xasprintf("%s/%s", ns, c->name);
+        char *key = co_xjoin(ns, '/', c->name);
         char *cycle = NULL;
         if (co_depgraph_check(&cycle, req->graph, key, (const char *const *)deps.items, deps.len) ==
             CO_ECONFLICT) {

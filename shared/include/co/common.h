@@ -53,6 +53,9 @@ char *co_xstrdup(const char *s);
 char *co_xstrndup(const char *s, size_t n);
 /** Copies @p len bytes and appends a NUL; aborts on failure. */
 char *co_xmemdup(const void *data, size_t len);
+/** @p a, the byte @p sep and @p b in one new string ("ns" '/' "name"), as
+ * co_xasprintf("%s%c%s") would write it without formatting; aborts on failure. */
+char *co_xjoin(const char *a, char sep, const char *b);
 /** asprintf() that aborts on failure. Free the result with free(). */
 char *co_xasprintf(const char *fmt, ...) CO_PRINTF(1, 2);
 /** vasprintf() that aborts on failure. Free the result with free(). */
