@@ -208,8 +208,9 @@ static int judged_component(co_component **out,
         return rc;
     }
     if (!has_defaults(&pd.defaults)) {
+        /* the object validate_component() has just validated */
         co_policy_defaults_dispose(&pd);
-        return co_component_parse(out, obj);
+        return co_component_parse_validated(out, obj);
     }
     struct json_object *defaulted = NULL;
     rc = co_component_default(&defaulted, obj, preq->ns, &pd.defaults);

@@ -1111,10 +1111,89 @@ static void test_component__crd_fields_are_described(void **state)
     json_object_put(crd);
 }
 
+/* co_component_parse_validated() must give what co_component_parse() gives for any object
+ * co_component_validate() accepts. Returns whether @p o was valid (and so compared). */
+static int parses_alike(const char *what, const json_object *o)
+{
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int valid = co_component_validate(&errs, o, NULL, 0) == 0;
+    co_field_errors_dispose(&errs);
+    if (!valid) {
+        return 0;
+    }
+    co_component *a = NULL, *b = NULL;
+    co_error_clear();
+    int ra = co_component_parse(&a, o);
+    char *ma = co_xstrdup(co_error_last());
+    co_error_clear();
+    int rb = co_component_parse_validated(&b, o);
+    if (ra != rb || strcmp(ma, co_error_last()) != 0) {
+        fail_msg("%s: parse %d \"%s\", parse_validated %d \"%s\"", what, ra, ma, rb,
+                 co_error_last());
+    }
+    free(ma);
+    if (ra == 0) {
+        json_object *ja = NULL, *jb = NULL;
+        assert_co_pass(co_component_to_json(&ja, a));
+        assert_co_pass(co_component_to_json(&jb, b));
+        char *ta = co_json_dumps(ja, CO_JSON_CANONICAL);
+        char *tb = co_json_dumps(jb, CO_JSON_CANONICAL);
+        assert_string_equal(ta, tb);
+        free(ta);
+        free(tb);
+        json_object_put(ja);
+        json_object_put(jb);
+    }
+    co_component_free(a);
+    co_component_free(b);
+    return 1;
+}
+
+static void test_component__parse_validated_is_parse_of_a_valid_object(void **state)
+{
+    (void)state;
+    size_t compared = 0;
+    co_test_names files = co_test_fixture_files("component/valid", ".json");
+    for (size_t i = 0; i < files.len; i++) {
+        json_object *o = co_test_fixture_json(files.items[i]);
+        json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
+        compared += (size_t)parses_alike(files.items[i], o);
+        compared += (size_t)parses_alike(files.items[i], beta);
+        json_object_put(beta);
+        json_object_put(o);
+    }
+    assert_int_equal(compared, 2 * files.len);
+    co_test_names_free(&files);
+    /* status is not validated, so a malformed one reaches the parse: refused alike */
+    static const char *const statuses[] = {
+        "\"x\"",
+        "{\"inventory\":[{\"applyOrder\":\"first\",\"name\":5}]}",
+        "{\"conditions\":5,\"observedGeneration\":\"1\"}",
+        "{\"sourceRef\":{\"artifact\":[]},\"state\":7}",
+        "{\"observedGeneration\":3,\"unknownToUs\":{\"a\":1}}",
+        "null",
+    };
+    json_object *full = co_test_fixture_json("component/full.json");
+    for (size_t i = 0; i < CO_ARRAY_SIZE(statuses); i++) {
+        json_object *st = NULL;
+        assert_co_pass(co_json_parse(&st, statuses[i], strlen(statuses[i])));
+        json_object *o = co_json_copy(full);
+        json_object_object_add(o, "status", st);
+        json_object *beta = convert(o, CO_COMPONENT_V1BETA1);
+        assert_true(parses_alike(statuses[i], o));
+        assert_true(parses_alike(statuses[i], beta));
+        json_object_put(beta);
+        json_object_put(o);
+    }
+    assert_true(parses_alike("full.json", full));
+    json_object_put(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_component__valid_corpus_validates),
+        cmocka_unit_test(test_component__parse_validated_is_parse_of_a_valid_object),
         cmocka_unit_test(test_component__invalid_fixtures),
         cmocka_unit_test(test_component__invalid_v1beta1_fixtures),
         cmocka_unit_test(test_component__unknown_fields_can_be_allowed),

@@ -355,6 +355,16 @@ co_source_kind co_source_kind_parse(const char *s);
  */
 CO_MUST_CHECK int co_component_parse(co_component **out, const struct json_object *obj);
 
+/**
+ * co_component_parse() of an object that co_component_validate() has just accepted (without
+ * CO_COMPONENT_ALLOW_UNKNOWN_FIELDS): validation checked the JSON types of everything but
+ * status, so only status is type-checked again. Same result, errors included, as
+ * co_component_parse() for such an object.
+ * @param[out] out the Component; free with co_component_free()
+ * @return as co_component_parse().
+ */
+CO_MUST_CHECK int co_component_parse_validated(co_component **out, const struct json_object *obj);
+
 /** Frees a parsed Component. NULL is a no-op. */
 void co_component_free(co_component *c);
 
