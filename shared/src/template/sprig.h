@@ -88,6 +88,11 @@ void tpl_register_sprig_math(co_template_funcs *f);
 void tpl_register_sprig_misc(co_template_funcs *f);
 void tpl_register_sprig_decimal(co_template_funcs *f);
 void tpl_register_sprig_crypto(co_template_funcs *f);
+void tpl_register_sprig_date(co_template_funcs *f);
+
+/* time.Time values (sprig_date.c). */
+extern const tv_type T_TIME;
+bool tpl_is_time(const tv *v);
 /* The runtime's functions (runtime.c), replacing sprig's of the same names. */
 void tpl_register_runtime(co_template_funcs *f);
 

@@ -1216,66 +1216,6 @@ static int fn_semver_compare(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
-/* ---- durations ---------------------------------------------------------------------------- */
-
-/* duration SECONDS: a string (base 10) or an int64 of seconds as a Go duration */
-static int fn_duration(tpl_x *x, tv *ret, tv *a, size_t n)
-{
-    (void)n;
-    int64_t secs = 0;
-    if (a[0].t == &T_STRING) {
-        if (!sp_parse_int(a[0].u.s->s, a[0].u.s->len, 10, &secs)) {
-            secs = 0;
-        }
-    } else if (a[0].t == &T_INT64) {
-        secs = a[0].u.i;
-    }
-    char buf[CO_DURATION_STR_MAX];
-    size_t len = co_duration_format(buf, (int64_t)((uint64_t)secs * 1000000000ULL));
-    *ret = tv_string(x, buf, len);
-    return 0;
-}
-
-/* durationRound: the largest whole unit of a duration (string or int64 nanoseconds) */
-static int fn_duration_round(tpl_x *x, tv *ret, tv *a, size_t n)
-{
-    (void)n;
-    int64_t d = 0;
-    if (a[0].t == &T_STRING) {
-        if (co_duration_parse(&d, sp_cstr(a[0].u.s)) < 0) {
-            d = 0;
-        }
-    } else if (a[0].t == &T_INT64) {
-        d = a[0].u.i;
-    }
-    uint64_t u = (uint64_t)d;
-    if (d < 0) {
-        u = 0 - u;
-    }
-    static const struct {
-        uint64_t unit;
-        const char *suffix;
-    } units[] = {
-        {3600ULL * 24 * 365 * 1000000000ULL, "y"},
-        {3600ULL * 24 * 30 * 1000000000ULL, "mo"},
-        {3600ULL * 24 * 1000000000ULL, "d"},
-        {3600ULL * 1000000000ULL, "h"},
-        {60ULL * 1000000000ULL, "m"},
-        {1000000000ULL, "s"},
-    };
-    for (size_t i = 0; i < CO_ARRAY_SIZE(units); i++) {
-        if (u > units[i].unit) {
-            char buf[32];
-            snprintf(buf, sizeof(buf), "%llu%s", (unsigned long long)(u / units[i].unit),
-                     units[i].suffix);
-            *ret = tv_cstring(x, buf);
-            return 0;
-        }
-    }
-    *ret = tv_cstring(x, "0s");
-    return 0;
-}
-
 /* ---- table -------------------------------------------------------------------------------- */
 
 static const tv_type *const P_SSI[] = {&T_STRING, &T_STRING, &T_INT};
@@ -1285,8 +1225,6 @@ static const tpl_func funcs[] = {
     TPL_FUNC("base", fn_base, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("clean", fn_clean, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("dir", fn_dir, SP_S, 1, false, false, &T_STRING),
-    TPL_FUNC("duration", fn_duration, SP_A, 1, false, false, &T_STRING),
-    TPL_FUNC("durationRound", fn_duration_round, SP_A, 1, false, false, &T_STRING),
     TPL_FUNC("env", fn_env, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("expandenv", fn_expandenv, SP_S, 1, false, false, &T_STRING),
     TPL_FUNC("ext", fn_ext, SP_S, 1, false, false, &T_STRING),

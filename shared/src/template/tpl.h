@@ -142,6 +142,7 @@ typedef struct tv_list tv_list;
 typedef struct tv_map tv_map;
 typedef struct tv_obj tv_obj;
 typedef struct tv_time tv_time;
+typedef struct tpl_zone tpl_zone; /* a location (sprig_date.c) */
 
 struct tv {
     const tv_type *t; /* NULL: invalid (no value) */
@@ -189,11 +190,12 @@ struct tv_obj {
 };
 
 struct tv_time {
-    int64_t sec;      /* seconds since 1970 UTC */
-    int32_t nsec;     /* 0..999999999 */
-    int32_t off;      /* zone offset east of UTC in seconds */
-    const char *zone; /* zone abbreviation, "UTC" ... */
-    int64_t mono;     /* monotonic reading in ns (Go prints m=+...), or INT64_MIN when absent */
+    int64_t sec;         /* seconds since 1970 UTC */
+    int32_t nsec;        /* 0..999999999 */
+    int32_t off;         /* zone offset east of UTC in seconds */
+    const char *zone;    /* zone abbreviation, "UTC" ... */
+    int64_t mono;        /* monotonic reading in ns (Go prints m=+...), or INT64_MIN when absent */
+    const tpl_zone *loc; /* the location (NULL: UTC), kept for arithmetic across transitions */
 };
 
 /* ------------------------------------------------------------------------------------------ */
