@@ -491,6 +491,8 @@ static void run_file(const char *file)
     co_buf report = CO_BUF_INIT(SIZE_MAX);
     int failures = 0;
     setenv("CO_TEMPLATE_TEST_ENV", "hello", 1); // NOLINT(concurrency-mt-unsafe): test set-up
+    /* the oracle's Local is UTC; ours must be too */
+    setenv("TZ", "UTC", 1); // NOLINT(concurrency-mt-unsafe): test set-up
     for (size_t i = 0; i < ncases; i++) {
         tcase *c = &cases[i];
         result *r = &res[i];
@@ -594,6 +596,7 @@ CASE_FILE(test_template_oracle__runtime, "runtime.txt")
 CASE_FILE(test_template_oracle__chart, "chart.txt")
 CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
 CASE_FILE(test_template_oracle__sprig_crypto, "sprig_crypto.txt")
+CASE_FILE(test_template_oracle__sprig_date, "sprig_date.txt")
 
 int main(void)
 {
@@ -607,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__chart),
         cmocka_unit_test(test_template_oracle__sprig_case),
         cmocka_unit_test(test_template_oracle__sprig_crypto),
+        cmocka_unit_test(test_template_oracle__sprig_date),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
