@@ -280,7 +280,8 @@ static tcase *parse_cases(const char *path, size_t *n_out)
             }
             ps.buf[ps.nbuf++] = strdup(line);
         }
-        if (!nl) {
+        /* the newline that ends the file ends the last line; it does not start an empty one */
+        if (!nl || nl[1] == '\0') {
             break;
         }
         p = nl + 1;

@@ -98,7 +98,8 @@ func parseCases(path string) ([]tcase, error) {
 		cur = nil
 		section = ""
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
+	// the newline that ends the file ends the last line; it does not start an empty one
+	for _, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
 		switch {
 		case strings.HasPrefix(line, "### "):
 			finish()
