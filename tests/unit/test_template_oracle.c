@@ -598,6 +598,11 @@ CASE_FILE(test_template_oracle__chart, "chart.txt")
 CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
 CASE_FILE(test_template_oracle__sprig_crypto, "sprig_crypto.txt")
 CASE_FILE(test_template_oracle__sprig_date, "sprig_date.txt")
+CASE_FILE(test_template_oracle__coverage_strings, "coverage_strings.txt")
+CASE_FILE(test_template_oracle__coverage_math, "coverage_math.txt")
+CASE_FILE(test_template_oracle__coverage_lists, "coverage_lists.txt")
+CASE_FILE(test_template_oracle__coverage_builtins, "coverage_builtins.txt")
+CASE_FILE(test_template_oracle__coverage_actions, "coverage_actions.txt")
 
 int main(void)
 {
@@ -612,6 +617,11 @@ int main(void)
         cmocka_unit_test(test_template_oracle__sprig_case),
         cmocka_unit_test(test_template_oracle__sprig_crypto),
         cmocka_unit_test(test_template_oracle__sprig_date),
+        cmocka_unit_test(test_template_oracle__coverage_strings),
+        cmocka_unit_test(test_template_oracle__coverage_math),
+        cmocka_unit_test(test_template_oracle__coverage_lists),
+        cmocka_unit_test(test_template_oracle__coverage_builtins),
+        cmocka_unit_test(test_template_oracle__coverage_actions),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
