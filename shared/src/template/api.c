@@ -94,6 +94,7 @@ void co_template_funcs_new(co_template_funcs **out, unsigned groups)
         tpl_register_sprig_decimal(f);
         tpl_register_sprig_crypto(f);
         tpl_register_sprig_date(f);
+        tpl_register_sprig_url(f);
     }
     if (groups & CO_TEMPLATE_FUNCS_RUNTIME) {
         tpl_register_runtime(f);
