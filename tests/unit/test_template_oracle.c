@@ -598,6 +598,7 @@ CASE_FILE(test_template_oracle__chart, "chart.txt")
 CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
 CASE_FILE(test_template_oracle__sprig_crypto, "sprig_crypto.txt")
 CASE_FILE(test_template_oracle__sprig_date, "sprig_date.txt")
+CASE_FILE(test_template_oracle__sprig_url, "sprig_url.txt")
 CASE_FILE(test_template_oracle__coverage_strings, "coverage_strings.txt")
 CASE_FILE(test_template_oracle__coverage_math, "coverage_math.txt")
 CASE_FILE(test_template_oracle__coverage_lists, "coverage_lists.txt")
@@ -617,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__sprig_case),
         cmocka_unit_test(test_template_oracle__sprig_crypto),
         cmocka_unit_test(test_template_oracle__sprig_date),
+        cmocka_unit_test(test_template_oracle__sprig_url),
         cmocka_unit_test(test_template_oracle__coverage_strings),
         cmocka_unit_test(test_template_oracle__coverage_math),
         cmocka_unit_test(test_template_oracle__coverage_lists),
