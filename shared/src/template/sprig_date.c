@@ -13,9 +13,8 @@
  *
  * sprig's own rules are kept even where they surprise: an unknown zone name silently means
  * UTC, a date argument of another type (a float64 from JSON among them) means now, and
- * toDate returns the zero time on a parse error. Known difference: after the last transition
- * a zone file lists (2037 in Debian's "fat" files) Go evaluates the file's POSIX TZ rule;
- * we keep the last listed zone.
+ * toDate returns the zero time on a parse error. After the last transition a zone file lists
+ * (2037 in Debian's "fat" files) the file's POSIX TZ rule decides, as in Go.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -53,6 +52,7 @@ struct tpl_zone {
     const int64_t *when;
     const uint8_t *idx;
     size_t ntx;
+    const char *extend; /* the POSIX TZ rule for times after the last transition, or NULL */
 };
 
 typedef struct zone_at {
@@ -61,6 +61,295 @@ typedef struct zone_at {
     int64_t start; /* the zone holds for start <= t < end */
     int64_t end;
 } zone_at;
+
+/* ---- POSIX TZ rules (the footer of a version 2+ zone file), as Go's tzset reads them ---- */
+
+enum { RULE_JULIAN, RULE_DOY, RULE_MONTH_WEEK_DAY };
+
+typedef struct tz_rule {
+    int kind;
+    int day, week, mon;
+    int time; /* seconds after local midnight */
+} tz_rule;
+
+static bool tz_num(const char **s, int min, int max, int *out)
+{
+    const char *p = *s;
+    int num = 0;
+    if (!*p) {
+        return false;
+    }
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9') {
+            if (p == *s || num < min) {
+                return false;
+            }
+            break;
+        }
+        num = num * 10 + (*p - '0');
+        if (num > max) {
+            return false;
+        }
+    }
+    if (num < min) {
+        return false;
+    }
+    *out = num;
+    *s = p;
+    return true;
+}
+
+/* A zone abbreviation: three or more characters up to a digit, sign or comma, or <...>. */
+static bool tz_name(const char **s, const char **name, size_t *len)
+{
+    const char *p = *s;
+    if (!*p) {
+        return false;
+    }
+    if (*p == '<') {
+        const char *close = strchr(p, '>');
+        if (!close) {
+            return false;
+        }
+        *name = p + 1;
+        *len = (size_t)(close - p - 1);
+        *s = close + 1;
+        return true;
+    }
+    size_t i = 0;
+    while (p[i] && !(p[i] >= '0' && p[i] <= '9') && p[i] != ',' && p[i] != '-' && p[i] != '+') {
+        i++;
+    }
+    if (i < 3) {
+        return false;
+    }
+    *name = p;
+    *len = i;
+    *s = p + i;
+    return true;
+}
+
+static bool tz_offset(const char **s, int *out)
+{
+    const char *p = *s;
+    bool neg = false;
+    if (!*p) {
+        return false;
+    }
+    if (*p == '+' || *p == '-') {
+        neg = *p == '-';
+        p++;
+    }
+    int h, m = 0, sec = 0;
+    if (!tz_num(&p, 0, 24 * 7, &h)) {
+        return false;
+    }
+    if (*p == ':') {
+        p++;
+        if (!tz_num(&p, 0, 59, &m)) {
+            return false;
+        }
+        if (*p == ':') {
+            p++;
+            if (!tz_num(&p, 0, 59, &sec)) {
+                return false;
+            }
+        }
+    }
+    int off = h * 3600 + m * 60 + sec;
+    *out = neg ? -off : off;
+    *s = p;
+    return true;
+}
+
+static bool tz_rule_parse(const char **s, tz_rule *r)
+{
+    const char *p = *s;
+    memset(r, 0, sizeof(*r));
+    if (!*p) {
+        return false;
+    }
+    if (*p == 'J') {
+        p++;
+        r->kind = RULE_JULIAN;
+        if (!tz_num(&p, 1, 365, &r->day)) {
+            return false;
+        }
+    } else if (*p == 'M') {
+        p++;
+        r->kind = RULE_MONTH_WEEK_DAY;
+        if (!tz_num(&p, 1, 12, &r->mon) || *p != '.') {
+            return false;
+        }
+        p++;
+        if (!tz_num(&p, 1, 5, &r->week) || *p != '.') {
+            return false;
+        }
+        p++;
+        if (!tz_num(&p, 0, 6, &r->day)) {
+            return false;
+        }
+    } else {
+        r->kind = RULE_DOY;
+        if (!tz_num(&p, 0, 365, &r->day)) {
+            return false;
+        }
+    }
+    r->time = 2 * 3600;
+    if (*p == '/') {
+        p++;
+        if (!tz_offset(&p, &r->time)) {
+            return false;
+        }
+    }
+    *s = p;
+    return true;
+}
+
+static bool is_leap(int64_t y);
+static int days_in(int m, int64_t y);
+static int64_t days_from_civil(int64_t y, int m, int d);
+static int64_t floor_div(int64_t a, int64_t b);
+
+/* Seconds after the start of @year (UTC) at which @r takes effect under offset @off. */
+static int64_t tz_rule_time(int64_t year, const tz_rule *r, int off)
+{
+    static const int before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365};
+    int64_t s = 0;
+    switch (r->kind) {
+    case RULE_JULIAN:
+        s = (int64_t)(r->day - 1) * SECS_PER_DAY;
+        if (is_leap(year) && r->day >= 60) {
+            s += SECS_PER_DAY;
+        }
+        break;
+    case RULE_DOY:
+        s = (int64_t)r->day * SECS_PER_DAY;
+        break;
+    default: {
+        /* the weekday of the first of the month, then the week-th such day (5 = last) */
+        int64_t first = days_from_civil(year, r->mon, 1);
+        int dow = (int)(((first + 4) % 7 + 7) % 7);
+        int d = r->day - dow;
+        if (d < 0) {
+            d += 7;
+        }
+        for (int i = 1; i < r->week; i++) {
+            if (d + 7 >= days_in(r->mon, year)) {
+                break;
+            }
+            d += 7;
+        }
+        d += before[r->mon - 1];
+        if (is_leap(year) && r->mon > 2) {
+            d++;
+        }
+        s = (int64_t)d * SECS_PER_DAY;
+        break;
+    }
+    }
+    return s + r->time - off;
+}
+
+static const char *arena_name(tpl_x *x, const char *s, size_t n)
+{
+    char *p = tpl_alloc(x, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+/* Go's tzset: the zone the rule @tz gives at @sec; false when the rule does not parse. */
+static bool tz_rule_zone(tpl_x *x, const char *tz, int64_t last_tx, int64_t sec, zone_at *out)
+{
+    const char *p = tz;
+    const char *std_name, *dst_name;
+    size_t std_len, dst_len;
+    int std_off, dst_off;
+    if (!tz_name(&p, &std_name, &std_len) || !tz_offset(&p, &std_off)) {
+        return false;
+    }
+    std_off = -std_off;
+    if (!*p || *p == ',') {
+        out->abbr = arena_name(x, std_name, std_len);
+        out->off = std_off;
+        out->start = last_tx;
+        out->end = INT64_MAX;
+        return true;
+    }
+    if (!tz_name(&p, &dst_name, &dst_len)) {
+        return false;
+    }
+    if (!*p || *p == ',') {
+        dst_off = std_off + 3600;
+    } else {
+        if (!tz_offset(&p, &dst_off)) {
+            return false;
+        }
+        dst_off = -dst_off;
+    }
+    if (!*p) {
+        p = ",M3.2.0,M11.1.0";
+    }
+    if (*p != ',' && *p != ';') {
+        return false;
+    }
+    p++;
+    tz_rule start_rule, end_rule;
+    if (!tz_rule_parse(&p, &start_rule) || *p != ',') {
+        return false;
+    }
+    p++;
+    if (!tz_rule_parse(&p, &end_rule) || *p) {
+        return false;
+    }
+    int64_t days = floor_div(sec, SECS_PER_DAY);
+    /* the year and day of year of sec in UTC */
+    int64_t z = days + 719468;
+    int64_t era = floor_div(z, 146097);
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    int64_t year = yoe + era * 400 + (month <= 2);
+    int64_t year_start = days_from_civil(year, 1, 1) * SECS_PER_DAY;
+    int64_t ysec = sec - year_start;
+    int64_t start_sec = tz_rule_time(year, &start_rule, std_off);
+    int64_t end_sec = tz_rule_time(year, &end_rule, dst_off);
+    if (end_sec < start_sec) {
+        /* southern hemisphere: the "DST" period wraps the year end */
+        int64_t t = start_sec;
+        start_sec = end_sec;
+        end_sec = t;
+        const char *tn = std_name;
+        std_name = dst_name;
+        dst_name = tn;
+        size_t tl = std_len;
+        std_len = dst_len;
+        dst_len = tl;
+        int to = std_off;
+        std_off = dst_off;
+        dst_off = to;
+    }
+    if (ysec < start_sec) {
+        out->abbr = arena_name(x, std_name, std_len);
+        out->off = std_off;
+        out->start = year_start;
+        out->end = start_sec + year_start;
+    } else if (ysec >= end_sec) {
+        out->abbr = arena_name(x, std_name, std_len);
+        out->off = std_off;
+        out->start = end_sec + year_start;
+        out->end = year_start + 365 * SECS_PER_DAY;
+    } else {
+        out->abbr = arena_name(x, dst_name, dst_len);
+        out->off = dst_off;
+        out->start = start_sec + year_start;
+        out->end = end_sec + year_start;
+    }
+    return true;
+}
 
 /* Go's lookupFirstZone: the zone before the first transition. */
 static size_t first_zone(const tpl_zone *z)
@@ -90,7 +379,7 @@ static size_t first_zone(const tpl_zone *z)
     return 0;
 }
 
-static zone_at zone_lookup(const tpl_zone *z, int64_t sec)
+static zone_at zone_lookup(tpl_x *x, const tpl_zone *z, int64_t sec)
 {
     zone_at r = {"UTC", 0, INT64_MIN, INT64_MAX};
     if (!z || z->ntypes == 0) {
@@ -101,6 +390,13 @@ static zone_at zone_lookup(const tpl_zone *z, int64_t sec)
         r.abbr = t->abbr;
         r.off = t->off;
         r.end = z->ntx > 0 ? z->when[0] : INT64_MAX;
+        /* a file without transitions is all rule, as Go reads it */
+        if (z->ntx == 0 && z->extend) {
+            zone_at e;
+            if (tz_rule_zone(x, z->extend, INT64_MIN, sec, &e)) {
+                return e;
+            }
+        }
         return r;
     }
     size_t lo = 0;
@@ -118,6 +414,12 @@ static zone_at zone_lookup(const tpl_zone *z, int64_t sec)
     r.off = t->off;
     r.start = z->when[lo];
     r.end = lo + 1 < z->ntx ? z->when[lo + 1] : INT64_MAX;
+    if (lo + 1 == z->ntx && z->extend) {
+        zone_at e;
+        if (tz_rule_zone(x, z->extend, r.start, sec, &e)) {
+            return e;
+        }
+    }
     return r;
 }
 
@@ -191,6 +493,16 @@ static tpl_zone *zone_decode(tpl_x *x, const unsigned char *p, size_t len)
         z->when = when;
         z->idx = idx;
         z->ntx = timecnt;
+        z->extend = NULL;
+        /* version 2+: the footer "\nRULE\n" after the 64-bit data */
+        const unsigned char *foot = p + 44 + body;
+        size_t left = len - 44 - body;
+        if (v2 && left > 2 && foot[0] == '\n' && foot[left - 1] == '\n') {
+            char *rule = tpl_alloc(x, left - 1);
+            memcpy(rule, foot + 1, left - 2);
+            rule[left - 2] = '\0';
+            z->extend = *rule ? rule : NULL;
+        }
         return z;
     }
     return NULL;
@@ -398,7 +710,7 @@ static const tv_time zero_time = {ZERO_UNIX, 0, 0, "UTC", INT64_MIN, NULL};
 static tv time_value(tpl_x *x, int64_t sec, int32_t nsec, const tpl_zone *loc, int64_t mono)
 {
     tv_time *t = tpl_alloc(x, sizeof(*t));
-    zone_at za = zone_lookup(loc, sec);
+    zone_at za = zone_lookup(x, loc, sec);
     t->sec = sec;
     t->nsec = nsec;
     t->off = za.off;
@@ -452,11 +764,11 @@ static tv time_date(tpl_x *x,
 {
     int64_t unix = days_from_civil(year, month, 1) * SECS_PER_DAY + (int64_t)(day - 1) * 86400 +
                    hour * 3600 + min * 60 + sec;
-    zone_at za = zone_lookup(loc, unix);
+    zone_at za = zone_lookup(x, loc, unix);
     if (za.off != 0) {
         int64_t utc = unix - za.off;
         if (utc < za.start || utc >= za.end) {
-            za = zone_lookup(loc, utc);
+            za = zone_lookup(x, loc, utc);
         }
         unix -= za.off;
     }
@@ -1468,7 +1780,7 @@ static int time_parse(tpl_x *x,
     if (have_off) {
         int64_t unix = days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + min * 60 +
                        sec - zone_off;
-        zone_at za = zone_lookup(loc, unix);
+        zone_at za = zone_lookup(x, loc, unix);
         if (za.off == zone_off && (!zname || strcmp(za.abbr, zname) == 0)) {
             *out = time_value(x, unix, nsec, loc, INT64_MIN);
         } else {
@@ -1484,7 +1796,7 @@ static int time_parse(tpl_x *x,
         if (loc) {
             for (size_t i = 0; i < loc->ntypes; i++) {
                 if (strcmp(loc->types[i].abbr, zname) == 0) {
-                    zone_at za = zone_lookup(loc, unix - loc->types[i].off);
+                    zone_at za = zone_lookup(x, loc, unix - loc->types[i].off);
                     if (strcmp(za.abbr, zname) == 0) {
                         *out = time_value(x, unix - za.off, nsec, loc, INT64_MIN);
                         return 0;
