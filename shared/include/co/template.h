@@ -72,6 +72,9 @@ enum {
      * otherwise probe the cluster network from inside the operator (and DNS answers make
      * rendering non-deterministic). */
     CO_TEMPLATE_FUNCS_DNS = 1u << 3,
+    /** Helm's additions that neither sprig nor the runtime have: `toToml` (BurntSushi/toml's
+     * encoding; an encoding error is the result text, as in Helm). */
+    CO_TEMPLATE_FUNCS_HELM = 1u << 4,
 };
 
 /**

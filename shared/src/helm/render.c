@@ -1266,7 +1266,8 @@ int co_helm_template(struct json_object **out,
         goto done;
     }
 
-    co_template_funcs_new(&funcs, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME);
+    co_template_funcs_new(&funcs, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                      CO_TEMPLATE_FUNCS_HELM);
     funcs_remove(funcs, "env");
     funcs_remove(funcs, "expandenv");
     tpl_register_all(funcs, helm_funcs, CO_ARRAY_SIZE(helm_funcs));

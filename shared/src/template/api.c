@@ -99,6 +99,9 @@ void co_template_funcs_new(co_template_funcs **out, unsigned groups)
     if (groups & CO_TEMPLATE_FUNCS_RUNTIME) {
         tpl_register_runtime(f);
     }
+    if (groups & CO_TEMPLATE_FUNCS_HELM) {
+        tpl_register_helm(f);
+    }
     *out = f;
 }
 

@@ -90,6 +90,8 @@ void tpl_register_sprig_decimal(co_template_funcs *f);
 void tpl_register_sprig_crypto(co_template_funcs *f);
 void tpl_register_sprig_date(co_template_funcs *f);
 void tpl_register_sprig_url(co_template_funcs *f);
+/* Helm's additions (helm_funcs.c). */
+void tpl_register_helm(co_template_funcs *f);
 
 /* time.Time values (sprig_date.c). */
 extern const tv_type T_TIME;
