@@ -482,10 +482,13 @@ static void run_file(const char *file)
     co_template_funcs *funcs_all;
     co_template_funcs *funcs_sprig;
     co_template_funcs *funcs_builtin;
+    co_template_funcs *funcs_helm;
     co_template_funcs_new(&funcs_builtin, 0);
     co_template_funcs_new(&funcs_all, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
                                           CO_TEMPLATE_FUNCS_ENV);
     co_template_funcs_new(&funcs_sprig, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_ENV);
+    co_template_funcs_new(&funcs_helm, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                           CO_TEMPLATE_FUNCS_ENV | CO_TEMPLATE_FUNCS_HELM);
     assert_co_pass(
         co_template_funcs_add(funcs_all, "extEcho", 1, CO_TEMPLATE_NUMBERS_FLOAT64, ext_upper));
 
@@ -506,6 +509,8 @@ static void run_file(const char *file)
             funcs = funcs_sprig;
         } else if (c->funcs && strcmp(c->funcs, "builtin") == 0) {
             funcs = funcs_builtin;
+        } else if (c->funcs && strcmp(c->funcs, "helm") == 0) {
+            funcs = funcs_helm;
         }
         render_ours(c, funcs, &ok, &text, &len);
         if (!text) {
@@ -563,6 +568,7 @@ static void run_file(const char *file)
     co_template_funcs_free(funcs_all);
     co_template_funcs_free(funcs_sprig);
     co_template_funcs_free(funcs_builtin);
+    co_template_funcs_free(funcs_helm);
     for (size_t i = 0; i < ncases; i++) {
         case_free(&cases[i]);
         free(res[i].name);
@@ -599,6 +605,7 @@ CASE_FILE(test_template_oracle__sprig_case, "sprig_case.txt")
 CASE_FILE(test_template_oracle__sprig_crypto, "sprig_crypto.txt")
 CASE_FILE(test_template_oracle__sprig_date, "sprig_date.txt")
 CASE_FILE(test_template_oracle__sprig_url, "sprig_url.txt")
+CASE_FILE(test_template_oracle__helm_toml, "helm_toml.txt")
 CASE_FILE(test_template_oracle__coverage_strings, "coverage_strings.txt")
 CASE_FILE(test_template_oracle__coverage_math, "coverage_math.txt")
 CASE_FILE(test_template_oracle__coverage_lists, "coverage_lists.txt")
@@ -619,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_template_oracle__sprig_crypto),
         cmocka_unit_test(test_template_oracle__sprig_date),
         cmocka_unit_test(test_template_oracle__sprig_url),
+        cmocka_unit_test(test_template_oracle__helm_toml),
         cmocka_unit_test(test_template_oracle__coverage_strings),
         cmocka_unit_test(test_template_oracle__coverage_math),
         cmocka_unit_test(test_template_oracle__coverage_lists),

@@ -4,7 +4,7 @@
 # Builds the Go text/template + sprig oracle (tests/oracle/gotemplate/main.go) in GOPATH mode
 # against Debian's golang-* packages, once per source version, into the tool cache, and prints
 # the path of the binary. Needs golang-go, golang-github-masterminds-sprig-dev and
-# golang-k8s-sigs-yaml-dev (tests/env/deps.sh installs them).
+# golang-k8s-sigs-yaml-dev and golang-github-burntsushi-toml-dev (tests/env/deps.sh installs them).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

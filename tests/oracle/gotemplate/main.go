@@ -25,6 +25,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig"
 	"github.com/spf13/cast"
 	kyaml "sigs.k8s.io/yaml"
@@ -321,6 +322,15 @@ func runtimeFuncs(t **template.Template) template.FuncMap {
 	}
 }
 
+// toTOML is Helm's toToml: the encoder's error text is the result.
+func toTOML(v any) string {
+	b := bytes.NewBuffer(nil)
+	if err := toml.NewEncoder(b).Encode(v); err != nil {
+		return err.Error()
+	}
+	return b.String()
+}
+
 func render(c tcase) (string, error) {
 	var t *template.Template
 	root := template.New(c.name)
@@ -335,6 +345,10 @@ func render(c tcase) (string, error) {
 	case "builtin":
 	case "sprig":
 		root.Funcs(sprig.TxtFuncMap())
+	case "helm":
+		root.Funcs(sprig.TxtFuncMap())
+		root.Funcs(runtimeFuncs(&t))
+		root.Funcs(template.FuncMap{"toToml": toTOML})
 	default:
 		root.Funcs(sprig.TxtFuncMap())
 		root.Funcs(runtimeFuncs(&t))
