@@ -233,9 +233,9 @@ static void push_key(tenc *e, const tv_str *k)
 {
     if (e->depth == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 16;
-        const tv_str **nk = tpl_alloc(e->x, cap * sizeof(*nk));
+        const tv_str **nk = tpl_alloc(e->x, cap * sizeof(const tv_str *));
         if (e->depth) {
-            memcpy(nk, e->key, e->depth * sizeof(*nk));
+            memcpy(nk, e->key, e->depth * sizeof(const tv_str *));
         }
         e->key = nk;
         e->cap = cap;

@@ -30,7 +30,7 @@
 #define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
 
 /* The largest zone file we read (the biggest in tzdata are a few KiB). */
-#define MAX_ZONE_FILE (256 * 1024)
+#define MAX_ZONE_FILE ((size_t)256 * 1024)
 
 #define SECS_PER_DAY 86400LL
 /* Unix time of Go's zero Time, January 1 of year 1, UTC. */
@@ -665,6 +665,11 @@ static civil civil_from_local(int64_t local)
     return c;
 }
 
+static int64_t clock_secs(int hour, int min, int sec)
+{
+    return (int64_t)hour * 3600 + (int64_t)min * 60 + sec;
+}
+
 static bool is_leap(int64_t y)
 {
     return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
@@ -762,8 +767,8 @@ static tv time_date(tpl_x *x,
                     int32_t nsec,
                     const tpl_zone *loc)
 {
-    int64_t unix = days_from_civil(year, month, 1) * SECS_PER_DAY + (int64_t)(day - 1) * 86400 +
-                   hour * 3600 + min * 60 + sec;
+    int64_t unix = days_from_civil(year, month, 1) * SECS_PER_DAY +
+                   (int64_t)(day - 1) * SECS_PER_DAY + clock_secs(hour, min, sec);
     zone_at za = zone_lookup(x, loc, unix);
     if (za.off != 0) {
         int64_t utc = unix - za.off;
@@ -1691,7 +1696,7 @@ static int time_parse(tpl_x *x,
                 hh = v.s + 1, mm = v.s + 3, take = 5;
             }
             sign = v.s[0];
-            int64_t h, m2, s2;
+            int64_t h = 0, m2 = 0, s2 = 0;
             ok = patoi(hh, 2, &h) && patoi(mm, 2, &m2) && patoi(ss, 2, &s2);
             zone_off = (int32_t)((h * 60 + m2) * 60 + s2);
             if (sign == '-') {
@@ -1778,8 +1783,8 @@ static int time_parse(tpl_x *x,
         zname[zone_name_len] = '\0';
     }
     if (have_off) {
-        int64_t unix = days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + min * 60 +
-                       sec - zone_off;
+        int64_t unix = days_from_civil(year, month, day) * SECS_PER_DAY +
+                       clock_secs(hour, min, sec) - zone_off;
         zone_at za = zone_lookup(x, loc, unix);
         if (za.off == zone_off && (!zname || strcmp(za.abbr, zname) == 0)) {
             *out = time_value(x, unix, nsec, loc, INT64_MIN);
@@ -1791,7 +1796,7 @@ static int time_parse(tpl_x *x,
     }
     if (zname) {
         int64_t unix =
-            days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + min * 60 + sec;
+            days_from_civil(year, month, day) * SECS_PER_DAY + clock_secs(hour, min, sec);
         /* Go's lookupName: a zone of that name in effect then, else any zone of that name */
         if (loc) {
             for (size_t i = 0; i < loc->ntypes; i++) {

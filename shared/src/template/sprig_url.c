@@ -590,7 +590,8 @@ static int fn_url_join(tpl_x *x, tv *ret, tv *a, size_t n)
     (void)n;
     static const tv_map empty = {0};
     const tv_map *m = a[0].u.m ? a[0].u.m : &empty;
-    span scheme, host, path, query, opaque, frag, info;
+    span scheme = sp("", 0), host = scheme, path = scheme, query = scheme, opaque = scheme,
+         frag = scheme, info = scheme;
     if (dict_string(x, m, "scheme", &scheme) < 0 || dict_string(x, m, "host", &host) < 0 ||
         dict_string(x, m, "path", &path) < 0 || dict_string(x, m, "query", &query) < 0 ||
         dict_string(x, m, "opaque", &opaque) < 0 || dict_string(x, m, "fragment", &frag) < 0 ||
