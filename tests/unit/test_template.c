@@ -10,6 +10,7 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/template.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/test_support.h"
 
 static co_template_funcs *funcs;
@@ -337,6 +338,56 @@ static void test_template__renders_concurrently(void **state)
     co_template_set_free(set);
 }
 
+/* Renders @text and compares the output with @want (rendering must succeed). */
+static void expect(const char *text, const char *want)
+{
+    int rc;
+    char *out = render(text, NULL, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* Local follows $TZ as in Go: a zone name, a file path (with or without ':'), "" and "UTC" for
+ * UTC, and UTC again for a name no zone file has. */
+static void test_template__local_zone_follows_tz(void **state)
+{
+    (void)state;
+    const char *saved = getenv("TZ"); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("TZ", "Asia/Tokyo", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    expect("{{ date \"15:04 MST\" 0 }}", "09:00 JST");
+    expect("{{ toDate \"2006-01-02 15:04\" \"2020-01-01 09:00\" | unixEpoch }}", "1577836800");
+    setenv("TZ", ":/usr/share/zoneinfo/Europe/Berlin", 1); // NOLINT(concurrency-mt-unsafe)
+    expect("{{ date \"MST -0700\" 1600000000 }}", "CEST +0200");
+    setenv("TZ", "", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    expect("{{ date \"MST\" 0 }}", "UTC");
+    setenv("TZ", "No/Such_Zone", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    expect("{{ date \"MST\" 0 }}|{{ dateInZone \"MST\" 0 \"Nowhere/Else\" }}", "UTC|UTC");
+    if (keep) {
+        setenv("TZ", keep, 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+        free(keep);
+    } else {
+        unsetenv("TZ"); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    }
+}
+
+/* now, ago and durationRound read the wall clock through the clock seam. */
+static void test_template__now_reads_the_clock(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    co_fake_clock_install((int64_t)1600000000 * 1000000000 + 5);
+    expect("{{ now | date \"2006-01-02T15:04:05.999999999Z07:00\" }}",
+           "2020-09-13T12:26:40.000000005Z");
+    expect("{{ now | unixEpoch }}", "1600000000");
+    expect("{{ ago 1599999910 }}|{{ ago (int64 1600003600) }}", "1m30s|-1h0m0s");
+    expect("{{ durationRound (toDate \"2006-01-02\" \"2020-09-01\") }}", "12d");
+    expect("{{ $t := now }}{{ ago $t }}", "0s");
+    co_fake_clock_uninstall();
+    unsetenv("TZ"); // NOLINT(concurrency-mt-unsafe): single-threaded test
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +405,8 @@ int main(void)
         cmocka_unit_test(test_template__unknown_template_is_not_found),
         cmocka_unit_test(test_template__caller_functions),
         cmocka_unit_test(test_template__renders_concurrently),
+        cmocka_unit_test(test_template__local_zone_follows_tz),
+        cmocka_unit_test(test_template__now_reads_the_clock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
