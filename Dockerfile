@@ -26,7 +26,7 @@ RUN make -j"$(nproc)" release \
 FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        ca-certificates gpg gpg-agent \
+        ca-certificates gpg gpg-agent tzdata \
         libarchive13 libcrypt1 libcurl4 libgit2-1.5 libgnutls30 libgpgme11 libjson-c5 \
         libmicrohttpd12 libpcre2-8-0 libssl3 libyaml-0-2 \
     && rm -rf /var/lib/apt/lists/* \

@@ -21,7 +21,7 @@ BUILD_PKGS=(
 TEST_PKGS=(
     libcmocka-dev clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind
     etcd-server golang-go golang-k8s-sigs-yaml-dev golang-github-masterminds-sprig-dev
-    golang-github-burntsushi-toml-dev
+    golang-github-burntsushi-toml-dev tzdata
     golang-github-modern-go-reflect2-dev
     git rsync jq curl openssl ca-certificates unzip
     age gnupg graphviz wrk nginx-light nghttp2-client dpkg-dev

@@ -114,6 +114,8 @@ tap_eq "test_dockerfile__runtime_installs_every_needed_library" "" "$absent"
 extra=$(comm -13 <(printf '%s\n' "$needed_pkgs") <(grep '^lib' <<<"$runtime_pkgs"))
 tap_eq "test_dockerfile__runtime_installs_no_unneeded_library" "" "$extra"
 tap_check "test_dockerfile__runtime_has_ca_certificates" grep -qx ca-certificates <<<"$runtime_pkgs"
+# the template date functions read zones from the system tzdata, as Go does
+tap_check "test_dockerfile__runtime_has_tzdata" grep -qx tzdata <<<"$runtime_pkgs"
 if grep -q '^libgpgme' <<<"$needed_pkgs"; then
     # gpgme runs gpg and gpg-agent for SOPS PGP keys
     tap_check "test_dockerfile__runtime_has_gnupg_for_gpgme" \
