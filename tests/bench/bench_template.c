@@ -63,8 +63,8 @@ static bool parse_case(bcase *c, const char *text)
     co_buf *cur = NULL;
     const char *p = text;
     for (;;) {
-        /* the pieces between newlines, the empty one after a final newline included (as the
-         * oracle splits them) */
+        /* the pieces between newlines; the newline that ends the file ends the last piece (as
+         * the oracle splits them) */
         const char *nl = strchr(p, '\n');
         size_t n = nl ? (size_t)(nl - p) : strlen(p);
         if (n >= 4 && strncmp(p, "### ", 4) == 0) {
@@ -81,7 +81,7 @@ static bool parse_case(bcase *c, const char *text)
                 return false;
             }
         }
-        if (!nl) {
+        if (!nl || nl[1] == '\0') {
             break;
         }
         p = nl + 1;
