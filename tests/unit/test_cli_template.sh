@@ -117,7 +117,11 @@ def parse_cases(path):
         else:
             out.append(cur)
         cur, section, each_t, each_d = None, "", [], []
-    for line in open(path, encoding="utf-8").read().split("\n"):
+    text = open(path, encoding="utf-8").read()
+    # the newline that ends the file ends the last line; it does not start an empty one
+    if text.endswith("\n"):
+        text = text[:-1]
+    for line in text.split("\n"):
         if line.startswith("### "):
             finish()
             cur = {"name": line[4:].strip(), "defines": [], "options": {}}
