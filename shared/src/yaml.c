@@ -944,6 +944,21 @@ static void offset_position(const reader *rd, size_t offset, size_t *line, size_
 static int parser_error(const reader *rd, const yaml_parser_t *p)
 {
     const char *problem = p->problem ? p->problem : "unknown error";
+    if (p->error != YAML_MEMORY_ERROR && (rd->flags & CO_YAML_GO_UNMARSHAL)) {
+        /* go-yaml names the problem's 0-based line (a scanner's 1-based), else the context's,
+         * and no line at all when that is 0 */
+        size_t line = 0;
+        if (p->problem_mark.line != 0) {
+            line = p->problem_mark.line + (p->error == YAML_SCANNER_ERROR);
+        } else if (p->context_mark.line != 0) {
+            line = p->context_mark.line;
+        }
+        const char *msg = p->problem ? p->problem : "unknown problem parsing YAML content";
+        if (line) {
+            return co_error_set(CO_EINVALID, "line %zu: %s", line, msg);
+        }
+        return co_error_set(CO_EINVALID, "%s", msg);
+    }
     switch (p->error) {
     case YAML_MEMORY_ERROR:
         return co_error_set(CO_ERROR, "YAML parser out of memory");
@@ -1072,7 +1087,7 @@ int co_yaml_parse(struct json_object **out, const char *data, size_t len, unsign
     if (rc < 0) {
         return rc;
     }
-    if (docs.len > 1) {
+    if (docs.len > 1 && !(flags & CO_YAML_GO_UNMARSHAL)) {
         rc =
             co_error_set(CO_EINVALID, "line %d: expected a single YAML document, found another one",
                          docs.items[1].line);

@@ -57,6 +57,11 @@ typedef enum co_yaml_parse_flags {
     /** Plain y/Y/yes/on/n/no/off (every spelling but true/false) stay strings, as kustomize's
      * kyaml (go-yaml v3, YAML 1.2) reads them; everything else resolves as above. */
     CO_YAML_CORE_BOOLS = 1 << 2,
+    /** Read as sigs.k8s.io/yaml's Unmarshal reads (go-yaml v2): co_yaml_parse() keeps the
+     * first document and drops the others instead of refusing them (they must still parse),
+     * and syntax errors are worded as go-yaml words them ("line N: problem", N counted as
+     * go-yaml counts it, or no position at all). */
+    CO_YAML_GO_UNMARSHAL = 1 << 3,
 } co_yaml_parse_flags;
 
 /** Options for writing. */

@@ -63,7 +63,7 @@ static int fn_to_yaml(tpl_x *x, tv *ret, tv *a, size_t n)
 static int from_yaml(tpl_x *x, tv *ret, const tv_str *s, bool array)
 {
     struct json_object *j = NULL;
-    if (co_yaml_parse(&j, s->s, s->len, 0) < 0) {
+    if (co_yaml_parse(&j, s->s, s->len, CO_YAML_GO_UNMARSHAL) < 0) {
         return tpl_fail(x, "error converting YAML to JSON: yaml: %s", co_error_last());
     }
     if (array && j && !json_object_is_type(j, json_type_array)) {
