@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for the template engine: parse and render. The first byte chooses the
- * options (missingkey mode, number decoding, whether sprig and the runtime functions exist);
- * the rest is template text, optionally followed by a NUL byte and JSON data for the dot.
+ * options (missingkey mode, number decoding, whether sprig, the runtime and Helm's functions
+ * exist); the rest is template text, optionally followed by a NUL byte and JSON data for the dot.
  * Any crash, sanitizer report, leak or hang is a finding, as is a success with an output over
  * the cap, or a failure without an error message.
  */
@@ -24,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!funcs[0]) {
         co_template_funcs_new(&funcs[0], 0);
-        co_template_funcs_new(&funcs[1], CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME);
+        co_template_funcs_new(&funcs[1], CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                             CO_TEMPLATE_FUNCS_HELM);
     }
     if (size == 0) {
         return 0;
