@@ -93,8 +93,7 @@ void tpl_register_sprig_url(co_template_funcs *f);
 /* Helm's additions (helm_funcs.c). */
 void tpl_register_helm(co_template_funcs *f);
 
-/* time.Time values (sprig_date.c). */
-extern const tv_type T_TIME;
+/* A time.Time or *time.Time value (sprig_date.c). */
 bool tpl_is_time(const tv *v);
 /* The runtime's functions (runtime.c), replacing sprig's of the same names. */
 void tpl_register_runtime(co_template_funcs *f);

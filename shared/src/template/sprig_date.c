@@ -53,6 +53,8 @@ struct tpl_zone {
     const uint8_t *idx;
     size_t ntx;
     const char *extend; /* the POSIX TZ rule for times after the last transition, or NULL */
+    bool local;         /* time.Local (one location in Go, however often we load it) */
+    bool fixed;         /* a zone made for a parsed offset or abbreviation (FixedZone) */
 };
 
 typedef struct zone_at {
@@ -561,17 +563,18 @@ static const tpl_zone *zone_fixed(tpl_x *x, const char *abbr, int32_t off)
     memset(z, 0, sizeof(*z));
     z->types = t;
     z->ntypes = 1;
+    z->fixed = true;
     return z;
 }
 
-static const tpl_zone utc_local = {0};
+static const tpl_zone utc_local = {.local = true};
 
 /* time.Local as Go initialises it from $TZ: unset reads /etc/localtime, empty or "UTC" is
  * UTC, a path is read as it is, a name is looked up like LoadLocation; failures mean UTC. */
 static const tpl_zone *zone_local(tpl_x *x)
 {
     const char *tz = getenv("TZ"); // NOLINT(concurrency-mt-unsafe): read-only use
-    const tpl_zone *z = NULL;
+    tpl_zone *z = NULL;
     if (!tz) {
         z = zone_read_file(x, "/etc/localtime");
     } else {
@@ -584,7 +587,11 @@ static const tpl_zone *zone_local(tpl_x *x)
             z = zone_load_file(x, tz);
         }
     }
-    return z ? z : &utc_local;
+    if (!z) {
+        return &utc_local;
+    }
+    z->local = true;
+    return z;
 }
 
 /* Go's LoadLocation; false when the name is unknown or not allowed. */
@@ -731,6 +738,31 @@ static tv time_value(tpl_x *x, int64_t sec, int32_t nsec, const tpl_zone *loc, i
 static const tv_time *tm_of(const tv *v)
 {
     return v->u.o && v->u.o->native ? v->u.o->native : &zero_time;
+}
+
+/* Go's == on two times (and DeepEqual): the same instant, monotonic reading and location;
+ * Local is one location however often it was loaded, and zones made for parsed offsets
+ * compare by content (as DeepEqual does; == would compare their addresses). */
+bool tpl_time_equal(const tv *a, const tv *b)
+{
+    const tv_time *x = tm_of(a);
+    const tv_time *y = tm_of(b);
+    if (x->sec != y->sec || x->nsec != y->nsec || x->mono != y->mono) {
+        return false;
+    }
+    const tpl_zone *p = x->loc;
+    const tpl_zone *q = y->loc;
+    if (p == q) {
+        return true;
+    }
+    if (!p || !q) {
+        return false;
+    }
+    if (p->local || q->local) {
+        return p->local && q->local;
+    }
+    return p->fixed && q->fixed && p->types[0].off == q->types[0].off &&
+           strcmp(p->types[0].abbr, q->types[0].abbr) == 0;
 }
 
 bool tpl_is_time(const tv *v)

@@ -424,6 +424,9 @@ int64_t tv_len(const tv *v);
 
 /* Go's reflect.DeepEqual. */
 bool tv_deep_equal(const tv *a, const tv *b);
+/* time.Time (sprig_date.c) and == on two of its values. */
+extern const tv_type T_TIME;
+bool tpl_time_equal(const tv *a, const tv *b);
 
 /* Deep copy (copystructure): maps and slices are duplicated. */
 tv tv_deep_copy(tpl_x *x, const tv *v);

@@ -640,6 +640,9 @@ bool tv_deep_equal(const tv *a, const tv *b)
             return true;
         }
         const tv_type *st = a->t->kind == TK_PTR ? a->t->elem : a->t;
+        if (st == &T_TIME && a->t == b->t) {
+            return tpl_time_equal(a, b);
+        }
         if (a->t->marshal_json || (st && st->marshal_json)) {
             /* native payloads (time, semver) compare by their canonical encoding */
             return a->u.o->native == b->u.o->native;
