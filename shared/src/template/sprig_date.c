@@ -571,7 +571,7 @@ static const tpl_zone utc_local = {.local = true};
 
 /* time.Local as Go initialises it from $TZ: unset reads /etc/localtime, empty or "UTC" is
  * UTC, a path is read as it is, a name is looked up like LoadLocation; failures mean UTC. */
-static const tpl_zone *zone_local(tpl_x *x)
+static const tpl_zone *zone_local_load(tpl_x *x)
 {
     const char *tz = getenv("TZ"); // NOLINT(concurrency-mt-unsafe): read-only use
     tpl_zone *z = NULL;
@@ -592,6 +592,18 @@ static const tpl_zone *zone_local(tpl_x *x)
     }
     z->local = true;
     return z;
+}
+
+/* time.Local, read once per rendering session (Go reads it once per process). */
+static const tpl_zone *zone_local(tpl_x *x)
+{
+    if (!x->sess) {
+        return zone_local_load(x);
+    }
+    if (!x->sess->local_zone) {
+        x->sess->local_zone = zone_local_load(x);
+    }
+    return x->sess->local_zone;
 }
 
 /* Go's LoadLocation; false when the name is unknown or not allowed. */

@@ -340,6 +340,7 @@ struct co_template_session {
     tpl_arena arena;
     tv root;
     uint64_t steps;
+    const tpl_zone *local_zone; /* time.Local, loaded on first use (sprig_date.c) */
 };
 
 /* The state of one execution (Go's state), plus the resources shared by nested ones. */
