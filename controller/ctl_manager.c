@@ -99,7 +99,7 @@ struct ctl_manager {
     pthread_cond_t policy_cv;     /* wakes the prober when the manager stops */
     pthread_t policy_prober;      /* looks for a ComponentPolicy CRD installed late */
     bool policy_prober_on;
-    bool policy_stop;
+    atomic_bool policy_stop;
     int64_t policy_probe_ns; /* the interval between looks */
 
     ctl_queue *queue;
@@ -583,11 +583,12 @@ static void on_policy_update(const struct json_object *old_obj,
     }
 }
 
-/* Starts the ComponentPolicy informer when the CRD is served (caller holds policy_mu).
- * @return 0 also when it is not served: policies then simply do not exist yet. */
-static int start_policy_informer(ctl_manager *m)
+/* Creates and starts a ComponentPolicy informer when the CRD is served.
+ * @param[out] out the informer, or NULL when the CRD is not served (not an error) */
+static int new_policy_informer(co_kube_informer **out, ctl_manager *m)
 {
     co_kube_mapping mp = {0};
+    *out = NULL;
     if (co_kube_client_mapping(&mp, m->client, COMPONENT_API, "ComponentPolicy") < 0) {
         co_error_clear();
         return 0;
@@ -606,35 +607,51 @@ static int start_policy_informer(ctl_manager *m)
         co_kube_informer_free(inf);
         return rc;
     }
-    m->policy_inf = inf;
-    if (co_kube_informer_wait_synced(inf, SYNC_TIMEOUT_MS) < 0) {
-        return co_error_wrap("waiting for the ComponentPolicy cache");
-    }
+    *out = inf;
     return 0;
 }
 
-/* Runs while the ComponentPolicy CRD is not served (it may be installed after the controller):
- * looks for it every policy_probe_ns and starts its informer, whose first list enqueues every
- * Component, so policies apply without a restart. */
+/*
+ * Runs while the ComponentPolicy CRD is not served (it may be installed after the controller):
+ * looks for it every policy_probe_ns. A new informer is published only once it has synced,
+ * and every Component is then enqueued, so policies apply without a restart. Workers never
+ * wait for the prober: it holds policy_mu only to publish.
+ */
 static void *policy_prober(void *arg)
 {
     ctl_manager *m = arg;
     pthread_mutex_lock(&m->policy_mu);
-    while (!m->policy_stop && !m->policy_inf) {
+    while (!atomic_load(&m->policy_stop) && !m->policy_inf) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->policy_probe_ns;
         ts.tv_sec = (time_t)(abs / CO_SECOND);
         ts.tv_nsec = (long)(abs % CO_SECOND);
         pthread_cond_timedwait(&m->policy_cv, &m->policy_mu, &ts);
-        if (m->policy_stop) {
+        if (atomic_load(&m->policy_stop)) {
             break;
         }
-        if (start_policy_informer(m) < 0) {
+        pthread_mutex_unlock(&m->policy_mu);
+        co_kube_informer *inf = NULL;
+        int rc = new_policy_informer(&inf, m);
+        /* in short waits, so that stopping the manager is never held up for long */
+        while (rc == 0 && inf && !co_kube_informer_has_synced(inf) &&
+               !atomic_load(&m->policy_stop)) {
+            if (co_kube_informer_wait_synced(inf, 1000) < 0) {
+                co_error_clear();
+            }
+        }
+        if (rc < 0) {
             co_log(CO_LOG_WARN, "cannot watch ComponentPolicies", "error", co_error_last(), NULL);
             co_error_clear();
-        } else if (m->policy_inf) {
-            co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
+        }
+        pthread_mutex_lock(&m->policy_mu);
+        if (inf) {
+            m->policy_inf = inf; /* stopped and freed with the manager */
+            if (!atomic_load(&m->policy_stop)) {
+                co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
+                enqueue_components(m, NULL);
+            }
         }
     }
     pthread_mutex_unlock(&m->policy_mu);
@@ -1221,14 +1238,18 @@ int ctl_manager_start(ctl_manager *m)
             return rc;
         }
     }
+    co_kube_informer *pinf = NULL;
+    if ((rc = new_policy_informer(&pinf, m)) < 0) {
+        return rc;
+    }
     pthread_mutex_lock(&m->policy_mu);
-    rc = start_policy_informer(m);
-    if (rc == 0 && !m->policy_inf) {
+    m->policy_inf = pinf;
+    if (!pinf) {
         m->policy_prober_on = pthread_create(&m->policy_prober, NULL, policy_prober, m) == 0;
     }
     pthread_mutex_unlock(&m->policy_mu);
-    if (rc < 0) {
-        return rc;
+    if (pinf && co_kube_informer_wait_synced(pinf, SYNC_TIMEOUT_MS) < 0) {
+        return co_error_wrap("waiting for the ComponentPolicy cache");
     }
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         if (co_kube_informer_wait_synced(m->comp_inf[i], SYNC_TIMEOUT_MS) < 0) {
@@ -1305,7 +1326,7 @@ void ctl_manager_stop(ctl_manager *m)
         }
     }
     pthread_mutex_lock(&m->policy_mu);
-    m->policy_stop = true;
+    atomic_store(&m->policy_stop, true);
     pthread_cond_broadcast(&m->policy_cv);
     pthread_mutex_unlock(&m->policy_mu);
     if (m->policy_prober_on) {
