@@ -302,6 +302,28 @@ static void test_helm__values_subchart_section_must_be_a_map(void **state)
 
 /* ---- patterns ------------------------------------------------------------------------------ */
 
+static void test_helm__values_disabled_dependency_without_name(void **state)
+{
+    (void)state;
+    /* a dependency with no name, switched off by its condition: dropped, not looped over */
+    co_vfs *fs = mem_tree("Chart.yaml",
+                          "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n"
+                          "- version: 1.0.0\n  condition: sub.enabled\n"
+                          "- name: kept\n  version: 1.0.0\n",
+                          "values.yaml", "sub: {enabled: false}\nx: 1\n", "charts/kept/Chart.yaml",
+                          "apiVersion: v2\nname: kept\nversion: 1.0.0\n", "charts/kept/values.yaml",
+                          "k: v\n", NULL);
+    co_helm_chart *c = NULL;
+    assert_co_pass(co_helm_chart_load(&c, fs, ""));
+    struct json_object *out = NULL;
+    assert_co_pass(co_helm_values(&out, c, NULL));
+    assert_json_eq(co_json_get(out, "x", NULL), "1");
+    assert_json_eq(co_json_get(out, "kept", NULL), "{global: {}, k: v}");
+    json_object_put(out);
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+}
+
 static void test_helm__path_match_is_go_filepath_match(void **state)
 {
     (void)state;
@@ -602,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_helm__values_defaults_imports_and_globals),
         cmocka_unit_test(test_helm__values_null_deletes_and_tags),
         cmocka_unit_test(test_helm__values_subchart_section_must_be_a_map),
+        cmocka_unit_test(test_helm__values_disabled_dependency_without_name),
         cmocka_unit_test(test_helm__path_match_is_go_filepath_match),
         cmocka_unit_test(test_helm__glob_is_gobwas),
         cmocka_unit_test(test_helm__map_install_and_upgrade_hooks),

@@ -513,9 +513,11 @@ static int process_enabled(helm_node *n, struct json_object *v, const char *path
             r++;
             continue;
         }
+        /* a dependency without a name counts as named "": the one at r always goes */
         char *gone = co_xstrdup(n->meta.deps[r].name ? n->meta.deps[r].name : "");
         for (size_t i = 0; i < n->ndeps;) {
-            if (n->deps[i]->meta.name && strcmp(n->deps[i]->meta.name, gone) == 0) {
+            const char *dn = n->deps[i]->meta.name ? n->deps[i]->meta.name : "";
+            if (strcmp(dn, gone) == 0) {
                 co_helm__node_free(n->deps[i]);
                 memmove(&n->deps[i], &n->deps[i + 1], (n->ndeps - i - 1) * sizeof(helm_node *));
                 n->ndeps--;
@@ -524,7 +526,8 @@ static int process_enabled(helm_node *n, struct json_object *v, const char *path
             }
         }
         for (size_t k = 0; k < n->meta.ndeps;) {
-            if (n->meta.deps[k].name && strcmp(n->meta.deps[k].name, gone) == 0) {
+            const char *kn = n->meta.deps[k].name ? n->meta.deps[k].name : "";
+            if (strcmp(kn, gone) == 0) {
                 dep_remove(&n->meta, k);
                 if (k < r) {
                     r--;
