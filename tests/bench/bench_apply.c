@@ -113,20 +113,28 @@ static int die(const char *what)
     return 1;
 }
 
+/* Appends the bench's @p n ConfigMaps, comma-separated, in namespace @p ns (NULL: none). */
+static int put_configmaps(co_buf *b, long n, const char *ns)
+{
+    int rc = 0;
+    for (long i = 0; i < n && rc == 0; i++) {
+        rc = co_buf_printf(b,
+                           "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                           "\"name\":\"cm-%05ld\",%s%s%s\"labels\":{\"app\":\"bench\"}},"
+                           "\"data\":{\"index\":\"%ld\",\"payload\":\"%064ld\"}}",
+                           i ? "," : "", i, ns ? "\"namespace\":\"" : "", ns ? ns : "",
+                           ns ? "\"," : "", i, i);
+    }
+    return rc;
+}
+
 /* The same ConfigMaps as a v1 List in namespace @p ns, for kubectl. */
 static char *reference_manifest(const char *ns, long n)
 {
     co_buf b;
     co_buf_init(&b, (size_t)64 * 1024 * 1024);
-    int rc = co_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
-    for (long i = 0; i < n && rc == 0; i++) {
-        rc = co_buf_printf(&b,
-                           "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                           "\"name\":\"cm-%05ld\",\"namespace\":\"%s\",\"labels\":{\"app\":"
-                           "\"bench\"}},\"data\":{\"index\":\"%ld\",\"payload\":\"%064ld\"}}",
-                           i ? "," : "", i, ns, i, i);
-    }
-    if (rc < 0 || co_buf_puts(&b, "]}") < 0) {
+    if (co_buf_puts(&b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[") < 0 ||
+        put_configmaps(&b, n, ns) < 0 || co_buf_puts(&b, "]}") < 0) {
         co_buf_dispose(&b);
         return NULL;
     }
@@ -268,12 +276,8 @@ int main(void)
     co_buf text;
     co_buf_init(&text, (size_t)64 * 1024 * 1024);
     int brc = co_buf_puts(&text, "[");
-    for (long i = 0; i < n && brc == 0; i++) {
-        brc = co_buf_printf(&text,
-                            "%s{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                            "\"name\":\"cm-%05ld\",\"labels\":{\"app\":\"bench\"}},\"data\":{"
-                            "\"index\":\"%ld\",\"payload\":\"%064ld\"}}",
-                            i ? "," : "", i, i, i);
+    if (brc == 0) {
+        brc = put_configmaps(&text, n, NULL);
     }
     if (brc < 0 || co_buf_puts(&text, "]") < 0) {
         return die("building objects");
