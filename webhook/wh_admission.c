@@ -222,22 +222,36 @@ static int judged_component(co_component **out,
     return rc;
 }
 
-/* Records the admitted Component's edges tentatively (not for dryRun: no trace). */
-static int remember_edges(wh_state_view *v, const struct json_object *obj, const char *ns)
+/*
+ * The edges an admitted Component adds, as a graph key and its dependencies; key stays NULL
+ * when there is none yet (generateName: nobody can depend on it, nothing to remember).
+ */
+typedef struct edges {
+    co_depgraph_list deps;
+    char *key;
+} edges;
+
+static void edges_of(edges *e, const struct json_object *obj, const char *ns)
 {
-    co_depgraph_list deps = {0};
-    char *key = NULL;
-    if (co_depgraph_object_deps(&deps, &key, obj, ns) < 0) {
-        /* No name yet (generateName): nobody can depend on it, nothing to remember. */
+    memset(e, 0, sizeof(*e));
+    if (co_depgraph_object_deps(&e->deps, &e->key, obj, ns) < 0) {
         co_error_clear();
-        return 0;
+        e->key = NULL;
     }
-    int rc = wh_state_pending_set(v, key, (const char *const *)deps.items, deps.len);
-    co_depgraph_list_dispose(&deps);
-    free(key);
-    return rc;
 }
 
+static void edges_dispose(edges *e)
+{
+    co_depgraph_list_dispose(&e->deps);
+    free(e->key);
+}
+
+/*
+ * Validation holds the graph lock only for what reads or writes the graph: policy evaluation
+ * (the cycle and missing-dependency rules) and the tentative insert of the admitted edges,
+ * one critical section so that a concurrent request cannot close a cycle through them. Field
+ * validation, parsing and defaults run before it, concurrently with other requests.
+ */
 static int validate_component(wh_decision *d, wh_state *st, const wh_admission_request *req)
 {
     const char *ns = *req->namespace_ ? req->namespace_ : NULL;
@@ -250,22 +264,30 @@ static int validate_component(wh_decision *d, wh_state *st, const wh_admission_r
     co_field_errors_dispose(&errs);
 
     wh_state_view v;
-    wh_state_enter(&v, st, 1);
+    wh_state_enter(&v, st, 0);
     who w;
     fill_request(&w, &v, req);
     co_component *comp = NULL;
     co_policy_result res = {0};
+    edges e = {{NULL, 0}, NULL};
     int rc = judged_component(&comp, d, req->object, v.policies, &w.req);
     if (rc == 0) {
+        if (!req->dry_run) {
+            edges_of(&e, req->object, ns);
+        }
+        wh_state_take_graph(&v);
+        w.req.graph = v.graph;
         rc = co_policy_evaluate(&res, v.policies, comp, &w.req);
     }
     if (rc == 0) {
         rc = apply_violations(d, &res);
     }
-    if (rc == 0 && d->allowed && !req->dry_run) {
-        rc = remember_edges(&v, req->object, ns);
+    if (rc == 0 && d->allowed && e.key) {
+        /* not for dryRun: no trace */
+        rc = wh_state_pending_set(&v, e.key, (const char *const *)e.deps.items, e.deps.len);
     }
     wh_state_leave(&v);
+    edges_dispose(&e);
     co_policy_result_dispose(&res);
     co_component_free(comp);
     return rc;

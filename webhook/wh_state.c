@@ -263,6 +263,14 @@ void wh_state_enter(wh_state_view *v, wh_state *s, int with_graph)
     v->policies = s->policies;
     v->graph = NULL;
     if (with_graph) {
+        wh_state_take_graph(v);
+    }
+}
+
+void wh_state_take_graph(wh_state_view *v)
+{
+    wh_state *s = v->state;
+    if (!v->graph) {
         pthread_mutex_lock(&s->graph_lock);
         expire(s);
         v->graph = s->graph;

@@ -86,7 +86,13 @@ typedef struct wh_state_view {
  */
 void wh_state_enter(wh_state_view *v, wh_state *s, int with_graph);
 
-/** Releases what wh_state_enter() took. */
+/**
+ * Takes the graph lock (expiring old tentative entries first) in a view entered without it,
+ * so that only the part of a decision that reads the graph holds it. No-op when held.
+ */
+void wh_state_take_graph(wh_state_view *v);
+
+/** Releases what wh_state_enter() and wh_state_take_graph() took. */
 void wh_state_leave(wh_state_view *v);
 
 /** Labels of Namespace @p ns (a JSON object), or NULL when unknown. Borrowed from the view. */
