@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libmicrohttpd glue. The TLS daemon runs a pool of epoll worker threads that share one
- * listening socket we create ourselves (so that ":port" can mean dual-stack with an IPv4
- * fallback, and tests can bind port 0). Per request the access handler is called once with the
- * headers, once per body chunk and once at the end: the headers alone decide route, method,
- * media type and declared size (wh_http_precheck), chunks go into a buffer capped per route,
- * and the final call hands the bytes to wh_http_handle(). Certificates come from wh_tls on
- * every handshake.
+ * libmicrohttpd glue. The TLS side is one listening socket we create ourselves (so that ":port"
+ * can mean dual-stack with an IPv4 fallback, and tests can bind port 0), an acceptor thread, and
+ * a set of single-threaded epoll daemons, the workers: the acceptor hands every new connection
+ * to the worker with the fewest. libmicrohttpd's own thread pool lets its workers race for the
+ * listening socket, and the one that wakes first takes a whole burst of connections (all 16 of
+ * a load generator's, or every connection an API server opens at once) while the others idle;
+ * its pool also cannot be combined with connections added from outside. Per request the access
+ * handler is called once with the headers, once per body chunk and once at the end: the headers
+ * alone decide route, method, media type and declared size (wh_http_precheck), chunks go into a
+ * buffer capped per route, and the final call hands the bytes to wh_http_handle(). Certificates
+ * come from wh_tls on every handshake.
  */
 #include "webhook/wh_server.h"
 
@@ -15,6 +19,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,7 +45,12 @@
 
 struct wh_server {
     wh_server_config cfg;
-    struct MHD_Daemon *tls_daemon;
+    struct MHD_Daemon **workers; /* the TLS daemons, one thread each */
+    unsigned nworkers;
+    int listen_fd;    /* the TLS listening socket, -1 once closed */
+    int stop_pipe[2]; /* written to stop the acceptor */
+    pthread_t acceptor;
+    int acceptor_running;
     struct MHD_Daemon *probe_daemon;
     struct MHD_Daemon *metrics_daemon; /* NULL when the probe daemon serves /metrics too */
     int ports[3];
@@ -420,36 +430,152 @@ static int start_plain(struct MHD_Daemon **out,
     return 0;
 }
 
+/* Connections the workers hold now. */
+static unsigned worker_connections(struct MHD_Daemon *w)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(w, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
+}
+
+/* Gives a new connection to the least busy worker, or closes it at the connection limit. */
+static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen_t len)
+{
+    unsigned total = 0, best = 0, best_n = UINT32_MAX;
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        unsigned n = worker_connections(s->workers[i]);
+        total += n;
+        if (n < best_n) {
+            best_n = n;
+            best = i;
+        }
+    }
+    if (total >= s->cfg.max_connections) {
+        co_log(CO_LOG_DEBUG, "connection limit reached, connection refused", NULL);
+        close(fd);
+        return;
+    }
+    /* on failure libmicrohttpd has closed the socket */
+    if (MHD_add_connection(s->workers[best], fd, addr, len) != MHD_YES) {
+        co_log(CO_LOG_DEBUG, "a worker refused a connection", "error", strerror(errno), NULL);
+    }
+}
+
+/* Accepts until the listening socket runs dry. Returns 0, or -1 to stop accepting. */
+static int accept_burst(wh_server *s)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            hand_over(s, fd, (const struct sockaddr *)&ss, len);
+            continue;
+        }
+        switch (errno) {
+        case EINTR:
+        case ECONNABORTED:
+        case EPROTO:
+            continue;
+        case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+        case EWOULDBLOCK:
+#endif
+            return 0;
+        case EMFILE:
+        case ENFILE:
+        case ENOBUFS:
+        case ENOMEM: {
+            /* out of descriptors or memory: let connections close, then try again */
+            co_log(CO_LOG_WARN, "cannot accept a connection", "error", strerror(errno), NULL);
+            struct timespec nap = {0, 100000000L};
+            nanosleep(&nap, NULL);
+            return 0;
+        }
+        default:
+            co_log(CO_LOG_ERROR, "accepting connections failed", "error", strerror(errno), NULL);
+            return -1;
+        }
+    }
+}
+
+static void *accept_loop(void *arg)
+{
+    wh_server *s = arg;
+    struct pollfd pf[2] = {{s->listen_fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
+    for (;;) {
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            co_log(CO_LOG_ERROR, "waiting for connections failed", "error", strerror(errno), NULL);
+            break;
+        }
+        if (pf[1].revents) {
+            break;
+        }
+        if (pf[0].revents && accept_burst(s) < 0) {
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Stops accepting and closes the listening socket; connections already open go on. */
+static void stop_accepting(wh_server *s)
+{
+    if (s->acceptor_running) {
+        char b = 1;
+        while (write(s->stop_pipe[1], &b, 1) < 0 && errno == EINTR) {
+        }
+        pthread_join(s->acceptor, NULL);
+        s->acceptor_running = 0;
+    }
+    if (s->listen_fd >= 0) {
+        close(s->listen_fd);
+        s->listen_fd = -1;
+    }
+}
+
 static int start_tls(wh_server *s)
 {
-    int fd = -1;
-    int rc = open_listener(&fd, &s->ports[WH_LISTENER_WEBHOOK], s->cfg.webhook_addr);
+    int rc = open_listener(&s->listen_fd, &s->ports[WH_LISTENER_WEBHOOK], s->cfg.webhook_addr);
     if (rc < 0) {
         return rc;
     }
-    unsigned threads = s->cfg.threads ? s->cfg.threads : 1;
     struct MHD_OptionItem opts[] = {
-        {MHD_OPTION_LISTEN_SOCKET, fd, NULL},
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)wh_tls_priorities(s->cfg.tls_min)},
         {MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, wh_tls_retrieve_function()},
+        /* the acceptor keeps the total under the limit; this is a backstop per worker */
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
-        {threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)threads, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     wh_tls_serve(s->cfg.tls);
-    s->tls_daemon =
-        MHD_start_daemon(MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                             MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
-                         0, NULL, NULL, on_webhook, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-    if (!s->tls_daemon) {
-        close(fd);
-        return co_error_set(CO_ERROR, "cannot start the TLS listener on %s", s->cfg.webhook_addr);
+    s->nworkers = s->cfg.threads ? s->cfg.threads : 1;
+    s->workers = co_xcalloc(s->nworkers, sizeof(*s->workers));
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        s->workers[i] = MHD_start_daemon(
+            MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD |
+                MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
+            0, NULL, NULL, on_webhook, s, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        if (!s->workers[i]) {
+            return co_error_set(CO_ERROR, "cannot start TLS worker %u of %u for %s", i + 1,
+                                s->nworkers, s->cfg.webhook_addr);
+        }
     }
+    if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
+        return co_error_set(CO_ERROR, "webhook server: pipe: %s", strerror(errno));
+    }
+    rc = pthread_create(&s->acceptor, NULL, accept_loop, s);
+    if (rc != 0) {
+        return co_error_set(CO_ERROR, "webhook server: cannot start the acceptor: %s",
+                            strerror(rc));
+    }
+    s->acceptor_running = 1;
     return 0;
 }
 
@@ -466,6 +592,8 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     s->cfg = *cfg;
     pthread_mutex_init(&s->ready_lock, NULL);
     s->ports[0] = s->ports[1] = s->ports[2] = -1;
+    s->listen_fd = -1;
+    s->stop_pipe[0] = s->stop_pipe[1] = -1;
     int rc = start_tls(s);
     if (rc == 0 && !disabled(cfg->probe_addr)) {
         rc = start_plain(&s->probe_daemon, &s->ports[WH_LISTENER_PROBE], cfg->probe_addr, on_probe,
@@ -504,15 +632,15 @@ int wh_server_port(const wh_server *s, wh_listener which)
     return s->ports[which];
 }
 
+unsigned wh_server_worker_connections(const wh_server *s, unsigned i)
+{
+    return i < s->nworkers ? worker_connections(s->workers[i]) : 0;
+}
+
 int wh_server_drain(wh_server *s, int timeout_ms)
 {
     atomic_store(&s->draining, 1);
-    if (s->tls_daemon) {
-        MHD_socket fd = MHD_quiesce_daemon(s->tls_daemon);
-        if (fd != MHD_INVALID_SOCKET) {
-            close(fd);
-        }
-    }
+    stop_accepting(s);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int left = atomic_load(&s->in_flight);
@@ -529,8 +657,17 @@ void wh_server_free(wh_server *s)
     if (!s) {
         return;
     }
-    if (s->tls_daemon) {
-        MHD_stop_daemon(s->tls_daemon);
+    stop_accepting(s);
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        if (s->workers[i]) {
+            MHD_stop_daemon(s->workers[i]);
+        }
+    }
+    free(s->workers);
+    for (int i = 0; i < 2; i++) {
+        if (s->stop_pipe[i] >= 0) {
+            close(s->stop_pipe[i]);
+        }
     }
     if (s->probe_daemon) {
         MHD_stop_daemon(s->probe_daemon);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sockets: a TLS listener (libmicrohttpd over GnuTLS, a pool of worker threads, keep-alive,
+ * The sockets: a TLS listener (libmicrohttpd over GnuTLS, worker threads, keep-alive,
  * connection limit and inactivity timeout) for the webhook routes, and a plain-HTTP listener
  * for /healthz, /readyz and /metrics (or two, when the metrics address differs from the probe
  * address). Bodies are streamed into capped buffers; everything else is wh_http.c's job.
@@ -61,6 +61,12 @@ void wh_server_set_ready(wh_server *s, wh_ready_fn ready, void *ctx);
 
 /** The port a listener is bound to (useful with port 0), or -1 when it is disabled. */
 int wh_server_port(const wh_server *s, wh_listener which);
+
+/**
+ * TLS connections held by worker @p i now (0 for an index past the last worker); every new
+ * connection goes to the worker holding the fewest.
+ */
+unsigned wh_server_worker_connections(const wh_server *s, unsigned i);
 
 /**
  * Graceful stop: readiness turns false, no new connections are accepted, requests being

@@ -137,7 +137,7 @@ static size_t synced_checks(void *ctx, wh_probe_check *out, size_t max)
     return 1;
 }
 
-static void start(fixture *f, wh_tls_min_version min)
+static void start_limited(fixture *f, wh_tls_min_version min, unsigned max_connections)
 {
     memset(f, 0, sizeof(*f));
     f->p1 = make_pair("first", 30);
@@ -149,7 +149,7 @@ static void start(fixture *f, wh_tls_min_version min)
         .probe_addr = "127.0.0.1:0",
         .metrics_addr = "127.0.0.1:0",
         .threads = 2,
-        .max_connections = 64,
+        .max_connections = max_connections,
         .connection_timeout = 30,
         .tls_min = min,
         .handlers = &handlers,
@@ -163,6 +163,11 @@ static void start(fixture *f, wh_tls_min_version min)
              wh_server_port(f->server, WH_LISTENER_PROBE));
     snprintf(f->metrics, sizeof(f->metrics), "http://127.0.0.1:%d",
              wh_server_port(f->server, WH_LISTENER_METRICS));
+}
+
+static void start(fixture *f, wh_tls_min_version min)
+{
+    start_limited(f, min, 64);
 }
 
 static void stop(fixture *f)
@@ -281,6 +286,69 @@ static void test_wh_server__tls_keep_alive_and_routes(void **state)
     dispose(&r);
     free(url);
     curl_easy_cleanup(c);
+    stop(&f);
+}
+
+static unsigned held(const fixture *f, unsigned worker)
+{
+    return wh_server_worker_connections(f->server, worker);
+}
+
+/* Waits (up to 5 s) until the workers hold @p total connections between them. */
+static int wait_total(const fixture *f, unsigned total)
+{
+    for (int i = 0; i < 500; i++) {
+        if (held(f, 0) + held(f, 1) == total) {
+            return 1;
+        }
+        struct timespec nap = {0, 10000000L};
+        nanosleep(&nap, NULL);
+    }
+    return 0;
+}
+
+/*
+ * Connections opened one after another (as a load generator or the API server opens them) go
+ * to the worker holding the fewest, not all to the one that happened to wake first, and the
+ * connection limit counts them across workers.
+ */
+static void test_wh_server__connections_spread_over_workers_within_the_limit(void **state)
+{
+    (void)state;
+    fixture f;
+    start_limited(&f, WH_TLS_MIN_12, 4);
+    assert_int_equal(held(&f, 2), 0); /* only two workers */
+    CURL *c[5];
+    reply r;
+    for (int i = 0; i < 4; i++) {
+        c[i] = client(f.p1.cert);
+        post_review(&r, c[i], &f, "/validate/v1alpha1/components");
+        assert_int_equal(r.rc, CURLE_OK);
+        assert_int_equal(r.status, 200);
+        dispose(&r);
+    }
+    /* each handle keeps its connection open */
+    assert_true(wait_total(&f, 4));
+    assert_int_equal(held(&f, 0), 2);
+    assert_int_equal(held(&f, 1), 2);
+    /* a fifth connection is over the limit: closed before the handshake */
+    c[4] = client(f.p1.cert);
+    post_review(&r, c[4], &f, "/validate/v1alpha1/components");
+    assert_int_not_equal(r.rc, CURLE_OK);
+    dispose(&r);
+    /* one closes, and the fifth is served */
+    curl_easy_cleanup(c[0]);
+    assert_true(wait_total(&f, 3));
+    post_review(&r, c[4], &f, "/validate/v1alpha1/components");
+    assert_int_equal(r.rc, CURLE_OK);
+    assert_int_equal(r.status, 200);
+    dispose(&r);
+    assert_true(wait_total(&f, 4));
+    assert_int_equal(held(&f, 0), 2);
+    assert_int_equal(held(&f, 1), 2);
+    for (int i = 1; i < 5; i++) {
+        curl_easy_cleanup(c[i]);
+    }
     stop(&f);
 }
 
@@ -665,6 +733,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wh_server__tls_keep_alive_and_routes),
         cmocka_unit_test(test_wh_server__refuses_plain_http_and_old_tls),
+        cmocka_unit_test(test_wh_server__connections_spread_over_workers_within_the_limit),
         cmocka_unit_test(test_wh_server__body_cap_while_streaming),
         cmocka_unit_test(test_wh_server__certificate_swap_reaches_new_connections_only),
         cmocka_unit_test(test_wh_server__certificate_files_are_reloaded),
