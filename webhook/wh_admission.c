@@ -372,25 +372,38 @@ int wh_admission_convert(struct json_object **out,
 /*
  * What the decisions above never read, so that the review is parsed without it (still checked
  * for syntax: malformed JSON there is refused as before). metadata.managedFields, the API
- * server's field ownership and often the larger part of metadata, is read by nothing. Of
- * oldObject only spec is read (spec_unchanged()), so its status goes too. object.status is
- * read on the validating Component routes: co_component_parse() checks its types, and a
- * malformed status there is answered as an internal error, so it stays. The mutating routes
- * default a copy that keeps status as it was, which the patch therefore never touches, and
- * ComponentPolicy validation passes over status. Conversion judges nothing and leaves out
- * nothing: status is converted with the rest.
+ * server's field ownership and often the larger part of metadata, is read by nothing; nor are
+ * metadata.annotations, which after a client-side `kubectl apply` hold the whole object again
+ * as escaped JSON (no rule or policy looks at annotations, and the API server has checked
+ * their types before any webhook sees the object). Of oldObject only spec is read
+ * (spec_unchanged()), so its status goes too. object.status is read on the validating
+ * Component routes: co_component_parse() checks its types, and a malformed status there is
+ * answered as an internal error, so it stays. The mutating routes default a copy that keeps
+ * status as it was, which the patch therefore never touches, and ComponentPolicy validation
+ * passes over status. Conversion judges nothing and leaves out nothing: status is converted
+ * with the rest.
  */
 static const char *const object_managed_fields[] = {"request", "object", "metadata",
                                                     "managedFields", NULL};
 static const char *const old_managed_fields[] = {"request", "oldObject", "metadata",
                                                  "managedFields", NULL};
+static const char *const object_annotations[] = {"request", "object", "metadata", "annotations",
+                                                 NULL};
+static const char *const old_annotations[] = {"request", "oldObject", "metadata", "annotations",
+                                              NULL};
 static const char *const object_status[] = {"request", "object", "status", NULL};
 static const char *const old_status[] = {"request", "oldObject", "status", NULL};
 
-static const char *const *const unread_validating[] = {object_managed_fields, old_managed_fields,
-                                                       old_status, NULL};
-static const char *const *const unread_others[] = {object_managed_fields, old_managed_fields,
-                                                   object_status, old_status, NULL};
+static const char *const *const unread_validating[] = {
+    object_managed_fields, old_managed_fields, object_annotations,
+    old_annotations,       old_status,         NULL};
+static const char *const *const unread_others[] = {object_managed_fields,
+                                                   old_managed_fields,
+                                                   object_annotations,
+                                                   old_annotations,
+                                                   object_status,
+                                                   old_status,
+                                                   NULL};
 
 const char *const *const *wh_admission_unread(wh_route route)
 {

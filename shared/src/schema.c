@@ -231,23 +231,29 @@ static void quoted_list(co_buf *b, const char *const *names)
 static void
 check_one_of(co_field_errors *errs, const json_object *v, const co_schema *s, const char *path)
 {
+    size_t n = 0;
+    for (size_t i = 0; s->one_of[i]; i++) {
+        n += co_json__get(v, s->one_of[i]) != NULL;
+    }
+    if (n == 1) {
+        /* the usual case: no message to build */
+        return;
+    }
     co_buf list = CO_BUF_INIT(SIZE_MAX);
     co_buf found = CO_BUF_INIT(SIZE_MAX);
-    size_t n = 0;
     quoted_list(&list, s->one_of);
-    for (size_t i = 0; s->one_of[i]; i++) {
+    for (size_t i = 0, k = 0; s->one_of[i]; i++) {
         if (co_json__get(v, s->one_of[i])) {
-            if (n > 0) {
+            if (k++ > 0) {
                 CO_ASSERT(co_buf_puts(&found, ", ") == 0);
             }
             CO_ASSERT(co_field_quote(&found, s->one_of[i]) == 0);
-            n++;
         }
     }
     if (n == 0) {
         co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, path, "exactly one of %s must be set",
                                     co_buf_cstr(&list));
-    } else if (n > 1) {
+    } else {
         co_field_errors_add_novalue(errs, CO_FIELD_FORBIDDEN, path,
                                     "exactly one of %s may be set, found %s", co_buf_cstr(&list),
                                     co_buf_cstr(&found));

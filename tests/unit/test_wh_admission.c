@@ -754,8 +754,9 @@ static void test_wh_admission__unread_members_change_no_answer_to_a_fixture(void
     assert_true(compared >= 20 * CO_ARRAY_SIZE(all_paths));
 }
 
-/* The UPDATE fixture (managedFields and status on both objects) with @p from replaced by @p to
- * in the member @p which ("object" or "oldObject"). */
+/* The UPDATE fixture (managedFields and status on both objects) with the members of
+ * @p member_json set in @p which ("object" or "oldObject"); managedFields and annotations go
+ * into its metadata. */
 static char *update_with(const char *which, const char *member_json)
 {
     struct json_object *review = co_test_fixture_json("webhook/admission-update-v1alpha1.json");
@@ -763,7 +764,7 @@ static char *update_with(const char *which, const char *member_json)
     assert_non_null(obj);
     struct json_object *v = parse(member_json);
     json_object_object_foreach (v, key, val) {
-        if (!strcmp(key, "managedFields")) {
+        if (!strcmp(key, "managedFields") || !strcmp(key, "annotations")) {
             json_object_object_add(member(obj, "metadata"), key, json_object_get(val));
         } else {
             json_object_object_add(obj, key, json_object_get(val));
@@ -806,7 +807,7 @@ static void test_wh_admission__malformed_unread_members_are_refused_as_before(vo
         "\"open",                   /* closed by the next quote, then garbage */
     };
     static const char *const where[] = {"object", "oldObject"};
-    static const char *const members[] = {"managedFields", "status"};
+    static const char *const members[] = {"managedFields", "annotations", "status"};
     size_t refused = 0;
     for (size_t w = 0; w < CO_ARRAY_SIZE(where); w++) {
         for (size_t m = 0; m < CO_ARRAY_SIZE(members); m++) {
