@@ -74,17 +74,33 @@ char *co_schema__index(const char *path, size_t i)
     return out;
 }
 
+/*
+ * Members of an object compared one by one before the hash table is asked. Kubernetes objects
+ * mostly have a handful of members, and comparing a few keys (most differ in the first byte)
+ * costs less than hashing the key once; the validators look up every field their schema knows,
+ * present or not, on every admission.
+ */
+#define LINEAR_LOOKUP_MAX 24
+
 struct json_object *co_json__get(const struct json_object *obj, const char *key)
 {
     json_object *v = NULL;
     if (!obj || !json_object_is_type((json_object *)obj, json_type_object)) {
         return NULL;
     }
-    if (!json_object_object_get_ex((json_object *)obj, key, &v) ||
-        json_object_is_type(v, json_type_null)) {
+    int n = 0;
+    struct lh_entry *e = lh_table_head(json_object_get_object((json_object *)obj));
+    for (; e && n < LINEAR_LOOKUP_MAX; e = lh_entry_next(e), n++) {
+        const char *k = lh_entry_k(e);
+        if (k[0] == key[0] && !strcmp(k, key)) {
+            v = (json_object *)lh_entry_v(e);
+            break;
+        }
+    }
+    if (e && !v && !json_object_object_get_ex((json_object *)obj, key, &v)) {
         return NULL;
     }
-    return v;
+    return v && !json_object_is_type(v, json_type_null) ? v : NULL;
 }
 
 const char *co_json__str(const struct json_object *obj, const char *key)

@@ -16,6 +16,7 @@
 #include "co/component.h"
 #include "co/field_error.h"
 #include "co/json.h"
+#include "shared/src/schema_int.h"
 #include "tests/support/test_support.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -1189,10 +1190,51 @@ static void test_component__parse_validated_is_parse_of_a_valid_object(void **st
     json_object_put(full);
 }
 
+/*
+ * Member lookups compare the first keys one by one and ask the hash table past them: the same
+ * answers either way, null counting as absent.
+ */
+static void test_component__member_lookup_small_and_large_objects(void **state)
+{
+    (void)state;
+    for (int size = 1; size <= 40; size += 13) {
+        struct json_object *o = json_object_new_object();
+        for (int i = 0; i < size; i++) {
+            char key[16];
+            snprintf(key, sizeof(key), "k%d", i);
+            json_object_object_add(o, key, i % 5 == 4 ? NULL : json_object_new_int(i));
+        }
+        for (int i = 0; i < size; i++) {
+            char key[16];
+            snprintf(key, sizeof(key), "k%d", i);
+            struct json_object *v = co_json__get(o, key);
+            if (i % 5 == 4) {
+                assert_null(v);
+            } else {
+                assert_non_null(v);
+                assert_int_equal(json_object_get_int(v), i);
+            }
+        }
+        assert_null(co_json__get(o, "k"));
+        assert_null(co_json__get(o, "k999"));
+        assert_null(co_json__get(o, ""));
+        json_object_put(o);
+    }
+    struct json_object *o = json_tokener_parse("{\"\":1,\"a\":\"x\",\"ab\":2}");
+    assert_non_null(o);
+    assert_int_equal(json_object_get_int(co_json__get(o, "")), 1);
+    assert_string_equal(co_json__str(o, "a"), "x");
+    assert_null(co_json__str(o, "ab"));
+    assert_null(co_json__get(json_object_object_get(o, "a"), "a")); /* not an object */
+    assert_null(co_json__get(NULL, "a"));
+    json_object_put(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_component__valid_corpus_validates),
+        cmocka_unit_test(test_component__member_lookup_small_and_large_objects),
         cmocka_unit_test(test_component__parse_validated_is_parse_of_a_valid_object),
         cmocka_unit_test(test_component__invalid_fixtures),
         cmocka_unit_test(test_component__invalid_v1beta1_fixtures),
