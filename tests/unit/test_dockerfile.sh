@@ -85,6 +85,14 @@ for b in "$BINDIR/component-controller" "$BINDIR/component-webhook"; do
         lib_path[$lib]=$(ldd "$b" | awk -v l="$lib" '$1 == l {print $3; exit}')
     done
 done
+# A sanitizer build (build/test) keeps the sanitizer's allocator and drops a malloc library the
+# release link names (--as-needed), so the libraries named by -l in the daemons' link rules count
+# too.
+for l in $(sed -n '/^build\/\$(1)\/component-/,/^$/p' "$ROOT/Makefile" |
+    grep -oE -- '-l[A-Za-z0-9_]+' | sed 's/^-l//' | sort -u); do
+    case $l in pthread | m) continue ;; esac
+    lib_path[lib$l]=$(readlink -f "$(gcc -print-file-name="lib$l.so")")
+done
 # Each library under its path, the resolved path and both usrmerge spellings; one dpkg call.
 cands=()
 for lib in "${!lib_path[@]}"; do
