@@ -338,8 +338,9 @@ static size_t put_utf8(char *u, uint32_t cp)
  * Skips bytes that stand for themselves in a string (printable ASCII but '"' and '\\'), eight
  * at a time: in a word without a byte >= 0x80, subtracting 0x20, or 1 from the word xor '"'
  * or '\\', sets the top bit of the lowest byte that is a control character, a quote or a
- * backslash, and of no byte below it. The last few bytes, and the word that holds the byte
- * to stop at, are done one by one.
+ * backslash, and of no byte below it; or-ing the word in marks bytes >= 0x80. So the lowest
+ * mark (little-endian: the first byte in memory) is the byte to stop at. The last few bytes of
+ * the input are done one by one.
  */
 static const char *skip_plain(const char *p, const char *end)
 {
@@ -352,7 +353,11 @@ static const char *skip_plain(const char *p, const char *end)
             ((w - ones * 0x20) | ((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones) | w) &
             highs;
         if (special) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return p + (__builtin_ctzll(special) >> 3);
+#else
             break;
+#endif
         }
         p += 8;
     }
