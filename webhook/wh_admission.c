@@ -376,7 +376,9 @@ int wh_admission_convert(struct json_object **out,
  * metadata.annotations, which after a client-side `kubectl apply` hold the whole object again
  * as escaped JSON (no rule or policy looks at annotations, and the API server has checked
  * their types before any webhook sees the object). Of oldObject only spec is read
- * (spec_unchanged()), so its status goes too. object.status is read on the validating
+ * (spec_unchanged()), so its status goes too; nor are the request's resource, requestKind,
+ * requestResource and options, or the user's uid and extra (exemptions name users and groups).
+ * object.status is read on the validating
  * Component routes: co_component_parse() checks its types, and a malformed status there is
  * answered as an internal error, so it stays. The mutating routes default a copy that keeps
  * status as it was, which the patch therefore never touches, and ComponentPolicy validation
@@ -394,15 +396,38 @@ static const char *const old_annotations[] = {"request", "oldObject", "metadata"
 static const char *const object_status[] = {"request", "object", "status", NULL};
 static const char *const old_status[] = {"request", "oldObject", "status", NULL};
 
-static const char *const *const unread_validating[] = {
-    object_managed_fields, old_managed_fields, object_annotations,
-    old_annotations,       old_status,         NULL};
+/* Of the request itself: what the API server tells beyond kind, operation, names and user. */
+static const char *const resource[] = {"request", "resource", NULL};
+static const char *const request_kind[] = {"request", "requestKind", NULL};
+static const char *const request_resource[] = {"request", "requestResource", NULL};
+static const char *const options[] = {"request", "options", NULL};
+static const char *const user_uid[] = {"request", "userInfo", "uid", NULL};
+static const char *const user_extra[] = {"request", "userInfo", "extra", NULL};
+
+static const char *const *const unread_validating[] = {object_managed_fields,
+                                                       old_managed_fields,
+                                                       object_annotations,
+                                                       old_annotations,
+                                                       old_status,
+                                                       resource,
+                                                       request_kind,
+                                                       request_resource,
+                                                       options,
+                                                       user_uid,
+                                                       user_extra,
+                                                       NULL};
 static const char *const *const unread_others[] = {object_managed_fields,
                                                    old_managed_fields,
                                                    object_annotations,
                                                    old_annotations,
                                                    object_status,
                                                    old_status,
+                                                   resource,
+                                                   request_kind,
+                                                   request_resource,
+                                                   options,
+                                                   user_uid,
+                                                   user_extra,
                                                    NULL};
 
 const char *const *const *wh_admission_unread(wh_route route)
