@@ -6,6 +6,8 @@
  * selectors, defaults), dependency cycles against the cluster graph with tentative edges, and
  * conversion through the API model.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -423,6 +425,65 @@ static void test_wh_admission__admitted_edges_count_until_the_watch_confirms(voi
     ask_component(&a, VALIDATE, "ns2", "y", y_to_x);
     assert_true(a.allowed);
     done(&a);
+}
+
+/* One side of the race below: asks for @c count Components, each depending on its twin. */
+typedef struct racer {
+    const char *ns, *other_ns, *prefix, *other_prefix;
+    int count;
+    int *allowed; /* per pair: 1 when admitted */
+    pthread_barrier_t *start;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    wh_handlers h = wh_admission_handlers(state);
+    pthread_barrier_wait(r->start);
+    for (int i = 0; i < r->count; i++) {
+        char name[32], spec[160];
+        snprintf(name, sizeof(name), "%s%d", r->prefix, i);
+        snprintf(spec, sizeof(spec),
+                 "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"namespace\":\"%s\","
+                 "\"name\":\"%s%d\"}]}",
+                 r->other_ns, r->other_prefix, i);
+        char *body = review("CREATE", r->ns, name, spec, "alice", 0);
+        wh_http_request req = {"POST", VALIDATE, "application/json", body, strlen(body)};
+        wh_http_response resp;
+        wh_http_handle(&resp, &h, &req);
+        r->allowed[i] =
+            resp.status == 200 && resp.body && strstr(resp.body, "\"allowed\":true") != NULL;
+        wh_http_response_dispose(&resp);
+        free(body);
+    }
+    return NULL;
+}
+
+/*
+ * Two threads ask at the same time for x<i> -> y<i> and y<i> -> x<i>: the cycle check and the
+ * tentative insert are one critical section, so of every pair exactly one is admitted, however
+ * the requests interleave (parsing and field validation run outside it, in parallel).
+ */
+static void test_wh_admission__concurrent_twins_never_both_admitted(void **ctx)
+{
+    (void)ctx;
+    enum { PAIRS = 300 };
+    static int allowed_x[PAIRS], allowed_y[PAIRS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 2);
+    racer rx = {"ns1", "ns2", "x", "y", PAIRS, allowed_x, &start};
+    racer ry = {"ns2", "ns1", "y", "x", PAIRS, allowed_y, &start};
+    pthread_t tx, ty;
+    assert_int_equal(pthread_create(&tx, NULL, race, &rx), 0);
+    assert_int_equal(pthread_create(&ty, NULL, race, &ry), 0);
+    pthread_join(tx, NULL);
+    pthread_join(ty, NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < PAIRS; i++) {
+        if (allowed_x[i] + allowed_y[i] != 1) {
+            fail_msg("pair %d: x admitted %d, y admitted %d", i, allowed_x[i], allowed_y[i]);
+        }
+    }
 }
 
 static void test_wh_admission__missing_dependency_warns(void **ctx)
@@ -893,6 +954,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_wh_admission__admitted_edges_count_until_the_watch_confirms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__concurrent_twins_never_both_admitted,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__missing_dependency_warns, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__policy_deny_rejects, setup, teardown),
