@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
+#include "co/buf.h"
 #include "co/caps.h"
+#include "co/digest.h"
 #include "co/error.h"
 #include "kube_int.h"
 
@@ -332,18 +333,6 @@ int co_kube_client_new_with_transport(co_kube_client **out,
     return 0;
 }
 
-int co_kube_client_new(co_kube_client **out,
-                       const co_kube_config *cfg,
-                       const co_kube_client_options *opts)
-{
-    co_kube_transport *t = NULL;
-    int rc = co_kube_transport_curl_new(&t, cfg);
-    if (rc < 0) {
-        return rc;
-    }
-    return co_kube_client_new_with_transport(out, cfg, t, opts);
-}
-
 int co_kube_client_new_impersonating(co_kube_client **out,
                                      co_kube_client *parent,
                                      const char *user,
@@ -438,11 +427,9 @@ static char *auth_header(co_kube_core *core, int force_reload)
     } else if (cfg->username) {
         char *plain = co_xasprintf("%s:%s", cfg->username, cfg->password ? cfg->password : "");
         size_t plen = strlen(plain);
-        size_t cap = 4 * ((plen + 2) / 3) + 1;
-        char *b64 = co_xmalloc(cap);
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)plen);
+        char *b64 = co_base64_encode(plain, plen, CO_BASE64_STD);
         line = co_xasprintf("Authorization: Basic %s", b64);
-        co_free_secret(b64, cap);
+        co_free_secret(b64, strlen(b64) + 1);
         co_free_secret(plain, plen + 1);
     }
     return line;

@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
+#include "co/buf.h"
 #include "co/caps.h"
+#include "co/digest.h"
 #include "co/error.h"
 #include "co/yaml.h"
 #include "kube_int.h"
@@ -99,29 +100,28 @@ static void free_secret_str(char *s)
     }
 }
 
-/* Decodes standard base64 (line breaks allowed) into a blob. */
+/*
+ * Decodes standard base64 (line breaks allowed, as Go's decoder of []byte fields allows them)
+ * into a blob. The buffer is sized for the whole result up front, so that no reallocation
+ * leaves a copy of key material behind.
+ */
 static int base64_blob(co_kube_blob *out, const char *b64, const char *field)
 {
     size_t len = strlen(b64);
     if (len > CO_MAX_CONFIG_FILE) {
         return co_error_set(CO_ETOOBIG, "%s exceeds %zu bytes", field, CO_MAX_CONFIG_FILE);
     }
-    char *buf = co_xmalloc(len / 4 * 3 + 4);
-    EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-    CO_ASSERT(ctx);
-    int n1 = 0, n2 = 0;
-    EVP_DecodeInit(ctx);
-    int ok = EVP_DecodeUpdate(ctx, (unsigned char *)buf, &n1, (const unsigned char *)b64,
-                              (int)len) >= 0 &&
-             EVP_DecodeFinal(ctx, (unsigned char *)buf + n1, &n2) > 0;
-    EVP_ENCODE_CTX_free(ctx);
-    if (!ok) {
-        co_free_secret(buf, len / 4 * 3 + 4);
+    size_t cap = len / 4 * 3 + 4;
+    co_buf b = CO_BUF_INIT(cap);
+    CO_ASSERT(co_buf_reserve(&b, cap) == 0);
+    if (co_base64_decode(&b, b64, len, CO_BASE64_STD) < 0) {
+        co_error_clear();
+        co_free_secret(b.ptr, b.cap);
         return co_error_set(CO_EINVALID, "%s is not valid base64", field);
     }
-    out->len = (size_t)(n1 + n2);
-    buf[out->len] = '\0';
-    out->data = buf;
+    size_t n = 0;
+    out->data = co_buf_take(&b, &n);
+    out->len = n;
     return 0;
 }
 

@@ -6,7 +6,8 @@
  * (curl_easy_reset() leaves live connections alone), handles wait in a pool, and each request
  * borrows one, so a connection opened by one thread is reused by the next thread that sends.
  * DNS results and TLS sessions are shared between all handles through a share object with one
- * lock per data kind. Credentials reach libcurl only as in-memory blobs.
+ * lock per data kind. Credentials reach libcurl only as in-memory blobs. co_kube_client_new(),
+ * the client with this transport, lives here too.
  */
 #include "co/kube_transport.h"
 
@@ -20,6 +21,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/kube_client.h"
 #include "kube_int.h"
 
 /* Idle easy handles kept for reuse; more concurrent requests open more, then close them. */
@@ -469,4 +471,18 @@ int co_kube__curl_stats(const co_kube_transport *tr,
     *h2 = t->h2;
     pthread_mutex_unlock(&t->pool_lock);
     return 0;
+}
+
+/* Here rather than in kube_client.c: a program that brings its own transport (the webhook's
+ * GnuTLS one) then links no libcurl. */
+int co_kube_client_new(co_kube_client **out,
+                       const co_kube_config *cfg,
+                       const co_kube_client_options *opts)
+{
+    co_kube_transport *t = NULL;
+    int rc = co_kube_transport_curl_new(&t, cfg);
+    if (rc < 0) {
+        return rc;
+    }
+    return co_kube_client_new_with_transport(out, cfg, t, opts);
 }

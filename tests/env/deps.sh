@@ -14,7 +14,7 @@ set -euo pipefail
 BUILD_PKGS=(
     gcc make pkg-config
     libjson-c-dev libyaml-dev libcurl4-openssl-dev libssl-dev libgit2-dev libmicrohttpd-dev
-    libgnutls28-dev libmimalloc-dev
+    libgnutls28-dev nettle-dev libmimalloc-dev
     libarchive-dev libgpgme-dev libpcre2-dev libcrypt-dev
 )
 # Tests, code checks, fuzzing and benchmarks.

@@ -171,6 +171,34 @@ static void test_kube_config__credentials_from_files_and_inline(void **state)
     free(kc);
 }
 
+/* A user with a name and password authenticates with HTTP basic auth ("u:p:w" in base64). */
+static void test_kube_config__basic_auth_header(void **state)
+{
+    fixture *fx = *state;
+    char *kc = write_in(fx, "kubeconfig",
+                        "{\"current-context\":\"x\","
+                        "\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://h:1\"}}],"
+                        "\"users\":[{\"name\":\"u\",\"user\":{\"username\":\"u\","
+                        "\"password\":\"p:w\"}}],"
+                        "\"contexts\":[{\"name\":\"x\",\"context\":{\"cluster\":\"c\","
+                        "\"user\":\"u\"}}]}");
+    co_kube_config *cfg = NULL;
+    assert_co_pass(co_kube_config_load(&cfg, kc, NULL));
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_json(f, "GET", "/version", 200, "{}");
+    co_kube_client *c = NULL;
+    co_kube_client_options o = {.qps = -1};
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, co_fake_kube_transport(f), &o));
+    assert_co_pass(co_kube_request_raw(NULL, c, "GET", "/version", NULL, NULL, 0));
+    co_fake_call call = co_fake_kube_call(f, 0);
+    assert_contains(call.headers, "Authorization: Basic dTpwOnc=\n");
+    co_fake_call_dispose(&call);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+    co_kube_config_free(cfg);
+    free(kc);
+}
+
 /* Loads a one-user kubeconfig whose user section is @p user_json and returns the code. */
 static int load_user(fixture *fx, const char *user_json, co_kube_config **out)
 {
@@ -387,6 +415,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_kube_config__kubeconfig_env_skips_missing_files, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_kube_config__basic_auth_header, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kube_config__credentials_from_files_and_inline, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_kube_config__plugins_are_refused, setup, teardown),
