@@ -10,6 +10,7 @@
 #     its per-request log (target p99 < 2 ms);
 #  3. resident memory of the webhook: peak (VmHWM) after the load (target < 10 MB), with the part
 #     that is pages of the program and its shared libraries shown apart from its own memory;
+#     at the end the same for a webhook watching a private control plane (as in a cluster);
 #  4. the floor: the same wrk run with a POST body of the same size that the webhook rejects at
 #     once (only blanks and "{}": no AdmissionReview to parse or judge, HTTP 400), against nginx
 #     answering it as before. This is libmicrohttpd + GnuTLS with a trivial handler; its ratio
@@ -274,3 +275,56 @@ awk -v a="$rps_webhook" -v b="$rps_nginx" -v ca="$cpu_webhook" -v cb="$cpu_nginx
     if (b > 0) printf "ratio    floor: trivial-handler webhook/nginx throughput = %.1f%%\n", 100 * a / b
     if (ca + 0 > 0) printf "ratio    floor: nginx/trivial-handler webhook server CPU per request = %.1f%%\n", 100 * cb / ca
 }'
+
+# --- memory while watching a cluster ---------------------------------------------------------------
+# As it runs in a cluster: a second webhook watching a private control plane (Components,
+# ComponentPolicies, Namespaces through the Kubernetes client, over TLS), 200 Components in the
+# cache, the same load. BENCH_CLUSTER=0 leaves this out.
+if [ "${BENCH_CLUSTER:-1}" = 1 ]; then
+    KUBECTL=${KUBECTL:-$(command -v kubectl || echo "${XDG_CACHE_HOME:-$HOME/.cache}/component-operator/bin/kubectl")}
+    cp_dir="$work/controlplane"
+    if ! "$ROOT/tests/env/controlplane.sh" start "$cp_dir" >"$work/controlplane.log" 2>&1; then
+        echo "bench_webhook: the control plane did not start: $(tail -n 5 "$work/controlplane.log")" >&2
+        exit 1
+    fi
+    stop_controlplane() { "$ROOT/tests/env/controlplane.sh" stop "$cp_dir" >/dev/null 2>&1; }
+    trap 'stop_controlplane; cleanup' EXIT
+    # shellcheck disable=SC1091 # written by controlplane.sh
+    . "$cp_dir/env"
+    kc() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" "$@"; }
+    kc apply -f "$ROOT/crds/" >/dev/null &&
+        kc wait --for=condition=Established --timeout=60s crd --all >/dev/null &&
+        kc create namespace bench >/dev/null || exit 1
+    for i in $(seq 1 200); do
+        printf -- '---\napiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: c%d\n  namespace: bench\nspec:\n  sourceRef:\n    fluxGitRepository:\n      name: repo\n' "$i"
+    done >"$work/components.yaml"
+    kc apply -f "$work/components.yaml" >/dev/null || exit 1
+    cport=$(free_port)
+    hport=$(free_port)
+    "$WEBHOOK" --kubeconfig "$CO_TEST_KUBECONFIG" --tls-cert-file "$work/tls.crt" \
+        --tls-key-file "$work/tls.key" --webhook-bind-address "127.0.0.1:$cport" \
+        --health-probe-bind-address "127.0.0.1:$hport" --metrics-bind-address 0 \
+        --webhook-threads "$THREADS" --log-level error >"$work/webhook-cluster.log" 2>&1 &
+    cpid=$!
+    pids+=("$cpid")
+    ready=0
+    for _ in $(seq 1 100); do
+        if curl -sf "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; then
+            ready=1
+            break
+        fi
+        sleep 0.2
+    done
+    if [ "$ready" != 1 ]; then
+        echo "bench_webhook: the watching webhook never became ready: $(tail -n 5 "$work/webhook-cluster.log")" >&2
+        exit 1
+    fi
+    echo "== webhook watching a cluster (200 Components cached), same load"
+    run_wrk watching "$cport" "$cpid"
+    awk -v h="$(awk '/^VmHWM:/ {print $2}' "/proc/$cpid/status")" \
+        -v a="$(awk '/^RssAnon:/ {print $2}' "/proc/$cpid/status")" \
+        -v f="$(awk '/^RssFile:/ {print $2}' "/proc/$cpid/status")" 'BEGIN {
+        printf "== watching webhook memory: peak resident %.1f MB (target < 10 MB)\n", h / 1024
+        printf "   now: %.1f MB own memory + %.1f MB pages of the program and its libraries\n", a / 1024, f / 1024
+    }'
+fi
