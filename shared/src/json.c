@@ -635,7 +635,11 @@ skip_member(const parser *ps, uint32_t live, int level, const char *key, uint32_
 {
     uint32_t next = 0;
     for (int i = 0; live; i++, live >>= 1) {
-        if (!(live & 1) || strcmp(ps->skip[i][level], key) != 0) {
+        const char *want = ps->skip[i][level];
+        /* the first byte before the whole key; an array's element marker names no member,
+         * even one called "[]" */
+        if (!(live & 1) || want[0] != key[0] || strcmp(want, key) != 0 ||
+            !strcmp(want, CO_JSON_EVERY_ELEMENT)) {
             continue;
         }
         if (!ps->skip[i][level + 1]) {
@@ -731,9 +735,25 @@ fail:
     return rc;
 }
 
-static int parse_array(parser *ps, struct json_object **out)
+/*
+ * Which of the skip lists in @p live go on into the elements of an array at nesting level
+ * @p level: those that name "[]" there (every element).
+ */
+static uint32_t skip_elements(const parser *ps, uint32_t live, int level)
+{
+    uint32_t next = 0;
+    for (int i = 0; live; i++, live >>= 1) {
+        if ((live & 1) && !strcmp(ps->skip[i][level], CO_JSON_EVERY_ELEMENT)) {
+            next |= (uint32_t)1 << i;
+        }
+    }
+    return next;
+}
+
+static int parse_array(parser *ps, struct json_object **out, uint32_t live)
 {
     struct json_object *arr = out ? json_object_new_array() : NULL;
+    uint32_t child_live = live && out ? skip_elements(ps, live, ps->depth - 1) : 0;
     int rc = 0;
     ps->p++; /* '[' */
     skip_ws(ps);
@@ -746,8 +766,7 @@ static int parse_array(parser *ps, struct json_object **out)
     }
     for (;;) {
         struct json_object *val = NULL;
-        /* skip lists name object members only: none reaches into an array */
-        if ((rc = parse_value(ps, out ? &val : NULL, 0)) < 0) {
+        if ((rc = parse_value(ps, out ? &val : NULL, child_live)) < 0) {
             goto fail;
         }
         if (out) {
@@ -784,7 +803,7 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
             return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
         }
         ps->depth++;
-        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out);
+        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live);
         ps->depth--;
         return rc;
     case '"': {
@@ -846,6 +865,12 @@ int co_json_parse_skip(struct json_object **out,
     uint32_t live = 0;
     for (size_t i = 0; skip && skip[i]; i++) {
         CO_ASSERT(i < SKIP_LISTS_MAX && skip[i][0] != NULL);
+        /* a list names a member to leave out, never a whole array's elements */
+        size_t last = 0;
+        while (skip[i][last + 1]) {
+            last++;
+        }
+        CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
         live |= (uint32_t)1 << i;
     }
     parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX), skip};

@@ -453,6 +453,7 @@ static int relist(co_kube_informer *inf)
         .limit = inf->page_size,
         .cancelled = cancelled,
         .cancel_payload = inf,
+        .skip_managed_fields = inf->strip_managed_fields,
     };
     const char *key;
     void *value;
@@ -594,6 +595,7 @@ static void *reflector(void *arg)
             .allow_bookmarks = 1,
             .cancelled = cancelled,
             .cancel_payload = inf,
+            .skip_managed_fields = inf->strip_managed_fields,
         };
         inf->watch_events = 0;
         int64_t started = co_kube__now_ms();

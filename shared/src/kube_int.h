@@ -78,6 +78,19 @@ int co_kube__escape(co_buf *out, const char *s);
 /** Parses JSON text into a tree with the project's nesting cap. @return 0 or CO_EINVALID. */
 int co_kube__parse_json(struct json_object **out, const char *data, size_t len);
 
+/**
+ * Like co_kube__parse_json(), leaving out the members @p skip names (co_json_parse_skip(); NULL:
+ * everything is built). Errors then read "line L, column C: ...".
+ */
+int co_kube__parse_json_skip(struct json_object **out,
+                             const char *data,
+                             size_t len,
+                             const char *const *const *skip);
+
+/** Key lists leaving out metadata.managedFields of a list's items and of a watch event's object. */
+extern const char *const *const co_kube__skip_list_managed_fields[];
+extern const char *const *const co_kube__skip_event_managed_fields[];
+
 /** Monotonic milliseconds. */
 int64_t co_kube__now_ms(void);
 

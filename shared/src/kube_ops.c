@@ -88,7 +88,9 @@ static int call_json_cancellable(struct json_object **out,
     };
     int rc = co_kube__do(client, &call, &resp);
     if (rc == 0 && out) {
-        rc = co_kube__parse_json(out, co_buf_cstr(&resp.body), resp.body.len);
+        rc = co_kube__parse_json_skip(
+            out, co_buf_cstr(&resp.body), resp.body.len,
+            cancel && cancel->skip_managed_fields ? co_kube__skip_list_managed_fields : NULL);
         if (rc < 0) {
             rc = co_error_wrap("%s %s: answer", method, path);
         }

@@ -16,6 +16,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/json.h"
 #include "co/time.h"
 #include "kube_int.h"
 
@@ -75,6 +76,25 @@ int co_kube__parse_json(struct json_object **out, const char *data, size_t len)
     *out = obj;
     return 0;
 }
+
+int co_kube__parse_json_skip(struct json_object **out,
+                             const char *data,
+                             size_t len,
+                             const char *const *const *skip)
+{
+    if (!skip) {
+        return co_kube__parse_json(out, data, len);
+    }
+    return co_json_parse_skip(out, data, len, len, skip);
+}
+
+/* managedFields is the server's record of field ownership: often the larger part of an object,
+ * and as a tree of mostly empty objects the costliest part to build. */
+static const char *const list_managed_fields[] = {"items", CO_JSON_EVERY_ELEMENT, "metadata",
+                                                  "managedFields", NULL};
+static const char *const event_managed_fields[] = {"object", "metadata", "managedFields", NULL};
+const char *const *const co_kube__skip_list_managed_fields[] = {list_managed_fields, NULL};
+const char *const *const co_kube__skip_event_managed_fields[] = {event_managed_fields, NULL};
 
 /* --- URLs ---------------------------------------------------------------------------------- */
 

@@ -88,7 +88,8 @@ typedef struct watch_state {
     co_kube_watch_cb cb;
     void *payload;
     const char *path;
-    int stopped; /* the callback asked to stop with a positive value */
+    int stopped;             /* the callback asked to stop with a positive value */
+    int skip_managed_fields; /* leave object.metadata.managedFields out of the parse */
 } watch_state;
 
 static int on_line(const char *line, size_t len, void *payload)
@@ -103,7 +104,9 @@ static int on_line(const char *line, size_t len, void *payload)
     if (i == len) {
         return 0; /* blank line */
     }
-    if (co_kube__parse_json(&ev, line, len) < 0) {
+    if (co_kube__parse_json_skip(&ev, line, len,
+                                 ws->skip_managed_fields ? co_kube__skip_event_managed_fields
+                                                         : NULL) < 0) {
         return co_error_wrap("watch %s: event", ws->path);
     }
     const char *type = co_kube__str(ev, "type");
@@ -173,7 +176,8 @@ int co_kube_watch(co_kube_client *client,
     co_kube_response resp;
     watch_state ws = {.framer = CO_KUBE_FRAMER_INIT(CO_MAX_WATCH_LINE),
                       .cb = cb,
-                      .payload = payload};
+                      .payload = payload,
+                      .skip_managed_fields = opts && opts->skip_managed_fields};
     co_kube_ref coll = *ref;
     char num[32];
     int rc;

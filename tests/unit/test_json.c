@@ -864,6 +864,44 @@ static void test_json__skip_leaves_out_the_members_named_and_nothing_else(void *
     json_object_put(got);
 }
 
+/* "[]" follows every element of an array, at any depth, and only there. */
+static void test_json__skip_into_every_array_element(void **state)
+{
+    (void)state;
+    static const char *const mf[] = {"items", CO_JSON_EVERY_ELEMENT, "metadata", "managedFields",
+                                     NULL};
+    static const char *const nested[] = {"m", CO_JSON_EVERY_ELEMENT, CO_JSON_EVERY_ELEMENT, "x",
+                                         NULL};
+    static const char *const *const skip[] = {mf, nested, NULL};
+    const char *doc = "{\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"f\":{}}]}},"
+                      "7,{\"metadata\":{\"managedFields\":null}},{\"spec\":{\"managedFields\":1}},"
+                      "[{\"metadata\":{\"managedFields\":2}}]],"
+                      "\"m\":[[{\"x\":1,\"y\":2}],[],{\"x\":3}],"
+                      "\"other\":[{\"metadata\":{\"managedFields\":3}}],"
+                      "\"[]\":{\"metadata\":{\"managedFields\":4}}}";
+    struct json_object *got = NULL;
+    assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+    /* left out: managedFields of the items' metadata, x of the objects in m's inner arrays;
+     * kept: a scalar element, an object without metadata, an array element (not an object),
+     * an object directly in m (one level too shallow), other lists, a member named "[]" */
+    struct json_object *want =
+        parse("{\"items\":[{\"metadata\":{\"name\":\"a\"}},7,{\"metadata\":{}},"
+              "{\"spec\":{\"managedFields\":1}},[{\"metadata\":{\"managedFields\":2}}]],"
+              "\"m\":[[{\"y\":2}],[],{\"x\":3}],"
+              "\"other\":[{\"metadata\":{\"managedFields\":3}}],"
+              "\"[]\":{\"metadata\":{\"managedFields\":4}}}");
+    if (!co_json_equal(got, want)) {
+        fail_msg("got %s", json_object_to_json_string(got));
+    }
+    json_object_put(got);
+    json_object_put(want);
+    /* malformed JSON inside a left-out member is refused as before */
+    const char *bad = "{\"items\":[{\"metadata\":{\"managedFields\":[1,]}}]}";
+    assert_co_fail_with(CO_EINVALID,
+                        co_json_parse_skip(&got, bad, strlen(bad), CO_MAX_DOCUMENT, skip));
+    assert_contains(co_error_last(), "column 43");
+}
+
 /* Parses @p doc with and without @p skip and requires the same code and message. */
 static void assert_same_refusal(const char *doc, size_t len, const char *const *const *skip)
 {
@@ -1015,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_json__duplicate_keys_last_wins),
         cmocka_unit_test(test_json__string_scanning_finds_every_byte_at_every_offset),
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
+        cmocka_unit_test(test_json__skip_into_every_array_element),
         cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
         cmocka_unit_test(test_json__canonical_matches_go_marshal),

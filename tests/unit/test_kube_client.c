@@ -457,6 +457,49 @@ static void test_kube_client__paths(void **state)
     co_fake_kube_free(f);
 }
 
+static int has_managed_fields(struct json_object *item, void *payload)
+{
+    int *n = payload;
+    struct json_object *meta = co_kube__obj(item, "metadata");
+    *n += meta && json_object_object_get_ex(meta, "managedFields", NULL);
+    return 0;
+}
+
+/* With skip_managed_fields the items arrive without metadata.managedFields, and nothing else is
+ * lost; without it they keep them. */
+static void test_kube_client__list_can_leave_out_managed_fields(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit", 200,
+                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":"
+                      "\"m\",\"fieldsV1\":{\"f:data\":{}}}]},\"data\":{\"k\":\"v\"}},"
+                      "{\"metadata\":{\"name\":\"b\",\"managedFields\":[]}}]}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_ref ref = {"v1", "ConfigMap", "ns1", NULL};
+    int with = 0, without = 0;
+    co_kube_list_options lo = {0};
+    assert_co_pass(co_kube_list_each(NULL, c, &ref, &lo, has_managed_fields, &with));
+    assert_int_equal(with, 2);
+    lo.skip_managed_fields = 1;
+    assert_co_pass(co_kube_list_each(NULL, c, &ref, &lo, has_managed_fields, &without));
+    assert_int_equal(without, 0);
+    struct json_object *all = NULL;
+    assert_co_pass(co_kube_list_all(&all, c, &ref, &lo));
+    struct json_object *items = NULL;
+    assert_true(json_object_object_get_ex(all, "items", &items));
+    assert_int_equal(json_object_array_length(items), 2);
+    struct json_object *a = json_object_array_get_idx(items, 0);
+    assert_string_equal(co_kube__meta_str(a, "name"), "a");
+    assert_string_equal(co_kube__str(co_kube__obj(a, "data"), "k"), "v");
+    assert_null(json_object_object_get(co_kube__obj(a, "metadata"), "managedFields"));
+    json_object_put(all);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static void test_kube_client__list_pages_and_selectors(void **state)
 {
     (void)state;
@@ -856,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__discovery_caches_and_refetches),
         cmocka_unit_test(test_kube_client__paths),
         cmocka_unit_test(test_kube_client__list_pages_and_selectors),
+        cmocka_unit_test(test_kube_client__list_can_leave_out_managed_fields),
         cmocka_unit_test(test_kube_client__write_operations),
         cmocka_unit_test(test_kube_client__fault_injection_over_paged_list),
         cmocka_unit_test(test_kube_client__fault_injection_over_create),

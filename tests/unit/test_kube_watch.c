@@ -167,6 +167,43 @@ static void test_kube_watch__decodes_events_across_chunks(void **state)
     co_fake_kube_free(f);
 }
 
+static int count_managed_fields(co_kube_event_type type, struct json_object *obj, void *payload)
+{
+    (void)type;
+    int *n = payload;
+    struct json_object *meta = co_kube__obj(obj, "metadata");
+    n[0]++;
+    n[1] += meta && json_object_object_get_ex(meta, "managedFields", NULL);
+    return 0;
+}
+
+/* skip_managed_fields: the events' objects arrive without metadata.managedFields. */
+static void test_kube_watch__can_leave_out_managed_fields(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    const char *chunks[] = {
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":"
+        "\"11\",\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:data\":{}}}]}}}\n",
+    };
+    co_fake_answer a = {.status = 200, .chunks = chunks, .nchunks = 1};
+    co_fake_kube_on(f, "GET", "/api/v1/namespaces/ns1/configmaps?watch=1", &a);
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_ref ref = {"v1", "ConfigMap", "ns1", NULL};
+    int with[2] = {0, 0}, without[2] = {0, 0};
+    co_kube_watch_options wo = {.resource_version = "10"};
+    assert_co_pass(co_kube_watch(c, &ref, &wo, count_managed_fields, with));
+    wo.skip_managed_fields = 1;
+    assert_co_pass(co_kube_watch(c, &ref, &wo, count_managed_fields, without));
+    assert_int_equal(with[0], 1);
+    assert_int_equal(with[1], 1);
+    assert_int_equal(without[0], 1);
+    assert_int_equal(without[1], 0);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static void test_kube_watch__error_event_410_is_gone(void **state)
 {
     (void)state;
@@ -267,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_kube_watch__framer_enforces_the_line_cap),
         cmocka_unit_test(test_kube_watch__framer_callback_stops),
         cmocka_unit_test(test_kube_watch__decodes_events_across_chunks),
+        cmocka_unit_test(test_kube_watch__can_leave_out_managed_fields),
         cmocka_unit_test(test_kube_watch__error_event_410_is_gone),
         cmocka_unit_test(test_kube_watch__broken_streams),
         cmocka_unit_test(test_kube_watch__callback_stops_the_watch),

@@ -82,13 +82,19 @@ CO_MUST_CHECK int co_json_parse(struct json_object **out, const char *data, size
 CO_MUST_CHECK int
 co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max);
 
+/** In a co_json_parse_skip() key list: every element of an array. */
+#define CO_JSON_EVERY_ELEMENT "[]"
+
 /**
  * Like co_json_parse_max(), leaving out of the tree the members a caller never reads.
  * @p skip lists up to 32 key lists (each NULL-terminated, from the root; the set ends with
  * NULL): `{"request", "object", "status", NULL}` leaves out the member "status" of the object
- * at root.request.object. Only object members are followed; nothing inside an array matches.
- * A left-out value is read exactly as any other (a malformed one is refused with the same
- * error at the same place, numbers out of range included) but nothing is built for it.
+ * at root.request.object. CO_JSON_EVERY_ELEMENT in a list stands for every element of an
+ * array there: `{"items", CO_JSON_EVERY_ELEMENT, "metadata", "managedFields", NULL}` leaves
+ * out managedFields of every item of a list; a list must end with a member name. Anything
+ * else inside an array matches nothing. A left-out value is read exactly as any other (a malformed
+ * one is refused with the same error at the same place, numbers out of range included) but nothing
+ * is built for it.
  * @p skip NULL parses everything.
  * @param[out] out the value, a new reference (NULL for `null`)
  * @return as co_json_parse_max().

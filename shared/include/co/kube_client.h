@@ -102,6 +102,8 @@ typedef struct co_kube_list_options {
     const char *resource_version_match; /**< "NotOlderThan", "Exact" or NULL */
     co_kube_cancel_cb cancelled;        /**< polled during requests and retries, or NULL */
     void *cancel_payload;               /**< for @ref cancelled */
+    /** leave the items' metadata.managedFields out of the parse (checked, never built) */
+    int skip_managed_fields;
 } co_kube_list_options;
 
 /** Options of the writing operations. */

@@ -46,6 +46,8 @@ typedef struct co_kube_watch_options {
     int allow_bookmarks;          /**< ask for BOOKMARK events */
     co_kube_cancel_cb cancelled;  /**< polled at least once a second; nonzero stops */
     void *cancel_payload;         /**< for @ref cancelled */
+    /** leave the objects' metadata.managedFields out of the parse (checked, never built) */
+    int skip_managed_fields;
 } co_kube_watch_options;
 
 /**
