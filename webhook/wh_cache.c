@@ -21,6 +21,9 @@
 
 enum { COMPONENTS, POLICIES, NAMESPACES, NKINDS };
 
+/* Objects per list request when an informer (re)lists. */
+#define LIST_PAGE 100
+
 struct wh_cache {
     wh_state *state;
     co_kube_informer *inf[NKINDS];
@@ -146,6 +149,9 @@ int wh_cache_start(wh_cache **out, co_kube_client *client, wh_state *state)
         opts.api_version = specs[k].api_version;
         opts.kind = specs[k].kind;
         opts.strip_managed_fields = 1;
+        /* A listed page is parsed whole before its items reach the handlers; 100 objects keep
+         * that transient tree near half a megabyte on a large cluster (500 would be 2 MB). */
+        opts.page_size = LIST_PAGE;
         co_kube_handlers h = specs[k].handlers;
         h.payload = state;
         rc = co_kube_informer_new(&c->inf[k], client, &opts);
