@@ -61,6 +61,12 @@ int co_kube__curl_stats(const co_kube_transport *t,
                         unsigned long *connects,
                         unsigned long *h2);
 
+/** Counters of the GnuTLS transport: requests sent and connections opened.
+ * @return 0, or CO_EINVALID when @p t is another transport. */
+int co_kube__gnutls_stats(const co_kube_transport *t,
+                          unsigned long *requests,
+                          unsigned long *connects);
+
 /* --- small helpers ---------------------------------------------------------------------- */
 
 /** The string member @p key of @p obj, or NULL when absent or not a string. Borrowed. */

@@ -5,8 +5,9 @@
  *
  * The client (kube_client.h) does everything Kubernetes-specific: URLs, authentication
  * headers, rate limiting, retries, Status decoding. A transport only moves bytes. The real one
- * is libcurl (co_kube_transport_curl_new()); tests plug in a fake that replays scripted answers
- * and fails on the N-th call (tests/support/fake_kube.h).
+ * is libcurl (co_kube_transport_curl_new()); co_kube_transport_gnutls_new() is a smaller one over
+ * GnuTLS and plain sockets for programs that link neither libcurl nor OpenSSL; tests plug in a fake
+ * that replays scripted answers and fails on the N-th call (tests/support/fake_kube.h).
  *
  * A transport must be safe to call from several threads at once. Ownership follows
  * shared/README.md: the client owns the transport it is given and frees it with the client.
@@ -90,5 +91,24 @@ void co_kube_response_dispose(co_kube_response *resp);
  * @return 0; CO_ERROR when libcurl cannot be initialised.
  */
 CO_MUST_CHECK int co_kube_transport_curl_new(co_kube_transport **out, const co_kube_config *cfg);
+
+/**
+ * Creates the GnuTLS transport for @p cfg: HTTP/1.1 only (no HTTP/2), over plain sockets for
+ * http:// servers and GnuTLS sessions (TLS 1.2 or 1.3) for https:// ones. The configuration's
+ * CA (else the system trust store), its client certificate and key are loaded from memory; the
+ * certificate is checked against tls-server-name when set, else the server URL's host, which is
+ * also sent as SNI unless it is an address literal; insecure-skip-tls-verify turns the check
+ * off. The Host header is the server URL's authority. Connections are kept alive and pooled:
+ * an idle one is reused by whichever thread sends next, and a request that meets a pooled
+ * connection the server has just closed is sent once more on a new one (only when nothing of
+ * an answer was read). Timeouts, the low-speed limit (no byte for low_speed_time_s) and the
+ * cancel callback are checked at least once a second. Host names are resolved with a blocking
+ * getaddrinfo() that the connect timeout does not bound. Proxies are not supported.
+ * @param[out] out the transport (free with its free member, or hand it to a client)
+ * @param cfg the configuration (copied from; may be freed afterwards)
+ * @return 0; CO_EINVALID when the configuration names a proxy, the server URL is not http(s)
+ * or the CA, client certificate or key cannot be loaded; CO_ERROR when GnuTLS fails to set up.
+ */
+CO_MUST_CHECK int co_kube_transport_gnutls_new(co_kube_transport **out, const co_kube_config *cfg);
 
 #endif
