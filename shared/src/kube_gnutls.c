@@ -365,6 +365,10 @@ static int handshake_error(xfer *x, gnutls_session_t s, int grc)
         if (gnutls_certificate_verification_status_print(status, gnutls_certificate_type_get(s),
                                                          &out, 0) == 0 &&
             out.data) {
+            size_t n = strlen((const char *)out.data);
+            while (n > 0 && (out.data[n - 1] == ' ' || out.data[n - 1] == '\n')) {
+                out.data[--n] = '\0';
+            }
             why = (const char *)out.data;
         }
         int rc = xfer_fail(x, CO_ERROR, "TLS: the certificate of %s:%s is not valid for %s: %s",

@@ -42,6 +42,18 @@ co_kube_client *co_test_kube_client_for(const char *path)
     return c;
 }
 
+co_kube_client *co_test_kube_client_gnutls(const char *path)
+{
+    co_kube_config *cfg = NULL;
+    co_kube_transport *t = NULL;
+    co_kube_client *c = NULL;
+    assert_co_pass(co_kube_config_load(&cfg, path, NULL));
+    assert_co_pass(co_kube_transport_gnutls_new(&t, cfg));
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, t, NULL));
+    co_kube_config_free(cfg);
+    return c;
+}
+
 char *co_test_random_name(const char *prefix, size_t n)
 {
     char buf[64];

@@ -52,6 +52,10 @@ void co_test_controlplane_stop(co_test_controlplane *cp);
  * fails the test on error. */
 co_kube_client *co_test_kube_client_for(const char *path);
 
+/** A client for the kubeconfig at @p path over the GnuTLS transport instead of libcurl; fails
+ * the test on error. */
+co_kube_client *co_test_kube_client_gnutls(const char *path);
+
 /** Runs @p argv (no shell) and waits. @return its exit status, or -1. */
 int co_test_run(const char *const *argv);
 
