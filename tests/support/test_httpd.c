@@ -39,6 +39,7 @@ struct test_httpd {
     pthread_mutex_t mu;
     route routes[MAX_ROUTES];
     size_t nroutes;
+    char *cert_pem, *key_pem; /* TLS only: libmicrohttpd keeps pointers to them */
 };
 
 static route *find(test_httpd *s, const char *path, int create)
@@ -161,23 +162,44 @@ static enum MHD_Result handle(void *cls,
     return ret;
 }
 
-test_httpd *test_httpd_start(void)
+/* Starts the daemon over plain HTTP, or over TLS when s->cert_pem is set. */
+static test_httpd *start(test_httpd *s, unsigned idle_timeout_s)
 {
-    test_httpd *s = co_xcalloc(1, sizeof(*s));
     pthread_mutex_init(&s->mu, NULL);
     struct sockaddr_in addr = {0};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(0x7f000001);
     addr.sin_port = 0;
-    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                            NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    if (s->cert_pem) {
+        s->d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
+                                &addr, MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s,
+                                MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+                                s->key_pem, MHD_OPTION_END);
+    } else {
+        s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr,
+                                MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s, MHD_OPTION_END);
+    }
     if (!s->d) {
         fail_msg("test_httpd: cannot start libmicrohttpd");
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%u", (unsigned)info->port);
+    snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u", s->cert_pem ? "https" : "http",
+             (unsigned)info->port);
     return s;
+}
+
+test_httpd *test_httpd_start(void)
+{
+    return start(co_xcalloc(1, sizeof(test_httpd)), 30u);
+}
+
+test_httpd *test_httpd_start_tls(const char *cert_pem, const char *key_pem, unsigned idle_timeout_s)
+{
+    test_httpd *s = co_xcalloc(1, sizeof(*s));
+    s->cert_pem = co_xstrdup(cert_pem);
+    s->key_pem = co_xstrdup(key_pem);
+    return start(s, idle_timeout_s ? idle_timeout_s : 30u);
 }
 
 void test_httpd_stop(test_httpd *s)
@@ -192,6 +214,10 @@ void test_httpd_stop(test_httpd *s)
         free(s->routes[i].headers);
     }
     pthread_mutex_destroy(&s->mu);
+    free(s->cert_pem);
+    if (s->key_pem) {
+        co_free_secret(s->key_pem, strlen(s->key_pem) + 1);
+    }
     free(s);
 }
 

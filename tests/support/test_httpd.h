@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A small HTTP server on loopback for tests (libmicrohttpd, own thread): routes with a fixed
+ * A small HTTP(S) server on loopback for tests (libmicrohttpd, own thread): routes with a fixed
  * status, body and headers, redirects, truncated bodies, bodies that fail the first N requests,
  * and per-path hit counters. Routes can be replaced while the server runs.
  */
@@ -13,6 +13,14 @@ typedef struct test_httpd test_httpd;
 
 /** Starts a server on 127.0.0.1 and a free port; fails the test on error. */
 test_httpd *test_httpd_start(void);
+
+/**
+ * Like test_httpd_start() over TLS with the PEM certificate @p cert_pem and key @p key_pem
+ * (copied); the URL is "https://127.0.0.1:PORT". Idle connections are closed after
+ * @p idle_timeout_s seconds (0: 30).
+ */
+test_httpd *
+test_httpd_start_tls(const char *cert_pem, const char *key_pem, unsigned idle_timeout_s);
 
 /** Stops the server and frees it. NULL is a no-op. */
 void test_httpd_stop(test_httpd *s);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests of the GnuTLS transport over plain HTTP on loopback: round trips against the
- * libmicrohttpd test server, and against a scripted raw-socket server that writes exact bytes
- * (chunked bodies with trailers, truncation, malformed heads, stalls, idle connections the
- * server closes) and counts the connections it accepts, to see keep-alive reuse.
+ * Unit tests of the GnuTLS transport on loopback: round trips against the libmicrohttpd test
+ * server, over plain HTTP and over TLS with certificates made for the test (verification,
+ * tls-server-name, insecure-skip-tls-verify, keep-alive and idle connections the server
+ * closes), and against a scripted raw-socket server that writes exact bytes (chunked bodies
+ * with trailers, truncation, malformed heads, stalls, idle connections the server closes) and
+ * counts the connections it accepts, to see keep-alive reuse.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +22,8 @@
 
 #include <json-c/json.h>
 
+#include "certs/certs.h"
+#include "co/digest.h"
 #include "co/kube_config.h"
 #include "co/kube_transport.h"
 #include "shared/src/kube_int.h"
@@ -42,7 +46,7 @@ struct raw_server {
     pthread_t acceptor;
     pthread_mutex_t mu;
     raw_script script;
-    const char *reply; /* for the scripts that write a fixed answer */
+    const char *reply; /* for the scripts that write a fixed answer (guarded by mu) */
     int greet;         /* write the reply as soon as a connection opens, then close it */
     int stop;
     int connections; /* accepted so far */
@@ -65,6 +69,21 @@ static int stopping(raw_server *s)
     int stop = s->stop;
     pthread_mutex_unlock(&s->mu);
     return stop;
+}
+
+static const char *reply_of(raw_server *s)
+{
+    pthread_mutex_lock(&s->mu);
+    const char *reply = s->reply;
+    pthread_mutex_unlock(&s->mu);
+    return reply;
+}
+
+static void set_reply(raw_server *s, const char *reply)
+{
+    pthread_mutex_lock(&s->mu);
+    s->reply = reply;
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* Sleeps @p ms in small steps, returning early when the server stops. */
@@ -133,7 +152,7 @@ static void *serve_conn(void *arg)
 {
     raw_conn *rc = arg;
     if (rc->s->greet) {
-        put(rc->fd, rc->s->reply);
+        put(rc->fd, reply_of(rc->s));
         nap(rc->s, 200);
     }
     for (int nreq = 0; !rc->s->greet && !stopping(rc->s); nreq++) {
@@ -228,7 +247,7 @@ static int raw_connections(raw_server *s)
 static int script_reply(raw_server *s, int fd, int nreq)
 {
     (void)nreq;
-    put(fd, s->reply);
+    put(fd, reply_of(s));
     return 1;
 }
 
@@ -236,7 +255,7 @@ static int script_reply(raw_server *s, int fd, int nreq)
 static int script_reply_close(raw_server *s, int fd, int nreq)
 {
     (void)nreq;
-    put(fd, s->reply);
+    put(fd, reply_of(s));
     return 0;
 }
 
@@ -247,7 +266,7 @@ static int script_close_second(raw_server *s, int fd, int nreq)
     if (nreq > 0) {
         return 0;
     }
-    put(fd, s->reply);
+    put(fd, reply_of(s));
     return 1;
 }
 
@@ -255,7 +274,7 @@ static int script_close_second(raw_server *s, int fd, int nreq)
  * which the connection closes. */
 static int script_cut_second(raw_server *s, int fd, int nreq)
 {
-    put(fd, nreq == 0 ? "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na" : s->reply);
+    put(fd, nreq == 0 ? "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na" : reply_of(s));
     return nreq == 0;
 }
 
@@ -831,6 +850,86 @@ static void test_kube_gnutls__no_retry_once_an_answer_began(void **state)
     raw_stop(s);
 }
 
+/* One mutation of @p text into @p out (at most @p max bytes, never NUL). */
+static void mutate(char *out, size_t max, const char *text, unsigned *seed)
+{
+    size_t len = strlen(text);
+    memcpy(out, text, len + 1);
+    int edits = 1 + (int)(rand_r(seed) % 4);
+    for (int e = 0; e < edits && len > 0; e++) {
+        size_t at = (size_t)rand_r(seed) % len;
+        switch (rand_r(seed) % 4) {
+        case 0: /* replace a byte */
+            out[at] = (char)(1 + rand_r(seed) % 255);
+            break;
+        case 1: /* cut the answer short */
+            out[at] = '\0';
+            len = at;
+            break;
+        case 2: /* drop a byte */
+            memmove(out + at, out + at + 1, len - at);
+            len--;
+            break;
+        default: /* repeat a stretch */
+            if (len + 16 < max) {
+                memmove(out + at + 16, out + at, len - at + 1);
+                len += 16;
+            }
+            break;
+        }
+    }
+}
+
+static void test_kube_gnutls__mutated_answers_fail_cleanly(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nRetry-After: 3\r\n\r\n"
+        "5;x=y\r\nhello\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\n",
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 12\r\nConnection: close\r\n\r\n"
+        "{\"code\":404}",
+        "HTTP/1.0 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\n\r\nuntil the end",
+    };
+    raw_server *s = raw_start(script_reply_close, seeds[0]);
+    co_kube_transport *t = transport_for(s->url);
+    unsigned seed = 20261126;
+    char reply[512];
+    int answered = 0, failed = 0;
+    for (int i = 0; i < 300; i++) {
+        mutate(reply, sizeof(reply), seeds[i % 3], &seed);
+        set_reply(s, reply);
+        co_kube_request req = get_request("/m");
+        req.timeout_ms = 3000;
+        req.max_response = 64;
+        pieces p = {.all = CO_BUF_INIT(1 << 20)};
+        if (i % 2) {
+            req.stream = collect;
+            req.stream_payload = &p;
+        }
+        co_kube_response resp;
+        co_kube_response_init(&resp, 1 << 20);
+        co_error_clear();
+        int rc = t->send(t, &req, &resp);
+        if (rc != 0 && rc != CO_ERROR && rc != CO_EUNAVAILABLE && rc != CO_ETOOBIG) {
+            fail_msg("answer %d gave %d (%s): %s", i, rc, co_error_name(rc), co_error_last());
+        }
+        if (rc == 0) {
+            assert_true(resp.status >= 100 && resp.status <= 599);
+            answered++;
+        } else {
+            assert_true(strlen(co_error_last()) > 0);
+            failed++;
+        }
+        co_kube_response_dispose(&resp);
+        co_buf_dispose(&p.all);
+    }
+    /* the mutations are neither all harmless nor all fatal */
+    assert_true(answered > 10);
+    assert_true(failed > 10);
+    t->free(t);
+    raw_stop(s);
+}
+
 #define THREADS    4
 #define PER_THREAD 25
 
@@ -929,6 +1028,136 @@ static void test_kube_gnutls__tls_to_a_plain_server_fails_cleanly(void **state)
     raw_stop(s);
 }
 
+/* --- TLS against libmicrohttpd ----------------------------------------------------------- */
+
+typedef struct pki {
+    co_certs_pair ca, other_ca, serving;
+    char *ca_b64, *other_ca_b64;
+} pki;
+
+static void make_ca(co_certs_pair *out, char **b64, const char *cn)
+{
+    co_certs_request req = {.common_name = cn,
+                            .now = time(NULL),
+                            .validity_s = 3600,
+                            .backdate_s = 60};
+    assert_co_pass(co_certs_create_ca(out, &req));
+    *b64 = co_base64_encode(out->cert_pem, strlen(out->cert_pem), CO_BASE64_STD);
+}
+
+static void pki_make(pki *p)
+{
+    make_ca(&p->ca, &p->ca_b64, "co-gnutls-test-ca");
+    make_ca(&p->other_ca, &p->other_ca_b64, "co-gnutls-other-ca");
+    const char *dns[] = {"localhost"};
+    const char *ips[] = {"127.0.0.1"};
+    co_certs_request req = {.common_name = "server",
+                            .dns_names = dns,
+                            .ndns = 1,
+                            .ip_addrs = ips,
+                            .nips = 1,
+                            .now = time(NULL),
+                            .validity_s = 3600,
+                            .backdate_s = 60};
+    assert_co_pass(co_certs_create_serving(&p->serving, &p->ca, &req));
+}
+
+static void pki_dispose(pki *p)
+{
+    co_certs_pair_dispose(&p->ca);
+    co_certs_pair_dispose(&p->other_ca);
+    co_certs_pair_dispose(&p->serving);
+    free(p->ca_b64);
+    free(p->other_ca_b64);
+}
+
+/* GET /tls from @p server with the cluster fields @p extra; @return the send's result. */
+static int tls_get(const char *server, const char *extra, co_kube_transport **keep)
+{
+    co_kube_config *cfg = config_for(server, extra);
+    co_kube_transport *t = NULL;
+    assert_co_pass(co_kube_transport_gnutls_new(&t, cfg));
+    co_kube_config_free(cfg);
+    co_kube_request req = get_request("/tls");
+    co_kube_response resp;
+    co_kube_response_init(&resp, 1 << 20);
+    co_error_clear();
+    int rc = t->send(t, &req, &resp);
+    if (rc == 0) {
+        assert_int_equal(resp.status, 200);
+        assert_string_equal(co_buf_cstr(&resp.body), "secret");
+    }
+    co_kube_response_dispose(&resp);
+    if (keep) {
+        *keep = t;
+    } else {
+        t->free(t);
+    }
+    return rc;
+}
+
+static void test_kube_gnutls__tls_verification(void **state)
+{
+    (void)state;
+    pki p = {0};
+    pki_make(&p);
+    test_httpd *srv = test_httpd_start_tls(p.serving.cert_pem, p.serving.key_pem, 0);
+    test_httpd_route(srv, "/tls", 200, "secret", 6, NULL);
+    const char *url = test_httpd_url(srv);
+    char *ca = co_xasprintf(",\"certificate-authority-data\":\"%s\"", p.ca_b64);
+    char *other = co_xasprintf(",\"certificate-authority-data\":\"%s\"", p.other_ca_b64);
+    char *ca_named = co_xasprintf("%s,\"tls-server-name\":\"localhost\"", ca);
+    char *ca_misnamed = co_xasprintf("%s,\"tls-server-name\":\"elsewhere.example\"", ca);
+    char *other_insecure = co_xasprintf("%s,\"insecure-skip-tls-verify\":true", other);
+    char *by_name = co_xasprintf("https://localhost:%s", strrchr(url, ':') + 1);
+
+    assert_co_pass(tls_get(url, ca, NULL));
+    /* a DNS name: sent as SNI and matched against the DNS SANs */
+    assert_co_pass(tls_get(by_name, ca, NULL));
+    assert_co_pass(tls_get(url, ca_named, NULL));
+    assert_co_fail_with(CO_ERROR, tls_get(url, ca_misnamed, NULL));
+    assert_contains(co_error_last(), "not valid for elsewhere.example");
+    assert_co_fail_with(CO_ERROR, tls_get(url, other, NULL));
+    assert_contains(co_error_last(), "TLS: the certificate of 127.0.0.1:");
+    assert_contains(co_error_last(), "issuer");
+    assert_co_pass(tls_get(url, other_insecure, NULL));
+
+    free(by_name);
+    free(other_insecure);
+    free(ca_misnamed);
+    free(ca_named);
+    free(other);
+    free(ca);
+    test_httpd_stop(srv);
+    pki_dispose(&p);
+}
+
+static void test_kube_gnutls__tls_keep_alive_and_idle_close(void **state)
+{
+    (void)state;
+    pki p = {0};
+    pki_make(&p);
+    test_httpd *srv = test_httpd_start_tls(p.serving.cert_pem, p.serving.key_pem, 1);
+    test_httpd_route(srv, "/tls", 200, "secret", 6, NULL);
+    char *ca = co_xasprintf(",\"certificate-authority-data\":\"%s\"", p.ca_b64);
+    co_kube_transport *t = NULL;
+    assert_co_pass(tls_get(test_httpd_url(srv), ca, &t));
+    co_kube_request req = get_request("/tls");
+    expect_answer(t, &req, 200, "secret");
+    expect_answer(t, &req, 200, "secret");
+    assert_int_equal(connects_of(t), 1);
+    /* the server drops the idle connection after a second: the next request opens another */
+    struct timespec ts = {2, 0};
+    nanosleep(&ts, NULL);
+    expect_answer(t, &req, 200, "secret");
+    assert_int_equal(connects_of(t), 2);
+    assert_int_equal(test_httpd_hits(srv, "/tls"), 4);
+    t->free(t);
+    free(ca);
+    test_httpd_stop(srv);
+    pki_dispose(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -950,9 +1179,12 @@ int main(void)
         cmocka_unit_test(test_kube_gnutls__cancel_stops_a_silent_exchange),
         cmocka_unit_test(test_kube_gnutls__idle_connection_closed_by_the_server),
         cmocka_unit_test(test_kube_gnutls__no_retry_once_an_answer_began),
+        cmocka_unit_test(test_kube_gnutls__mutated_answers_fail_cleanly),
         cmocka_unit_test(test_kube_gnutls__concurrent_sends_share_connections),
         cmocka_unit_test(test_kube_gnutls__configuration_checks),
         cmocka_unit_test(test_kube_gnutls__tls_to_a_plain_server_fails_cleanly),
+        cmocka_unit_test(test_kube_gnutls__tls_verification),
+        cmocka_unit_test(test_kube_gnutls__tls_keep_alive_and_idle_close),
     };
     return cmocka_run_group_tests_name("kube_gnutls", tests, NULL, NULL);
 }
