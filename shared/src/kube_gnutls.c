@@ -40,13 +40,13 @@
 /* Idle connections kept for reuse; more concurrent requests open more, then close them. */
 #define POOL_MAX 32
 /* Status line plus headers (and, separately, the trailers of a chunked body). */
-#define MAX_HEAD (64 * 1024)
+#define MAX_HEAD (64 * CO_KIB)
 /* A chunk-size line with its extensions. */
-#define MAX_CHUNK_LINE             4096
-#define READ_BUF                   (16 * 1024)
+#define MAX_CHUNK_LINE             (4 * CO_KIB)
+#define READ_BUF                   (16 * CO_KIB)
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000L
 /* Requests with a body up to this size go out in one write together with the head. */
-#define INLINE_BODY  (64 * 1024)
+#define INLINE_BODY  (64 * CO_KIB)
 #define TLS_PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 /* One open connection, plain or TLS, with the bytes read but not yet parsed. */
@@ -97,6 +97,12 @@ typedef struct xfer {
 } xfer;
 
 static int xfer_fail(xfer *x, int code, const char *fmt, ...) CO_PRINTF(3, 4);
+
+/* The text of errno value @p err (the GNU strerror_r, which is thread-safe). */
+static const char *errtext(int err, char *buf, size_t size)
+{
+    return strerror_r(err, buf, size);
+}
 
 /* Sets the error, prefixed with the request's method and path, and returns @p code. */
 static int xfer_fail(xfer *x, int code, const char *fmt, ...)
@@ -185,7 +191,8 @@ static int wait_fd(xfer *x, int fd, short events, int64_t phase_ms, const char *
             return 0; /* ready, or an error the next read or write reports */
         }
         if (n < 0 && errno != EINTR) {
-            return xfer_fail(x, CO_ERROR, "poll: %s", strerror(errno));
+            char eb[128];
+            return xfer_fail(x, CO_ERROR, "poll: %s", errtext(errno, eb, sizeof(eb)));
         }
     }
 }
@@ -329,9 +336,10 @@ static int tcp_connect(xfer *x, int64_t until_ms, int *fd_out)
                              .ai_flags = AI_ADDRCONFIG};
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(t->host, t->port, &hints, &res);
+    char eb[128];
     if (gai != 0) {
         return xfer_fail(x, CO_EUNAVAILABLE, "cannot resolve %s: %s", t->host,
-                         gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+                         gai == EAI_SYSTEM ? errtext(errno, eb, sizeof(eb)) : gai_strerror(gai));
     }
     int last_errno = ECONNREFUSED;
     for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -350,7 +358,7 @@ static int tcp_connect(xfer *x, int64_t until_ms, int *fd_out)
     }
     freeaddrinfo(res);
     return xfer_fail(x, CO_EUNAVAILABLE, "cannot connect to %s:%s: %s", t->host, t->port,
-                     strerror(last_errno));
+                     errtext(last_errno, eb, sizeof(eb)));
 }
 
 /* The error of a failed handshake: verification and TLS protocol failures are CO_ERROR,
@@ -470,7 +478,8 @@ static int write_all(xfer *x, const char *data, size_t len)
         } else {
             n = send(c->fd, data, len, MSG_NOSIGNAL);
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return conn_fail(x, strerror(errno));
+                char eb[128];
+                return conn_fail(x, errtext(errno, eb, sizeof(eb)));
             }
         }
         if (n > 0) {
@@ -513,7 +522,8 @@ static ssize_t fill(xfer *x)
         } else {
             n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                return conn_fail(x, strerror(errno));
+                char eb[128];
+                return conn_fail(x, errtext(errno, eb, sizeof(eb)));
             }
         }
         if (n >= 0) {
