@@ -331,9 +331,8 @@ static int connect_one(xfer *x, const struct addrinfo *ai, int64_t until_ms, int
 static int tcp_connect(xfer *x, int64_t until_ms, int *fd_out)
 {
     gtls_transport *t = x->t;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_ADDRCONFIG};
+    /* no AI_ADDRCONFIG: on a host whose only interface is loopback it hides 127.0.0.1 */
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *res = NULL;
     int gai = getaddrinfo(t->host, t->port, &hints, &res);
     char eb[128];
@@ -986,6 +985,8 @@ static int attempt(xfer *x, const co_buf *head_buf, int allow_pooled)
     return rc;
 }
 
+/* The transport's send: builds the head once, then one attempt, and a second on a new
+ * connection when a pooled one turned out to be closed before any answer came. */
 static int gtls_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
 {
     gtls_transport *t = (gtls_transport *)self;
