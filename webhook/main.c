@@ -23,6 +23,7 @@
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/kube_client.h"
+#include "co/kube_transport.h"
 #include "co/kube_config.h"
 #include "co/log.h"
 #include "webhook/wh_admission.h"
@@ -287,8 +288,12 @@ static int run(const options *o, wh_tls_min_version tls_min)
     if (o->watch_cluster) {
         co_kube_client_options copts = CO_KUBE_CLIENT_OPTIONS_INIT;
         copts.user_agent = "component-webhook/" CO_VERSION;
+        /* HTTP/1.1 over GnuTLS, the TLS library libmicrohttpd already brings: no libcurl and
+         * no OpenSSL in this process */
+        co_kube_transport *transport = NULL;
         if (co_kube_config_load(&kcfg, o->kubeconfig, NULL) < 0 ||
-            co_kube_client_new(&client, kcfg, &copts) < 0) {
+            co_kube_transport_gnutls_new(&transport, kcfg) < 0 ||
+            co_kube_client_new_with_transport(&client, kcfg, transport, &copts) < 0) {
             status = fail("cannot configure the Kubernetes client");
             goto done;
         }

@@ -51,22 +51,6 @@ static void global_init(void)
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-void co_kube_response_init(co_kube_response *resp, size_t max_body)
-{
-    resp->status = 0;
-    co_buf_init(&resp->body, max_body);
-    resp->retry_after_s = -1;
-    resp->not_sent = 0;
-}
-
-void co_kube_response_dispose(co_kube_response *resp)
-{
-    co_buf_dispose(&resp->body);
-    resp->status = 0;
-    resp->retry_after_s = -1;
-    resp->not_sent = 0;
-}
-
 /* --- share locks -------------------------------------------------------------------------- */
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *userp)

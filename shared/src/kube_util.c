@@ -17,6 +17,7 @@
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/json.h"
+#include "co/kube_transport.h"
 #include "co/time.h"
 #include "kube_int.h"
 
@@ -95,6 +96,24 @@ static const char *const list_managed_fields[] = {"items", CO_JSON_EVERY_ELEMENT
 static const char *const event_managed_fields[] = {"object", "metadata", "managedFields", NULL};
 const char *const *const co_kube__skip_list_managed_fields[] = {list_managed_fields, NULL};
 const char *const *const co_kube__skip_event_managed_fields[] = {event_managed_fields, NULL};
+
+/* --- responses (every transport's) --------------------------------------------------------- */
+
+void co_kube_response_init(co_kube_response *resp, size_t max_body)
+{
+    resp->status = 0;
+    co_buf_init(&resp->body, max_body);
+    resp->retry_after_s = -1;
+    resp->not_sent = 0;
+}
+
+void co_kube_response_dispose(co_kube_response *resp)
+{
+    co_buf_dispose(&resp->body);
+    resp->status = 0;
+    resp->retry_after_s = -1;
+    resp->not_sent = 0;
+}
 
 /* --- URLs ---------------------------------------------------------------------------------- */
 

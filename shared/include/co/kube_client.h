@@ -152,7 +152,7 @@ CO_MUST_CHECK int co_kube_client_new(co_kube_client **out,
                                      const co_kube_client_options *opts);
 
 /**
- * Creates a client over a given transport (tests use a fake).
+ * Creates a client over a given transport (the webhook brings its GnuTLS one, tests a fake).
  * @param transport takes ownership, also on failure
  * @return as co_kube_client_new().
  */
