@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Certificates for the webhook, with OpenSSL 3's EVP and X.509 APIs: a self-signed CA and
- * serving certificates it signs, PEM in and out, inspection, chain verification, and CA
- * bundles. Everything here is a pure function of its arguments (the clock is a parameter), so
- * the rotation rules built on it (certs_plan.h) can be tested at any point in time.
+ * Certificates for the webhook, with GnuTLS's X.509 API: a self-signed CA and serving
+ * certificates it signs, PEM in and out, inspection, chain verification, and CA bundles.
+ * Everything here is a pure function of its arguments (the clock is a parameter), so the
+ * rotation rules built on it (certs_plan.h) can be tested at any point in time.
  *
  * Keys are ECDSA P-256 unless told otherwise, written as PKCS#8 PEM. Serial numbers are 128
  * random bits. Serving certificates carry EKU serverAuth, the DNS and IP SANs asked for, and
@@ -54,7 +54,7 @@ typedef struct co_certs_request {
  * Creates a self-signed CA: basicConstraints CA:TRUE (critical, pathlen 0), keyUsage
  * keyCertSign and cRLSign (critical), subject key identifier.
  * @param[out] out the CA certificate and key
- * @return 0, CO_EINVALID for a bad request (no CN, validity <= 0), CO_ERROR for an OpenSSL
+ * @return 0, CO_EINVALID for a bad request (no CN, validity <= 0), CO_ERROR for a GnuTLS
  *         failure (the message names it).
  */
 CO_MUST_CHECK int co_certs_create_ca(co_certs_pair *out, const co_certs_request *req);
@@ -64,7 +64,7 @@ CO_MUST_CHECK int co_certs_create_ca(co_certs_pair *out, const co_certs_request 
  * digitalSignature (plus keyEncipherment for RSA), EKU serverAuth, the SANs asked for,
  * authority key identifier. notAfter is capped at the CA's notAfter.
  * @return 0; CO_EINVALID for a bad request (no SAN, a malformed name or address, an unusable
- *         CA pair: the message says which); CO_ERROR for an OpenSSL failure.
+ *         CA pair: the message says which); CO_ERROR for a GnuTLS failure.
  */
 CO_MUST_CHECK int
 co_certs_create_serving(co_certs_pair *out, const co_certs_pair *ca, const co_certs_request *req);
@@ -85,7 +85,7 @@ typedef struct co_certs_info {
 /**
  * Inspects the first certificate of @p pem.
  * @return 0; CO_EINVALID with a message that says what is wrong ("no PEM certificate found",
- *         "malformed PEM certificate: <OpenSSL's reason>").
+ *         "malformed PEM certificate: <the reason>").
  */
 CO_MUST_CHECK int co_certs_inspect(co_certs_info *out, const char *pem, size_t len);
 
@@ -101,7 +101,7 @@ CO_MUST_CHECK int co_certs_check_pair(const char *cert_pem, const char *key_pem)
 /**
  * Verifies the first certificate of @p cert_pem (a serving certificate) against the CAs of
  * @p bundle_pem at time @p now, for the TLS server purpose and, when @p name is not NULL, for
- * that DNS name or IP address. @return 0 or CO_EINVALID with OpenSSL's verification error.
+ * that DNS name or IP address. @return 0 or CO_EINVALID saying why it does not verify.
  */
 CO_MUST_CHECK int
 co_certs_verify(const char *cert_pem, const char *bundle_pem, const char *name, time_t now);

@@ -88,7 +88,7 @@ void co_certs_outcome_dispose(co_certs_outcome *o);
  * Applies the rules to @p cur at time @p now.
  * @param cur what the Secret holds (all NULL when there is no Secret)
  * @param pub what has been published
- * @return 0; CO_EINVALID for an unusable configuration; CO_ERROR when OpenSSL fails.
+ * @return 0; CO_EINVALID for an unusable configuration; CO_ERROR when GnuTLS fails.
  */
 CO_MUST_CHECK int co_certs_plan(co_certs_outcome *out,
                                 const co_certs_data *cur,

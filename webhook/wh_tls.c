@@ -190,8 +190,9 @@ int wh_tls_set_pem(wh_tls *t,
     }
     char *new_cert = co_xmemdup(cert_pem, cert_len);
     char *new_key = co_xmemdup(key_pem, key_len);
-    /* GnuTLS reads PEM more loosely than OpenSSL (a damaged END line, for one), and certs/
-     * inspects what is served with OpenSSL: serve only what both accept. */
+    /* GnuTLS's PEM list import is looser than certs/, which cuts out whole BEGIN/END blocks (a
+     * damaged END line, for one), and certs/ inspects what is served: serve only what both
+     * accept. */
     rc = co_certs_check_pair(new_cert, new_key);
     if (rc < 0) {
         free(new_cert);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target over certificate and key parsing: the certs/ inspection, counting, pairing,
- * verification and bundling functions (OpenSSL) and the webhook's serving pair store (GnuTLS),
- * all fed from the same bytes. Input layout: the text up to the first "\n%%\n" is the
- * certificate PEM, the rest the key PEM (or, when there is no separator, both are the whole
- * input, as in a combined PEM file). Besides the sanitizers, the answers must agree with each
- * other: a certificate that inspects fine is counted, a pair the store takes is a pair certs/
- * accepts, and a bundle holds no more certificates than its input.
+ * verification and bundling functions and the webhook's serving pair store (both on GnuTLS, with
+ * PEM read two different ways), all fed from the same bytes. Input layout: the text up to the
+ * first "\n%%\n" is the certificate PEM, the rest the key PEM (or, when there is no separator,
+ * both are the whole input, as in a combined PEM file). Besides the sanitizers, the answers must
+ * agree with each other: a certificate that inspects fine is counted, a pair the store takes is a
+ * pair certs/ accepts, and a bundle holds no more certificates than its input.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Certificates: what co_certs_create_ca() and co_certs_create_serving() produce (verification
- * against the CA with OpenSSL for every name, key usage, validity, serials), errors for
- * malformed PEM and bad names, bundles, and the rotation rules of co_certs_plan() walked
- * through a CA's whole life on a fake clock.
+ * against the CA for every name, key usage, validity, serials), errors for malformed PEM and bad
+ * names, bundles, the validity periods checked against the clock given, what the openssl
+ * command makes of our certificates and we of its, and the rotation rules of co_certs_plan()
+ * walked through a CA's whole life on a fake clock.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -253,6 +256,334 @@ static void test_certs__bundle_dedupes_and_drops_expired(void **state)
     co_certs_pair_dispose(&b);
 }
 
+static void test_certs__verify_follows_the_given_clock(void **state)
+{
+    (void)state;
+    /* 2001: long expired by the wall clock, valid at the time given */
+    const time_t past = 978307200;
+    co_certs_pair ca = make_ca(CO_CERTS_ECDSA_P256, past, 10 * DAY);
+    co_certs_pair leaf = make_serving(&ca, CO_CERTS_ECDSA_P256, past, DAY);
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, "component-webhook", past));
+    assert_co_fail_with(CO_EINVALID, co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, time(NULL)));
+    assert_contains(co_error_last(), "expired");
+    /* valid from notBefore on, up to (not including) notAfter */
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, past - HOUR));
+    assert_co_fail_with(CO_EINVALID,
+                        co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, past - HOUR - 1));
+    assert_contains(co_error_last(), "certificate is not yet valid");
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, past + DAY - 1));
+    assert_co_fail_with(CO_EINVALID, co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, past + DAY));
+    assert_contains(co_error_last(), "certificate has expired");
+    co_certs_pair_dispose(&leaf);
+    co_certs_pair_dispose(&ca);
+
+    /* The CA's own period counts too: a CA without backdating, a leaf backdated an hour. */
+    co_certs_request req = {.common_name = "component-webhook-ca",
+                            .now = T0,
+                            .validity_s = 10 * DAY};
+    assert_co_pass(co_certs_create_ca(&ca, &req));
+    leaf = make_serving(&ca, CO_CERTS_ECDSA_P256, T0, DAY);
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, T0));
+    assert_co_fail_with(CO_EINVALID,
+                        co_certs_verify(leaf.cert_pem, ca.cert_pem, NULL, T0 - HOUR / 2));
+    assert_contains(co_error_last(), "the CA certificate is not yet valid");
+    co_certs_pair_dispose(&leaf);
+    co_certs_pair_dispose(&ca);
+}
+
+static void test_certs__ipv6_and_wildcard_names(void **state)
+{
+    (void)state;
+    co_certs_pair ca = make_ca(CO_CERTS_ECDSA_P256, T0, DAY);
+    const char *names[] = {"*.example.test"};
+    const char *addrs[] = {"2001:db8::1", "::ffff:192.0.2.1", "fe80::1", "192.0.2.7"};
+    co_certs_request req = {.common_name = "x",
+                            .dns_names = names,
+                            .ndns = 1,
+                            .ip_addrs = addrs,
+                            .nips = 4,
+                            .now = T0,
+                            .validity_s = DAY};
+    co_certs_pair leaf = {0};
+    assert_co_pass(co_certs_create_serving(&leaf, &ca, &req));
+    co_certs_info i;
+    assert_co_pass(co_certs_inspect(&i, leaf.cert_pem, strlen(leaf.cert_pem)));
+    assert_string_equal(i.sans, "DNS:*.example.test, IP Address:2001:db8::1, "
+                                "IP Address:::ffff:192.0.2.1, IP Address:fe80::1, "
+                                "IP Address:192.0.2.7");
+    /* addresses compare as bytes, whatever their spelling */
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, "2001:0db8:0:0:0:0:0:1", T0));
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, "192.0.2.7", T0));
+    assert_co_fail_with(CO_EINVALID,
+                        co_certs_verify(leaf.cert_pem, ca.cert_pem, "2001:db8::2", T0));
+    assert_contains(co_error_last(), "IP address mismatch");
+    /* a wildcard covers one label */
+    assert_co_pass(co_certs_verify(leaf.cert_pem, ca.cert_pem, "a.example.test", T0));
+    assert_co_fail_with(CO_EINVALID,
+                        co_certs_verify(leaf.cert_pem, ca.cert_pem, "b.a.example.test", T0));
+    assert_contains(co_error_last(), "hostname mismatch");
+    co_certs_pair_dispose(&leaf);
+    const char *bad[] = {"2001:db8:::1"};
+    req.ip_addrs = bad;
+    req.nips = 1;
+    assert_co_fail_with(CO_EINVALID, co_certs_create_serving(&leaf, &ca, &req));
+    assert_string_equal(co_error_last(), "invalid IP address \"2001:db8:::1\" for a certificate");
+    co_certs_pair_dispose(&ca);
+}
+
+static void test_certs__pem_texts_are_counted(void **state)
+{
+    (void)state;
+    co_certs_pair a = make_ca(CO_CERTS_ECDSA_P256, T0, DAY);
+    co_certs_pair b = make_ca(CO_CERTS_RSA_2048, T0, DAY);
+    /* text around and between the blocks, and blocks of other kinds, are skipped */
+    char *text = co_xasprintf("a bundle\n%s\n%s%s", a.cert_pem, a.key_pem, b.cert_pem);
+    assert_int_equal(co_certs_count(text, strlen(text)), 2);
+    co_certs_info i;
+    assert_co_pass(co_certs_inspect(&i, text, strlen(text)));
+    co_certs_info ia;
+    assert_co_pass(co_certs_inspect(&ia, a.cert_pem, strlen(a.cert_pem)));
+    assert_string_equal(i.sha256, ia.sha256);
+    /* the certificate and key of a combined file belong together */
+    assert_co_pass(co_certs_check_pair(text, text));
+    /* one broken block spoils the count */
+    char *broken = co_xasprintf("%s-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+                                a.cert_pem);
+    assert_co_fail_with(CO_EINVALID, co_certs_count(broken, strlen(broken)));
+    assert_contains(co_error_last(), "malformed PEM certificate: ");
+    /* a length that ends inside the second block */
+    char *two = co_xasprintf("%s%s", a.cert_pem, b.cert_pem);
+    assert_int_equal(co_certs_count(two, strlen(two)), 2);
+    assert_co_fail_with(CO_EINVALID, co_certs_count(two, strlen(a.cert_pem) + 40));
+    assert_string_equal(co_error_last(), "malformed PEM certificate: no END line");
+    assert_int_equal(co_certs_count(two, strlen(a.cert_pem)), 1);
+    free(two);
+    /* a bundle larger than its buffer */
+    const char *parts[] = {a.cert_pem, b.cert_pem};
+    co_buf small = CO_BUF_INIT(strlen(a.cert_pem) + 10);
+    assert_co_fail_with(CO_ETOOBIG, co_certs_bundle(&small, parts, 2, T0));
+    co_buf_dispose(&small);
+    free(broken);
+    free(text);
+    co_certs_pair_dispose(&a);
+    co_certs_pair_dispose(&b);
+}
+
+/* --- cross-checks with the openssl command ---------------------------------------------------- */
+
+/* The standard output of the shell command @p cmd (free with free()); fails the test unless it
+ * exits with status 0. */
+static char *sh(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    co_buf out = CO_BUF_INIT(CO_MIB);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        assert_co_pass(co_buf_put(&out, chunk, n));
+    }
+    int status = pclose(f);
+    if (status != 0) {
+        fail_msg("%s: exit status %d: %s", cmd, status, co_buf_cstr(&out));
+    }
+    return co_buf_take(&out, NULL);
+}
+
+/* Runs `openssl ARGS` in @p dir and returns its output with the trailing newline removed. */
+static char *openssl(const char *dir, const char *args)
+{
+    char *cmd = co_xasprintf("cd '%s' && openssl %s 2>&1", dir, args);
+    char *out = sh(cmd);
+    size_t n = strlen(out);
+    while (n > 0 && out[n - 1] == '\n') {
+        out[--n] = '\0';
+    }
+    free(cmd);
+    return out;
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char *path = co_xasprintf("%s/%s", dir, name);
+    co_test_write_file(path, text, strlen(text));
+    free(path);
+}
+
+/* Fails unless `openssl @p args` in @p dir prints @p want (both freed here). */
+static void assert_openssl_prints(const char *dir, char *args, char *want)
+{
+    char *out = openssl(dir, args);
+    assert_string_equal(out, want);
+    free(out);
+    free(args);
+    free(want);
+}
+
+/* Checks the serial, subject, fingerprint and key of @p p (written as NAME.crt/NAME.key) the way
+ * the openssl command reads them. */
+static void
+assert_openssl_reads_like_inspect(const char *dir, const char *name, const co_certs_pair *p)
+{
+    co_certs_info i;
+    assert_co_pass(co_certs_inspect(&i, p->cert_pem, strlen(p->cert_pem)));
+    assert_openssl_prints(dir, co_xasprintf("x509 -in %s.crt -noout -serial", name),
+                          co_xasprintf("serial=%s", i.serial));
+    assert_openssl_prints(dir,
+                          co_xasprintf("x509 -in %s.crt -noout -subject -nameopt RFC2253", name),
+                          co_xasprintf("subject=%s", i.subject));
+    assert_openssl_prints(dir,
+                          co_xasprintf("x509 -in %s.crt -noout -fingerprint -sha256 | tr -d : | "
+                                       "tr A-F a-f",
+                                       name),
+                          co_xasprintf("sha256 fingerprint=%s", i.sha256));
+    /* the key's public half is the certificate's */
+    char *args = co_xasprintf("pkey -in %s.key -pubout", name);
+    assert_openssl_prints(dir, co_xasprintf("x509 -in %s.crt -noout -pubkey", name),
+                          openssl(dir, args));
+    free(args);
+}
+
+static void test_certs__openssl_accepts_what_is_made(void **state)
+{
+    (void)state;
+    static const struct {
+        co_certs_key_type type;
+        const char *key_text; /* in `openssl pkey -text` */
+        const char *sig;      /* signature algorithm */
+        const char *usage;    /* keyUsage of the serving certificate */
+    } kinds[] = {
+        {CO_CERTS_ECDSA_P256, "NIST CURVE: P-256", "ecdsa-with-SHA256", "Digital Signature\n"},
+        {CO_CERTS_ECDSA_P384, "NIST CURVE: P-384", "ecdsa-with-SHA256", "Digital Signature\n"},
+        {CO_CERTS_RSA_2048, "Private-Key: (2048 bit", "sha256WithRSAEncryption",
+         "Digital Signature, Key Encipherment\n"},
+    };
+    char *dir = co_test_tmpdir();
+    for (size_t k = 0; k < CO_ARRAY_SIZE(kinds); k++) {
+        co_certs_pair ca = make_ca(kinds[k].type, T0, 365 * DAY);
+        co_certs_pair leaf = make_serving(&ca, kinds[k].type, T0, 90 * DAY);
+        write_text(dir, "ca.crt", ca.cert_pem);
+        write_text(dir, "ca.key", ca.key_pem);
+        write_text(dir, "leaf.crt", leaf.cert_pem);
+        write_text(dir, "leaf.key", leaf.key_pem);
+
+        /* the chain, the purpose and the names, at T0 */
+        assert_openssl_prints(dir,
+                              co_xasprintf("verify -attime %lld -purpose sslserver "
+                                           "-verify_hostname component-webhook.co-system.svc "
+                                           "-CAfile ca.crt leaf.crt",
+                                           (long long)T0),
+                              co_xstrdup("leaf.crt: OK"));
+        assert_openssl_prints(dir,
+                              co_xasprintf("verify -attime %lld -verify_ip ::1 -CAfile ca.crt "
+                                           "leaf.crt",
+                                           (long long)T0),
+                              co_xstrdup("leaf.crt: OK"));
+
+        /* the extensions */
+        char *out = openssl(dir, "x509 -in ca.crt -noout -text");
+        assert_contains(out, "Version: 3 (0x2)");
+        assert_contains(out, kinds[k].sig);
+        assert_contains(out, "X509v3 Basic Constraints: critical\n                CA:TRUE, "
+                             "pathlen:0\n");
+        assert_contains(out, "X509v3 Key Usage: critical\n                Certificate Sign, "
+                             "CRL Sign\n");
+        assert_contains(out, "X509v3 Subject Key Identifier:");
+        free(out);
+        out = openssl(dir, "x509 -in leaf.crt -noout -text");
+        assert_contains(out, kinds[k].sig);
+        assert_contains(out, "X509v3 Basic Constraints: critical\n                CA:FALSE\n");
+        char *usage =
+            co_xasprintf("X509v3 Key Usage: critical\n                %s", kinds[k].usage);
+        assert_contains(out, usage);
+        free(usage);
+        assert_contains(out, "X509v3 Extended Key Usage: \n                TLS Web Server "
+                             "Authentication\n");
+        assert_contains(out, "DNS:component-webhook, DNS:component-webhook.co-system, "
+                             "DNS:component-webhook.co-system.svc, "
+                             "DNS:component-webhook.co-system.svc.cluster.local, "
+                             "IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1\n");
+        free(out);
+        /* the authority key identifier is the CA's subject key identifier, and that is SHA-1
+         * of the public key bits (RFC 5280 method 1, OpenSSL's "hash") */
+        char *ski = openssl(dir, "x509 -in ca.crt -noout -ext subjectKeyIdentifier | tail -n 1");
+        char *aki =
+            openssl(dir, "x509 -in leaf.crt -noout -ext authorityKeyIdentifier | tail -n 1");
+        assert_contains(aki, ski + strspn(ski, " "));
+        char *hash = openssl(dir, "x509 -in ca.crt -noout -pubkey | openssl asn1parse -noout "
+                                  "-strparse \"$(openssl x509 -in ca.crt -noout -pubkey | "
+                                  "openssl asn1parse | awk -F: '/BIT STRING/ {print $1 + 0}')\" "
+                                  "-out /dev/stdout | openssl sha1 -r | tr a-f A-F");
+        hash[40] = '\0';
+        char *colons = co_xmalloc(60);
+        for (size_t b = 0; b < 20; b++) {
+            snprintf(colons + 3 * b, 4, "%.2s%s", hash + 2 * b, b < 19 ? ":" : "");
+        }
+        assert_string_equal(ski + strspn(ski, " "), colons);
+        free(colons);
+        free(hash);
+        free(aki);
+        free(ski);
+
+        /* unencrypted PKCS#8 keys of the kind asked for */
+        out = openssl(dir, "pkey -in leaf.key -noout -text");
+        assert_contains(out, kinds[k].key_text);
+        free(out);
+        assert_openssl_reads_like_inspect(dir, "ca", &ca);
+        assert_openssl_reads_like_inspect(dir, "leaf", &leaf);
+        co_certs_pair_dispose(&leaf);
+        co_certs_pair_dispose(&ca);
+    }
+    co_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_certs__reads_what_openssl_makes(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    /* a name that needs escaping, a serial with a leading zero digit, all kinds of SANs */
+    char *out = openssl(dir, "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
+                             "-keyout o.key -out o.crt -days 2 -set_serial 0x0A0B0C "
+                             "-subj '/O=Acme, Inc./CN=host.example' "
+                             "-addext 'subjectAltName=DNS:host.example,email:a@example.test,"
+                             "IP:10.0.0.1,IP:2001:db8::1' -addext extendedKeyUsage=serverAuth");
+    free(out);
+    char *cert_path = co_xasprintf("%s/o.crt", dir);
+    char *key_path = co_xasprintf("%s/o.key", dir);
+    char *cert = co_test_read_file(cert_path, NULL);
+    char *key = co_test_read_file(key_path, NULL);
+    assert_non_null(cert);
+    assert_non_null(key);
+    co_certs_info i;
+    assert_co_pass(co_certs_inspect(&i, cert, strlen(cert)));
+    assert_string_equal(i.serial, "0A0B0C");
+    assert_string_equal(i.subject, "CN=host.example,O=Acme\\, Inc.");
+    assert_string_equal(i.issuer, i.subject);
+    assert_string_equal(i.sans, "DNS:host.example, IP Address:10.0.0.1, IP Address:2001:db8::1");
+    assert_true(i.server_auth);
+    assert_true(i.not_after - i.not_before == 2 * DAY);
+    co_certs_pair p = {.cert_pem = cert, .key_pem = key};
+    assert_openssl_reads_like_inspect(dir, "o", &p);
+    assert_co_pass(co_certs_check_pair(cert, key));
+    /* the same key in its traditional (SEC 1) form */
+    char *sec1 = openssl(dir, "pkey -in o.key -traditional");
+    assert_contains(sec1, "-----BEGIN EC PRIVATE KEY-----");
+    assert_co_pass(co_certs_check_pair(cert, sec1));
+    /* self-signed, it verifies against itself while valid */
+    assert_co_pass(co_certs_verify(cert, cert, "host.example", i.not_before + DAY));
+    assert_co_pass(co_certs_verify(cert, cert, "10.0.0.1", i.not_before + DAY));
+    assert_co_fail_with(CO_EINVALID, co_certs_verify(cert, cert, NULL, i.not_after + 1));
+    assert_contains(co_error_last(), "expired");
+    free(sec1);
+    free(cert_path);
+    free(key_path);
+    free(cert);
+    free(key);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
 /* --- the rotation rules ---------------------------------------------------------------------- */
 
 static const co_certs_config cfg = {
@@ -433,6 +764,11 @@ int main(void)
         cmocka_unit_test(test_certs__malformed_pem_is_named),
         cmocka_unit_test(test_certs__bad_requests_are_refused),
         cmocka_unit_test(test_certs__bundle_dedupes_and_drops_expired),
+        cmocka_unit_test(test_certs__verify_follows_the_given_clock),
+        cmocka_unit_test(test_certs__ipv6_and_wildcard_names),
+        cmocka_unit_test(test_certs__pem_texts_are_counted),
+        cmocka_unit_test(test_certs__openssl_accepts_what_is_made),
+        cmocka_unit_test(test_certs__reads_what_openssl_makes),
         cmocka_unit_test(test_certs__plan_walks_a_ca_lifetime),
         cmocka_unit_test(test_certs__plan_repairs_what_is_broken),
         cmocka_unit_test(test_certs__next_event_is_the_earliest_rule),
