@@ -430,6 +430,12 @@ static int start_plain(struct MHD_Daemon **out,
     return 0;
 }
 
+/* The text of errno value @p err (the GNU strerror_r: thread-safe, returns the text). */
+static const char *errno_text(int err, char *buf, size_t size)
+{
+    return strerror_r(err, buf, size);
+}
+
 /* Connections the workers hold now. */
 static unsigned worker_connections(struct MHD_Daemon *w)
 {
@@ -456,7 +462,9 @@ static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen
     }
     /* on failure libmicrohttpd has closed the socket */
     if (MHD_add_connection(s->workers[best], fd, addr, len) != MHD_YES) {
-        co_log(CO_LOG_DEBUG, "a worker refused a connection", "error", strerror(errno), NULL);
+        char eb[128];
+        co_log(CO_LOG_DEBUG, "a worker refused a connection", "error",
+               errno_text(errno, eb, sizeof(eb)), NULL);
     }
 }
 
@@ -486,14 +494,19 @@ static int accept_burst(wh_server *s)
         case ENOBUFS:
         case ENOMEM: {
             /* out of descriptors or memory: let connections close, then try again */
-            co_log(CO_LOG_WARN, "cannot accept a connection", "error", strerror(errno), NULL);
+            char eb[128];
+            co_log(CO_LOG_WARN, "cannot accept a connection", "error",
+                   errno_text(errno, eb, sizeof(eb)), NULL);
             struct timespec nap = {0, 100000000L};
             nanosleep(&nap, NULL);
             return 0;
         }
-        default:
-            co_log(CO_LOG_ERROR, "accepting connections failed", "error", strerror(errno), NULL);
+        default: {
+            char eb[128];
+            co_log(CO_LOG_ERROR, "accepting connections failed", "error",
+                   errno_text(errno, eb, sizeof(eb)), NULL);
             return -1;
+        }
         }
     }
 }
@@ -507,7 +520,9 @@ static void *accept_loop(void *arg)
             if (errno == EINTR) {
                 continue;
             }
-            co_log(CO_LOG_ERROR, "waiting for connections failed", "error", strerror(errno), NULL);
+            char eb[128];
+            co_log(CO_LOG_ERROR, "waiting for connections failed", "error",
+                   errno_text(errno, eb, sizeof(eb)), NULL);
             break;
         }
         if (pf[1].revents) {
@@ -556,7 +571,7 @@ static int start_tls(wh_server *s)
     };
     wh_tls_serve(s->cfg.tls);
     s->nworkers = s->cfg.threads ? s->cfg.threads : 1;
-    s->workers = co_xcalloc(s->nworkers, sizeof(*s->workers));
+    s->workers = co_xcalloc(s->nworkers, sizeof(struct MHD_Daemon *));
     for (unsigned i = 0; i < s->nworkers; i++) {
         s->workers[i] = MHD_start_daemon(
             MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD |
@@ -568,12 +583,13 @@ static int start_tls(wh_server *s)
         }
     }
     if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
-        return co_error_set(CO_ERROR, "webhook server: pipe: %s", strerror(errno));
+        return co_error_set_os(CO_ERROR, "webhook server: pipe");
     }
     rc = pthread_create(&s->acceptor, NULL, accept_loop, s);
     if (rc != 0) {
+        char eb[128];
         return co_error_set(CO_ERROR, "webhook server: cannot start the acceptor: %s",
-                            strerror(rc));
+                            errno_text(rc, eb, sizeof(eb)));
     }
     s->acceptor_running = 1;
     return 0;
