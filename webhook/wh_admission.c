@@ -404,23 +404,13 @@ static const char *const options[] = {"request", "options", NULL};
 static const char *const user_uid[] = {"request", "userInfo", "uid", NULL};
 static const char *const user_extra[] = {"request", "userInfo", "extra", NULL};
 
-static const char *const *const unread_validating[] = {object_managed_fields,
-                                                       old_managed_fields,
-                                                       object_annotations,
-                                                       old_annotations,
-                                                       old_status,
-                                                       resource,
-                                                       request_kind,
-                                                       request_resource,
-                                                       options,
-                                                       user_uid,
-                                                       user_extra,
-                                                       NULL};
-static const char *const *const unread_others[] = {object_managed_fields,
+/* Every route leaves out the same members; the validating Component routes keep object.status,
+ * so their set is this one without its first list. */
+static const char *const *const unread_others[] = {object_status,
+                                                   object_managed_fields,
                                                    old_managed_fields,
                                                    object_annotations,
                                                    old_annotations,
-                                                   object_status,
                                                    old_status,
                                                    resource,
                                                    request_kind,
@@ -429,6 +419,7 @@ static const char *const *const unread_others[] = {object_managed_fields,
                                                    user_uid,
                                                    user_extra,
                                                    NULL};
+static const char *const *const *const unread_validating = unread_others + 1;
 
 const char *const *const *wh_admission_unread(wh_route route)
 {
