@@ -84,23 +84,32 @@ char *co_schema__index(const char *path, size_t i)
 
 struct json_object *co_json__get(const struct json_object *obj, const char *key)
 {
-    json_object *v = NULL;
-    if (!obj || !json_object_is_type((json_object *)obj, json_type_object)) {
+    /* NULL for anything but an object; json-c stores a JSON null as a NULL value */
+    struct lh_table *t = obj ? json_object_get_object((json_object *)obj) : NULL;
+    if (!t) {
         return NULL;
     }
     int n = 0;
-    struct lh_entry *e = lh_table_head(json_object_get_object((json_object *)obj));
+    struct lh_entry *e = lh_table_head(t);
     for (; e && n < LINEAR_LOOKUP_MAX; e = lh_entry_next(e), n++) {
         const char *k = lh_entry_k(e);
-        if (k[0] == key[0] && !strcmp(k, key)) {
-            v = (json_object *)lh_entry_v(e);
-            break;
+        if (k[0] != key[0]) {
+            continue;
+        }
+        /* keys are short: an inline comparison costs less than a call to strcmp */
+        size_t i = 0;
+        while (k[i] && k[i] == key[i]) {
+            i++;
+        }
+        if (k[i] == key[i]) {
+            return (json_object *)lh_entry_v(e);
         }
     }
-    if (e && !v && !json_object_object_get_ex((json_object *)obj, key, &v)) {
-        return NULL;
+    json_object *v = NULL;
+    if (e && json_object_object_get_ex((json_object *)obj, key, &v)) {
+        return v;
     }
-    return v && !json_object_is_type(v, json_type_null) ? v : NULL;
+    return NULL;
 }
 
 const char *co_json__str(const struct json_object *obj, const char *key)
@@ -316,6 +325,16 @@ check_string(co_field_errors *errs, const json_object *v, const co_schema *s, co
     }
 }
 
+static size_t non_null_members(json_object *v)
+{
+    size_t n = 0;
+    json_object_object_foreach (v, key, val) {
+        (void)key;
+        n += !json_object_is_type(val, json_type_null);
+    }
+    return n;
+}
+
 void co_schema__check(co_field_errors *errs,
                       const struct json_object *value,
                       const co_schema *s,
@@ -353,7 +372,9 @@ void co_schema__check(co_field_errors *errs,
         if (types_only) {
             break;
         }
-        if (!(mode & CO_SCHEMA_NO_UNKNOWN)) {
+        /* Every member that is not null was one of the fields above when the counts agree (keys
+         * are unique), so the search for unknown ones is needed only when they differ. */
+        if (!(mode & CO_SCHEMA_NO_UNKNOWN) && non_null_members(v) != present) {
             json_object_object_foreach (v, key, val) {
                 if (!json_object_is_type(val, json_type_null) && !co_schema__field(s, key)) {
                     char *cpath = co_schema__join(path, key);
