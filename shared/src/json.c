@@ -678,7 +678,9 @@ static int parse_object(parser *ps, struct json_object **out, uint32_t live)
         if ((rc = parse_string(ps, 1, &ks, &klen)) < 0) {
             goto fail;
         }
-        if (memchr(ks, '\0', klen)) {
+        /* only an escape (\u0000) can put a NUL there, and escaped strings are the copied ones:
+         * a raw control character is an error */
+        if (ks == ps->str.ptr && memchr(ks, '\0', klen)) {
             rc = perr(ps, key_at, "object key contains a NUL character");
             goto fail;
         }
