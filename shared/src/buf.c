@@ -74,6 +74,7 @@ int co_buf_put(co_buf *buf, const void *data, size_t len)
     if (rc < 0) {
         return rc;
     }
+    CO_ASSERT(buf->ptr); /* a successful reserve always leaves room for the NUL */
     if (len) {
         memcpy(buf->ptr + buf->len, data, len);
     }
@@ -94,11 +95,17 @@ int co_buf_putc(co_buf *buf, char c)
 
 int co_buf_vprintf(co_buf *buf, const char *fmt, va_list ap)
 {
+    /* Most texts are short: formatted once on the stack and copied, rather than measured by one
+     * vsnprintf and written by a second. */
+    char small[256];
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = vsnprintf(small, sizeof(small), fmt, ap2);
     va_end(ap2);
     CO_ASSERT(n >= 0);
+    if ((size_t)n < sizeof(small)) {
+        return co_buf_put(buf, small, (size_t)n);
+    }
     int rc = co_buf_reserve(buf, (size_t)n);
     if (rc < 0) {
         return rc;
