@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <json-c/json.h>
 
@@ -237,6 +240,7 @@ typedef struct parser {
     int depth;
     co_buf str;                     /* scratch for string contents */
     const char *const *const *skip; /* key lists of members to leave out, or NULL */
+    int full; /* values only checked go through the full parser too (to report an error) */
 } parser;
 
 /* Most key lists co_json_parse_skip() follows at once (one bit each). */
@@ -335,15 +339,32 @@ static size_t put_utf8(char *u, uint32_t cp)
 }
 
 /*
- * Skips bytes that stand for themselves in a string (printable ASCII but '"' and '\\'), eight
- * at a time: in a word without a byte >= 0x80, subtracting 0x20, or 1 from the word xor '"'
- * or '\\', sets the top bit of the lowest byte that is a control character, a quote or a
- * backslash, and of no byte below it; or-ing the word in marks bytes >= 0x80. So the lowest
- * mark (little-endian: the first byte in memory) is the byte to stop at. The last few bytes of
- * the input are done one by one.
+ * Skips bytes that stand for themselves in a string (printable ASCII but '"' and '\\'). With
+ * SSE2 (every x86-64), sixteen at a time: a signed comparison below 0x20 also catches the bytes
+ * >= 0x80, which are negative as signed, so one mask marks every byte to stop at. Elsewhere,
+ * eight at a time in a word without a byte >= 0x80: subtracting 0x20, or 1 from the word xor
+ * '"' or '\\', sets the top bit of the lowest byte that is a control character, a quote or a
+ * backslash, and of no byte below it; or-ing the word in marks bytes >= 0x80. Either way the
+ * lowest mark is the byte to stop at. The last few bytes of the input are done one by one.
  */
-static const char *skip_plain(const char *p, const char *end)
+static inline const char *skip_plain(const char *p, const char *end)
 {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stop =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmplt_epi8(v, space));
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop);
+        if (mask) {
+            return p + __builtin_ctz(mask);
+        }
+        p += 16;
+    }
+#elif __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ULL;
     const uint64_t highs = 0x8080808080808080ULL;
     while (end - p >= 8) {
@@ -353,14 +374,11 @@ static const char *skip_plain(const char *p, const char *end)
             ((w - ones * 0x20) | ((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones) | w) &
             highs;
         if (special) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
             return p + (__builtin_ctzll(special) >> 3);
-#else
-            break;
-#endif
         }
         p += 8;
     }
+#endif
     while (p < end) {
         unsigned char c = (unsigned char)*p;
         if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) {
@@ -790,10 +808,192 @@ fail:
     return rc;
 }
 
+/*
+ * Values that are only checked (members left out by the skip lists) are passed over by a
+ * tight loop that builds nothing and keeps no key: in an admission review they are most of the
+ * bytes (the last-applied-configuration annotation, managedFields). It accepts only what the
+ * full parser accepts, and it knows no error messages: on anything it does not accept it gives
+ * up, and the full parser goes over the same value again to report the error exactly as
+ * before.
+ */
+
+/* The string at @p p (at its opening quote), or NULL where the full parser would refuse it or
+ * where, in a key (@p key), an escape makes a NUL. Returns the byte after the closing quote. */
+static const char *pass_string(const char *p, const char *end, int key)
+{
+    p++;
+    for (;;) {
+        p = skip_plain(p, end);
+        if (p >= end) {
+            return NULL;
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            return p + 1;
+        }
+        if (c < 0x20) {
+            return NULL;
+        }
+        if (c >= 0x80) {
+            uint32_t cp;
+            size_t n = co_json__utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+            if (n == 0) {
+                return NULL;
+            }
+            p += n;
+            continue;
+        }
+        /* a backslash */
+        if (end - p < 2) {
+            return NULL;
+        }
+        switch (p[1]) {
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
+            p += 2;
+            break;
+        case 'u': {
+            uint32_t cp;
+            if (end - p < 6 || hex4(p + 2, &cp) < 0 || (key && cp == 0)) {
+                return NULL;
+            }
+            p += 6;
+            break;
+        }
+        default:
+            return NULL;
+        }
+    }
+}
+
+static const char *pass_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+        p++;
+    }
+    return p;
+}
+
+/* Passes over the value at ps->p: 1 when it is well-formed (ps->p after it), else 0 with ps->p
+ * where it was. */
+static int pass_value(parser *ps)
+{
+    const char *start = ps->p;
+    const char *end = ps->end;
+    const char *p = start;
+    uint64_t in_object[CO_MAX_NESTING / 64 + 1] = {0}; /* one bit per open container */
+    int depth = 0;                                     /* containers open here */
+    for (;;) {
+        /* a value */
+        p = pass_ws(p, end);
+        if (p >= end) {
+            goto refuse;
+        }
+        switch (*p) {
+        case '{':
+        case '[': {
+            if (ps->depth + depth >= CO_MAX_NESTING) {
+                goto refuse;
+            }
+            int obj = *p == '{';
+            uint64_t bit = (uint64_t)1 << (depth % 64);
+            in_object[depth / 64] =
+                obj ? in_object[depth / 64] | bit : in_object[depth / 64] & ~bit;
+            depth++;
+            p = pass_ws(p + 1, end);
+            if (p < end && *p == (obj ? '}' : ']')) {
+                p++;
+                depth--;
+                break;
+            }
+            if (!obj) {
+                continue; /* the first element */
+            }
+            goto key;
+        }
+        case '"':
+            if (!(p = pass_string(p, end, 0))) {
+                goto refuse;
+            }
+            break;
+        case 't':
+        case 'f':
+        case 'n': {
+            const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+            size_t n = strlen(word);
+            if ((size_t)(end - p) < n || memcmp(p, word, n) != 0) {
+                goto refuse;
+            }
+            p += n;
+            break;
+        }
+        default:
+            ps->p = p;
+            if (parse_number(ps, NULL) < 0) {
+                goto refuse;
+            }
+            p = ps->p;
+            break;
+        }
+        /* after a value: the end, or what comes next in the container holding it */
+        for (;;) {
+            if (depth == 0) {
+                ps->p = p;
+                return 1;
+            }
+            int obj = (int)(in_object[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+            p = pass_ws(p, end);
+            if (p < end && *p == ',') {
+                p++;
+                if (obj) {
+                    goto key;
+                }
+                break; /* the next element */
+            }
+            if (p < end && *p == (obj ? '}' : ']')) {
+                p++;
+                depth--;
+                continue;
+            }
+            goto refuse;
+        }
+        continue;
+    key:
+        p = pass_ws(p, end);
+        if (p >= end || *p != '"' || !(p = pass_string(p, end, 1))) {
+            goto refuse;
+        }
+        p = pass_ws(p, end);
+        if (p >= end || *p != ':') {
+            goto refuse;
+        }
+        p++;
+    }
+refuse:
+    ps->p = start;
+    return 0;
+}
+
 static int parse_value(parser *ps, struct json_object **out, uint32_t live)
 {
     char cb[16];
     int rc;
+    if (!out && !ps->full && pass_value(ps)) {
+        return 0;
+    }
+    if (!out && !ps->full) {
+        /* refused: the full parser finds the error and says where */
+        ps->full = 1;
+        rc = parse_value(ps, NULL, 0);
+        ps->full = 0;
+        return rc;
+    }
     skip_ws(ps);
     if (ps->p >= ps->end) {
         return perr(ps, ps->p, "unexpected end of input, expected a value");
@@ -875,7 +1075,7 @@ int co_json_parse_skip(struct json_object **out,
         CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
         live |= (uint32_t)1 << i;
     }
-    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX), skip};
+    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX), skip, 0};
     struct json_object *val = NULL;
     char cb[16];
     int rc = parse_value(&ps, &val, live);

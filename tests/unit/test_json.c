@@ -966,18 +966,29 @@ static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(vo
     for (size_t cut = 0; cut < strlen(doc); cut++) {
         assert_same_refusal(doc, cut, skip);
     }
-    /* The nesting cap counts the levels of a left-out member too. */
-    co_buf deep = CO_BUF_INIT(SIZE_MAX);
-    assert_co_pass(co_buf_puts(&deep, "{\"top\":"));
-    for (int i = 0; i < CO_MAX_NESTING; i++) {
-        assert_co_pass(co_buf_putc(&deep, '['));
+    /* The nesting cap counts the levels of a left-out member too: one level below it is
+     * accepted, the cap itself is not, whether the levels are arrays or objects. */
+    for (int levels = CO_MAX_NESTING - 1; levels <= CO_MAX_NESTING; levels++) {
+        for (int objects = 0; objects < 2; objects++) {
+            co_buf deep = CO_BUF_INIT(SIZE_MAX);
+            assert_co_pass(co_buf_puts(&deep, "{\"top\":"));
+            for (int i = 0; i < levels; i++) {
+                assert_co_pass(co_buf_puts(&deep, objects ? "{\"k\":" : "["));
+            }
+            assert_co_pass(co_buf_puts(&deep, "0"));
+            for (int i = 0; i < levels; i++) {
+                assert_co_pass(co_buf_putc(&deep, objects ? '}' : ']'));
+            }
+            assert_co_pass(co_buf_putc(&deep, '}'));
+            struct json_object *obj = NULL;
+            static const char *const *const none[] = {NULL};
+            int rc = co_json_parse_skip(&obj, co_buf_cstr(&deep), deep.len, CO_MAX_DOCUMENT, none);
+            assert_int_equal(rc == 0, levels < CO_MAX_NESTING);
+            json_object_put(obj);
+            assert_same_refusal(co_buf_cstr(&deep), deep.len, skip);
+            co_buf_dispose(&deep);
+        }
     }
-    for (int i = 0; i < CO_MAX_NESTING; i++) {
-        assert_co_pass(co_buf_putc(&deep, ']'));
-    }
-    assert_co_pass(co_buf_putc(&deep, '}'));
-    assert_same_refusal(co_buf_cstr(&deep), deep.len, skip);
-    co_buf_dispose(&deep);
 }
 
 /* Strings are scanned a word at a time: every kind of byte that ends a plain run must be found
