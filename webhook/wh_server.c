@@ -36,7 +36,7 @@
 #include "co/error.h"
 #include "co/log.h"
 #include "webhook/wh_metrics.h"
-#include "webhook/wh_tlsread.h"
+#include "webhook/wh_tlsio.h"
 
 #define LISTEN_BACKLOG   1024
 #define MAX_READY_CHECKS 8
@@ -204,7 +204,16 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     co_log(CO_LOG_DEBUG, "http server", "detail", msg, NULL);
 }
 
-static enum MHD_Result queue(wh_server *s, struct MHD_Connection *c, wh_http_response *r)
+/* The read/write layer under a TLS connection (NULL on plain HTTP). */
+static wh_tlsio *tlsio_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+static enum MHD_Result
+queue(wh_server *s, struct MHD_Connection *c, const char *method, wh_http_response *r)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
@@ -220,8 +229,18 @@ static enum MHD_Result queue(wh_server *s, struct MHD_Connection *c, wh_http_res
     if (atomic_load_explicit(&s->draining, memory_order_relaxed)) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
+    /* libmicrohttpd writes the headers and then, at once, the body, as two TLS records: the
+     * first is kept back to go out with the second in one sendmsg(). Only when a body follows
+     * (none to a HEAD request); on_completed() writes out whatever is still kept back. */
+    wh_tlsio *io = tlsio_of(c);
+    if (io && r->body_len > 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        wh_tlsio_hold_next(io);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
+    if (ret != MHD_YES && io) {
+        (void)wh_tlsio_flush(io);
+    }
     return ret;
 }
 
@@ -250,7 +269,7 @@ static enum MHD_Result answer(wh_server *s,
         co_log(CO_LOG_ERROR, "webhook handler failed", "path", url, NULL);
     }
     log_request(method, url, r->status, secs);
-    return queue(s, c, r);
+    return queue(s, c, method, r);
 }
 
 static enum MHD_Result on_webhook(void *cls,
@@ -312,7 +331,7 @@ static enum MHD_Result on_webhook(void *cls,
 
 /* Every answer goes out as soon as it is written: with Nagle's algorithm, the second TLS record
  * of a response (body after headers) would wait for the client's delayed ACK, tens of ms.
- * Reads go through a read-ahead layer: one recv() per request instead of two. */
+ * Reads and writes go through wh_tlsio: one recv() and one sendmsg() per request. */
 static void on_connection(void *cls,
                           struct MHD_Connection *c,
                           void **socket_context,
@@ -321,7 +340,7 @@ static void on_connection(void *cls,
     (void)cls;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         /* after gnutls_deinit(): nothing reads through it any more */
-        wh_tlsread_free(*socket_context);
+        wh_tlsio_free(*socket_context);
         *socket_context = NULL;
         return;
     }
@@ -335,7 +354,7 @@ static void on_connection(void *cls,
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     if (info && info->tls_session) {
-        *socket_context = wh_tlsread_attach(info->tls_session, fd);
+        *socket_context = wh_tlsio_attach(info->tls_session, fd);
     }
 }
 
@@ -344,9 +363,19 @@ static void on_completed(void *cls,
                          void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)c;
     (void)toe;
     wh_server *s = cls;
+    /* Normally the body's record took the headers' along; if it did not come, the headers go
+     * out now. A client whose socket takes nothing more is not reading its responses: its
+     * connection is shut, rather than left to wait for bytes that would never be sent. */
+    wh_tlsio *io = tlsio_of(c);
+    if (io && wh_tlsio_flush(io) < 0) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (fd) {
+            shutdown(fd->connect_fd, SHUT_RDWR);
+        }
+    }
     request *rq = *con_cls;
     if (!rq) {
         return;
@@ -392,7 +421,7 @@ static enum MHD_Result on_probe(void *cls,
     int metrics = s->metrics_daemon == NULL && s->ports[WH_LISTENER_METRICS] >= 0;
     wh_http_response r;
     wh_http_probe(&r, method, url, checks, n, metrics);
-    return queue(s, c, &r);
+    return queue(s, c, method, &r);
 }
 
 static enum MHD_Result on_metrics(void *cls,
@@ -419,7 +448,7 @@ static enum MHD_Result on_metrics(void *cls,
     } else {
         wh_http_probe(&r, method, url, NULL, 0, 1);
     }
-    return queue(s, c, &r);
+    return queue(s, c, method, &r);
 }
 
 static int disabled(const char *addr)
