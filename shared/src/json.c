@@ -281,10 +281,15 @@ static const char *describe(const parser *ps, const char *q, char buf[16])
     return buf;
 }
 
-static void skip_ws(parser *ps)
+static inline int is_ws(char c)
 {
-    while (ps->p < ps->end &&
-           (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')) {
+    /* one comparison for the usual case: every byte above ' ' is no whitespace */
+    return (unsigned char)c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+}
+
+static inline void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end && is_ws(*ps->p)) {
         ps->p++;
     }
 }
@@ -874,7 +879,7 @@ static const char *pass_string(const char *p, const char *end, int key)
 
 static const char *pass_ws(const char *p, const char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+    while (p < end && is_ws(*p)) {
         p++;
     }
     return p;
