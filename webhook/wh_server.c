@@ -478,12 +478,6 @@ static int start_plain(struct MHD_Daemon **out,
     return 0;
 }
 
-/* The text of errno value @p err (the GNU strerror_r: thread-safe, returns the text). */
-static const char *errno_text(int err, char *buf, size_t size)
-{
-    return strerror_r(err, buf, size);
-}
-
 /* Connections the workers hold now. */
 static unsigned worker_connections(struct MHD_Daemon *w)
 {
@@ -512,7 +506,7 @@ static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen
     if (MHD_add_connection(s->workers[best], fd, addr, len) != MHD_YES) {
         char eb[128];
         co_log(CO_LOG_DEBUG, "a worker refused a connection", "error",
-               errno_text(errno, eb, sizeof(eb)), NULL);
+               co_errno_text(errno, eb, sizeof(eb)), NULL);
     }
 }
 
@@ -544,7 +538,7 @@ static int accept_burst(wh_server *s)
             /* out of descriptors or memory: let connections close, then try again */
             char eb[128];
             co_log(CO_LOG_WARN, "cannot accept a connection", "error",
-                   errno_text(errno, eb, sizeof(eb)), NULL);
+                   co_errno_text(errno, eb, sizeof(eb)), NULL);
             struct timespec nap = {0, 100000000L};
             nanosleep(&nap, NULL);
             return 0;
@@ -552,7 +546,7 @@ static int accept_burst(wh_server *s)
         default: {
             char eb[128];
             co_log(CO_LOG_ERROR, "accepting connections failed", "error",
-                   errno_text(errno, eb, sizeof(eb)), NULL);
+                   co_errno_text(errno, eb, sizeof(eb)), NULL);
             return -1;
         }
         }
@@ -570,7 +564,7 @@ static void *accept_loop(void *arg)
             }
             char eb[128];
             co_log(CO_LOG_ERROR, "waiting for connections failed", "error",
-                   errno_text(errno, eb, sizeof(eb)), NULL);
+                   co_errno_text(errno, eb, sizeof(eb)), NULL);
             break;
         }
         if (pf[1].revents) {
@@ -637,7 +631,7 @@ static int start_tls(wh_server *s)
     if (rc != 0) {
         char eb[128];
         return co_error_set(CO_ERROR, "webhook server: cannot start the acceptor: %s",
-                            errno_text(rc, eb, sizeof(eb)));
+                            co_errno_text(rc, eb, sizeof(eb)));
     }
     s->acceptor_running = 1;
     return 0;

@@ -39,12 +39,17 @@ int co_error_set(int code, const char *fmt, ...)
     return rc;
 }
 
+const char *co_errno_text(int err, char *buf, size_t size)
+{
+    /* The build defines _GNU_SOURCE, so this is the GNU strerror_r returning the text. */
+    return strerror_r(err, buf, size);
+}
+
 int co_error_set_os(int code, const char *fmt, ...)
 {
     int saved = errno;
     char os[256];
-    /* The build defines _GNU_SOURCE, so this is the GNU strerror_r returning the text. */
-    const char *text = strerror_r(saved, os, sizeof(os));
+    const char *text = co_errno_text(saved, os, sizeof(os));
     va_list ap;
     va_start(ap, fmt);
     int rc = co_error_vset(code, fmt, ap);

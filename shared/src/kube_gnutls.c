@@ -98,12 +98,6 @@ typedef struct xfer {
 
 static int xfer_fail(xfer *x, int code, const char *fmt, ...) CO_PRINTF(3, 4);
 
-/* The text of errno value @p err (the GNU strerror_r, which is thread-safe). */
-static const char *errtext(int err, char *buf, size_t size)
-{
-    return strerror_r(err, buf, size);
-}
-
 /* Sets the error, prefixed with the request's method and path, and returns @p code. */
 static int xfer_fail(xfer *x, int code, const char *fmt, ...)
 {
@@ -192,7 +186,7 @@ static int wait_fd(xfer *x, int fd, short events, int64_t phase_ms, const char *
         }
         if (n < 0 && errno != EINTR) {
             char eb[128];
-            return xfer_fail(x, CO_ERROR, "poll: %s", errtext(errno, eb, sizeof(eb)));
+            return xfer_fail(x, CO_ERROR, "poll: %s", co_errno_text(errno, eb, sizeof(eb)));
         }
     }
 }
@@ -338,7 +332,8 @@ static int tcp_connect(xfer *x, int64_t until_ms, int *fd_out)
     char eb[128];
     if (gai != 0) {
         return xfer_fail(x, CO_EUNAVAILABLE, "cannot resolve %s: %s", t->host,
-                         gai == EAI_SYSTEM ? errtext(errno, eb, sizeof(eb)) : gai_strerror(gai));
+                         gai == EAI_SYSTEM ? co_errno_text(errno, eb, sizeof(eb))
+                                           : gai_strerror(gai));
     }
     int last_errno = ECONNREFUSED;
     for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -357,7 +352,7 @@ static int tcp_connect(xfer *x, int64_t until_ms, int *fd_out)
     }
     freeaddrinfo(res);
     return xfer_fail(x, CO_EUNAVAILABLE, "cannot connect to %s:%s: %s", t->host, t->port,
-                     errtext(last_errno, eb, sizeof(eb)));
+                     co_errno_text(last_errno, eb, sizeof(eb)));
 }
 
 /* The error of a failed handshake: verification and TLS protocol failures are CO_ERROR,
@@ -478,7 +473,7 @@ static int write_all(xfer *x, const char *data, size_t len)
             n = send(c->fd, data, len, MSG_NOSIGNAL);
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 char eb[128];
-                return conn_fail(x, errtext(errno, eb, sizeof(eb)));
+                return conn_fail(x, co_errno_text(errno, eb, sizeof(eb)));
             }
         }
         if (n > 0) {
@@ -522,7 +517,7 @@ static ssize_t fill(xfer *x)
             n = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
             if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
                 char eb[128];
-                return conn_fail(x, errtext(errno, eb, sizeof(eb)));
+                return conn_fail(x, co_errno_text(errno, eb, sizeof(eb)));
             }
         }
         if (n >= 0) {

@@ -91,6 +91,20 @@ static void test_error__names(void **state)
     assert_string_equal(co_error_name(-999), "ERROR");
 }
 
+static void test_error__errno_text(void **state)
+{
+    (void)state;
+    char buf[128];
+    assert_string_equal(co_errno_text(ENOENT, buf, sizeof(buf)), "No such file or directory");
+    assert_string_equal(co_errno_text(EAGAIN, buf, sizeof(buf)),
+                        "Resource temporarily unavailable");
+    /* an unknown value still gets a text */
+    assert_contains(co_errno_text(123456, buf, sizeof(buf)), "123456");
+    errno = ECONNREFUSED;
+    assert_int_equal(co_error_set_os(CO_ERROR, "connect"), CO_ERROR);
+    assert_string_equal(co_error_last(), "connect: Connection refused");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -101,6 +115,7 @@ int main(void)
         cmocka_unit_test(test_error__long_message_is_truncated_with_ellipsis),
         cmocka_unit_test(test_error__slot_is_per_thread),
         cmocka_unit_test(test_error__names),
+        cmocka_unit_test(test_error__errno_text),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

@@ -64,4 +64,10 @@ void co_error_clear(void);
 /** A short constant name for @p code ("ENOTFOUND", ...). */
 const char *co_error_name(int code);
 
+/**
+ * The text of the errno value @p err, thread-safe: in @p buf (@p size bytes) or a constant
+ * string; never NULL.
+ */
+const char *co_errno_text(int err, char *buf, size_t size);
+
 #endif
