@@ -270,19 +270,27 @@ static int validate_component(wh_decision *d, wh_state *st, const wh_admission_r
     co_component *comp = NULL;
     co_policy_result res = {0};
     edges e = {{NULL, 0}, NULL};
-    int rc = judged_component(&comp, d, req->object, v.policies, &w.req);
-    if (rc == 0) {
-        if (!req->dry_run) {
-            edges_of(&e, req->object, ns);
-        }
+    edges_of(&e, req->object, ns);
+    int rc = 0;
+    if (ns && !co_policy_set_applies(v.policies, &w.req)) {
+        /* No policy to judge the Component by, so no need to parse it: the built-in rules
+         * only need its place in the graph. */
         wh_state_take_graph(&v);
         w.req.graph = v.graph;
-        rc = co_policy_evaluate(&res, v.policies, comp, &w.req);
+        rc = co_policy_evaluate_graph(&res, &w.req, e.key, (const char *const *)e.deps.items,
+                                      e.deps.len);
+    } else {
+        rc = judged_component(&comp, d, req->object, v.policies, &w.req);
+        if (rc == 0) {
+            wh_state_take_graph(&v);
+            w.req.graph = v.graph;
+            rc = co_policy_evaluate(&res, v.policies, comp, &w.req);
+        }
     }
     if (rc == 0) {
         rc = apply_violations(d, &res);
     }
-    if (rc == 0 && d->allowed && e.key) {
+    if (rc == 0 && d->allowed && e.key && !req->dry_run) {
         /* not for dryRun: no trace */
         rc = wh_state_pending_set(&v, e.key, (const char *const *)e.deps.items, e.deps.len);
     }

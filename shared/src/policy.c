@@ -1041,66 +1041,49 @@ static co_depgraph_list dep_keys(const co_component *c, const char *ns)
     return l;
 }
 
-int co_policy_evaluate(co_policy_result *out,
-                       const co_policy_set *set,
-                       const co_component *c,
-                       const co_policy_request *req)
+/* The strictest action of the applying policies on the two graph rules, and who set it. */
+typedef struct graph_actions {
+    co_policy_action cycles, missing;
+    const char *cycles_by, *missing_by;
+} graph_actions;
+
+/* The built-in rules on the cluster's dependency graph for Component @p key with dependency
+ * keys @p deps: a cycle it would close (Deny unless a policy says otherwise) and dependencies
+ * that do not exist (Warn unless a policy says otherwise). */
+static void graph_rules(slot *slots,
+                        const co_depgraph *graph,
+                        const char *key,
+                        const char *const *deps,
+                        size_t n,
+                        const graph_actions *ga)
 {
-    slot slots[CO_POLICY_RULE_COUNT];
-    const char *ns = req->ns ? req->ns : c->ns;
-    co_policy_action cycles = CO_POLICY_NONE;
-    const char *cycles_by = NULL;
-    co_policy_action missing = CO_POLICY_NONE;
-    const char *missing_by = NULL;
-    memset(slots, 0, sizeof(slots));
-
-    for (size_t i = 0; set && i < set->len; i++) {
-        const co_policy *p = set->items[i];
-        if (!applies(p, req, ns)) {
-            continue;
-        }
-        evaluate_policy(slots, p, c, ns);
-        if (p->cycles > cycles) {
-            cycles = p->cycles;
-            cycles_by = p->name;
-        }
-        if (p->missing_targets > missing) {
-            missing = p->missing_targets;
-            missing_by = p->name;
-        }
+    char *cycle = NULL;
+    if (co_depgraph_check(&cycle, graph, key, deps, n) == CO_ECONFLICT) {
+        slot *s = &slots[CO_RULE_DEPENDENCY_CYCLES];
+        s->action = ga->cycles ? ga->cycles : CO_POLICY_DENY;
+        s->policy = ga->cycles ? ga->cycles_by : NULL;
+        s->message = co_xasprintf("dependency cycle: %s", cycle);
+        free(cycle);
     }
-
-    if (req->graph && ns && ns[0] && c->name) {
-        co_depgraph_list deps = dep_keys(c, ns);
-        char *key = co_xjoin(ns, '/', c->name);
-        char *cycle = NULL;
-        if (co_depgraph_check(&cycle, req->graph, key, (const char *const *)deps.items, deps.len) ==
-            CO_ECONFLICT) {
-            slot *s = &slots[CO_RULE_DEPENDENCY_CYCLES];
-            s->action = cycles ? cycles : CO_POLICY_DENY;
-            s->policy = cycles ? cycles_by : NULL;
-            s->message = co_xasprintf("dependency cycle: %s", cycle);
-            free(cycle);
+    co_error_clear();
+    co_depgraph_list absent = {NULL, 0};
+    CO_ASSERT(co_depgraph_missing(&absent, graph, deps, n) == 0);
+    if (absent.len) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        for (size_t i = 0; i < absent.len; i++) {
+            msg_add(&b, "dependency \"%s\" does not exist (yet)", absent.items[i]);
         }
-        co_error_clear();
-        co_depgraph_list absent = {NULL, 0};
-        CO_ASSERT(co_depgraph_missing(&absent, req->graph, (const char *const *)deps.items,
-                                      deps.len) == 0);
-        if (absent.len) {
-            co_buf b = CO_BUF_INIT(SIZE_MAX);
-            for (size_t i = 0; i < absent.len; i++) {
-                msg_add(&b, "dependency \"%s\" does not exist (yet)", absent.items[i]);
-            }
-            slot *s = &slots[CO_RULE_MISSING_DEPENDENCIES];
-            s->action = missing ? missing : CO_POLICY_WARN;
-            s->policy = missing ? missing_by : NULL;
-            s->message = co_buf_take(&b, NULL);
-        }
-        co_depgraph_list_dispose(&absent);
-        co_depgraph_list_dispose(&deps);
-        free(key);
+        slot *s = &slots[CO_RULE_MISSING_DEPENDENCIES];
+        s->action = ga->missing ? ga->missing : CO_POLICY_WARN;
+        s->policy = ga->missing ? ga->missing_by : NULL;
+        s->message = co_buf_take(&b, NULL);
     }
+    co_depgraph_list_dispose(&absent);
+}
 
+/* The result of the rules that have a message, in rule order. */
+static co_policy_result collect(slot *slots)
+{
     co_policy_result res = {co_xcalloc(CO_POLICY_RULE_COUNT, sizeof(co_policy_violation)), 0,
                             CO_POLICY_NONE};
     for (int r = 0; r < CO_POLICY_RULE_COUNT; r++) {
@@ -1116,7 +1099,69 @@ int co_policy_evaluate(co_policy_result *out,
             res.verdict = v->action;
         }
     }
-    *out = res;
+    return res;
+}
+
+int co_policy_evaluate(co_policy_result *out,
+                       const co_policy_set *set,
+                       const co_component *c,
+                       const co_policy_request *req)
+{
+    slot slots[CO_POLICY_RULE_COUNT];
+    const char *ns = req->ns ? req->ns : c->ns;
+    graph_actions ga = {CO_POLICY_NONE, CO_POLICY_NONE, NULL, NULL};
+    memset(slots, 0, sizeof(slots));
+
+    for (size_t i = 0; set && i < set->len; i++) {
+        const co_policy *p = set->items[i];
+        if (!applies(p, req, ns)) {
+            continue;
+        }
+        evaluate_policy(slots, p, c, ns);
+        if (p->cycles > ga.cycles) {
+            ga.cycles = p->cycles;
+            ga.cycles_by = p->name;
+        }
+        if (p->missing_targets > ga.missing) {
+            ga.missing = p->missing_targets;
+            ga.missing_by = p->name;
+        }
+    }
+
+    if (req->graph && ns && ns[0] && c->name) {
+        co_depgraph_list deps = dep_keys(c, ns);
+        char *key = co_xjoin(ns, '/', c->name);
+        graph_rules(slots, req->graph, key, (const char *const *)deps.items, deps.len, &ga);
+        co_depgraph_list_dispose(&deps);
+        free(key);
+    }
+    *out = collect(slots);
+    return 0;
+}
+
+int co_policy_set_applies(const co_policy_set *set, const co_policy_request *req)
+{
+    for (size_t i = 0; set && i < set->len; i++) {
+        if (applies(set->items[i], req, req->ns)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int co_policy_evaluate_graph(co_policy_result *out,
+                             const co_policy_request *req,
+                             const char *key,
+                             const char *const *deps,
+                             size_t n)
+{
+    slot slots[CO_POLICY_RULE_COUNT];
+    const graph_actions ga = {CO_POLICY_NONE, CO_POLICY_NONE, NULL, NULL};
+    memset(slots, 0, sizeof(slots));
+    if (req->graph && key) {
+        graph_rules(slots, req->graph, key, deps, n, &ga);
+    }
+    *out = collect(slots);
     return 0;
 }
 

@@ -169,6 +169,23 @@ CO_MUST_CHECK int co_policy_evaluate(co_policy_result *out,
                                      const co_component *c,
                                      const co_policy_request *req);
 
+/** Whether any policy of @p set (NULL = none) applies to @p req; req->ns must be set. */
+int co_policy_set_applies(const co_policy_set *set, const co_policy_request *req);
+
+/**
+ * What co_policy_evaluate() reports for a Component no policy applies to, without the parsed
+ * Component: the built-in cycle and missing-target rules on req->graph for the Component
+ * @p key ("namespace/name"; NULL = none yet, nothing to check) with the dependency keys
+ * @p deps (namespace-defaulted, without duplicates).
+ * @param[out] out dispose with co_policy_result_dispose()
+ * @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_policy_evaluate_graph(co_policy_result *out,
+                                           const co_policy_request *req,
+                                           const char *key,
+                                           const char *const *deps,
+                                           size_t n);
+
 /** Frees the result's items; it is empty afterwards. NULL is a no-op. */
 void co_policy_result_dispose(co_policy_result *res);
 
