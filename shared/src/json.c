@@ -675,6 +675,13 @@ skip_member(const parser *ps, uint32_t live, int level, const char *key, uint32_
     return 0;
 }
 
+/* Whether key @p ks (from parse_string) holds a NUL. Only an escape (\u0000) can put one there,
+ * and escaped strings are the copied ones: a raw control character is an error. */
+static int key_has_nul(const parser *ps, const char *ks, size_t klen)
+{
+    return ks == ps->str.ptr && memchr(ks, '\0', klen) != NULL;
+}
+
 static int parse_object(parser *ps, struct json_object **out, uint32_t live)
 {
     struct json_object *obj = out ? json_object_new_object() : NULL;
@@ -701,9 +708,7 @@ static int parse_object(parser *ps, struct json_object **out, uint32_t live)
         if ((rc = parse_string(ps, 1, &ks, &klen)) < 0) {
             goto fail;
         }
-        /* only an escape (\u0000) can put a NUL there, and escaped strings are the copied ones:
-         * a raw control character is an error */
-        if (ks == ps->str.ptr && memchr(ks, '\0', klen)) {
+        if (key_has_nul(ps, ks, klen)) {
             rc = perr(ps, key_at, "object key contains a NUL character");
             goto fail;
         }
@@ -814,106 +819,38 @@ fail:
 }
 
 /*
- * Values that are only checked (members left out by the skip lists) are passed over by a
- * tight loop that builds nothing and keeps no key: in an admission review they are most of the
- * bytes (the last-applied-configuration annotation, managedFields). It accepts only what the
- * full parser accepts, and it knows no error messages: on anything it does not accept it gives
- * up, and the full parser goes over the same value again to report the error exactly as
- * before.
+ * Values that are only checked (members left out by the skip lists) are passed over by a loop
+ * over the same scanners, without recursion, objects or key copies: in an admission review
+ * they are most of the bytes (the last-applied-configuration annotation, managedFields). On
+ * anything the scanners refuse it gives up, and the full parser goes over the same value again
+ * to report the error exactly as it always has.
  */
-
-/* The string at @p p (at its opening quote), or NULL where the full parser would refuse it or
- * where, in a key (@p key), an escape makes a NUL. Returns the byte after the closing quote. */
-static const char *pass_string(const char *p, const char *end, int key)
-{
-    p++;
-    for (;;) {
-        p = skip_plain(p, end);
-        if (p >= end) {
-            return NULL;
-        }
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') {
-            return p + 1;
-        }
-        if (c < 0x20) {
-            return NULL;
-        }
-        if (c >= 0x80) {
-            uint32_t cp;
-            size_t n = co_json__utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
-            if (n == 0) {
-                return NULL;
-            }
-            p += n;
-            continue;
-        }
-        /* a backslash */
-        if (end - p < 2) {
-            return NULL;
-        }
-        switch (p[1]) {
-        case '"':
-        case '\\':
-        case '/':
-        case 'b':
-        case 'f':
-        case 'n':
-        case 'r':
-        case 't':
-            p += 2;
-            break;
-        case 'u': {
-            uint32_t cp;
-            if (end - p < 6 || hex4(p + 2, &cp) < 0 || (key && cp == 0)) {
-                return NULL;
-            }
-            p += 6;
-            break;
-        }
-        default:
-            return NULL;
-        }
-    }
-}
-
-static const char *pass_ws(const char *p, const char *end)
-{
-    while (p < end && is_ws(*p)) {
-        p++;
-    }
-    return p;
-}
-
-/* Passes over the value at ps->p: 1 when it is well-formed (ps->p after it), else 0 with ps->p
- * where it was. */
 static int pass_value(parser *ps)
 {
     const char *start = ps->p;
-    const char *end = ps->end;
-    const char *p = start;
     uint64_t in_object[CO_MAX_NESTING / 64 + 1] = {0}; /* one bit per open container */
     int depth = 0;                                     /* containers open here */
     for (;;) {
         /* a value */
-        p = pass_ws(p, end);
-        if (p >= end) {
+        skip_ws(ps);
+        if (ps->p >= ps->end) {
             goto refuse;
         }
-        switch (*p) {
+        switch (*ps->p) {
         case '{':
         case '[': {
             if (ps->depth + depth >= CO_MAX_NESTING) {
                 goto refuse;
             }
-            int obj = *p == '{';
+            int obj = *ps->p == '{';
             uint64_t bit = (uint64_t)1 << (depth % 64);
             in_object[depth / 64] =
                 obj ? in_object[depth / 64] | bit : in_object[depth / 64] & ~bit;
             depth++;
-            p = pass_ws(p + 1, end);
-            if (p < end && *p == (obj ? '}' : ']')) {
-                p++;
+            ps->p++;
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == (obj ? '}' : ']')) {
+                ps->p++;
                 depth--;
                 break;
             }
@@ -923,46 +860,39 @@ static int pass_value(parser *ps)
             goto key;
         }
         case '"':
-            if (!(p = pass_string(p, end, 0))) {
+            if (parse_string(ps, 0, NULL, NULL) < 0) {
                 goto refuse;
             }
             break;
         case 't':
         case 'f':
-        case 'n': {
-            const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-            size_t n = strlen(word);
-            if ((size_t)(end - p) < n || memcmp(p, word, n) != 0) {
+        case 'n':
+            if (expect_literal(ps, *ps->p == 't' ? "true" : *ps->p == 'f' ? "false" : "null") < 0) {
                 goto refuse;
             }
-            p += n;
             break;
-        }
         default:
-            ps->p = p;
             if (parse_number(ps, NULL) < 0) {
                 goto refuse;
             }
-            p = ps->p;
             break;
         }
         /* after a value: the end, or what comes next in the container holding it */
         for (;;) {
             if (depth == 0) {
-                ps->p = p;
                 return 1;
             }
             int obj = (int)(in_object[(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
-            p = pass_ws(p, end);
-            if (p < end && *p == ',') {
-                p++;
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == ',') {
+                ps->p++;
                 if (obj) {
                     goto key;
                 }
                 break; /* the next element */
             }
-            if (p < end && *p == (obj ? '}' : ']')) {
-                p++;
+            if (ps->p < ps->end && *ps->p == (obj ? '}' : ']')) {
+                ps->p++;
                 depth--;
                 continue;
             }
@@ -970,15 +900,18 @@ static int pass_value(parser *ps)
         }
         continue;
     key:
-        p = pass_ws(p, end);
-        if (p >= end || *p != '"' || !(p = pass_string(p, end, 1))) {
+        skip_ws(ps);
+        const char *ks = "";
+        size_t klen = 0;
+        if (ps->p >= ps->end || *ps->p != '"' || parse_string(ps, 1, &ks, &klen) < 0 ||
+            key_has_nul(ps, ks, klen)) {
             goto refuse;
         }
-        p = pass_ws(p, end);
-        if (p >= end || *p != ':') {
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != ':') {
             goto refuse;
         }
-        p++;
+        ps->p++;
     }
 refuse:
     ps->p = start;
