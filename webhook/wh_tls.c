@@ -181,6 +181,12 @@ int wh_tls_set_pem(wh_tls *t,
         rc = co_error_set(CO_EINVALID, "private key does not match the certificate's public key");
     }
     time_t not_after = rc == 0 ? leaf_not_after(&pcerts[0]) : 0;
+    if (rc == 0 && not_after <= 0) {
+        /* an expiry GnuTLS cannot read, or one before 1970: nothing a client would accept, and
+         * the expiry is what the served pair is watched by */
+        rc = co_error_set(CO_EINVALID, "the certificate's notAfter cannot be read or lies before "
+                                       "1970");
+    }
     for (unsigned i = 0; i < n; i++) {
         gnutls_pcert_deinit(&pcerts[i]);
     }
