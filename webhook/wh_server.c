@@ -229,12 +229,13 @@ queue(wh_server *s, struct MHD_Connection *c, const char *method, wh_http_respon
     if (atomic_load_explicit(&s->draining, memory_order_relaxed)) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
-    /* libmicrohttpd writes the headers and then, at once, the body, as two TLS records: the
-     * first is kept back to go out with the second in one sendmsg(). Only when a body follows
-     * (none to a HEAD request); on_completed() writes out whatever is still kept back. */
+    /* libmicrohttpd writes the headers and then, at once, the body, as two TLS records. A
+     * small response is gathered instead and goes out as one record in one sendmsg() when it
+     * is complete (on_completed()). Only when a body follows (none to a HEAD request). */
     wh_tlsio *io = tlsio_of(c);
-    if (io && r->body_len > 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-        wh_tlsio_hold_next(io);
+    if (io && r->body_len > 0 && r->body_len <= WH_TLSIO_CORK_MAX &&
+        strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        wh_tlsio_cork(io);
     }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
@@ -365,9 +366,9 @@ static void on_completed(void *cls,
 {
     (void)toe;
     wh_server *s = cls;
-    /* Normally the body's record took the headers' along; if it did not come, the headers go
-     * out now. A client whose socket takes nothing more is not reading its responses: its
-     * connection is shut, rather than left to wait for bytes that would never be sent. */
+    /* A gathered response goes out now, as one record. A client whose socket takes nothing
+     * more is not reading its responses: its connection is shut, rather than left to wait for
+     * bytes that would never be sent. */
     wh_tlsio *io = tlsio_of(c);
     if (io && wh_tlsio_flush(io) < 0) {
         const union MHD_ConnectionInfo *fd =

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Read-ahead and write coalescing for server-side GnuTLS sessions (see wh_tlsio.h). Both
- * buffers are taken when needed and given back as soon as they are empty, so between requests
- * a connection holds none; with the allocator's thread caches that costs far less than the
- * system calls it saves.
+ * Read-ahead and one-record responses for server-side GnuTLS sessions (see wh_tlsio.h). The
+ * read buffer and the bytes a flush could not write are taken when needed and given back as
+ * soon as they are empty, so between requests a connection holds none; with the allocator's
+ * thread caches that costs far less than the system calls it saves.
  */
 #include "webhook/wh_tlsio.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 
 #include "co/common.h"
 
-/* iovecs passed to one sendmsg(): the kept-back record and GnuTLS's pending ones */
+/* iovecs passed to one sendmsg(): bytes a flush could not write and GnuTLS's records */
 #define MAX_IOV 16
 
 struct wh_tlsio {
@@ -27,8 +29,10 @@ struct wh_tlsio {
     int fd;
     char *buf; /* read ahead: WH_TLSIO_CHUNK bytes while off < len, else NULL */
     size_t off, len;
-    int hold_next; /* keep the next record back */
-    char *held;    /* the record kept back, NULL when none */
+    int corked;   /* GnuTLS gathers writes until wh_tlsio_flush() */
+    int flushing; /* in wh_tlsio_flush(): what the socket does not take is kept in held */
+    int err;      /* errno of the last failed write */
+    char *held;   /* records written by GnuTLS and not yet by the socket, NULL when none */
     size_t held_len;
     unsigned long reads, writes;
 };
@@ -123,7 +127,7 @@ static int pull_timeout(gnutls_transport_ptr_t ptr, unsigned int ms)
 
 /* --- writes ----------------------------------------------------------------------------------- */
 
-/* Drops the first @p n bytes kept back. */
+/* Drops the first @p n bytes kept. */
 static void consume_held(wh_tlsio *r, size_t n)
 {
     if (n < r->held_len) {
@@ -136,27 +140,35 @@ static void consume_held(wh_tlsio *r, size_t n)
     r->held_len = 0;
 }
 
+/* Keeps the bytes of @p iov from offset @p skip on, after those already kept. */
+static void keep(wh_tlsio *r, const giovec_t *iov, int cnt, size_t skip)
+{
+    size_t more = 0;
+    for (int i = 0; i < cnt; i++) {
+        more += iov[i].iov_len;
+    }
+    more -= skip;
+    if (!more) {
+        return;
+    }
+    r->held = co_xrealloc(r->held, r->held_len + more);
+    for (int i = 0; i < cnt; i++) {
+        size_t n = iov[i].iov_len, from = skip < n ? skip : n;
+        skip -= from;
+        memcpy(r->held + r->held_len, (const char *)iov[i].iov_base + from, n - from);
+        r->held_len += n - from;
+    }
+}
+
 /*
- * GnuTLS's write: the kept-back record, if any, goes first in the same sendmsg(). Returns the
- * bytes of @p iov written; while kept-back bytes remain unwritten, it reports EAGAIN, and
- * GnuTLS offers the same records again once the socket is writable.
+ * GnuTLS's write, one sendmsg() for the bytes still kept (first) and the records offered. Out of
+ * a flush it returns the bytes of @p iov written, reporting EAGAIN while kept bytes remain, and
+ * GnuTLS offers the same records again once the socket is writable. In a flush it takes every
+ * record: what the socket does not, is kept for wh_tlsio_flush() to write.
  */
 static ssize_t vec_push(gnutls_transport_ptr_t ptr, const giovec_t *iov, int cnt)
 {
     wh_tlsio *r = ptr;
-    if (r->hold_next && !r->held) {
-        size_t total = 0;
-        for (int i = 0; i < cnt; i++) {
-            total += iov[i].iov_len;
-        }
-        r->hold_next = 0;
-        r->held = co_xmalloc(total ? total : 1);
-        for (int i = 0; i < cnt; i++) {
-            memcpy(r->held + r->held_len, iov[i].iov_base, iov[i].iov_len);
-            r->held_len += iov[i].iov_len;
-        }
-        return (ssize_t)total;
-    }
     struct iovec v[MAX_IOV];
     int n = 0;
     if (r->held) {
@@ -170,33 +182,70 @@ static ssize_t vec_push(gnutls_transport_ptr_t ptr, const giovec_t *iov, int cnt
     struct msghdr msg = {.msg_iov = v, .msg_iovlen = (size_t)n};
     ssize_t sent;
     do {
-        sent = sendmsg(r->fd, &msg, MSG_NOSIGNAL);
+        sent = sendmsg(r->fd, &msg, MSG_NOSIGNAL | (r->flushing ? MSG_DONTWAIT : 0));
     } while (sent < 0 && errno == EINTR);
     r->writes++;
-    if (sent < 0) {
+    if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        r->err = errno;
         set_errno(r, errno);
         return -1;
     }
+    size_t done = sent < 0 ? 0 : (size_t)sent;
     if (r->held) {
-        size_t from_held = (size_t)sent < r->held_len ? (size_t)sent : r->held_len;
+        size_t from_held = done < r->held_len ? done : r->held_len;
         consume_held(r, from_held);
-        if (r->held) {
-            set_errno(r, EAGAIN);
-            return -1;
-        }
-        sent -= (ssize_t)from_held;
+        done -= from_held;
     }
-    return sent;
+    if (r->flushing) {
+        keep(r, iov, cnt, done);
+        size_t total = 0;
+        for (int i = 0; i < cnt; i++) {
+            total += iov[i].iov_len;
+        }
+        return (ssize_t)total;
+    }
+    if (r->held || !done) {
+        set_errno(r, EAGAIN);
+        return -1;
+    }
+    return (ssize_t)done;
 }
 
-void wh_tlsio_hold_next(wh_tlsio *r)
+void wh_tlsio_cork(wh_tlsio *r)
 {
-    r->hold_next = 1;
+    if (r->session && !r->corked) {
+        gnutls_record_cork(r->session);
+        r->corked = 1;
+    }
+}
+
+/*
+ * Pushes what the socket holds: setting TCP_NODELAY sends queued bytes even on a corked socket
+ * (tcp(7)). libmicrohttpd corks a connection for small responses and pushes after its own
+ * writes, which here come before the flush; without this the response would wait for the
+ * cork's timer (200 ms). Not a TCP socket (tests): nothing to do.
+ */
+static void push(const wh_tlsio *r)
+{
+    int on = 1;
+    (void)setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
 int wh_tlsio_flush(wh_tlsio *r)
 {
-    r->hold_next = 0;
+    int wrote = 0;
+    if (r->corked) {
+        r->corked = 0;
+        r->flushing = 1;
+        r->err = 0;
+        int rc = gnutls_record_uncork(r->session, 0);
+        r->flushing = 0;
+        if (rc < 0) {
+            errno = r->err ? r->err : EIO;
+            return -1;
+        }
+        wrote = rc > 0;
+    }
     while (r->held) {
         ssize_t sent = send(r->fd, r->held, r->held_len, MSG_NOSIGNAL | MSG_DONTWAIT);
         r->writes++;
@@ -210,6 +259,10 @@ int wh_tlsio_flush(wh_tlsio *r)
             return -1;
         }
         consume_held(r, (size_t)sent);
+        wrote = 1;
+    }
+    if (wrote) {
+        push(r);
     }
     return 0;
 }

@@ -9,11 +9,12 @@
  * that keeps a connection read-ready until it sees EAGAIN (libmicrohttpd with edge-triggered
  * epoll) never waits on bytes already read here. The buffer exists only while it holds bytes.
  *
- * Writes: libmicrohttpd sends a TLS response as two records, headers then body, each with its
- * own sendmsg(). When the server knows a body follows, it asks (wh_tlsio_hold_next) for the
- * next record to be kept back and written together with the one after it: one sendmsg() per
- * response. Whatever is still kept back when the response is complete is written out by
- * wh_tlsio_flush(), so a response never waits on a record that did not come.
+ * Writes: libmicrohttpd sends a TLS response as two records, headers then body. For a small
+ * response the server corks the session first (wh_tlsio_cork): GnuTLS gathers both writes, and
+ * wh_tlsio_flush(), once the response is complete, seals them as one record and writes it with
+ * one sendmsg(). The client then decrypts one record per answer instead of two, and the server
+ * seals one. The flush also pushes the bytes out of a corked socket (libmicrohttpd corks it for
+ * small responses and pushes after its own writes, which come before the flush).
  */
 #ifndef WH_TLSIO_H
 #define WH_TLSIO_H
@@ -45,13 +46,24 @@ ssize_t wh_tlsio_pull(wh_tlsio *r, void *buf, size_t len);
 /** Bytes read from the socket and not yet handed on. */
 size_t wh_tlsio_buffered(const wh_tlsio *r);
 
-/** Keeps the next record GnuTLS writes back, to go out with the record after it. */
-void wh_tlsio_hold_next(wh_tlsio *r);
+/**
+ * Largest response body worth corking: with the headers it still fits one record (16 KiB).
+ * Larger bodies are written as libmicrohttpd sends them, so a cork never holds much.
+ */
+#define WH_TLSIO_CORK_MAX (16384 - 1024)
 
 /**
- * Writes out a record still kept back, without blocking, and cancels a hold not yet used.
- * @return 0, or -1 when the socket would not take it all (errno set): the connection cannot
- * deliver its response and should be closed.
+ * Gathers what GnuTLS is asked to send from now until wh_tlsio_flush(), to go out as one
+ * record. The session must have nothing pending (no write that returned GNUTLS_E_AGAIN). A
+ * no-op without a session.
+ */
+void wh_tlsio_cork(wh_tlsio *r);
+
+/**
+ * Seals and writes what was gathered since wh_tlsio_cork(), without blocking, and pushes it out
+ * of the socket. Nothing gathered: nothing is written.
+ * @return 0, or -1 when the socket would not take it all or the write failed (errno set): the
+ * connection cannot deliver its response and should be closed.
  */
 int wh_tlsio_flush(wh_tlsio *r);
 

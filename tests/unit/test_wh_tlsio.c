@@ -2,14 +2,18 @@
 /*
  * The layer under the webhook's TLS sessions. Reads: bytes come out in order whatever sizes
  * GnuTLS asks for, one recv() serves a whole record (and whatever else had arrived), and
- * "would block" is reported only once the buffer and the socket are both empty. Writes: a
- * record kept back goes out with the next in one sendmsg(), in order, also when the socket is
- * full for a while, and a flush writes out a record that no other followed. Driven directly
- * over a socket pair, then under a real GnuTLS session pair (anonymous key exchange, so no
- * certificate is needed).
+ * "would block" is reported only once the buffer and the socket are both empty. Writes: what
+ * is sent while corked goes out at the flush as one record in one sendmsg(), pushed through a
+ * corked TCP socket; a socket that takes no more fails the flush and keeps the order; a broken
+ * connection fails it too. Driven directly over a socket pair, then under a real GnuTLS session
+ * pair (anonymous key exchange, so no certificate is needed).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +28,28 @@ static void socket_pair(int fds[2])
 {
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
     assert_int_equal(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0);
+}
+
+/* The same over TCP on the loopback, for what only TCP does (corking), Nagle off on both ends
+ * as the server has it. */
+static void tcp_pair(int fds[2])
+{
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(l >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_int_equal(bind(l, (struct sockaddr *)&a, len), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &len), 0);
+    fds[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(fds[1], (struct sockaddr *)&a, len), 0);
+    fds[0] = accept4(l, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    assert_true(fds[0] >= 0);
+    close(l);
+    int on = 1;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(setsockopt(fds[i], IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)), 0);
+    }
 }
 
 static void write_all(int fd, const void *data, size_t len)
@@ -120,9 +146,13 @@ typedef struct tls_pair {
 
 static const char *const anon_priority = "NORMAL:-VERS-ALL:+VERS-TLS1.2:+ANON-ECDH";
 
-static void tls_pair_open(tls_pair *t)
+static void tls_pair_open(tls_pair *t, int tcp)
 {
-    socket_pair(t->fds);
+    if (tcp) {
+        tcp_pair(t->fds);
+    } else {
+        socket_pair(t->fds);
+    }
     assert_int_equal(fcntl(t->fds[1], F_SETFL, fcntl(t->fds[1], F_GETFL) | O_NONBLOCK), 0);
     assert_int_equal(gnutls_anon_allocate_server_credentials(&t->scred), 0);
     assert_int_equal(gnutls_anon_allocate_client_credentials(&t->ccred), 0);
@@ -159,7 +189,9 @@ static void tls_pair_close(tls_pair *t)
     gnutls_anon_free_server_credentials(t->scred);
     gnutls_anon_free_client_credentials(t->ccred);
     close(t->fds[0]);
-    close(t->fds[1]);
+    if (t->fds[1] >= 0) {
+        close(t->fds[1]);
+    }
 }
 
 static void client_send(tls_pair *t, const char *data, size_t len)
@@ -176,7 +208,7 @@ static void test_wh_tlsio__one_read_serves_every_record_that_has_arrived(void **
 {
     (void)state;
     tls_pair t;
-    tls_pair_open(&t);
+    tls_pair_open(&t, 0);
     char a[3000], b[100], c[50];
     memset(a, 'a', sizeof(a));
     memset(b, 'b', sizeof(b));
@@ -224,7 +256,7 @@ static void test_wh_tlsio__records_larger_than_a_chunk_arrive_whole(void **state
 {
     (void)state;
     tls_pair t;
-    tls_pair_open(&t);
+    tls_pair_open(&t, 0);
     size_t total = (size_t)100 * 1000;
     char *data = co_xmalloc(total);
     for (size_t i = 0; i < total; i++) {
@@ -273,122 +305,127 @@ static void server_send(tls_pair *t, const char *data, size_t len)
     assert_int_equal(n, (ssize_t)len);
 }
 
-static void test_wh_tlsio__a_record_kept_back_goes_out_with_the_next(void **state)
+static void test_wh_tlsio__a_corked_response_goes_out_as_one_record_in_one_write(void **state)
 {
     (void)state;
     tls_pair t;
-    tls_pair_open(&t);
+    tls_pair_open(&t, 0);
     unsigned long writes = wh_tlsio_writes(t.r);
-    wh_tlsio_hold_next(t.r);
-    server_send(&t, "HTTP/1.1 200 OK\r\n\r\n", 19);
-    /* kept back: nothing written yet, nothing for the client */
+    /* nothing gathered: a flush writes nothing */
+    assert_int_equal(wh_tlsio_flush(t.r), 0);
     assert_int_equal(wh_tlsio_writes(t.r) - writes, 0);
-    char peek;
-    assert_int_equal(recv(t.fds[1], &peek, 1, MSG_PEEK | MSG_DONTWAIT), -1);
+
+    wh_tlsio_cork(t.r);
+    server_send(&t, "HTTP/1.1 200 OK\r\n\r\n", 19);
     server_send(&t, "{\"ok\":true}", 11);
-    /* both records in one write, in order */
+    /* gathered: nothing written, nothing for the client */
+    assert_int_equal(wh_tlsio_writes(t.r) - writes, 0);
+    char raw[512];
+    assert_int_equal(recv(t.fds[1], raw, 1, MSG_PEEK | MSG_DONTWAIT), -1);
+    assert_int_equal(wh_tlsio_flush(t.r), 0);
     assert_int_equal(wh_tlsio_writes(t.r) - writes, 1);
+    /* on the wire: one application-data record and nothing after it */
+    ssize_t n = recv(t.fds[1], raw, sizeof(raw), MSG_PEEK | MSG_DONTWAIT);
+    assert_true(n >= 5);
+    assert_int_equal((unsigned char)raw[0], 23);
+    assert_int_equal((size_t)n, 5 + ((size_t)(unsigned char)raw[3] << 8 | (unsigned char)raw[4]));
     char buf[64];
     assert_int_equal(client_read(&t, buf, 30), 30);
     assert_memory_equal(buf, "HTTP/1.1 200 OK\r\n\r\n{\"ok\":true}", 30);
-    /* the hold was for one record: the next goes out at once */
+
+    /* the cork was for one response: what follows goes out at once */
     server_send(&t, "more", 4);
     assert_int_equal(wh_tlsio_writes(t.r) - writes, 2);
     assert_int_equal(client_read(&t, buf, 4), 4);
     assert_memory_equal(buf, "more", 4);
-    /* nothing kept back: flushing writes nothing */
-    assert_int_equal(wh_tlsio_flush(t.r), 0);
-    assert_int_equal(wh_tlsio_writes(t.r) - writes, 2);
     tls_pair_close(&t);
 }
 
-static void test_wh_tlsio__flush_writes_out_a_record_no_other_followed(void **state)
+/* Bytes in the send queue of @p fd not yet sent to the peer. */
+static int unsent(int fd)
+{
+    int n = -1;
+    assert_int_equal(ioctl(fd, SIOCOUTQNSD, &n), 0);
+    return n;
+}
+
+static void test_wh_tlsio__a_flush_pushes_through_a_corked_socket(void **state)
 {
     (void)state;
     tls_pair t;
-    tls_pair_open(&t);
-    wh_tlsio_hold_next(t.r);
-    server_send(&t, "headers only", 12);
+    tls_pair_open(&t, 1);
+    /* as libmicrohttpd leaves a connection that answered a small response */
+    int on = 1;
+    assert_int_equal(setsockopt(t.fds[0], IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), 0);
+    /* a record written into the corked socket stays there... */
+    server_send(&t, "early", 5);
+    assert_true(unsent(t.fds[0]) > 0);
+    /* ...until the flush of a gathered response pushes it out with the response */
+    wh_tlsio_cork(t.r);
+    server_send(&t, "response", 8);
+    assert_int_equal(wh_tlsio_flush(t.r), 0);
+    assert_int_equal(unsent(t.fds[0]), 0);
     char buf[64];
-    assert_int_equal(client_read(&t, buf, sizeof(buf)), 0);
-    assert_int_equal(wh_tlsio_flush(t.r), 0);
-    assert_int_equal(client_read(&t, buf, 12), 12);
-    assert_memory_equal(buf, "headers only", 12);
-    /* a hold not used is cancelled by the flush */
-    wh_tlsio_hold_next(t.r);
-    assert_int_equal(wh_tlsio_flush(t.r), 0);
-    server_send(&t, "next", 4);
-    assert_int_equal(client_read(&t, buf, 4), 4);
-    assert_memory_equal(buf, "next", 4);
+    assert_int_equal(client_read(&t, buf, 13), 13);
+    assert_memory_equal(buf, "earlyresponse", 13);
     tls_pair_close(&t);
 }
 
-/* Fills the socket with records until it takes no more; returns the bytes sent. */
-static size_t fill_socket(tls_pair *t, const char *chunk, size_t len)
-{
-    size_t sent = 0;
-    for (;;) {
-        ssize_t n = gnutls_record_send(t->server, chunk, len);
-        if (n == GNUTLS_E_AGAIN) {
-            /* the record is pending in GnuTLS: it is offered again below, before the rest */
-            return sent;
-        }
-        assert_int_equal(n, (ssize_t)len);
-        sent += len;
-    }
-}
-
-static void test_wh_tlsio__a_full_socket_keeps_the_order_and_fails_a_flush(void **state)
+static void test_wh_tlsio__a_full_socket_fails_the_flush_and_keeps_the_order(void **state)
 {
     (void)state;
     tls_pair t;
-    tls_pair_open(&t);
-    char chunk[4096];
-    memset(chunk, 'f', sizeof(chunk));
-    size_t filled = fill_socket(&t, chunk, sizeof(chunk));
-    assert_true(filled > 0);
+    tls_pair_open(&t, 0);
+    char chunk[8192];
+    /* gathered responses until the socket takes no more: that flush fails, the rest is kept */
+    size_t filled = 0;
+    int rc = 0;
+    for (int i = 0; i < 100000 && rc == 0; i++) {
+        memset(chunk, 'a' + i % 26, sizeof(chunk));
+        wh_tlsio_cork(t.r);
+        server_send(&t, chunk, sizeof(chunk));
+        rc = wh_tlsio_flush(t.r);
+        filled += sizeof(chunk);
+    }
+    assert_int_equal(rc, -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_true(filled > sizeof(chunk));
 
-    /* the client reads the filler, freeing room; the pending record goes out first */
-    size_t cap = (size_t)16 * 1024 * 1024; /* far more than a socket pair holds */
-    assert_true(filled * 4 < cap);
+    /* a record after it waits behind the kept bytes and goes out when the client reads */
+    size_t cap = filled + 4;
     char *buf = co_xmalloc(cap);
     size_t got = 0;
-    ssize_t n = GNUTLS_E_AGAIN;
+    ssize_t n = gnutls_record_send(t.server, "tail", 4);
     for (int i = 0; i < 100000 && n == GNUTLS_E_AGAIN; i++) {
-        ssize_t r = gnutls_record_recv(t.client, buf + got, filled + sizeof(chunk) - got);
+        ssize_t r = gnutls_record_recv(t.client, buf + got, cap - got);
         got += r > 0 ? (size_t)r : 0;
         n = gnutls_record_send(t.server, NULL, 0);
     }
-    assert_int_equal(n, (ssize_t)sizeof(chunk));
-
-    /* now a response whose first record is kept back while the socket is full again */
-    filled += sizeof(chunk) + fill_socket(&t, chunk, sizeof(chunk));
-    wh_tlsio_hold_next(t.r);
-    assert_int_equal(wh_tlsio_flush(t.r), 0); /* cancels: nothing kept back yet */
-    wh_tlsio_hold_next(t.r);
-    /* GnuTLS offers the pending filler record first; it is the one kept back */
-    assert_int_equal(gnutls_record_send(t.server, NULL, 0), (ssize_t)sizeof(chunk));
-    filled += sizeof(chunk);
-    /* the socket takes nothing: a flush cannot finish */
-    assert_int_equal(wh_tlsio_flush(t.r), -1);
-    assert_int_equal(errno, EAGAIN);
-    /* the next record waits behind it and goes out when the client reads */
-    n = gnutls_record_send(t.server, "tail", 4);
-    for (int i = 0; i < 100000 && n == GNUTLS_E_AGAIN; i++) {
-        ssize_t r = gnutls_record_recv(t.client, buf + got, filled + 4 - got);
-        got += r > 0 ? (size_t)r : 0;
-        n = gnutls_record_send(t.server, "tail", 4);
-    }
     assert_int_equal(n, 4);
-    got += client_read(&t, buf + got, filled + 4 - got);
-    assert_int_equal(got, filled + 4);
+    got += client_read(&t, buf + got, cap - got);
+    assert_int_equal(got, cap);
     for (size_t i = 0; i < filled; i++) {
-        if (buf[i] != 'f') {
-            fail_msg("byte %zu of the filler is '%c'", i, buf[i]);
+        char want = (char)('a' + (i / sizeof(chunk)) % 26);
+        if (buf[i] != want) {
+            fail_msg("byte %zu is '%c', expected '%c'", i, buf[i], want);
         }
     }
     assert_memory_equal(buf + filled, "tail", 4);
     free(buf);
+    tls_pair_close(&t);
+}
+
+static void test_wh_tlsio__a_broken_connection_fails_the_flush(void **state)
+{
+    (void)state;
+    tls_pair t;
+    tls_pair_open(&t, 0);
+    close(t.fds[1]);
+    t.fds[1] = -1;
+    wh_tlsio_cork(t.r);
+    server_send(&t, "lost", 4);
+    assert_int_equal(wh_tlsio_flush(t.r), -1);
+    assert_int_equal(errno, EPIPE);
     tls_pair_close(&t);
 }
 
@@ -399,9 +436,10 @@ int main(void)
         cmocka_unit_test(test_wh_tlsio__large_reads_go_straight_to_the_caller),
         cmocka_unit_test(test_wh_tlsio__one_read_serves_every_record_that_has_arrived),
         cmocka_unit_test(test_wh_tlsio__records_larger_than_a_chunk_arrive_whole),
-        cmocka_unit_test(test_wh_tlsio__a_record_kept_back_goes_out_with_the_next),
-        cmocka_unit_test(test_wh_tlsio__flush_writes_out_a_record_no_other_followed),
-        cmocka_unit_test(test_wh_tlsio__a_full_socket_keeps_the_order_and_fails_a_flush),
+        cmocka_unit_test(test_wh_tlsio__a_corked_response_goes_out_as_one_record_in_one_write),
+        cmocka_unit_test(test_wh_tlsio__a_flush_pushes_through_a_corked_socket),
+        cmocka_unit_test(test_wh_tlsio__a_full_socket_fails_the_flush_and_keeps_the_order),
+        cmocka_unit_test(test_wh_tlsio__a_broken_connection_fails_the_flush),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
