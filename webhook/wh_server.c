@@ -49,6 +49,7 @@
 struct wh_server {
     wh_server_config cfg;
     struct MHD_Daemon **workers; /* the TLS daemons, one thread each */
+    atomic_uint *open;           /* per worker: connections given to it and not yet closed */
     unsigned nworkers;
     int listen_fd;    /* the TLS listening socket, -1 once closed */
     int stop_pipe[2]; /* written to stop the acceptor */
@@ -330,19 +331,32 @@ static enum MHD_Result on_webhook(void *cls,
     return answer(s, c, rq, method, url, &r);
 }
 
+/* A connection of a worker closed: one fewer for the acceptor to count (hand_over()). */
+static void closed(wh_server *s, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+    for (unsigned i = 0; info && i < s->nworkers; i++) {
+        if (info->daemon == s->workers[i]) {
+            atomic_fetch_sub(&s->open[i], 1);
+            return;
+        }
+    }
+}
+
 /* Every answer goes out as soon as it is written: with Nagle's algorithm, the second TLS record
  * of a response (body after headers) would wait for the client's delayed ACK, tens of ms.
- * Reads and writes go through wh_tlsio: one recv() and one sendmsg() per request. */
+ * Reads and writes go through wh_tlsio: one recv() and one sendmsg() per request. A closed
+ * connection comes off its worker's count. */
 static void on_connection(void *cls,
                           struct MHD_Connection *c,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
-    (void)cls;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         /* after gnutls_deinit(): nothing reads through it any more */
         wh_tlsio_free(*socket_context);
         *socket_context = NULL;
+        closed(cls, c);
         return;
     }
     const union MHD_ConnectionInfo *info =
@@ -486,12 +500,18 @@ static unsigned worker_connections(struct MHD_Daemon *w)
     return info ? info->num_connections : 0;
 }
 
-/* Gives a new connection to the least busy worker, or closes it at the connection limit. */
+/*
+ * Gives a new connection to the worker with the fewest open, or closes it at the connection
+ * limit. The counts are the server's own, raised here and lowered when libmicrohttpd reports a
+ * connection closed: a worker counts a connection only once its thread has taken it from the
+ * queue, so in a burst (a client opening its connections at once) libmicrohttpd's counts stay
+ * behind and every connection would go to the same worker.
+ */
 static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen_t len)
 {
     unsigned total = 0, best = 0, best_n = UINT32_MAX;
     for (unsigned i = 0; i < s->nworkers; i++) {
-        unsigned n = worker_connections(s->workers[i]);
+        unsigned n = atomic_load(&s->open[i]);
         total += n;
         if (n < best_n) {
             best_n = n;
@@ -503,8 +523,10 @@ static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen
         close(fd);
         return;
     }
-    /* on failure libmicrohttpd has closed the socket */
+    atomic_fetch_add(&s->open[best], 1);
+    /* on failure libmicrohttpd has closed the socket, and will not report it closed */
     if (MHD_add_connection(s->workers[best], fd, addr, len) != MHD_YES) {
+        atomic_fetch_sub(&s->open[best], 1);
         char eb[128];
         co_log(CO_LOG_DEBUG, "a worker refused a connection", "error",
                co_errno_text(errno, eb, sizeof(eb)), NULL);
@@ -615,6 +637,7 @@ static int start_tls(wh_server *s)
     wh_tls_serve(s->cfg.tls);
     s->nworkers = s->cfg.threads ? s->cfg.threads : 1;
     s->workers = co_xcalloc(s->nworkers, sizeof(struct MHD_Daemon *));
+    s->open = co_xcalloc(s->nworkers, sizeof(atomic_uint));
     for (unsigned i = 0; i < s->nworkers; i++) {
         s->workers[i] = MHD_start_daemon(
             MHD_USE_TLS | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_INTERNAL_POLLING_THREAD |
@@ -723,6 +746,7 @@ void wh_server_free(wh_server *s)
         }
     }
     free(s->workers);
+    free(s->open);
     for (int i = 0; i < 2; i++) {
         if (s->stop_pipe[i] >= 0) {
             close(s->stop_pipe[i]);

@@ -5,9 +5,11 @@
  * dropping established ones, reloading from files, probes and metrics, and the graceful drain.
  * Certificates are generated here with OpenSSL.
  */
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -364,6 +366,57 @@ static void test_wh_server__connections_spread_over_workers_within_the_limit(voi
     assert_int_equal(held(&f, 1), 2);
     for (int i = 1; i < 5; i++) {
         curl_easy_cleanup(c[i]);
+    }
+    stop(&f);
+}
+
+/* A plain TCP connection to the webhook port (no handshake: it only has to be held). */
+static int raw_connect(const fixture *f)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port =
+                                htons((uint16_t)wh_server_port(f->server, WH_LISTENER_WEBHOOK)),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/*
+ * Connections opened all at once (a client opening its pool) are spread too: the acceptor
+ * takes the whole burst before any worker has picked up the first connection.
+ */
+static void test_wh_server__a_burst_of_connections_is_spread_over_workers(void **state)
+{
+    (void)state;
+    fixture f;
+    start_limited(&f, WH_TLS_MIN_12, 16);
+    int fds[16];
+    for (int i = 0; i < 16; i++) {
+        fds[i] = raw_connect(&f);
+    }
+    assert_true(wait_total(&f, 16));
+    assert_int_equal(held(&f, 0), 8);
+    assert_int_equal(held(&f, 1), 8);
+    /* the limit counts them: one more is closed at once */
+    int extra = raw_connect(&f);
+    char b;
+    assert_int_equal(recv(extra, &b, 1, 0), 0);
+    close(extra);
+    /* closed ones come off the counts: the next burst fills both workers up again */
+    for (int i = 0; i < 8; i++) {
+        close(fds[i]);
+    }
+    assert_true(wait_total(&f, 8));
+    for (int i = 0; i < 8; i++) {
+        fds[i] = raw_connect(&f);
+    }
+    assert_true(wait_total(&f, 16));
+    assert_int_equal(held(&f, 0), 8);
+    assert_int_equal(held(&f, 1), 8);
+    for (int i = 0; i < 16; i++) {
+        close(fds[i]);
     }
     stop(&f);
 }
@@ -750,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_wh_server__tls_keep_alive_and_routes),
         cmocka_unit_test(test_wh_server__refuses_plain_http_and_old_tls),
         cmocka_unit_test(test_wh_server__connections_spread_over_workers_within_the_limit),
+        cmocka_unit_test(test_wh_server__a_burst_of_connections_is_spread_over_workers),
         cmocka_unit_test(test_wh_server__body_cap_while_streaming),
         cmocka_unit_test(test_wh_server__certificate_swap_reaches_new_connections_only),
         cmocka_unit_test(test_wh_server__certificate_files_are_reloaded),
