@@ -241,7 +241,16 @@ typedef struct parser {
     co_buf str;                     /* scratch for string contents */
     const char *const *const *skip; /* key lists of members to leave out, or NULL */
     int full; /* values only checked go through the full parser too (to report an error) */
+    /* co_json_parse_each(): the member of the root object whose elements are handed over */
+    const char *each_key;
+    co_json_element_cb each_cb;
+    void *each_payload;
+    int each_rc;   /* the callback's non-zero result, while the parse unwinds */
+    int each_seen; /* the member was met (a second one is refused) */
 } parser;
+
+/* What the parse returns while it unwinds after a callback stopped it (never an error code). */
+#define STOPPED INT32_MIN
 
 /* Most key lists co_json_parse_skip() follows at once (one bit each). */
 #define SKIP_LISTS_MAX 32
@@ -297,6 +306,7 @@ static inline void skip_ws(parser *ps)
 /* @p out NULL checks the value without building it; @p live has a bit set for every skip list
  * whose keys so far lead to this value. */
 static int parse_value(parser *ps, struct json_object **out, uint32_t live);
+static int parse_array(parser *ps, struct json_object **out, uint32_t live, int stream);
 
 static int hex4(const char *s, uint32_t *out)
 {
@@ -737,7 +747,33 @@ static int parse_object(parser *ps, struct json_object **out, uint32_t live)
         }
         ps->p++;
         struct json_object *val = NULL;
-        if ((rc = parse_value(ps, keep ? &val : NULL, child_live)) < 0) {
+        int streamed = 0;
+        if (keep && ps->depth == 1 && ps->each_key && !strcmp(key, ps->each_key)) {
+            /* the streamed array: its elements go to the callback, the member is left out. A
+             * second one cannot replace the first, whose elements are gone: refused. */
+            if (ps->each_seen++) {
+                rc = perr(ps, key_at, "member \"%s\" appears twice", ps->each_key);
+                if (key != short_key) {
+                    free(key);
+                }
+                goto fail;
+            }
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == '[') {
+                keep = 0;
+                streamed = 1;
+                ps->depth++;
+                rc = parse_array(ps, &val, child_live, 1);
+                ps->depth--;
+                if (rc < 0) {
+                    if (key != short_key) {
+                        free(key);
+                    }
+                    goto fail;
+                }
+            }
+        }
+        if (!streamed && (rc = parse_value(ps, keep ? &val : NULL, child_live)) < 0) {
             if (key != short_key) {
                 free(key);
             }
@@ -780,16 +816,18 @@ static uint32_t skip_elements(const parser *ps, uint32_t live, int level)
     return next;
 }
 
-static int parse_array(parser *ps, struct json_object **out, uint32_t live)
+/* With @p stream, elements are built one at a time and handed to ps->each_cb instead of being
+ * gathered (co_json_parse_each()); *out is then left alone. */
+static int parse_array(parser *ps, struct json_object **out, uint32_t live, int stream)
 {
-    struct json_object *arr = out ? json_object_new_array() : NULL;
+    struct json_object *arr = out && !stream ? json_object_new_array() : NULL;
     uint32_t child_live = live && out ? skip_elements(ps, live, ps->depth - 1) : 0;
     int rc = 0;
     ps->p++; /* '[' */
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == ']') {
         ps->p++;
-        if (out) {
+        if (out && !stream) {
             *out = arr;
         }
         return 0;
@@ -799,7 +837,15 @@ static int parse_array(parser *ps, struct json_object **out, uint32_t live)
         if ((rc = parse_value(ps, out ? &val : NULL, child_live)) < 0) {
             goto fail;
         }
-        if (out) {
+        if (stream) {
+            int stop = ps->each_cb(val, ps->each_payload);
+            json_object_put(val);
+            if (stop != 0) {
+                ps->each_rc = stop;
+                rc = STOPPED;
+                goto fail;
+            }
+        } else if (out) {
             json_object_array_add(arr, val);
         }
         if ((rc = next_or_close(ps, ']', "array")) <= 0) {
@@ -809,7 +855,7 @@ static int parse_array(parser *ps, struct json_object **out, uint32_t live)
             goto fail;
         }
     }
-    if (out) {
+    if (out && !stream) {
         *out = arr;
     }
     return 0;
@@ -943,7 +989,7 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
             return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
         }
         ps->depth++;
-        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live);
+        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live, 0);
         ps->depth--;
         return rc;
     case '"': {
@@ -989,11 +1035,12 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
     }
 }
 
-int co_json_parse_skip(struct json_object **out,
-                       const char *data,
-                       size_t len,
-                       size_t max,
-                       const char *const *const *skip)
+static int parse_document(struct json_object **out,
+                          const char *data,
+                          size_t len,
+                          size_t max,
+                          const char *const *const *skip,
+                          parser *ps)
 {
     if (len > max) {
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes exceeds the limit of %zu", len,
@@ -1013,22 +1060,54 @@ int co_json_parse_skip(struct json_object **out,
         CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
         live |= (uint32_t)1 << i;
     }
-    parser ps = {data, data + len, data, 0, CO_BUF_INIT(SIZE_MAX), skip, 0};
+    ps->p = ps->start = data;
+    ps->end = data + len;
+    co_buf_init(&ps->str, SIZE_MAX);
+    ps->skip = skip;
     struct json_object *val = NULL;
     char cb[16];
-    int rc = parse_value(&ps, &val, live);
+    int rc = parse_value(ps, &val, live);
     if (rc == 0) {
-        skip_ws(&ps);
-        if (ps.p < ps.end) {
-            rc = perr(&ps, ps.p, "unexpected %s after the JSON value", describe(&ps, ps.p, cb));
+        skip_ws(ps);
+        if (ps->p < ps->end) {
+            rc = perr(ps, ps->p, "unexpected %s after the JSON value", describe(ps, ps->p, cb));
             json_object_put(val);
         }
     }
-    co_buf_dispose(&ps.str);
+    co_buf_dispose(&ps->str);
+    if (rc == STOPPED) {
+        return ps->each_rc;
+    }
     if (rc == 0) {
         *out = val;
     }
     return rc;
+}
+
+int co_json_parse_skip(struct json_object **out,
+                       const char *data,
+                       size_t len,
+                       size_t max,
+                       const char *const *const *skip)
+{
+    parser ps = {0};
+    return parse_document(out, data, len, max, skip, &ps);
+}
+
+int co_json_parse_each(struct json_object **out,
+                       const char *data,
+                       size_t len,
+                       size_t max,
+                       const char *const *const *skip,
+                       const char *key,
+                       co_json_element_cb cb,
+                       void *payload)
+{
+    parser ps = {0};
+    ps.each_key = key;
+    ps.each_cb = cb;
+    ps.each_payload = payload;
+    return parse_document(out, data, len, max, skip, &ps);
 }
 
 int co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max)

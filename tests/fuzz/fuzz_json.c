@@ -5,7 +5,8 @@
  * to the same bytes (so does the pretty encoding), and a deep copy is equal. (The reparsed
  * value need not be co_json_equal(): like Go, the encoder writes the double 1.8e18 as an
  * integer literal of the shortest digits, which reads back as a slightly different int64.)
- * It also holds the members a skip list leaves out to the full parser's verdicts.
+ * It also holds the members a skip list leaves out to the full parser's verdicts, and a streamed
+ * "items" array (co_json_parse_each) to the elements and the rest the full parser builds.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,9 +51,62 @@ static void check_left_out(const uint8_t *data, size_t size)
     json_object_put(left);
 }
 
+static int collect(struct json_object *element, void *payload)
+{
+    json_object_array_add(payload, json_object_get(element));
+    return 0;
+}
+
+/*
+ * Streaming a root object's "items" hands over the elements the full parse would have put in
+ * that array, in order, and returns the rest; a refusal is the full parser's, except for a second
+ * "items", which streaming alone refuses.
+ */
+static void check_streamed(const uint8_t *data, size_t size)
+{
+    struct json_object *full = NULL, *rest = NULL;
+    int rc_full = co_json_parse(&full, (const char *)data, size);
+    char *msg = strdup(co_error_last());
+    struct json_object *items = json_object_new_array();
+    int rc_each = co_json_parse_each(&rest, (const char *)data, size, CO_MAX_DOCUMENT, NULL,
+                                     "items", collect, items);
+    if (!msg) {
+        abort();
+    }
+    if (rc_each < 0) {
+        if (!strstr(co_error_last(), "\"items\" appears twice") &&
+            (rc_full != rc_each || strcmp(msg, co_error_last()) != 0)) {
+            abort();
+        }
+    } else {
+        struct json_object *want = NULL;
+        if (rc_full != 0 || rc_each != 0) {
+            abort();
+        }
+        if (json_object_is_type(full, json_type_object) &&
+            json_object_object_get_ex(full, "items", &want) &&
+            json_object_is_type(want, json_type_array)) {
+            if (!co_json_equal(want, items)) {
+                abort();
+            }
+            json_object_object_del(full, "items");
+        } else if (json_object_array_length(items) != 0) {
+            abort();
+        }
+        if (!co_json_equal(full, rest)) {
+            abort();
+        }
+    }
+    free(msg);
+    json_object_put(items);
+    json_object_put(full);
+    json_object_put(rest);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_left_out(data, size);
+    check_streamed(data, size);
     struct json_object *obj = NULL;
     if (co_json_parse(&obj, (const char *)data, size) < 0) {
         return 0;

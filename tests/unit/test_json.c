@@ -1051,6 +1051,128 @@ static void test_json__string_scanning_finds_every_byte_at_every_offset(void **s
     }
 }
 
+typedef struct gathered {
+    struct json_object *items; /* what the callback was given, in order */
+    int stop_at;               /* 1-based element at which to return stop_rc, 0: never */
+    int stop_rc;
+} gathered;
+
+static int gather(struct json_object *element, void *payload)
+{
+    gathered *g = payload;
+    json_object_array_add(g->items, json_object_get(element));
+    if (g->stop_at && (int)json_object_array_length(g->items) == g->stop_at) {
+        if (g->stop_rc < 0) {
+            return co_error_set(g->stop_rc, "stopped by the callback");
+        }
+        return g->stop_rc;
+    }
+    return 0;
+}
+
+/* co_json_parse_each() of @p doc refuses it with the code and message of a full parse. */
+static void assert_same_each_refusal(const char *doc, void *g)
+{
+    struct json_object *obj = NULL;
+    co_error_clear();
+    int want = co_json_parse(&obj, doc, strlen(doc));
+    assert_true(want < 0);
+    char *want_msg = co_xstrdup(co_error_last());
+    co_error_clear();
+    int got = co_json_parse_each(&obj, doc, strlen(doc), CO_MAX_DOCUMENT, NULL, "items", gather, g);
+    if (got != want || strcmp(want_msg, co_error_last()) != 0) {
+        fail_msg("%s: full parse %d \"%s\", streamed %d \"%s\"", doc, want, want_msg, got,
+                 co_error_last());
+    }
+    free(want_msg);
+}
+
+static void test_json__each_hands_over_the_elements_and_returns_the_rest(void **state)
+{
+    (void)state;
+    static const char *const mf[] = {"items", CO_JSON_EVERY_ELEMENT, "metadata", "managedFields",
+                                     NULL};
+    static const char *const *const skip[] = {mf, NULL};
+    const char *doc =
+        "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":"
+        "[{\"f\":{}}]}},7,{\"items\":[1,2]},[3]],\"metadata\":{\"continue\":\"x\"}}";
+    gathered g = {json_object_new_array(), 0, 0};
+    struct json_object *rest = NULL;
+    assert_co_pass(
+        co_json_parse_each(&rest, doc, strlen(doc), CO_MAX_DOCUMENT, skip, "items", gather, &g));
+    /* the elements as co_json_parse_skip() builds them, the skip lists applied inside them; an
+     * "items" below the root is an ordinary member */
+    struct json_object *whole = NULL;
+    assert_co_pass(co_json_parse_skip(&whole, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+    struct json_object *want_items = NULL;
+    assert_true(json_object_object_get_ex(whole, "items", &want_items));
+    if (!co_json_equal(g.items, want_items)) {
+        fail_msg("elements %s", json_object_to_json_string(g.items));
+    }
+    struct json_object *want_rest = parse("{\"kind\":\"List\",\"metadata\":{\"continue\":\"x\"}}");
+    if (!co_json_equal(rest, want_rest)) {
+        fail_msg("rest %s", json_object_to_json_string(rest));
+    }
+    json_object_put(want_rest);
+    json_object_put(whole);
+    json_object_put(rest);
+    json_object_put(g.items);
+
+    /* no such member, or not an array, or not an object at the root: nothing is handed over */
+    const char *others[] = {"{\"kind\":\"List\"}", "{\"items\":null}", "{\"items\":{\"a\":[1]}}",
+                            "[{\"items\":[1]}]", "\"items\""};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(others); i++) {
+        g.items = json_object_new_array();
+        assert_co_pass(co_json_parse_each(&rest, others[i], strlen(others[i]), CO_MAX_DOCUMENT,
+                                          NULL, "items", gather, &g));
+        assert_int_equal(json_object_array_length(g.items), 0);
+        struct json_object *same = parse(others[i]);
+        assert_true(co_json_equal(rest, same));
+        json_object_put(same);
+        json_object_put(rest);
+        json_object_put(g.items);
+    }
+}
+
+static void test_json__each_stops_and_fails_where_asked(void **state)
+{
+    (void)state;
+    const char *doc = "{\"items\":[1,2,3,4],\"after\":true}";
+    struct json_object *rest = NULL;
+    /* a positive result stops the parse and is returned */
+    gathered g = {json_object_new_array(), 2, 7};
+    assert_int_equal(
+        co_json_parse_each(&rest, doc, strlen(doc), CO_MAX_DOCUMENT, NULL, "items", gather, &g), 7);
+    assert_null(rest);
+    assert_int_equal(json_object_array_length(g.items), 2);
+    json_object_put(g.items);
+    /* so is a negative one, with the callback's error */
+    g = (gathered){json_object_new_array(), 3, CO_ECANCELED};
+    assert_co_fail_with(CO_ECANCELED, co_json_parse_each(&rest, doc, strlen(doc), CO_MAX_DOCUMENT,
+                                                         NULL, "items", gather, &g));
+    assert_contains(co_error_last(), "stopped by the callback");
+    assert_int_equal(json_object_array_length(g.items), 3);
+    json_object_put(g.items);
+    /* a document malformed after some elements fails as a full parse does */
+    const char *bad = "{\"items\":[1,2,{\"a\":}]}";
+    g = (gathered){json_object_new_array(), 0, 0};
+    assert_same_each_refusal(bad, &g);
+    assert_int_equal(json_object_array_length(g.items), 2);
+    json_object_put(g.items);
+    const char *late = "{\"items\":[1],\"x\":tru}";
+    g = (gathered){json_object_new_array(), 0, 0};
+    assert_same_each_refusal(late, &g);
+    json_object_put(g.items);
+    /* a second member of that name cannot replace the elements already handed over */
+    const char *twice = "{\"items\":[1],\"items\":[2]}";
+    g = (gathered){json_object_new_array(), 0, 0};
+    assert_co_fail_with(CO_EINVALID,
+                        co_json_parse_each(&rest, twice, strlen(twice), CO_MAX_DOCUMENT, NULL,
+                                           "items", gather, &g));
+    assert_contains(co_error_last(), "line 1, column 14: member \"items\" appears twice");
+    json_object_put(g.items);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1066,6 +1188,8 @@ int main(void)
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
         cmocka_unit_test(test_json__skip_into_every_array_element),
         cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
+        cmocka_unit_test(test_json__each_hands_over_the_elements_and_returns_the_rest),
+        cmocka_unit_test(test_json__each_stops_and_fails_where_asked),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
         cmocka_unit_test(test_json__canonical_matches_go_marshal),
         cmocka_unit_test(test_json__pretty_matches_go_marshal_indent),

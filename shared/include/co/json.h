@@ -105,6 +105,30 @@ CO_MUST_CHECK int co_json_parse_skip(struct json_object **out,
                                      size_t max,
                                      const char *const *const *skip);
 
+/**
+ * Called by co_json_parse_each() with each element of the streamed array, borrowed for the call
+ * (take a reference to keep it). Nonzero stops the parse, and co_json_parse_each() returns it.
+ */
+typedef int (*co_json_element_cb)(struct json_object *element, void *payload);
+
+/**
+ * Like co_json_parse_skip(), but when the document is an object whose member @p key is an array,
+ * that array is never built: each element is built in turn, handed to @p cb and freed, so a long
+ * list (a Kubernetes List's "items") costs one element's tree at a time. @p out receives the
+ * rest: the object without that member. Elements are handed over as they are read, so a document
+ * found malformed after some of them still fails: a caller must not keep what it was given before
+ * the call returned 0. The skip lists apply as in co_json_parse_skip(), from the root.
+ * @return as co_json_parse_skip(), or @p cb's nonzero result (then @p out is not set).
+ */
+CO_MUST_CHECK int co_json_parse_each(struct json_object **out,
+                                     const char *data,
+                                     size_t len,
+                                     size_t max,
+                                     const char *const *const *skip,
+                                     const char *key,
+                                     co_json_element_cb cb,
+                                     void *payload);
+
 /* ---- Encoding ----------------------------------------------------------------------------- */
 
 /**
