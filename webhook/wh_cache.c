@@ -149,8 +149,8 @@ int wh_cache_start(wh_cache **out, co_kube_client *client, wh_state *state)
         opts.api_version = specs[k].api_version;
         opts.kind = specs[k].kind;
         opts.strip_managed_fields = 1;
-        /* A listed page is parsed whole before its items reach the handlers; 100 objects keep
-         * that transient tree near half a megabyte on a large cluster (500 would be 2 MB). */
+        /* A listed page's text is held while its items are parsed and handed over one at a
+         * time; 100 objects keep it to a few hundred kilobytes on a large cluster. */
         opts.page_size = LIST_PAGE;
         co_kube_handlers h = specs[k].handlers;
         h.payload = state;

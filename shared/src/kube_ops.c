@@ -12,6 +12,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/json.h"
 #include "co/kube_client.h"
 #include "kube_int.h"
 
@@ -64,7 +65,25 @@ static int serialise(co_buf *out, const struct json_object *obj)
     return rc;
 }
 
-/* Runs one request with a JSON answer. */
+/* The items of a list page, handed to the caller's callback as the page is parsed. */
+typedef struct page_items {
+    co_kube_item_cb cb;
+    void *payload;
+    int stopped; /* the callback's nonzero result */
+} page_items;
+
+static int page_item(struct json_object *item, void *payload)
+{
+    page_items *pi = payload;
+    int rc = pi->cb(item, pi->payload);
+    if (rc != 0) {
+        pi->stopped = rc;
+    }
+    return rc;
+}
+
+/* Runs one request with a JSON answer. With @p each, the answer is a list page: its items go to
+ * each->cb one by one as they are parsed, and *out receives the rest. */
 static int call_json_cancellable(struct json_object **out,
                                  co_kube_client *client,
                                  const char *method,
@@ -72,7 +91,8 @@ static int call_json_cancellable(struct json_object **out,
                                  const char *content_type,
                                  const co_buf *body,
                                  int idempotent,
-                                 const co_kube_list_options *cancel)
+                                 const co_kube_list_options *cancel,
+                                 page_items *each)
 {
     co_kube_response resp;
     co_kube_response_init(&resp, CO_MAX_API_RESPONSE);
@@ -88,10 +108,15 @@ static int call_json_cancellable(struct json_object **out,
     };
     int rc = co_kube__do(client, &call, &resp);
     if (rc == 0 && out) {
-        rc = co_kube__parse_json_skip(
-            out, co_buf_cstr(&resp.body), resp.body.len,
-            cancel && cancel->skip_managed_fields ? co_kube__skip_list_managed_fields : NULL);
-        if (rc < 0) {
+        const char *const *const *skip =
+            cancel && cancel->skip_managed_fields ? co_kube__skip_list_managed_fields : NULL;
+        if (each) {
+            rc = co_json_parse_each(out, co_buf_cstr(&resp.body), resp.body.len, resp.body.len,
+                                    skip, "items", page_item, each);
+        } else {
+            rc = co_kube__parse_json_skip(out, co_buf_cstr(&resp.body), resp.body.len, skip);
+        }
+        if (rc < 0 && !(each && each->stopped)) {
             rc = co_error_wrap("%s %s: answer", method, path);
         }
     }
@@ -107,7 +132,8 @@ static int call_json(struct json_object **out,
                      const co_buf *body,
                      int idempotent)
 {
-    return call_json_cancellable(out, client, method, path, content_type, body, idempotent, NULL);
+    return call_json_cancellable(out, client, method, path, content_type, body, idempotent, NULL,
+                                 NULL);
 }
 
 int co_kube_ref_of(co_kube_ref *out, const struct json_object *obj)
@@ -221,7 +247,8 @@ int co_kube_list(struct json_object **out,
     int rc = list_path(&path, client, ref, opts, opts ? opts->limit : 0,
                        opts ? opts->continue_token : NULL);
     if (rc == 0) {
-        rc = call_json_cancellable(out, client, "GET", co_buf_cstr(&path), NULL, NULL, 1, opts);
+        rc = call_json_cancellable(out, client, "GET", co_buf_cstr(&path), NULL, NULL, 1, opts,
+                                   NULL);
     }
     co_buf_dispose(&path);
     return rc;
@@ -255,24 +282,23 @@ int co_kube_list_each(char **rv_out,
     int rc = 0;
     for (;;) {
         co_buf_reset(&path);
-        if ((rc = list_path(&path, client, ref, opts, limit, cont)) < 0 ||
-            (rc = call_json_cancellable(&page, client, "GET", co_buf_cstr(&path), NULL, NULL, 1,
-                                        opts)) < 0) {
+        page_items each = {cb, payload, 0};
+        if ((rc = list_path(&path, client, ref, opts, limit, cont)) == 0) {
+            rc = call_json_cancellable(&page, client, "GET", co_buf_cstr(&path), NULL, NULL, 1,
+                                       opts, &each);
+        }
+        if (each.stopped) {
+            rc = each.stopped < 0 ? each.stopped : 0;
             goto done;
         }
+        if (rc < 0) {
+            goto done;
+        }
+        /* the items went to the callback; what is left of "items" is null or not a list */
         co_error_clear();
-        struct json_object *items = items_of(page, co_buf_cstr(&path));
-        if (!items && co_error_last_code() < 0) {
+        if (!items_of(page, co_buf_cstr(&path)) && co_error_last_code() < 0) {
             rc = co_error_last_code();
             goto done;
-        }
-        size_t n = items ? json_object_array_length(items) : 0;
-        for (size_t i = 0; i < n; i++) {
-            int stop = cb(json_object_array_get_idx(items, i), payload);
-            if (stop != 0) {
-                rc = stop < 0 ? stop : 0;
-                goto done;
-            }
         }
         const char *page_rv = co_kube__meta_str(page, "resourceVersion");
         free(rv);

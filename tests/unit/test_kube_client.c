@@ -885,6 +885,69 @@ static void test_kube_client__string_map(void **state)
     co_kube_map_dispose(&m);
 }
 
+typedef struct counted {
+    int seen;
+    int stop_at; /* return stop_rc at this item (1-based), 0: never */
+    int stop_rc;
+} counted;
+
+static int count_until(struct json_object *item, void *payload)
+{
+    (void)item;
+    counted *n = payload;
+    if (++n->seen == n->stop_at) {
+        return n->stop_rc < 0 ? co_error_set(n->stop_rc, "the caller stopped") : n->stop_rc;
+    }
+    return 0;
+}
+
+/* Items reach the callback as the page is parsed: it can stop the listing, its error is
+ * returned as it is, and a page that turns out malformed fails the call after the items before
+ * the fault; "items" that is not a list is refused. */
+static void test_kube_client__list_each_streams_a_page(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit", 200,
+                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"metadata\":{\"name\":\"b\"}},"
+                      "{\"metadata\":{\"name\":\"c\"}}]}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns2/configmaps?limit", 200,
+                      "{\"kind\":\"ConfigMapList\",\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+                      "{\"metadata\":{\"name\":}}]}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns3/configmaps?limit", 200,
+                      "{\"kind\":\"ConfigMapList\",\"items\":{\"a\":1}}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_ref ref = {"v1", "ConfigMap", "ns1", NULL};
+    co_kube_list_options lo = {.skip_managed_fields = 1};
+    char *rv = NULL;
+    counted n = {0, 0, 0};
+    assert_co_pass(co_kube_list_each(&rv, c, &ref, &lo, count_until, &n));
+    assert_int_equal(n.seen, 3);
+    assert_string_equal(rv, "10");
+    free(rv);
+    n = (counted){0, 2, 1};
+    assert_co_pass(co_kube_list_each(NULL, c, &ref, &lo, count_until, &n));
+    assert_int_equal(n.seen, 2);
+    n = (counted){0, 1, CO_ECANCELED};
+    assert_co_fail_with(CO_ECANCELED, co_kube_list_each(NULL, c, &ref, &lo, count_until, &n));
+    assert_string_equal(co_error_last(), "the caller stopped");
+    assert_int_equal(n.seen, 1);
+    ref.namespace = "ns2";
+    n = (counted){0, 0, 0};
+    assert_co_fail_with(CO_EINVALID, co_kube_list_each(NULL, c, &ref, &lo, count_until, &n));
+    assert_contains(co_error_last(), "answer");
+    assert_int_equal(n.seen, 1);
+    ref.namespace = "ns3";
+    n = (counted){0, 0, 0};
+    assert_co_fail_with(CO_EINVALID, co_kube_list_each(NULL, c, &ref, &lo, count_until, &n));
+    assert_contains(co_error_last(), "items is not a list");
+    assert_int_equal(n.seen, 0);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +963,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__paths),
         cmocka_unit_test(test_kube_client__list_pages_and_selectors),
         cmocka_unit_test(test_kube_client__list_can_leave_out_managed_fields),
+        cmocka_unit_test(test_kube_client__list_each_streams_a_page),
         cmocka_unit_test(test_kube_client__write_operations),
         cmocka_unit_test(test_kube_client__fault_injection_over_paged_list),
         cmocka_unit_test(test_kube_client__fault_injection_over_create),

@@ -270,7 +270,9 @@ CO_MUST_CHECK int co_kube_list(struct json_object **out,
 
 /**
  * Reads a whole collection page by page (opts->limit per page, 500 when 0) and calls @p cb for
- * every item, in order. Only one page is in memory at a time.
+ * every item, in order. Items are handed over as a page is parsed: one page's text and one
+ * item's tree are in memory at a time. A page found malformed after some of its items were
+ * handed over still fails the call, so a caller keeps nothing from a call that failed.
  * @param[out] rv_out the collection's resourceVersion (free with free()), or NULL
  * @return 0; @p cb's negative result; CO_EGONE when the snapshot expired between pages (list
  * again); other API errors.
