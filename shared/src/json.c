@@ -245,8 +245,9 @@ typedef struct parser {
     const char *each_key;
     co_json_element_cb each_cb;
     void *each_payload;
-    int each_rc;   /* the callback's non-zero result, while the parse unwinds */
-    int each_seen; /* the member was met (a second one is refused) */
+    int each_rc;     /* the callback's non-zero result, while the parse unwinds */
+    int each_seen;   /* the member was met (a second one is refused) */
+    int stream_next; /* the value about to be parsed is that member's array */
 } parser;
 
 /* What the parse returns while it unwinds after a callback stopped it (never an error code). */
@@ -306,7 +307,6 @@ static inline void skip_ws(parser *ps)
 /* @p out NULL checks the value without building it; @p live has a bit set for every skip list
  * whose keys so far lead to this value. */
 static int parse_value(parser *ps, struct json_object **out, uint32_t live);
-static int parse_array(parser *ps, struct json_object **out, uint32_t live, int stream);
 
 static int hex4(const char *s, uint32_t *out)
 {
@@ -747,39 +747,26 @@ static int parse_object(parser *ps, struct json_object **out, uint32_t live)
         }
         ps->p++;
         struct json_object *val = NULL;
-        int streamed = 0;
-        if (keep && ps->depth == 1 && ps->each_key && !strcmp(key, ps->each_key)) {
-            /* the streamed array: its elements go to the callback, the member is left out. A
-             * second one cannot replace the first, whose elements are gone: refused. */
-            if (ps->each_seen++) {
-                rc = perr(ps, key_at, "member \"%s\" appears twice", ps->each_key);
-                if (key != short_key) {
-                    free(key);
-                }
-                goto fail;
+        /* co_json_parse_each()'s array: its elements go to the callback and the member is left
+         * out. A second one cannot replace the first, whose elements are gone: refused. */
+        int stream = keep && ps->depth == 1 && ps->each_key && !strcmp(key, ps->each_key);
+        if (stream && ps->each_seen++) {
+            rc = perr(ps, key_at, "member \"%s\" appears twice", ps->each_key);
+        } else {
+            if (stream) {
+                skip_ws(ps);
+                stream = ps->p < ps->end && *ps->p == '[';
             }
-            skip_ws(ps);
-            if (ps->p < ps->end && *ps->p == '[') {
-                keep = 0;
-                streamed = 1;
-                ps->depth++;
-                rc = parse_array(ps, &val, child_live, 1);
-                ps->depth--;
-                if (rc < 0) {
-                    if (key != short_key) {
-                        free(key);
-                    }
-                    goto fail;
-                }
-            }
+            ps->stream_next = stream;
+            rc = parse_value(ps, keep ? &val : NULL, child_live);
         }
-        if (!streamed && (rc = parse_value(ps, keep ? &val : NULL, child_live)) < 0) {
+        if (rc < 0) {
             if (key != short_key) {
                 free(key);
             }
             goto fail;
         }
-        if (keep) {
+        if (keep && !stream) {
             json_object_object_add(obj, key, val);
         }
         if (key != short_key) {
@@ -968,6 +955,8 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
 {
     char cb[16];
     int rc;
+    int stream = ps->stream_next;
+    ps->stream_next = 0;
     if (!out && !ps->full && pass_value(ps)) {
         return 0;
     }
@@ -989,7 +978,7 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
             return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
         }
         ps->depth++;
-        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live, 0);
+        rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live, stream);
         ps->depth--;
         return rc;
     case '"': {
