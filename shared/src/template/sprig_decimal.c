@@ -240,7 +240,10 @@ static int divide(tpl_x *x, const dec *a, const dec *b, dec *out)
     dec r2 = mul(x, &rem, &two);
     r2.exp = 0;
     if (rem.n > 0 && cmp_mag(&r2, &den) >= 0) {
-        dec one = {false, -16, 1, (uint8_t[]){1}};
+        /* the unit may become the quotient itself: its digit must outlive this function */
+        uint8_t *unit = tpl_alloc(x, 1);
+        unit[0] = 1;
+        dec one = {false, -16, 1, unit};
         dec qq = q;
         qq.neg = false;
         qq.exp = -16;
