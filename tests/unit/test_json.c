@@ -954,6 +954,13 @@ static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(vo
         "-1e400",
         "[\"\\ud800\\u12\"]",
         "{\"a\":[{\"b\":\"\\uDBFF\\uDFFF\",\"c\":[tru]}]}",
+        /* after a run of one-character escapes, which a left-out string steps over apart */
+        "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\x\"",
+        "\"\\n\\n\\",
+        "\"\\\"\\u12\"",
+        "\"\\t\x01\"",
+        "\"\\n\xff\"",
+        "\"\\\"\\\"",
     };
     for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
         char *doc = co_xasprintf("{\"keep\":[1],\n \"top\": %s,\"after\":2}", bad[i]);
@@ -966,6 +973,18 @@ static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(vo
     for (size_t cut = 0; cut < strlen(doc); cut++) {
         assert_same_refusal(doc, cut, skip);
     }
+    /* ... and of one whose left-out part is escaped JSON, as in a last-applied annotation */
+    const char *escaped = "{\"keep\":1,\"top\":\"{\\\"a\\\":\\\"b\\\\\\\"c\\\"}\\n\\t\\/"
+                          "\\u00e9\\r\\b\\f\"}";
+    for (size_t cut = 0; cut < strlen(escaped); cut++) {
+        assert_same_refusal(escaped, cut, skip);
+    }
+    struct json_object *kept = NULL;
+    assert_co_pass(co_json_parse_skip(&kept, escaped, strlen(escaped), CO_MAX_DOCUMENT, skip));
+    char *text = co_json_dumps(kept, 0);
+    assert_string_equal(text, "{\"keep\":1}");
+    free(text);
+    json_object_put(kept);
     /* The nesting cap counts the levels of a left-out member too: one level below it is
      * accepted, the cap itself is not, whether the levels are arrays or objects. */
     for (int levels = CO_MAX_NESTING - 1; levels <= CO_MAX_NESTING; levels++) {
