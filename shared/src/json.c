@@ -27,6 +27,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "json_int.h"
 
 /* ============================================================================================
@@ -248,6 +249,8 @@ typedef struct parser {
     int each_rc;     /* the callback's non-zero result, while the parse unwinds */
     int each_seen;   /* the member was met (a second one is refused) */
     int stream_next; /* the value about to be parsed is that member's array */
+    co_jdoc *doc;    /* co_jdoc_parse(): the document being built */
+    char *text;      /* co_jdoc_parse(): the document's own copy of the input, read in place */
 } parser;
 
 /* What the parse returns while it unwinds after a callback stopped it (never an error code). */
@@ -568,7 +571,17 @@ static int parse_string_slow(parser *ps, int keep, const char **s_out, size_t *l
     }
 }
 
-static int parse_number(parser *ps, struct json_object **out)
+/* A number as read: which of the fields holds it. */
+typedef struct number {
+    enum { NUM_INT, NUM_UINT, NUM_DOUBLE } kind;
+    int64_t i;
+    uint64_t u;
+    double d;
+} number;
+
+/* Reads a number at ps->p into @p n (always checked in full: a double out of range is refused
+ * even when nothing is built). */
+static int scan_number(parser *ps, number *n)
 {
     const char *s = ps->p;
     const char *q = s;
@@ -630,20 +643,19 @@ static int parse_number(parser *ps, struct json_object **out)
             mag = mag * 10 + dv;
         }
         if (!overflow && !(neg && mag == 0)) { /* "-0" is the double -0.0, as in Go */
-            if (!out) {
-                return 0;
-            }
             if (!neg && mag <= (uint64_t)INT64_MAX) {
-                *out = json_object_new_int64((int64_t)mag);
+                n->kind = NUM_INT;
+                n->i = (int64_t)mag;
                 return 0;
             }
             if (neg && mag <= (uint64_t)INT64_MAX + 1) {
-                *out = json_object_new_int64(mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
-                                                                            : -(int64_t)mag);
+                n->kind = NUM_INT;
+                n->i = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
                 return 0;
             }
             if (!neg) {
-                *out = json_object_new_uint64(mag);
+                n->kind = NUM_UINT;
+                n->u = mag;
                 return 0;
             }
         }
@@ -663,8 +675,29 @@ static int parse_number(parser *ps, struct json_object **out)
     if (range) {
         return perr(ps, s, "number %.*s is out of range", len > 40 ? 40 : (int)len, s);
     }
-    if (out) {
-        *out = json_object_new_double(d);
+    n->kind = NUM_DOUBLE;
+    n->d = d;
+    return 0;
+}
+
+static int parse_number(parser *ps, struct json_object **out)
+{
+    number n;
+    int rc = scan_number(ps, &n);
+    if (rc < 0 || !out) {
+        return rc;
+    }
+    switch (n.kind) {
+    case NUM_INT:
+        *out = json_object_new_int64(n.i);
+        break;
+    case NUM_UINT:
+        *out = json_object_new_uint64(n.u);
+        break;
+    case NUM_DOUBLE:
+    default:
+        *out = json_object_new_double(n.d);
+        break;
     }
     return 0;
 }
@@ -992,6 +1025,26 @@ refuse:
     return 0;
 }
 
+/* At the start of a value: skips whitespace and refuses the end of the input. */
+static int value_start(parser *ps)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end) {
+        return perr(ps, ps->p, "unexpected end of input, expected a value");
+    }
+    return 0;
+}
+
+/* Entering the container at ps->p: one level more, within the nesting cap. */
+static int enter_container(parser *ps)
+{
+    if (ps->depth >= CO_MAX_NESTING) {
+        return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
+    }
+    ps->depth++;
+    return 0;
+}
+
 static int parse_value(parser *ps, struct json_object **out, uint32_t live)
 {
     char cb[16];
@@ -1008,17 +1061,15 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
         ps->full = 0;
         return rc;
     }
-    skip_ws(ps);
-    if (ps->p >= ps->end) {
-        return perr(ps, ps->p, "unexpected end of input, expected a value");
+    if ((rc = value_start(ps)) < 0) {
+        return rc;
     }
     switch (*ps->p) {
     case '{':
     case '[':
-        if (ps->depth >= CO_MAX_NESTING) {
-            return perr(ps, ps->p, "nesting deeper than %d levels", CO_MAX_NESTING);
+        if ((rc = enter_container(ps)) < 0) {
+            return rc;
         }
-        ps->depth++;
         rc = *ps->p == '{' ? parse_object(ps, out, live) : parse_array(ps, out, live, stream);
         ps->depth--;
         return rc;
@@ -1065,12 +1116,312 @@ static int parse_value(parser *ps, struct json_object **out, uint32_t live)
     }
 }
 
-static int parse_document(struct json_object **out,
+/* ============================================================================================
+ * Documents (co/jdoc.h): the same reader, building nodes instead of json-c objects
+ * ========================================================================================== */
+
+/* The first arena block comes with the document; later ones hold at least this much. */
+#define JD_BLOCK_MIN 4096
+
+/* Doubles the node array (its nodes move). */
+static void jd_grow(co_jdoc *doc)
+{
+    doc->cap *= 2;
+    doc->nodes = co_xreallocarray(doc->nodes, doc->cap, sizeof(*doc->nodes));
+}
+
+/* Appends a node of type @p type; returns its index (nodes move as the array grows). */
+static inline size_t jd_push(co_jdoc *doc, co_jv_type type)
+{
+    if (doc->n == doc->cap) {
+        jd_grow(doc);
+    }
+    co_jv *v = &doc->nodes[doc->n];
+    *v = (co_jv){.type = (uint8_t)type, .size = 1};
+    return doc->n++;
+}
+
+/* Ends the container at @p at: @p count elements or members, and the nodes up to here. */
+static void jd_close(co_jdoc *doc, size_t at, uint32_t count)
+{
+    doc->nodes[at].len = count;
+    doc->nodes[at].size = (uint32_t)(doc->n - at);
+}
+
+/* A NUL-terminated copy of @p len bytes at @p s in the document's arena. */
+static const char *jd_copy(co_jdoc *doc, const char *s, size_t len)
+{
+    if (doc->left <= len) {
+        size_t size = len + 1 > JD_BLOCK_MIN ? len + 1 : JD_BLOCK_MIN;
+        co_jdoc__block *b = co_xmalloc(sizeof(*b) + size);
+        b->next = doc->blocks;
+        doc->blocks = b;
+        doc->at = (char *)(b + 1);
+        doc->left = size;
+    }
+    char *out = doc->at;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    doc->at += len + 1;
+    doc->left -= len + 1;
+    return out;
+}
+
+/*
+ * Reads a string into a node. A plain string stays where it is in the document's copy of the
+ * input, its closing quote overwritten with the NUL that ends it (the parser never looks back
+ * at a quote it has passed); one with escapes is decoded into the arena. *escaped tells which.
+ */
+static int jd_string(parser *ps, int *escaped)
+{
+    const char *s = "";
+    size_t len = 0;
+    int rc = parse_string(ps, 1, &s, &len);
+    if (rc < 0) {
+        return rc;
+    }
+    if (len > UINT32_MAX) {
+        return co_error_set(CO_ETOOBIG, "a string of %zu bytes is too long", len);
+    }
+    co_jdoc *doc = ps->doc;
+    const char *str = s;
+    *escaped = s == ps->str.ptr;
+    if (*escaped) {
+        str = jd_copy(doc, s, len);
+    } else {
+        ps->text[s + len - ps->start] = '\0';
+    }
+    size_t at = jd_push(doc, CO_JV_STRING); /* before the array is read: it may move */
+    co_jv *v = &doc->nodes[at];
+    v->len = (uint32_t)len;
+    v->as.s = str;
+    return 0;
+}
+
+/* Whether member keys @p a and @p b are the same (keys hold no NUL). */
+static int jd_same_key(const co_jv *a, const co_jv *b)
+{
+    return a->len == b->len && a->as.s[0] == b->as.s[0] && !memcmp(a->as.s, b->as.s, a->len);
+}
+
+/* The most members compared pairwise for duplicates; a larger object goes through a hash. */
+#define JD_PAIRWISE_MAX 16
+
+/*
+ * Marks the members of the object at @p at whose key comes again later as dead (the last one
+ * wins, as in co_json_parse()). Small objects compare their keys pairwise; larger ones go
+ * through a hash of the keys, so that a hostile object of many members costs linear time.
+ */
+static void jd_dedupe(co_jdoc *doc, size_t at)
+{
+    co_jv *obj = &doc->nodes[at];
+    uint32_t n = obj->len;
+    if (n < 2) {
+        return;
+    }
+    if (n <= JD_PAIRWISE_MAX) {
+        co_jv *keys[JD_PAIRWISE_MAX];
+        co_jv *k = obj + 1;
+        for (uint32_t i = 0; i < n; i++) {
+            keys[i] = k;
+            for (uint32_t j = 0; j < i; j++) {
+                if (!(keys[j]->flags & CO_JV_DEAD) && jd_same_key(keys[j], k)) {
+                    keys[j]->flags |= CO_JV_DEAD;
+                    obj->flags |= CO_JV_DUPS;
+                }
+            }
+            k = k + 1 + k[1].size;
+        }
+        return;
+    }
+    size_t slots = 1;
+    while (slots < (size_t)n * 2) {
+        slots *= 2;
+    }
+    uint32_t *table = co_xcalloc(slots, sizeof(*table)); /* index of a key node from at, or 0 */
+    co_jv *k = obj + 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+        for (uint32_t b = 0; b < k->len; b++) {
+            h = (h ^ (unsigned char)k->as.s[b]) * 1099511628211ULL;
+        }
+        size_t slot = (size_t)h & (slots - 1);
+        while (table[slot] && !jd_same_key(obj + table[slot], k)) {
+            slot = (slot + 1) & (slots - 1);
+        }
+        if (table[slot]) {
+            obj[table[slot]].flags |= CO_JV_DEAD;
+            obj->flags |= CO_JV_DUPS;
+        }
+        table[slot] = (uint32_t)(k - obj);
+        k = k + 1 + k[1].size;
+    }
+    free(table);
+}
+
+static int jd_value(parser *ps, uint32_t live);
+
+/* Mirrors parse_object(): the same checks in the same order, so the same errors. */
+static int jd_object(parser *ps, uint32_t live)
+{
+    co_jdoc *doc = ps->doc;
+    size_t at = jd_push(doc, CO_JV_OBJECT);
+    uint32_t members = 0;
+    char cb[16];
+    int rc;
+    ps->p++; /* '{' */
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == '}') {
+        ps->p++;
+        return 0;
+    }
+    for (;;) {
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != '"') {
+            return perr(ps, ps->p, "expected a string key, found %s", describe(ps, ps->p, cb));
+        }
+        const char *key_at = ps->p;
+        int escaped = 0;
+        if ((rc = jd_string(ps, &escaped)) < 0) {
+            return rc;
+        }
+        co_jv *key = &doc->nodes[doc->n - 1];
+        /* only an escape (\u0000) can put a NUL there: a raw one is an error */
+        if (escaped && memchr(key->as.s, '\0', key->len)) {
+            return perr(ps, key_at, "object key contains a NUL character");
+        }
+        uint32_t child_live = 0;
+        int keep = !(live && skip_member(ps, live, ps->depth - 1, key->as.s, &child_live));
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p != ':') {
+            return perr(ps, ps->p, "expected ':' after object key, found %s",
+                        describe(ps, ps->p, cb));
+        }
+        ps->p++;
+        if (keep) {
+            rc = jd_value(ps, child_live);
+            members++;
+        } else {
+            /* the key goes too; its copy stays in the arena, unused */
+            doc->n--;
+            rc = parse_value(ps, NULL, 0);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        if ((rc = next_or_close(ps, '}', "object")) <= 0) {
+            if (rc < 0) {
+                return rc;
+            }
+            break;
+        }
+    }
+    jd_close(doc, at, members);
+    jd_dedupe(doc, at);
+    return 0;
+}
+
+static int jd_array(parser *ps, uint32_t live)
+{
+    co_jdoc *doc = ps->doc;
+    size_t at = jd_push(doc, CO_JV_ARRAY);
+    uint32_t child_live = live ? skip_elements(ps, live, ps->depth - 1) : 0;
+    uint32_t elements = 0;
+    int rc;
+    ps->p++; /* '[' */
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        return 0;
+    }
+    for (;;) {
+        if ((rc = jd_value(ps, child_live)) < 0) {
+            return rc;
+        }
+        elements++;
+        if ((rc = next_or_close(ps, ']', "array")) <= 0) {
+            if (rc < 0) {
+                return rc;
+            }
+            break;
+        }
+    }
+    jd_close(doc, at, elements);
+    return 0;
+}
+
+/* Mirrors parse_value() building a value. */
+static int jd_value(parser *ps, uint32_t live)
+{
+    co_jdoc *doc = ps->doc;
+    char cb[16];
+    int rc;
+    if ((rc = value_start(ps)) < 0) {
+        return rc;
+    }
+    switch (*ps->p) {
+    case '{':
+    case '[':
+        if ((rc = enter_container(ps)) < 0) {
+            return rc;
+        }
+        rc = *ps->p == '{' ? jd_object(ps, live) : jd_array(ps, live);
+        ps->depth--;
+        return rc;
+    case '"': {
+        int escaped = 0;
+        return jd_string(ps, &escaped);
+    }
+    case 't':
+    case 'f': {
+        int truth = *ps->p == 't';
+        if ((rc = expect_literal(ps, truth ? "true" : "false")) < 0) {
+            return rc;
+        }
+        size_t at = jd_push(doc, CO_JV_BOOL);
+        doc->nodes[at].flags = truth ? CO_JV_TRUE : 0;
+        return 0;
+    }
+    case 'n':
+        if ((rc = expect_literal(ps, "null")) < 0) {
+            return rc;
+        }
+        jd_push(doc, CO_JV_NULL);
+        return 0;
+    default:
+        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) {
+            number n;
+            if ((rc = scan_number(ps, &n)) < 0) {
+                return rc;
+            }
+            size_t at = jd_push(doc, CO_JV_NUMBER);
+            co_jv *v = &doc->nodes[at];
+            if (n.kind == NUM_INT) {
+                v->flags = CO_JV_INT;
+                v->as.i = n.i;
+            } else if (n.kind == NUM_UINT) {
+                v->flags = CO_JV_UINT;
+                v->as.u = n.u;
+            } else {
+                v->flags = CO_JV_DOUBLE;
+                v->as.d = n.d;
+            }
+            return 0;
+        }
+        return perr(ps, ps->p, "unexpected %s, expected a value", describe(ps, ps->p, cb));
+    }
+}
+
+/*
+ * Checks the size of a document and readies @p ps to read it with the skip lists @p skip; their
+ * bits in *live.
+ */
+static int begin_document(parser *ps,
                           const char *data,
                           size_t len,
                           size_t max,
                           const char *const *const *skip,
-                          parser *ps)
+                          uint32_t *live)
 {
     if (len > max) {
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes exceeds the limit of %zu", len,
@@ -1079,7 +1430,7 @@ static int parse_document(struct json_object **out,
     if (len > (size_t)INT32_MAX) {
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes is too large", len);
     }
-    uint32_t live = 0;
+    *live = 0;
     for (size_t i = 0; skip && skip[i]; i++) {
         CO_ASSERT(i < SKIP_LISTS_MAX && skip[i][0] != NULL);
         /* a list names a member to leave out, never a whole array's elements */
@@ -1088,21 +1439,42 @@ static int parse_document(struct json_object **out,
             last++;
         }
         CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
-        live |= (uint32_t)1 << i;
+        *live |= (uint32_t)1 << i;
     }
     ps->p = ps->start = data;
     ps->end = data + len;
     co_buf_init(&ps->str, SIZE_MAX);
     ps->skip = skip;
-    struct json_object *val = NULL;
+    return 0;
+}
+
+/* After the value: only whitespace may follow. */
+static int end_document(parser *ps)
+{
     char cb[16];
-    int rc = parse_value(ps, &val, live);
-    if (rc == 0) {
-        skip_ws(ps);
-        if (ps->p < ps->end) {
-            rc = perr(ps, ps->p, "unexpected %s after the JSON value", describe(ps, ps->p, cb));
-            json_object_put(val);
-        }
+    skip_ws(ps);
+    if (ps->p < ps->end) {
+        return perr(ps, ps->p, "unexpected %s after the JSON value", describe(ps, ps->p, cb));
+    }
+    return 0;
+}
+
+static int parse_document(struct json_object **out,
+                          const char *data,
+                          size_t len,
+                          size_t max,
+                          const char *const *const *skip,
+                          parser *ps)
+{
+    uint32_t live = 0;
+    int rc = begin_document(ps, data, len, max, skip, &live);
+    if (rc < 0) {
+        return rc;
+    }
+    struct json_object *val = NULL;
+    rc = parse_value(ps, &val, live);
+    if (rc == 0 && (rc = end_document(ps)) < 0) {
+        json_object_put(val);
     }
     co_buf_dispose(&ps->str);
     if (rc == STOPPED) {
@@ -1138,6 +1510,149 @@ int co_json_parse_each(struct json_object **out,
     ps.each_cb = cb;
     ps.each_payload = payload;
     return parse_document(out, data, len, max, skip, &ps);
+}
+
+/* The first guess of a document's nodes and arena, from its size: a Kubernetes object has a
+ * value every 20 to 30 bytes; the arena holds only strings with escapes. */
+#define JD_NODES_PER_BYTE_SHIFT 4
+#define JD_ARENA_PER_BYTE_SHIFT 4
+
+int co_jdoc_parse(co_jdoc **out,
+                  const char *data,
+                  size_t len,
+                  size_t max,
+                  const char *const *const *skip)
+{
+    parser ps = {0};
+    uint32_t live = 0;
+    int rc = begin_document(&ps, data, len, max, skip, &live);
+    if (rc < 0) {
+        return rc;
+    }
+    /* the copy of the input that plain strings stay in, then the arena's first block */
+    size_t arena = (len >> JD_ARENA_PER_BYTE_SHIFT) + 64;
+    co_jdoc *doc = co_xmalloc(sizeof(*doc) + len + 1 + arena);
+    char *text = (char *)(doc + 1);
+    memcpy(text, data, len);
+    text[len] = '\0';
+    doc->cap = (len >> JD_NODES_PER_BYTE_SHIFT) + 16;
+    doc->nodes = co_xreallocarray(NULL, doc->cap, sizeof(*doc->nodes));
+    doc->n = 0;
+    doc->blocks = NULL;
+    doc->at = text + len + 1;
+    doc->left = arena;
+    ps.doc = doc;
+    ps.text = text;
+    ps.p = ps.start = text;
+    ps.end = text + len;
+    rc = jd_value(&ps, live);
+    if (rc == 0) {
+        rc = end_document(&ps);
+    }
+    co_buf_dispose(&ps.str);
+    if (rc < 0) {
+        co_jdoc_free(doc);
+        return rc;
+    }
+    *out = doc;
+    return 0;
+}
+
+/* Appends the nodes of json-c value @p o (JSON null is NULL). */
+static void jd_from_json(co_jdoc *doc, const struct json_object *o)
+{
+    struct json_object *v = (struct json_object *)o;
+    size_t at;
+    switch (json_object_get_type(v)) {
+    case json_type_boolean:
+        at = jd_push(doc, CO_JV_BOOL);
+        doc->nodes[at].flags = json_object_get_boolean(v) ? CO_JV_TRUE : 0;
+        return;
+    case json_type_int: {
+        int64_t i = 0;
+        uint64_t u = 0;
+        int is_unsigned = 0;
+        co_json__integer(v, &i, &u, &is_unsigned);
+        at = jd_push(doc, CO_JV_NUMBER);
+        if (is_unsigned) {
+            doc->nodes[at].flags = CO_JV_UINT;
+            doc->nodes[at].as.u = u;
+        } else {
+            doc->nodes[at].flags = CO_JV_INT;
+            doc->nodes[at].as.i = i;
+        }
+        return;
+    }
+    case json_type_double:
+        at = jd_push(doc, CO_JV_NUMBER);
+        doc->nodes[at].flags = CO_JV_DOUBLE;
+        doc->nodes[at].as.d = json_object_get_double(v);
+        return;
+    case json_type_string: {
+        size_t len = (size_t)json_object_get_string_len(v);
+        const char *copy = jd_copy(doc, json_object_get_string(v), len);
+        at = jd_push(doc, CO_JV_STRING);
+        doc->nodes[at].len = (uint32_t)len;
+        doc->nodes[at].as.s = copy;
+        return;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(v);
+        at = jd_push(doc, CO_JV_ARRAY);
+        for (size_t i = 0; i < n; i++) {
+            jd_from_json(doc, json_object_array_get_idx(v, i));
+        }
+        jd_close(doc, at, (uint32_t)n);
+        return;
+    }
+    case json_type_object: {
+        uint32_t members = 0;
+        at = jd_push(doc, CO_JV_OBJECT);
+        json_object_object_foreach (v, key, val) {
+            const char *copy = jd_copy(doc, key, strlen(key));
+            size_t k = jd_push(doc, CO_JV_STRING);
+            doc->nodes[k].len = (uint32_t)strlen(copy);
+            doc->nodes[k].as.s = copy;
+            jd_from_json(doc, val);
+            members++;
+        }
+        jd_close(doc, at, members);
+        return;
+    }
+    case json_type_null:
+    default:
+        jd_push(doc, CO_JV_NULL);
+        return;
+    }
+}
+
+co_jdoc *co_jdoc_of_json(const struct json_object *obj)
+{
+    size_t arena = 1024;
+    co_jdoc *doc = co_xmalloc(sizeof(*doc) + arena);
+    doc->cap = 64;
+    doc->nodes = co_xreallocarray(NULL, doc->cap, sizeof(*doc->nodes));
+    doc->n = 0;
+    doc->blocks = NULL;
+    doc->at = (char *)(doc + 1);
+    doc->left = arena;
+    jd_from_json(doc, obj);
+    return doc;
+}
+
+void co_jdoc_free(co_jdoc *doc)
+{
+    if (!doc) {
+        return;
+    }
+    co_jdoc__block *b = doc->blocks;
+    while (b) {
+        co_jdoc__block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(doc->nodes);
+    free(doc);
 }
 
 int co_json_parse_max(struct json_object **out, const char *data, size_t len, size_t max)

@@ -44,4 +44,18 @@ int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int
  */
 int co_json__pointer_next(const char **p, co_buf *token);
 
+/* A co_jdoc's string arena: blocks allocated as strings need them (the first one with the
+ * document itself). */
+typedef struct co_jdoc__block {
+    struct co_jdoc__block *next;
+} co_jdoc__block;
+
+struct co_jdoc {
+    struct co_jv *nodes; /* the values, in document order; nodes[0] is the root */
+    size_t n, cap;
+    co_jdoc__block *blocks; /* the arena's blocks after the first, newest first */
+    char *at;               /* free space in the current block */
+    size_t left;
+};
+
 #endif

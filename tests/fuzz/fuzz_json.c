@@ -6,7 +6,8 @@
  * value need not be co_json_equal(): like Go, the encoder writes the double 1.8e18 as an
  * integer literal of the shortest digits, which reads back as a slightly different int64.)
  * It also holds the members a skip list leaves out to the full parser's verdicts, and a streamed
- * "items" array (co_json_parse_each) to the elements and the rest the full parser builds.
+ * "items" array (co_json_parse_each) to the elements and the rest the full parser builds, and a
+ * co_jdoc document to the full parser's verdicts and values (lookups included).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -45,6 +47,13 @@ static void check_left_out(const uint8_t *data, size_t size)
         (rc_left == 0 && json_object_object_get_ex(left, "k", NULL))) {
         abort();
     }
+    co_jdoc *d = NULL;
+    int rc_doc = co_jdoc_parse(&d, doc, len, CO_MAX_DOCUMENT, skip);
+    if (rc_doc != rc_left || (rc_doc < 0 && strcmp(msg, co_error_last()) != 0) ||
+        (rc_doc == 0 && co_jv_get(co_jdoc_root(d), "k"))) {
+        abort();
+    }
+    co_jdoc_free(d);
     free(msg);
     free(doc);
     json_object_put(full);
@@ -103,10 +112,86 @@ static void check_streamed(const uint8_t *data, size_t size)
     json_object_put(rest);
 }
 
+/* Every member of the json-c object @p want is found by co_jv_get() in @p got, equal; recursively.
+ */
+static void check_lookups(const struct json_object *want, const co_jv *got)
+{
+    if (!json_object_is_type(want, json_type_object)) {
+        if (json_object_is_type(want, json_type_array)) {
+            size_t i = 0;
+            CO_JV_EACH (e, got) {
+                check_lookups(json_object_array_get_idx(want, i++), e);
+            }
+        }
+        return;
+    }
+    if (co_jv_members(got) != (size_t)json_object_object_length(want)) {
+        abort();
+    }
+    json_object_object_foreach ((struct json_object *)want, key, val) {
+        const co_jv *v = co_jv_get(got, key);
+        struct json_object *back = v ? co_jv_to_json(v) : NULL;
+        if (!v || !co_json_equal(val, back)) {
+            abort();
+        }
+        json_object_put(back);
+        check_lookups(val, v);
+    }
+}
+
+/* A document is accepted or refused as the full parse is, with the same message, and holds the
+ * same values, found by the same keys. */
+static void check_document(const uint8_t *data, size_t size)
+{
+    struct json_object *full = NULL;
+    int rc_full = co_json_parse(&full, (const char *)data, size);
+    char *msg = strdup(co_error_last());
+    co_jdoc *doc = NULL;
+    int rc_doc = co_jdoc_parse(&doc, (const char *)data, size, CO_MAX_DOCUMENT, NULL);
+    if (!msg || rc_full != rc_doc || (rc_full < 0 && strcmp(msg, co_error_last()) != 0)) {
+        abort();
+    }
+    if (rc_doc == 0) {
+        struct json_object *back = co_jv_to_json(co_jdoc_root(doc));
+        if (!co_json_equal(full, back)) {
+            abort();
+        }
+        json_object_put(back);
+        check_lookups(full, co_jdoc_root(doc));
+    }
+    co_jdoc_free(doc);
+    json_object_put(full);
+    free(msg);
+}
+
+/* co_jv_equal() agrees with json_object_equal() on the two halves of the input, when both parse
+ * (and each half equals itself). */
+static void check_equality(const uint8_t *data, size_t size)
+{
+    size_t half = size / 2;
+    struct json_object *ja = NULL, *jb = NULL;
+    co_jdoc *a = NULL, *b = NULL;
+    if (co_json_parse(&ja, (const char *)data, half) == 0 &&
+        co_json_parse(&jb, (const char *)data + half, size - half) == 0 &&
+        co_jdoc_parse(&a, (const char *)data, half, CO_MAX_DOCUMENT, NULL) == 0 &&
+        co_jdoc_parse(&b, (const char *)data + half, size - half, CO_MAX_DOCUMENT, NULL) == 0) {
+        if (co_jv_equal(co_jdoc_root(a), co_jdoc_root(b)) != (json_object_equal(ja, jb) != 0) ||
+            !co_jv_equal(co_jdoc_root(a), co_jdoc_root(a))) {
+            abort();
+        }
+    }
+    co_jdoc_free(a);
+    co_jdoc_free(b);
+    json_object_put(ja);
+    json_object_put(jb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_equality(data, size);
     check_left_out(data, size);
     check_streamed(data, size);
+    check_document(data, size);
     struct json_object *obj = NULL;
     if (co_json_parse(&obj, (const char *)data, size) < 0) {
         return 0;
