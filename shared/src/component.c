@@ -14,6 +14,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "component_int.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -112,10 +113,9 @@ const char *co_api_version_string(co_api_version version)
     }
 }
 
-co_api_version co_component_version(const struct json_object *obj)
+/* The version named by @p kind and @p api. */
+static co_api_version version_of(const char *kind, const char *api)
 {
-    const char *kind = co_json__str(obj, "kind");
-    const char *api = co_json__str(obj, "apiVersion");
     if (!kind || !api || strcmp(kind, CO_COMPONENT_KIND) != 0) {
         return CO_API_UNKNOWN;
     }
@@ -126,6 +126,16 @@ co_api_version co_component_version(const struct json_object *obj)
         return CO_API_V1BETA1;
     }
     return CO_API_UNKNOWN;
+}
+
+co_api_version co_component_version(const struct json_object *obj)
+{
+    return version_of(co_json__str(obj, "kind"), co_json__str(obj, "apiVersion"));
+}
+
+co_api_version co_component_version_jv(const co_jv *obj)
+{
+    return version_of(co_jv_str(obj, "kind"), co_jv_str(obj, "apiVersion"));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -455,7 +465,7 @@ static const co_schema string_schema = {.type = CO_SCHEMA_STRING};
 static const co_schema string_list_schema = {.type = CO_SCHEMA_ARRAY, .items = &string_schema};
 
 /* metadata is not described by our schema (the API server owns it); check what we read. */
-void co_component__check_metadata(co_field_errors *errs, const struct json_object *meta)
+void co_component__check_metadata_jv(co_field_errors *errs, const co_jv *meta)
 {
     static const char *const strings[] = {"namespace", "name", "uid", "resourceVersion",
                                           "deletionTimestamp"};
@@ -463,24 +473,34 @@ void co_component__check_metadata(co_field_errors *errs, const struct json_objec
         return;
     }
     for (size_t i = 0; i < CO_ARRAY_SIZE(strings); i++) {
-        json_object *v = co_json__get(meta, strings[i]);
-        if (v && !json_object_is_type(v, json_type_string)) {
+        const co_jv *v = co_jv__field(meta, strings[i]);
+        if (v && v->type != CO_JV_STRING) {
             char *p = co_schema__join("metadata", strings[i]);
-            co_field_errors_add(errs, CO_FIELD_INVALID, p, v, "must be of type string");
+            co_field_errors_add_jv(errs, CO_FIELD_INVALID, p, v, "must be of type string");
             free(p);
         }
     }
-    json_object *gen = co_json__get(meta, "generation");
-    if (gen && !json_object_is_type(gen, json_type_int)) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, "metadata.generation", gen,
-                            "must be of type integer");
+    const co_jv *gen = co_jv__field(meta, "generation");
+    if (gen && !(gen->type == CO_JV_NUMBER && !(gen->flags & CO_JV_DOUBLE))) {
+        co_field_errors_add_jv(errs, CO_FIELD_INVALID, "metadata.generation", gen,
+                               "must be of type integer");
     }
-    co_schema__check(errs, co_json__get(meta, "labels"), &string_map_schema, "metadata.labels",
-                     CO_SCHEMA_TYPES_ONLY);
-    co_schema__check(errs, co_json__get(meta, "annotations"), &string_map_schema,
-                     "metadata.annotations", CO_SCHEMA_TYPES_ONLY);
-    co_schema__check(errs, co_json__get(meta, "finalizers"), &string_list_schema,
-                     "metadata.finalizers", CO_SCHEMA_TYPES_ONLY);
+    co_schema__check_jv(errs, co_jv__field(meta, "labels"), &string_map_schema, "metadata.labels",
+                        CO_SCHEMA_TYPES_ONLY);
+    co_schema__check_jv(errs, co_jv__field(meta, "annotations"), &string_map_schema,
+                        "metadata.annotations", CO_SCHEMA_TYPES_ONLY);
+    co_schema__check_jv(errs, co_jv__field(meta, "finalizers"), &string_list_schema,
+                        "metadata.finalizers", CO_SCHEMA_TYPES_ONLY);
+}
+
+void co_component__check_metadata(co_field_errors *errs, const struct json_object *meta)
+{
+    if (!meta) {
+        return;
+    }
+    co_jdoc *doc = co_jdoc_of_json(meta);
+    co_component__check_metadata_jv(errs, co_jdoc_root(doc));
+    co_jdoc_free(doc);
 }
 
 static int invalid_from(co_field_errors *errs, const char *what)

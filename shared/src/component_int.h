@@ -48,9 +48,12 @@ void co_component__default_spec(struct json_object *spec,
 /* Type checks of the metadata fields the model reads. */
 void co_component__check_metadata(co_field_errors *errs, const struct json_object *meta);
 
+/* The same, of a metadata value in a co_jdoc document. */
+void co_component__check_metadata_jv(co_field_errors *errs, const struct co_jv *meta);
+
 /* The semantic checks on a v1alpha1 object (paths in v1alpha1 terms). */
-void co_component__validate_semantics(co_field_errors *errs,
-                                      const struct json_object *obj,
-                                      const char *ns);
+void co_component__validate_semantics_jv(co_field_errors *errs,
+                                         const struct co_jv *obj,
+                                         const char *ns);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "component_int.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -125,16 +126,14 @@ typedef struct vctx {
 } vctx;
 
 /* The string at obj.key with its path; NULL (and no path) when absent or not a string. */
-static const char *
-str_at(char **path_out, const json_object *obj, const char *path, const char *key)
+static const char *str_at(char **path_out, const co_jv *obj, const char *path, const char *key)
 {
-    const char *s = co_json__str(obj, key);
+    const char *s = co_jv_str(obj, key);
     *path_out = s ? co_schema__join(path, key) : NULL;
     return s;
 }
 
-static void
-check_name(vctx *v, const json_object *obj, const char *path, const char *key, int label)
+static void check_name(vctx *v, const co_jv *obj, const char *path, const char *key, int label)
 {
     char *p = NULL;
     const char *s = str_at(&p, obj, path, key);
@@ -145,7 +144,7 @@ check_name(vctx *v, const json_object *obj, const char *path, const char *key, i
     free(p);
 }
 
-static void check_secret_key(vctx *v, const json_object *obj, const char *path)
+static void check_secret_key(vctx *v, const co_jv *obj, const char *path)
 {
     char *p = NULL;
     check_name(v, obj, path, "name", 0);
@@ -158,29 +157,29 @@ static void check_secret_key(vctx *v, const json_object *obj, const char *path)
     free(p);
 }
 
-/* Each item of the array at obj.key, with its path. */
+/* Each object item of the array at obj.key (at most CO_MAX_SPEC_LIST_ITEMS), with its path. */
 #define EACH_ITEM(obj, path, key, fn, ...)                                                         \
     do {                                                                                           \
-        json_object *arr_ = co_json__get((obj), (key));                                            \
-        if (arr_ && json_object_is_type(arr_, json_type_array)) {                                  \
+        const co_jv *arr_ = co_jv__field((obj), (key));                                            \
+        if (co_jv_is(arr_, CO_JV_ARRAY)) {                                                         \
             char *apath_ = co_schema__join((path), (key));                                         \
-            size_t n_ = json_object_array_length(arr_);                                            \
-            if (n_ > CO_MAX_SPEC_LIST_ITEMS) {                                                     \
-                n_ = CO_MAX_SPEC_LIST_ITEMS;                                                       \
-            }                                                                                      \
-            for (size_t i_ = 0; i_ < n_; i_++) {                                                   \
-                json_object *item_ = json_object_array_get_idx(arr_, i_);                          \
-                if (item_ && json_object_is_type(item_, json_type_object)) {                       \
+            size_t i_ = 0;                                                                         \
+            CO_JV_EACH (item_, arr_) {                                                             \
+                if (i_ == CO_MAX_SPEC_LIST_ITEMS) {                                                \
+                    break;                                                                         \
+                }                                                                                  \
+                if (item_->type == CO_JV_OBJECT) {                                                 \
                     char *ipath_ = co_schema__index(apath_, i_);                                   \
                     fn(__VA_ARGS__, item_, ipath_);                                                \
                     free(ipath_);                                                                  \
                 }                                                                                  \
+                i_++;                                                                              \
             }                                                                                      \
             free(apath_);                                                                          \
         }                                                                                          \
     } while (0)
 
-static void check_secret_name_item(vctx *v, const json_object *item, const char *path)
+static void check_secret_name_item(vctx *v, const co_jv *item, const char *path)
 {
     check_name(v, item, path, "name", 0);
 }
@@ -559,7 +558,7 @@ static void check_path(vctx *v, const char *s, const char *path)
     }
 }
 
-static void check_managed_type(vctx *v, const json_object *item, const char *path)
+static void check_managed_type(vctx *v, const co_jv *item, const char *path)
 {
     char *p = NULL;
     const char *group = str_at(&p, item, path, "group");
@@ -580,13 +579,13 @@ static void check_managed_type(vctx *v, const json_object *item, const char *pat
     free(p);
 }
 
-static void check_flux_ref(vctx *v, const json_object *ref, const char *path)
+static void check_flux_ref(vctx *v, const co_jv *ref, const char *path)
 {
     check_name(v, ref, path, "namespace", 1);
     check_name(v, ref, path, "name", 0);
 }
 
-static void check_http_repository(vctx *v, const json_object *h, const char *path)
+static void check_http_repository(vctx *v, const co_jv *h, const char *path)
 {
     char *p = NULL;
     const char *url = str_at(&p, h, path, "url");
@@ -605,7 +604,7 @@ static void check_http_repository(vctx *v, const json_object *h, const char *pat
     }
 }
 
-static void check_git(vctx *v, const json_object *g, const char *path)
+static void check_git(vctx *v, const co_jv *g, const char *path)
 {
     char *p = NULL;
     const char *url = str_at(&p, g, path, "url");
@@ -613,7 +612,7 @@ static void check_git(vctx *v, const json_object *g, const char *path)
         check_git_url(v, url, p);
     }
     free(p);
-    json_object *ref = co_json__get(g, "ref");
+    const co_jv *ref = co_jv__field(g, "ref");
     char *rpath = co_schema__join(path, "ref");
     const char *s;
     if ((s = str_at(&p, ref, rpath, "branch")) && s[0] && !is_git_ref_name(s)) {
@@ -636,7 +635,7 @@ static void check_git(vctx *v, const json_object *g, const char *path)
     }
     free(p);
     free(rpath);
-    json_object *sref = co_json__get(g, "secretRef");
+    const co_jv *sref = co_jv__field(g, "secretRef");
     if (sref) {
         char *spath = co_schema__join(path, "secretRef");
         check_name(v, sref, spath, "name", 0);
@@ -644,11 +643,11 @@ static void check_git(vctx *v, const json_object *g, const char *path)
     }
 }
 
-static void check_source_ref(vctx *v, const json_object *ref, const char *path)
+static void check_source_ref(vctx *v, const co_jv *ref, const char *path)
 {
     for (int k = 1; k < CO_SOURCE_KIND_COUNT; k++) {
-        json_object *var = co_json__get(ref, co_component__source_kinds[k - 1]);
-        if (!var || !json_object_is_type(var, json_type_object)) {
+        const co_jv *var = co_jv__field(ref, co_component__source_kinds[k - 1]);
+        if (!co_jv_is(var, CO_JV_OBJECT)) {
             continue;
         }
         char *p = co_schema__join(path, co_component__source_kinds[k - 1]);
@@ -663,10 +662,10 @@ static void check_source_ref(vctx *v, const json_object *ref, const char *path)
     }
 }
 
-static void check_patch(vctx *v, const json_object *item, const char *path)
+static void check_patch(vctx *v, const co_jv *item, const char *path)
 {
-    json_object *t = co_json__get(item, "target");
-    if (!t || !json_object_is_type(t, json_type_object)) {
+    const co_jv *t = co_jv__field(item, "target");
+    if (!co_jv_is(t, CO_JV_OBJECT)) {
         return;
     }
     char *tpath = co_schema__join(path, "target");
@@ -696,7 +695,7 @@ static void check_patch(vctx *v, const json_object *item, const char *path)
     free(tpath);
 }
 
-static void check_image(vctx *v, const json_object *item, const char *path)
+static void check_image(vctx *v, const co_jv *item, const char *path)
 {
     char *p = NULL;
     const char *s;
@@ -721,13 +720,13 @@ static void check_image(vctx *v, const json_object *item, const char *path)
     free(p);
 }
 
-static void check_post_build(vctx *v, const json_object *pb, const char *path)
+static void check_post_build(vctx *v, const co_jv *pb, const char *path)
 {
-    json_object *sub = co_json__get(pb, "substitute");
-    if (sub && json_object_is_type(sub, json_type_object)) {
+    const co_jv *sub = co_jv__field(pb, "substitute");
+    if (co_jv_is(sub, CO_JV_OBJECT)) {
         char *spath = co_schema__join(path, "substitute");
-        json_object_object_foreach (sub, key, val) {
-            (void)val;
+        CO_JV_EACH (k, sub) {
+            const char *key = k->as.s;
             if (!is_env_name(key)) {
                 char *kp = co_schema__join(spath, key);
                 co_field_errors_add_str(v->errs, CO_FIELD_INVALID, kp, key,
@@ -748,12 +747,12 @@ typedef struct dep_seen {
     size_t len;
 } dep_seen;
 
-static void check_dependency(vctx *v, dep_seen *seen, const json_object *item, const char *path)
+static void check_dependency(vctx *v, dep_seen *seen, const co_jv *item, const char *path)
 {
     check_name(v, item, path, "namespace", 1);
     check_name(v, item, path, "name", 0);
-    const char *name = co_json__str(item, "name");
-    const char *dns = co_json__str(item, "namespace");
+    const char *name = co_jv_str(item, "name");
+    const char *dns = co_jv_str(item, "namespace");
     if (!name || !name[0]) {
         return;
     }
@@ -776,29 +775,27 @@ static void check_dependency(vctx *v, dep_seen *seen, const json_object *item, c
     seen->keys[seen->len++] = key;
 }
 
-void co_component__validate_semantics(co_field_errors *errs,
-                                      const struct json_object *obj,
-                                      const char *ns)
+void co_component__validate_semantics_jv(co_field_errors *errs, const co_jv *obj, const char *ns)
 {
-    json_object *spec = co_json__get(obj, "spec");
-    json_object *meta = co_json__get(obj, "metadata");
-    vctx v = {errs, object_namespace(obj, ns), co_json__str(meta, "name")};
+    const co_jv *spec = co_jv__field(obj, "spec");
+    const co_jv *meta = co_jv__field(obj, "metadata");
+    vctx v = {errs, ns ? ns : co_jv_str(meta, "namespace"), co_jv_str(meta, "name")};
     char *p = NULL;
     const char *s;
-    if (!spec || !json_object_is_type(spec, json_type_object)) {
+    if (!co_jv_is(spec, CO_JV_OBJECT)) {
         return;
     }
     check_name(&v, spec, "spec", "namespace", 1);
     check_name(&v, spec, "spec", "name", 0);
-    json_object *kc = co_json__get(spec, "kubeConfig");
-    json_object *sref = co_json__get(kc, "secretRef");
-    if (sref && json_object_is_type(sref, json_type_object)) {
+    const co_jv *kc = co_jv__field(spec, "kubeConfig");
+    const co_jv *sref = co_jv__field(kc, "secretRef");
+    if (co_jv_is(sref, CO_JV_OBJECT)) {
         check_secret_key(&v, sref, "spec.kubeConfig.secretRef");
     }
     check_name(&v, spec, "spec", "serviceAccountName", 0);
     EACH_ITEM(spec, "spec", "additionalManagedTypes", check_managed_type, &v);
-    json_object *src = co_json__get(spec, "sourceRef");
-    if (src && json_object_is_type(src, json_type_object)) {
+    const co_jv *src = co_jv__field(spec, "sourceRef");
+    if (co_jv_is(src, CO_JV_OBJECT)) {
         check_source_ref(&v, src, "spec.sourceRef");
     }
     if ((s = str_at(&p, spec, "spec", "path")) && s[0]) {
@@ -806,21 +803,21 @@ void co_component__validate_semantics(co_field_errors *errs,
     }
     free(p);
     EACH_ITEM(spec, "spec", "valuesFrom", check_secret_key, &v);
-    json_object *dec = co_json__get(spec, "decryption");
-    if (dec && json_object_is_type(dec, json_type_object)) {
+    const co_jv *dec = co_jv__field(spec, "decryption");
+    if (co_jv_is(dec, CO_JV_OBJECT)) {
         if ((s = str_at(&p, dec, "spec.decryption", "provider")) && s[0] &&
             strcmp(s, "sops") != 0) {
             static const char *const providers[] = {"sops"};
             co_field_errors_unsupported(errs, p, s, providers, 1);
         }
         free(p);
-        json_object *dsr = co_json__get(dec, "secretRef");
-        if (dsr && json_object_is_type(dsr, json_type_object)) {
+        const co_jv *dsr = co_jv__field(dec, "secretRef");
+        if (co_jv_is(dsr, CO_JV_OBJECT)) {
             check_name(&v, dsr, "spec.decryption.secretRef", "name", 0);
         }
     }
-    json_object *pb = co_json__get(spec, "postBuild");
-    if (pb && json_object_is_type(pb, json_type_object)) {
+    const co_jv *pb = co_jv__field(spec, "postBuild");
+    if (co_jv_is(pb, CO_JV_OBJECT)) {
         check_post_build(&v, pb, "spec.postBuild");
     }
     dep_seen seen = {NULL, 0};
@@ -835,12 +832,12 @@ void co_component__validate_semantics(co_field_errors *errs,
  * Validation entry point
  * ------------------------------------------------------------------------------------------- */
 
-static void check_type_meta(co_field_errors *errs, const json_object *obj)
+static void check_type_meta(co_field_errors *errs, const co_jv *obj)
 {
     static const char *const kinds[] = {CO_COMPONENT_KIND};
     static const char *const versions[] = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_V1BETA1};
-    const char *kind = co_json__str(obj, "kind");
-    const char *api = co_json__str(obj, "apiVersion");
+    const char *kind = co_jv_str(obj, "kind");
+    const char *api = co_jv_str(obj, "apiVersion");
     if (!kind) {
         co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, "kind", NULL);
     } else if (strcmp(kind, CO_COMPONENT_KIND) != 0) {
@@ -856,23 +853,23 @@ static void check_type_meta(co_field_errors *errs, const json_object *obj)
 /* The schema walk over everything but status (which only the controller writes, through the
  * status subresource). */
 static void
-check_schema(co_field_errors *errs, const json_object *obj, const co_schema *root, unsigned mode)
+check_schema(co_field_errors *errs, const co_jv *obj, const co_schema *root, unsigned mode)
 {
     for (const co_schema *f = root->fields; f->name; f++) {
-        json_object *child = co_json__get(obj, f->name);
+        const co_jv *child = co_jv__field(obj, f->name);
         if (strcmp(f->name, "status") == 0) {
             continue;
         }
         if (!child && (f->flags & CO_SCHEMA_REQUIRED)) {
             co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, f->name, NULL);
         } else {
-            co_schema__check(errs, child, f, f->name, mode);
+            co_schema__check_jv(errs, child, f, f->name, mode);
         }
     }
     if (!(mode & CO_SCHEMA_NO_UNKNOWN)) {
-        json_object_object_foreach ((json_object *)obj, key, val) {
-            if (!json_object_is_type(val, json_type_null) && !co_schema__field(root, key)) {
-                char *p = co_schema__join("", key);
+        CO_JV_EACH (k, obj) {
+            if (k[1].type != CO_JV_NULL && !co_schema__field(root, k->as.s)) {
+                char *p = co_schema__join("", k->as.s);
                 co_field_errors_add_novalue(errs, CO_FIELD_FORBIDDEN, p, "unknown field");
                 free(p);
             }
@@ -880,16 +877,58 @@ check_schema(co_field_errors *errs, const json_object *obj, const co_schema *roo
     }
 }
 
-int co_component_validate(co_field_errors *errs,
-                          const struct json_object *obj,
-                          const char *ns,
-                          unsigned flags)
+/* The semantic checks of a v1beta1 object: its spec converted to v1alpha1, checked there, and
+ * the paths translated back. */
+static void check_beta_semantics(co_field_errors *mine, const co_jv *obj, const char *ns)
 {
-    co_api_version version = co_component_version(obj);
+    const co_jv *spec_jv = co_jv__field(obj, "spec");
+    if (!spec_jv) {
+        return;
+    }
+    json_object *spec = co_jv_to_json(spec_jv);
+    json_object *alpha_spec = NULL;
+    char *errpath = NULL;
+    int structural = !co_field_errors_empty(mine);
+    int rc =
+        co_component__convert_spec(&alpha_spec, spec, CO_API_V1BETA1, CO_API_V1ALPHA1, &errpath);
+    if (rc < 0 && !structural) {
+        /* not reachable for objects that pass the schema walk, kept as a safety net */
+        co_field_errors_add_novalue(mine, CO_FIELD_INVALID, errpath ? errpath : "spec", "%s",
+                                    co_error_last());
+    } else if (rc == 0) {
+        json_object *alpha = json_object_new_object();
+        const co_jv *meta = co_jv__field(obj, "metadata");
+        co_field_errors sem = CO_FIELD_ERRORS_INIT;
+        if (meta) {
+            json_object_object_add(alpha, "metadata", co_jv_to_json(meta));
+        }
+        json_object_object_add(alpha, "spec", alpha_spec);
+        co_jdoc *doc = co_jdoc_of_json(alpha);
+        co_component__validate_semantics_jv(&sem, co_jdoc_root(doc), ns);
+        co_jdoc_free(doc);
+        for (size_t i = 0; i < sem.len; i++) {
+            char *beta = co_component_path_to_v1beta1(sem.items[i].field);
+            co_field_errors_set_field(&sem, i, beta);
+            free(beta);
+        }
+        co_field_errors_move(mine, &sem);
+        json_object_put(alpha);
+    }
+    json_object_put(spec);
+    co_error_clear();
+    free(errpath);
+}
+
+int co_component_validate_jv(co_field_errors *errs,
+                             const co_jv *obj,
+                             const char *ns,
+                             unsigned flags)
+{
+    co_api_version version = co_component_version_jv(obj);
     unsigned mode = (flags & CO_COMPONENT_ALLOW_UNKNOWN_FIELDS) ? CO_SCHEMA_NO_UNKNOWN : 0;
     co_field_errors mine = CO_FIELD_ERRORS_INIT;
-    if (!obj || !json_object_is_type((json_object *)obj, json_type_object)) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, "<root>", obj, "must be a JSON object");
+    if (!co_jv_is(obj, CO_JV_OBJECT)) {
+        co_field_errors_add_jv(errs, CO_FIELD_INVALID, "<root>", obj, "must be a JSON object");
         return CO_EINVALID;
     }
     if (version == CO_API_UNKNOWN) {
@@ -897,42 +936,24 @@ int co_component_validate(co_field_errors *errs,
         return CO_EINVALID;
     }
     check_schema(&mine, obj, co_component__schema(version), mode);
-    co_component__check_metadata(&mine, co_json__get(obj, "metadata"));
+    co_component__check_metadata_jv(&mine, co_jv__field(obj, "metadata"));
     if (version == CO_API_V1ALPHA1) {
-        co_component__validate_semantics(&mine, obj, ns);
+        co_component__validate_semantics_jv(&mine, obj, ns);
     } else {
-        json_object *spec = co_json__get(obj, "spec");
-        json_object *alpha_spec = NULL;
-        char *errpath = NULL;
-        int structural = !co_field_errors_empty(&mine);
-        int rc = spec ? co_component__convert_spec(&alpha_spec, spec, CO_API_V1BETA1,
-                                                   CO_API_V1ALPHA1, &errpath)
-                      : 0;
-        if (rc < 0 && !structural) {
-            /* not reachable for objects that pass the schema walk, kept as a safety net */
-            co_field_errors_add_novalue(&mine, CO_FIELD_INVALID, errpath ? errpath : "spec", "%s",
-                                        co_error_last());
-        } else if (rc == 0 && spec) {
-            json_object *alpha = json_object_new_object();
-            json_object *meta = co_json__get(obj, "metadata");
-            co_field_errors sem = CO_FIELD_ERRORS_INIT;
-            if (meta) {
-                json_object_object_add(alpha, "metadata", json_object_get(meta));
-            }
-            json_object_object_add(alpha, "spec", alpha_spec);
-            co_component__validate_semantics(&sem, alpha, ns);
-            for (size_t i = 0; i < sem.len; i++) {
-                char *beta = co_component_path_to_v1beta1(sem.items[i].field);
-                co_field_errors_set_field(&sem, i, beta);
-                free(beta);
-            }
-            co_field_errors_move(&mine, &sem);
-            json_object_put(alpha);
-        }
-        co_error_clear();
-        free(errpath);
+        check_beta_semantics(&mine, obj, ns);
     }
     int bad = !co_field_errors_empty(&mine);
     co_field_errors_move(errs, &mine);
     return bad ? CO_EINVALID : 0;
+}
+
+int co_component_validate(co_field_errors *errs,
+                          const struct json_object *obj,
+                          const char *ns,
+                          unsigned flags)
+{
+    co_jdoc *doc = co_jdoc_of_json(obj);
+    int rc = co_component_validate_jv(errs, co_jdoc_root(doc), ns, flags);
+    co_jdoc_free(doc);
+    return rc;
 }

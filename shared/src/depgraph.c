@@ -17,6 +17,7 @@
 #include "co/buf.h"
 #include "co/component.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "schema_int.h"
 
 typedef struct node {
@@ -601,43 +602,42 @@ int co_depgraph_missing(co_depgraph_list *out,
  * Components as JSON
  * ------------------------------------------------------------------------------------------- */
 
-int co_depgraph_object_deps(co_depgraph_list *out,
-                            char **key_out,
-                            const struct json_object *obj,
-                            const char *ns)
+int co_depgraph_object_deps_jv(co_depgraph_list *out,
+                               char **key_out,
+                               const co_jv *obj,
+                               const char *ns)
 {
     co_depgraph_list res = {NULL, 0};
-    json_object *meta = co_json__get(obj, "metadata");
-    const char *name = co_json__str(meta, "name");
-    if (co_component_version(obj) == CO_API_UNKNOWN) {
+    const co_jv *meta = co_jv__field(obj, "metadata");
+    const char *name = co_jv_str(meta, "name");
+    if (co_component_version_jv(obj) == CO_API_UNKNOWN) {
         return co_error_set(CO_EINVALID, "not a Component");
     }
     if (!ns) {
-        ns = co_json__str(meta, "namespace");
+        ns = co_jv_str(meta, "namespace");
     }
     if (!ns || !ns[0] || !name || !name[0]) {
         return co_error_set(CO_EINVALID, "Component without namespace or name");
     }
     /* spec.dependencies has the same place and shape in both versions */
-    json_object *deps = co_json__get(co_json__get(obj, "spec"), "dependencies");
-    size_t n =
-        deps && json_object_is_type(deps, json_type_array) ? json_object_array_length(deps) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(deps, i);
-        const char *dname = co_json__str(d, "name");
-        const char *dns = co_json__str(d, "namespace");
-        if (!dname || !dname[0] || strchr(dname, '/') || (dns && strchr(dns, '/'))) {
-            continue;
-        }
-        char *key = co_xjoin(dns && dns[0] ? dns : ns, '/', dname);
-        int dup = 0;
-        for (size_t j = 0; j < res.len; j++) {
-            dup = dup || strcmp(res.items[j], key) == 0;
-        }
-        if (dup) {
-            free(key);
-        } else {
-            list_push(&res, key);
+    const co_jv *deps = co_jv__field(co_jv__field(obj, "spec"), "dependencies");
+    if (co_jv_is(deps, CO_JV_ARRAY)) {
+        CO_JV_EACH (d, deps) {
+            const char *dname = co_jv_str(d, "name");
+            const char *dns = co_jv_str(d, "namespace");
+            if (!dname || !dname[0] || strchr(dname, '/') || (dns && strchr(dns, '/'))) {
+                continue;
+            }
+            char *key = co_xjoin(dns && dns[0] ? dns : ns, '/', dname);
+            int dup = 0;
+            for (size_t j = 0; j < res.len; j++) {
+                dup = dup || strcmp(res.items[j], key) == 0;
+            }
+            if (dup) {
+                free(key);
+            } else {
+                list_push(&res, key);
+            }
         }
     }
     if (key_out) {
@@ -645,6 +645,17 @@ int co_depgraph_object_deps(co_depgraph_list *out,
     }
     *out = res;
     return 0;
+}
+
+int co_depgraph_object_deps(co_depgraph_list *out,
+                            char **key_out,
+                            const struct json_object *obj,
+                            const char *ns)
+{
+    co_jdoc *doc = co_jdoc_of_json(obj);
+    int rc = co_depgraph_object_deps_jv(out, key_out, co_jdoc_root(doc), ns);
+    co_jdoc_free(doc);
+    return rc;
 }
 
 int co_depgraph_set_object(co_depgraph *g, const struct json_object *obj, const char *ns)

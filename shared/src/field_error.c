@@ -16,6 +16,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 
 static const char *const type_names[] = {
     [CO_FIELD_REQUIRED] = "Required value",
@@ -183,6 +184,23 @@ void co_field_errors_add(co_field_errors *errs,
     char *detail = vdetail(detail_fmt, ap);
     va_end(ap);
     push(errs, type, co_xstrdup(field), render_json(value), detail);
+}
+
+void co_field_errors_add_jv(co_field_errors *errs,
+                            co_field_error_type type,
+                            const char *field,
+                            const co_jv *value,
+                            const char *detail_fmt,
+                            ...)
+{
+    va_list ap;
+    va_start(ap, detail_fmt);
+    char *detail = vdetail(detail_fmt, ap);
+    va_end(ap);
+    /* errors are rare: the value goes through json-c to be rendered exactly as above */
+    struct json_object *v = value ? co_jv_to_json(value) : NULL;
+    push(errs, type, co_xstrdup(field), render_json(v), detail);
+    json_object_put(v);
 }
 
 void co_field_errors_add_str(co_field_errors *errs,

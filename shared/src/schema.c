@@ -18,6 +18,7 @@
 #include "co/common.h"
 #include "co/duration.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Paths and JSON helpers
@@ -213,24 +214,23 @@ static const char *type_word(co_schema_type t)
     }
 }
 
-static int has_type(const json_object *v, co_schema_type t)
+static int has_type(const co_jv *v, co_schema_type t)
 {
-    json_object *o = (json_object *)v;
     switch (t) {
     case CO_SCHEMA_STRING:
-        return json_object_is_type(o, json_type_string);
+        return v->type == CO_JV_STRING;
     case CO_SCHEMA_BOOLEAN:
-        return json_object_is_type(o, json_type_boolean);
+        return v->type == CO_JV_BOOL;
     case CO_SCHEMA_INTEGER:
-        return json_object_is_type(o, json_type_int);
+        return v->type == CO_JV_NUMBER && !(v->flags & CO_JV_DOUBLE);
     case CO_SCHEMA_ARRAY:
-        return json_object_is_type(o, json_type_array);
+        return v->type == CO_JV_ARRAY;
     case CO_SCHEMA_OBJECT:
     case CO_SCHEMA_STRING_MAP:
     case CO_SCHEMA_ANY_OBJECT:
     case CO_SCHEMA_METADATA:
     default:
-        return json_object_is_type(o, json_type_object);
+        return v->type == CO_JV_OBJECT;
     }
 }
 
@@ -253,12 +253,18 @@ static void quoted_list(co_buf *b, const char *const *names)
     }
 }
 
+const co_jv *co_jv__field(const co_jv *obj, const char *key)
+{
+    const co_jv *v = co_jv_get(obj, key);
+    return v && v->type != CO_JV_NULL ? v : NULL;
+}
+
 static void
-check_one_of(co_field_errors *errs, const json_object *v, const co_schema *s, const char *path)
+check_one_of(co_field_errors *errs, const co_jv *v, const co_schema *s, const char *path)
 {
     size_t n = 0;
     for (size_t i = 0; s->one_of[i]; i++) {
-        n += co_json__get(v, s->one_of[i]) != NULL;
+        n += co_jv__field(v, s->one_of[i]) != NULL;
     }
     if (n == 1) {
         /* the usual case: no message to build */
@@ -268,7 +274,7 @@ check_one_of(co_field_errors *errs, const json_object *v, const co_schema *s, co
     co_buf found = CO_BUF_INIT(SIZE_MAX);
     quoted_list(&list, s->one_of);
     for (size_t i = 0, k = 0; s->one_of[i]; i++) {
-        if (co_json__get(v, s->one_of[i])) {
+        if (co_jv__field(v, s->one_of[i])) {
             if (k++ > 0) {
                 CO_ASSERT(co_buf_puts(&found, ", ") == 0);
             }
@@ -288,17 +294,17 @@ check_one_of(co_field_errors *errs, const json_object *v, const co_schema *s, co
 }
 
 static void
-check_string(co_field_errors *errs, const json_object *v, const co_schema *s, const char *path)
+check_string(co_field_errors *errs, const co_jv *v, const co_schema *s, const char *path)
 {
-    json_object *o = (json_object *)v;
-    const char *str = json_object_get_string(o);
-    if ((size_t)json_object_get_string_len(o) != strlen(str)) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, path, v, "must not contain NUL characters");
+    const char *str = v->as.s;
+    if (v->len != strlen(str)) {
+        co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must not contain NUL characters");
         return;
     }
     if (s->min_length && utf8_chars(str) < s->min_length) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, path, v, "must be at least %u character%s long",
-                            s->min_length, s->min_length == 1 ? "" : "s");
+        co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
+                               "must be at least %u character%s long", s->min_length,
+                               s->min_length == 1 ? "" : "s");
         return;
     }
     if (s->enums) {
@@ -315,53 +321,79 @@ check_string(co_field_errors *errs, const json_object *v, const co_schema *s, co
     if (s->flags & CO_SCHEMA_DURATION) {
         int64_t ns = 0;
         if (!co_schema__duration(str, &ns)) {
-            co_field_errors_add(errs, CO_FIELD_INVALID, path, v,
-                                "must be a duration such as \"90s\", \"10m\" or \"1h30m\" "
-                                "(units ns, us, \xc2\xb5s, ms, s, m, h)");
+            co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
+                                   "must be a duration such as \"90s\", \"10m\" or \"1h30m\" "
+                                   "(units ns, us, \xc2\xb5s, ms, s, m, h)");
         } else if (ns < 0) {
-            co_field_errors_add(errs, CO_FIELD_INVALID, path, v,
-                                "duration is too large (at most 2562047h47m16s)");
+            co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
+                                   "duration is too large (at most 2562047h47m16s)");
         }
     }
 }
 
-static size_t non_null_members(json_object *v)
+/* The most fields an object schema has (the Component spec has about 25). */
+#define SCHEMA_FIELDS_MAX 64
+
+/* The index of field @p name among the @p n fields of object schema @p s, or @p n. */
+static size_t field_index(const co_schema *s, const char *name, size_t n)
 {
-    size_t n = 0;
-    json_object_object_foreach (v, key, val) {
-        (void)key;
-        n += !json_object_is_type(val, json_type_null);
+    for (size_t i = 0; i < n; i++) {
+        const char *f = s->fields[i].name;
+        if (f[0] == name[0] && strcmp(f, name) == 0) {
+            return i;
+        }
     }
     return n;
 }
 
-void co_schema__check(co_field_errors *errs,
-                      const struct json_object *value,
-                      const co_schema *s,
-                      const char *path,
-                      unsigned mode)
+void co_schema__check_jv(co_field_errors *errs,
+                         const co_jv *v,
+                         const co_schema *s,
+                         const char *path,
+                         unsigned mode)
 {
-    json_object *v = (json_object *)value;
     int types_only = mode & CO_SCHEMA_TYPES_ONLY;
-    if (!v || json_object_is_type(v, json_type_null)) {
+    if (co_jv_unset(v)) {
         return;
     }
     if (!has_type(v, s->type)) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, path, v, "must be of type %s",
-                            type_word(s->type));
+        co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must be of type %s",
+                               type_word(s->type));
         return;
     }
     switch (s->type) {
     case CO_SCHEMA_OBJECT: {
-        size_t present = 0;
+        /* One pass over the members finds each one's field (a lookup per schema field would
+         * walk the members once per field, present or not); the fields are then checked in
+         * schema order, as before. */
+        const co_jv *found[SCHEMA_FIELDS_MAX];
+        size_t nfields = 0;
         for (const co_schema *f = s->fields; f && f->name; f++) {
-            json_object *child = co_json__get(v, f->name);
+            CO_ASSERT(nfields < SCHEMA_FIELDS_MAX);
+            found[nfields++] = NULL;
+        }
+        size_t unknown = 0;
+        CO_JV_EACH (k, v) {
+            if (k[1].type == CO_JV_NULL) {
+                continue; /* null is absent */
+            }
+            size_t i = field_index(s, k->as.s, nfields);
+            if (i < nfields) {
+                found[i] = k + 1;
+            } else {
+                unknown++;
+            }
+        }
+        size_t present = 0;
+        for (size_t i = 0; i < nfields; i++) {
+            const co_schema *f = &s->fields[i];
+            const co_jv *child = found[i];
             /* Paths are built only for fields that are there or missing: most schema fields are
              * absent from a given object, and this runs on every admission. */
             if (child) {
                 char *cpath = co_schema__join(path, f->name);
                 present++;
-                co_schema__check(errs, child, f, cpath, mode);
+                co_schema__check_jv(errs, child, f, cpath, mode);
                 free(cpath);
             } else if ((f->flags & CO_SCHEMA_REQUIRED) && !types_only) {
                 char *cpath = co_schema__join(path, f->name);
@@ -372,12 +404,10 @@ void co_schema__check(co_field_errors *errs,
         if (types_only) {
             break;
         }
-        /* Every member that is not null was one of the fields above when the counts agree (keys
-         * are unique), so the search for unknown ones is needed only when they differ. */
-        if (!(mode & CO_SCHEMA_NO_UNKNOWN) && non_null_members(v) != present) {
-            json_object_object_foreach (v, key, val) {
-                if (!json_object_is_type(val, json_type_null) && !co_schema__field(s, key)) {
-                    char *cpath = co_schema__join(path, key);
+        if (!(mode & CO_SCHEMA_NO_UNKNOWN) && unknown) {
+            CO_JV_EACH (k, v) {
+                if (k[1].type != CO_JV_NULL && !co_schema__field(s, k->as.s)) {
+                    char *cpath = co_schema__join(path, k->as.s);
                     co_field_errors_add_novalue(errs, CO_FIELD_FORBIDDEN, cpath, "unknown field");
                     free(cpath);
                 }
@@ -399,22 +429,25 @@ void co_schema__check(co_field_errors *errs,
         }
         break;
     case CO_SCHEMA_ARRAY: {
-        size_t n = json_object_array_length(v);
+        size_t n = v->len;
         if (!types_only && s->max_items && n > s->max_items) {
             co_field_errors_add_int(errs, CO_FIELD_TOO_MANY, path, (long long)n,
                                     "must have at most %u items", s->max_items);
             /* the items past the limit are not worth a report each */
             n = s->max_items;
         }
-        for (size_t i = 0; i < n; i++) {
-            json_object *item = json_object_array_get_idx(v, i);
-            char *ipath = co_schema__index(path, i);
-            if (!item || json_object_is_type(item, json_type_null)) {
+        size_t i = 0;
+        CO_JV_EACH (item, v) {
+            if (i == n) {
+                break;
+            }
+            char *ipath = co_schema__index(path, i++);
+            if (item->type == CO_JV_NULL) {
                 if (!types_only) {
                     co_field_errors_add(errs, CO_FIELD_INVALID, ipath, NULL, "must not be null");
                 }
             } else {
-                co_schema__check(errs, item, s->items, ipath, mode);
+                co_schema__check_jv(errs, item, s->items, ipath, mode);
             }
             free(ipath);
         }
@@ -422,11 +455,12 @@ void co_schema__check(co_field_errors *errs,
     }
     case CO_SCHEMA_STRING_MAP: {
         size_t n = 0;
-        json_object_object_foreach (v, key, val) {
+        CO_JV_EACH (k, v) {
             n++;
-            if (!json_object_is_type(val, json_type_string)) {
-                char *cpath = co_schema__join(path, key);
-                co_field_errors_add(errs, CO_FIELD_INVALID, cpath, val, "must be of type string");
+            if (k[1].type != CO_JV_STRING) {
+                char *cpath = co_schema__join(path, k->as.s);
+                co_field_errors_add_jv(errs, CO_FIELD_INVALID, cpath, k + 1,
+                                       "must be of type string");
                 free(cpath);
             }
         }
@@ -443,6 +477,20 @@ void co_schema__check(co_field_errors *errs,
     default:
         break;
     }
+}
+
+void co_schema__check(co_field_errors *errs,
+                      const struct json_object *value,
+                      const co_schema *s,
+                      const char *path,
+                      unsigned mode)
+{
+    if (!value) {
+        return;
+    }
+    co_jdoc *doc = co_jdoc_of_json(value);
+    co_schema__check_jv(errs, co_jdoc_root(doc), s, path, mode);
+    co_jdoc_free(doc);
 }
 
 /* ---------------------------------------------------------------------------------------------

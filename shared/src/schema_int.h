@@ -16,6 +16,7 @@
 #include "co/field_error.h"
 
 struct json_object;
+struct co_jv;
 
 typedef enum co_schema_type {
     CO_SCHEMA_OBJECT = 0,     /* fields */
@@ -67,6 +68,16 @@ void co_schema__check(co_field_errors *errs,
                       const co_schema *s,
                       const char *path,
                       unsigned mode);
+
+/* co_schema__check() over a co_jdoc value (NULL or a null node = absent). */
+void co_schema__check_jv(co_field_errors *errs,
+                         const struct co_jv *v,
+                         const co_schema *s,
+                         const char *path,
+                         unsigned mode);
+
+/* Member @p key of @p obj, NULL when absent or JSON null (as co_json__get() treats it). */
+const struct co_jv *co_jv__field(const struct co_jv *obj, const char *key);
 
 /* The field node named @p name of an object schema, or NULL. */
 const co_schema *co_schema__field(const co_schema *s, const char *name);

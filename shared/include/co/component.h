@@ -37,6 +37,7 @@
 #include "co/common.h"
 #include "co/field_error.h"
 
+struct co_jv;
 struct json_object;
 
 #define CO_COMPONENT_GROUP    "core.cs.sap.com"
@@ -327,6 +328,9 @@ typedef struct co_component_defaults {
  * served version. */
 co_api_version co_component_version(const struct json_object *obj);
 
+/** co_component_version() of an object in a co_jdoc document. */
+co_api_version co_component_version_jv(const struct co_jv *obj);
+
 /** "core.cs.sap.com/v1alpha1" / "core.cs.sap.com/v1beta1" (NULL for CO_API_UNKNOWN). */
 const char *co_api_version_string(co_api_version version);
 
@@ -436,6 +440,12 @@ int co_component_validate(co_field_errors *errs,
                           const struct json_object *obj,
                           const char *ns,
                           unsigned flags);
+
+/** co_component_validate() of an object in a co_jdoc document (see co/jdoc.h). */
+int co_component_validate_jv(co_field_errors *errs,
+                             const struct co_jv *obj,
+                             const char *ns,
+                             unsigned flags);
 
 /* --- conversion ------------------------------------------------------------------------------ */
 

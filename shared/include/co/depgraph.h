@@ -23,6 +23,7 @@
 
 #include "co/common.h"
 
+struct co_jv;
 struct json_object;
 
 typedef struct co_depgraph co_depgraph;
@@ -131,5 +132,11 @@ CO_MUST_CHECK int co_depgraph_object_deps(co_depgraph_list *out,
                                           char **key_out,
                                           const struct json_object *obj,
                                           const char *ns);
+
+/** co_depgraph_object_deps() of a Component in a co_jdoc document (see co/jdoc.h). */
+CO_MUST_CHECK int co_depgraph_object_deps_jv(co_depgraph_list *out,
+                                             char **key_out,
+                                             const struct co_jv *obj,
+                                             const char *ns);
 
 #endif

@@ -24,6 +24,8 @@
 #include "co/buf.h"
 #include "co/common.h"
 
+struct co_jv;
+
 struct json_object;
 
 /** The kinds of field error, with the exact words the API server prints. */
@@ -84,6 +86,14 @@ void co_field_errors_add(co_field_errors *errs,
                          const struct json_object *value,
                          const char *detail_fmt,
                          ...) CO_PRINTF(5, 6);
+
+/** co_field_errors_add() with the bad value in a co_jdoc document (NULL records JSON null). */
+void co_field_errors_add_jv(co_field_errors *errs,
+                            co_field_error_type type,
+                            const char *field,
+                            const struct co_jv *value,
+                            const char *detail_fmt,
+                            ...) CO_PRINTF(5, 6);
 
 /** Records an error whose bad value is the string @p value (printed quoted). */
 void co_field_errors_add_str(co_field_errors *errs,
