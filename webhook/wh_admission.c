@@ -20,6 +20,7 @@
 #include "co/component.h"
 #include "co/depgraph.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "co/field_error.h"
 #include "co/json.h"
 #include "co/log.h"
@@ -86,21 +87,18 @@ static int spec_unchanged(const wh_admission_request *req)
     if (strcmp(req->operation, "UPDATE") || !req->old_object) {
         return 0;
     }
-    struct json_object *a = NULL, *b = NULL;
-    int has_a = json_object_object_get_ex(req->object, "spec", &a);
-    int has_b = json_object_object_get_ex(req->old_object, "spec", &b);
-    if (!has_a || !has_b) {
-        return has_a == has_b;
+    const co_jv *a = co_jv_get(req->object, "spec");
+    const co_jv *b = co_jv_get(req->old_object, "spec");
+    if (!a || !b) {
+        return !a == !b;
     }
-    return json_object_equal(a, b);
+    /* types compared strictly (1 and 1.0 differ), as json_object_equal() did */
+    return co_jv_equal(a, b);
 }
 
-static int being_deleted(const struct json_object *obj)
+static int being_deleted(const co_jv *obj)
 {
-    struct json_object *meta = NULL, *ts = NULL;
-    return json_object_object_get_ex(obj, "metadata", &meta) &&
-           json_object_object_get_ex(meta, "deletionTimestamp", &ts) &&
-           !json_object_is_type(ts, json_type_null);
+    return !co_jv_unset(co_jv_get(co_jv_get(obj, "metadata"), "deletionTimestamp"));
 }
 
 /* The policy request of an admission: namespace, its labels, user and groups. */
@@ -114,17 +112,20 @@ static void fill_request(who *w, wh_state_view *v, const wh_admission_request *r
     memset(w, 0, sizeof(*w));
     w->req.ns = *req->namespace_ ? req->namespace_ : NULL;
     w->req.namespace_labels = wh_state_namespace_labels(v, w->req.ns);
-    w->req.username = wh_json_str(req->user_info, "username");
+    w->req.username = co_jv_str(req->user_info, "username");
     if (!w->req.username) {
         /* An anonymous review still has a user for exemption purposes: the empty one. */
         w->req.username = "";
     }
-    struct json_object *groups = wh_json_array(req->user_info, "groups");
-    size_t n = groups ? json_object_array_length(groups) : 0;
-    for (size_t i = 0; i < n && w->req.ngroups < MAX_GROUPS; i++) {
-        struct json_object *g = json_object_array_get_idx(groups, i);
-        if (json_object_is_type(g, json_type_string)) {
-            w->groups[w->req.ngroups++] = json_object_get_string(g);
+    const co_jv *groups = co_jv_get(req->user_info, "groups");
+    if (co_jv_is(groups, CO_JV_ARRAY)) {
+        CO_JV_EACH (g, groups) {
+            if (w->req.ngroups == MAX_GROUPS) {
+                break;
+            }
+            if (g->type == CO_JV_STRING) {
+                w->groups[w->req.ngroups++] = g->as.s;
+            }
         }
     }
     w->req.groups = w->groups;
@@ -231,10 +232,10 @@ typedef struct edges {
     char *key;
 } edges;
 
-static void edges_of(edges *e, const struct json_object *obj, const char *ns)
+static void edges_of(edges *e, const co_jv *obj, const char *ns)
 {
     memset(e, 0, sizeof(*e));
-    if (co_depgraph_object_deps(&e->deps, &e->key, obj, ns) < 0) {
+    if (co_depgraph_object_deps_jv(&e->deps, &e->key, obj, ns) < 0) {
         co_error_clear();
         e->key = NULL;
     }
@@ -256,7 +257,7 @@ static int validate_component(wh_decision *d, wh_state *st, const wh_admission_r
 {
     const char *ns = *req->namespace_ ? req->namespace_ : NULL;
     co_field_errors errs = CO_FIELD_ERRORS_INIT;
-    if (co_component_validate(&errs, req->object, ns, 0) < 0) {
+    if (co_component_validate_jv(&errs, req->object, ns, 0) < 0) {
         int rc = deny_field_errors(d, &errs);
         co_field_errors_dispose(&errs);
         return rc;
@@ -280,7 +281,10 @@ static int validate_component(wh_decision *d, wh_state *st, const wh_admission_r
         rc = co_policy_evaluate_graph(&res, &w.req, e.key, (const char *const *)e.deps.items,
                                       e.deps.len);
     } else {
-        rc = judged_component(&comp, d, req->object, v.policies, &w.req);
+        /* the API model reads json-c trees */
+        struct json_object *obj = co_jv_to_json(req->object);
+        rc = judged_component(&comp, d, obj, v.policies, &w.req);
+        json_object_put(obj);
         if (rc == 0) {
             wh_state_take_graph(&v);
             w.req.graph = v.graph;
@@ -309,9 +313,11 @@ static int mutate_component(wh_decision *d, wh_state *st, const wh_admission_req
     fill_request(&w, &v, req);
     co_policy_defaults pd;
     int rc = merge_defaults(&pd, d, v.policies, &w.req);
+    /* defaults and the patch are computed on json-c trees */
+    struct json_object *obj = co_jv_to_json(req->object);
     struct json_object *defaulted = NULL;
     if (rc == 0) {
-        rc = co_component_default(&defaulted, req->object, w.req.ns, &pd.defaults);
+        rc = co_component_default(&defaulted, obj, w.req.ns, &pd.defaults);
         co_policy_defaults_dispose(&pd);
     }
     wh_state_leave(&v);
@@ -319,13 +325,16 @@ static int mutate_component(wh_decision *d, wh_state *st, const wh_admission_req
         /* Not something we can default (a v1beta1 object that does not convert, say): the
          * validating webhook explains; mutation leaves it as it is. */
         co_error_clear();
+        json_object_put(obj);
         return 0;
     }
     if (rc < 0) {
+        json_object_put(obj);
         return rc;
     }
-    wh_decision_set_patch(d, co_json_patch_diff(req->object, defaulted));
+    wh_decision_set_patch(d, co_json_patch_diff(obj, defaulted));
     json_object_put(defaulted);
+    json_object_put(obj);
     return 0;
 }
 
@@ -333,9 +342,11 @@ static int validate_policy(wh_decision *d, const wh_admission_request *req)
 {
     co_field_errors errs = CO_FIELD_ERRORS_INIT;
     int rc = 0;
-    if (co_policy_validate(&errs, req->object, 0) < 0) {
+    struct json_object *obj = co_jv_to_json(req->object);
+    if (co_policy_validate(&errs, obj, 0) < 0) {
         rc = deny_field_errors(d, &errs);
     }
+    json_object_put(obj);
     co_field_errors_dispose(&errs);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "webhook/wh_metrics.h"
 
 #define API_GROUP "core.cs.sap.com"
@@ -142,7 +143,7 @@ static int kind_matches(const wh_route_info *ri, const wh_admission_request *req
 }
 
 static void
-admission(wh_http_response *out, const wh_handlers *h, wh_route route, struct json_object *review)
+admission(wh_http_response *out, const wh_handlers *h, wh_route route, const co_jv *review)
 {
     const wh_route_info *ri = &routes[route];
     wh_admission_request req;
@@ -175,11 +176,11 @@ admission(wh_http_response *out, const wh_handlers *h, wh_route route, struct js
 }
 
 /* Short identification of object @p i for error messages: "objects[2] (ns/name)". */
-static char *object_label(size_t i, struct json_object *obj)
+static char *object_label(size_t i, const co_jv *obj)
 {
-    struct json_object *meta = wh_json_object(obj, "metadata");
-    const char *ns = wh_json_str(meta, "namespace");
-    const char *name = wh_json_str(meta, "name");
+    const co_jv *meta = co_jv_get(obj, "metadata");
+    const char *ns = co_jv_str(meta, "namespace");
+    const char *name = co_jv_str(meta, "name");
     if (name && ns && *ns) {
         return co_xasprintf("objects[%zu] (%s/%s)", i, ns, name);
     }
@@ -191,24 +192,27 @@ static char *object_label(size_t i, struct json_object *obj)
 
 /* Converts every object; on the first failure sets *failure and returns NULL. */
 static struct json_object *convert_all(const wh_handlers *h,
-                                       struct json_object *objects,
+                                       const co_jv *objects,
                                        const char *desired,
                                        char **failure,
                                        int *internal)
 {
-    size_t n = json_object_array_length(objects);
+    size_t n = objects->len;
     struct json_object *converted = json_object_new_array_ext((int)(n ? n : 1));
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *obj = json_object_array_get_idx(objects, i);
-        if (!json_object_is_type(obj, json_type_object)) {
+    size_t i = 0;
+    CO_JV_EACH (item, objects) {
+        if (item->type != CO_JV_OBJECT) {
             *failure = co_xasprintf("objects[%zu]: Invalid value: must be an object", i);
             break;
         }
+        /* the converters work on json-c trees */
+        struct json_object *obj = co_jv_to_json(item);
         struct json_object *res = NULL;
         co_error_clear();
         int rc = h->convert(&res, h->ctx, obj, desired);
+        json_object_put(obj);
         if (rc < 0) {
-            char *label = object_label(i, obj);
+            char *label = object_label(i, item);
             const char *msg = co_error_last();
             *failure = co_xasprintf("%s: %s", label, *msg ? msg : "conversion failed");
             free(label);
@@ -216,6 +220,7 @@ static struct json_object *convert_all(const wh_handlers *h,
             break;
         }
         json_object_array_add(converted, res);
+        i++;
     }
     if (*failure) {
         json_object_put(converted);
@@ -224,7 +229,7 @@ static struct json_object *convert_all(const wh_handlers *h,
     return converted;
 }
 
-static void conversion(wh_http_response *out, const wh_handlers *h, struct json_object *review)
+static void conversion(wh_http_response *out, const wh_handlers *h, const co_jv *review)
 {
     wh_conversion_request req;
     const char *api_version = NULL;
@@ -310,18 +315,18 @@ void wh_http_handle(wh_http_response *out, const wh_handlers *h, const wh_http_r
         return;
     }
     wh_route route = wh_route_lookup(req->path);
-    struct json_object *review = NULL;
+    co_jdoc *review = NULL;
     const char *const *const *skip = h->unread ? h->unread(route) : NULL;
-    if (wh_review_parse_json(&review, req->body, req->body_len, skip) < 0) {
+    if (wh_review_parse(&review, req->body, req->body_len, skip) < 0) {
         fail(out, 400, co_error_last());
         return;
     }
     if (routes[route].kind == WH_KIND_CONVERT) {
-        conversion(out, h, review);
+        conversion(out, h, co_jdoc_root(review));
     } else {
-        admission(out, h, route, review);
+        admission(out, h, route, co_jdoc_root(review));
     }
-    json_object_put(review);
+    co_jdoc_free(review);
 }
 
 static void text(wh_http_response *out, int status, const char *body)

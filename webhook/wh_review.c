@@ -10,12 +10,16 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <json-c/json.h>
 
 #include "co/caps.h"
 #include "co/digest.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 
 void wh_decision_init(wh_decision *d)
@@ -155,60 +159,63 @@ struct json_object *wh_json_array(struct json_object *obj, const char *key)
     return member_of_type(obj, key, json_type_array);
 }
 
-int wh_review_parse_json(struct json_object **out,
-                         const char *body,
-                         size_t len,
-                         const char *const *const *skip)
+int wh_review_parse(co_jdoc **out, const char *body, size_t len, const char *const *const *skip)
 {
     if (len == 0) {
         return co_error_set(CO_EINVALID, "request body is empty");
     }
     /* Strict JSON (UTF-8 checked, nesting capped); the route's cap was enforced on the way in. */
-    struct json_object *obj = NULL;
-    int rc = co_json_parse_skip(&obj, body, len, len, skip);
+    co_jdoc *doc = NULL;
+    int rc = co_jdoc_parse(&doc, body, len, len, skip);
     if (rc < 0) {
         return co_error_wrap("request body is not valid JSON");
     }
-    if (!json_object_is_type(obj, json_type_object)) {
-        json_object_put(obj);
+    if (!co_jv_is(co_jdoc_root(doc), CO_JV_OBJECT)) {
+        co_jdoc_free(doc);
         return co_error_set(CO_EINVALID, "request body must be a JSON object");
     }
-    *out = obj;
+    *out = doc;
     return 0;
 }
 
 /* A string member that must be present: distinguishes absent, wrong type and empty. */
-static int
-required_str(const char **out, struct json_object *obj, const char *key, const char *path)
+static int required_str(const char **out, const co_jv *obj, const char *key, const char *path)
 {
-    struct json_object *v = NULL;
-    if (!json_object_object_get_ex(obj, key, &v) || json_object_is_type(v, json_type_null)) {
+    const co_jv *v = co_jv_get(obj, key);
+    if (co_jv_unset(v)) {
         co_error_set(CO_EINVALID, "%s: Required value", path);
         return CO_EINVALID;
     }
-    if (!json_object_is_type(v, json_type_string)) {
+    if (v->type != CO_JV_STRING) {
         co_error_set(CO_EINVALID, "%s: Invalid value: must be a string", path);
         return CO_EINVALID;
     }
-    if (json_object_get_string_len(v) == 0) {
+    if (v->len == 0) {
         co_error_set(CO_EINVALID, "%s: Required value: must not be empty", path);
         return CO_EINVALID;
     }
-    *out = json_object_get_string(v);
+    *out = v->as.s;
     return 0;
 }
 
-static const char *opt_str(struct json_object *obj, const char *key)
+static const char *opt_str(const co_jv *obj, const char *key)
 {
-    const char *s = wh_json_str(obj, key);
+    const char *s = co_jv_str(obj, key);
     return s ? s : "";
+}
+
+/* Member @p key of @p obj when it is of type @p t, else NULL. */
+static const co_jv *jv_member(const co_jv *obj, const char *key, co_jv_type t)
+{
+    const co_jv *v = co_jv_get(obj, key);
+    return co_jv_is(v, t) ? v : NULL;
 }
 
 /* apiVersion, kind, request and request.uid: the parts every review must have. */
 static int check_envelope(const char **api_version_out,
-                          struct json_object **req_out,
+                          const co_jv **req_out,
                           const char **uid_out,
-                          struct json_object *review,
+                          const co_jv *review,
                           const char *v1,
                           const char *v1beta1,
                           const char *want_kind)
@@ -232,12 +239,11 @@ static int check_envelope(const char **api_version_out,
                             "kind: Unsupported value: \"%.64s\": supported values: \"%s\"", kind,
                             want_kind);
     }
-    struct json_object *req = NULL;
-    if (!json_object_object_get_ex(review, "request", &req) ||
-        json_object_is_type(req, json_type_null)) {
+    const co_jv *req = co_jv_get(review, "request");
+    if (co_jv_unset(req)) {
         return co_error_set(CO_EINVALID, "request: Required value");
     }
-    if (!json_object_is_type(req, json_type_object)) {
+    if (req->type != CO_JV_OBJECT) {
         return co_error_set(CO_EINVALID, "request: Invalid value: must be an object");
     }
     if ((rc = required_str(&uid, req, "uid", "request.uid")) < 0) {
@@ -251,32 +257,30 @@ static int check_envelope(const char **api_version_out,
 
 int wh_review_admission_request(wh_admission_request *out,
                                 const char **api_version_out,
-                                struct json_object *review)
+                                const co_jv *review)
 {
     const char *api_version = NULL, *uid = NULL;
-    struct json_object *req = NULL;
+    const co_jv *req = NULL;
     int rc = check_envelope(&api_version, &req, &uid, review, WH_ADMISSION_V1, WH_ADMISSION_V1BETA1,
                             "AdmissionReview");
     if (rc < 0) {
         return rc;
     }
     wh_admission_request r = {0};
-    r.raw = req;
     r.uid = uid;
     r.operation = opt_str(req, "operation");
     r.sub_resource = opt_str(req, "subResource");
     r.namespace_ = opt_str(req, "namespace");
     r.name = opt_str(req, "name");
-    struct json_object *gvk = wh_json_object(req, "kind");
+    const co_jv *gvk = jv_member(req, "kind", CO_JV_OBJECT);
     r.kind_group = opt_str(gvk, "group");
     r.kind_version = opt_str(gvk, "version");
     r.kind = opt_str(gvk, "kind");
-    struct json_object *dry = NULL;
-    r.dry_run = json_object_object_get_ex(req, "dryRun", &dry) &&
-                json_object_is_type(dry, json_type_boolean) && json_object_get_boolean(dry);
-    r.object = wh_json_object(req, "object");
-    r.old_object = wh_json_object(req, "oldObject");
-    r.user_info = wh_json_object(req, "userInfo");
+    const co_jv *dry = co_jv_get(req, "dryRun");
+    r.dry_run = co_jv_is(dry, CO_JV_BOOL) && (dry->flags & CO_JV_TRUE);
+    r.object = jv_member(req, "object", CO_JV_OBJECT);
+    r.old_object = jv_member(req, "oldObject", CO_JV_OBJECT);
+    r.user_info = jv_member(req, "userInfo", CO_JV_OBJECT);
     *out = r;
     *api_version_out = api_version;
     return 0;
@@ -284,23 +288,21 @@ int wh_review_admission_request(wh_admission_request *out,
 
 int wh_review_conversion_request(wh_conversion_request *out,
                                  const char **api_version_out,
-                                 struct json_object *review)
+                                 const co_jv *review)
 {
     const char *api_version = NULL, *uid = NULL;
-    struct json_object *req = NULL;
+    const co_jv *req = NULL;
     int rc = check_envelope(&api_version, &req, &uid, review, WH_CONVERSION_V1,
                             WH_CONVERSION_V1BETA1, "ConversionReview");
     if (rc < 0) {
         return rc;
     }
     wh_conversion_request r = {0};
-    r.raw = req;
     r.uid = uid;
-    r.desired_api_version = wh_json_str(req, "desiredAPIVersion");
-    struct json_object *objs = NULL;
-    if (json_object_object_get_ex(req, "objects", &objs) &&
-        !json_object_is_type(objs, json_type_null)) {
-        if (json_object_is_type(objs, json_type_array)) {
+    r.desired_api_version = co_jv_str(req, "desiredAPIVersion");
+    const co_jv *objs = co_jv_get(req, "objects");
+    if (!co_jv_unset(objs)) {
+        if (objs->type == CO_JV_ARRAY) {
             r.objects = objs;
         } else {
             r.objects_invalid = 1;
@@ -365,16 +367,42 @@ static void put(co_buf *b, const char *s, size_t n)
 
 #define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
 
+/* The first byte from @p i on that put_string() escapes ('"', '\\', below 0x20), or @p len. With
+ * SSE2, sixteen at a time: a signed comparison below 0x20 also marks the bytes >= 0x80, which
+ * are written as they are, so their own sign bits are taken out of the mask again. */
+static size_t next_escape(const char *s, size_t i, size_t len)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (; len - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i stop =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmplt_epi8(v, space));
+        unsigned mask = (unsigned)_mm_movemask_epi8(stop) & ~(unsigned)_mm_movemask_epi8(v);
+        if (mask) {
+            return i + (size_t)__builtin_ctz(mask);
+        }
+    }
+#endif
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == '"' || c == '\\') {
+            break;
+        }
+    }
+    return i;
+}
+
 static void put_string(co_buf *b, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     size_t run = 0;
     put(b, "\"", 1);
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = 0; (i = next_escape(s, i, len)) < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            continue;
-        }
         put(b, s + run, i - run);
         run = i + 1;
         switch (c) {

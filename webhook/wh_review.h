@@ -11,6 +11,8 @@
 
 #include "co/common.h"
 
+struct co_jdoc;
+struct co_jv;
 struct json_object;
 
 /** Envelope versions the webhook understands (the response always repeats the request's). */
@@ -67,7 +69,6 @@ void wh_decision_set_patch(wh_decision *d, struct json_object *ops);
 
 /** The parts of an AdmissionReview request the handlers use; all borrowed from the review. */
 typedef struct wh_admission_request {
-    struct json_object *raw;        /**< the whole "request" member */
     const char *uid;                /**< never NULL or empty */
     const char *operation;          /**< CREATE, UPDATE, DELETE, CONNECT; "" when absent */
     const char *sub_resource;       /**< "" for the main resource */
@@ -77,31 +78,28 @@ typedef struct wh_admission_request {
     const char *kind_version;       /**< request.kind.version */
     const char *kind;               /**< request.kind.kind */
     int dry_run;                    /**< request.dryRun */
-    struct json_object *object;     /**< NULL when absent or null */
-    struct json_object *old_object; /**< NULL when absent or null */
-    struct json_object *user_info;  /**< NULL when absent */
+    const struct co_jv *object;     /**< NULL when absent, null or no object */
+    const struct co_jv *old_object; /**< NULL when absent, null or no object */
+    const struct co_jv *user_info;  /**< NULL when absent or no object */
 } wh_admission_request;
 
 /** The parts of a ConversionReview request; all borrowed from the review. */
 typedef struct wh_conversion_request {
-    struct json_object *raw;         /**< the whole "request" member */
     const char *uid;                 /**< never NULL or empty */
     const char *desired_api_version; /**< NULL when absent or not a string */
-    struct json_object *objects;     /**< the array, NULL when absent or null */
+    const struct co_jv *objects;     /**< the array, NULL when absent or null */
     int objects_invalid;             /**< "objects" is present but not an array */
 } wh_conversion_request;
 
 /**
- * Parses @p body as JSON (strict, UTF-8 validated, nesting capped), leaving out the members
- * named by @p skip (co_json_parse_skip(); NULL builds everything). A left-out member is still
- * checked, so the answer to malformed JSON does not depend on @p skip.
- * @param[out] out a new reference (release with json_object_put)
+ * Parses @p body as JSON (strict, UTF-8 validated, nesting capped) into a co_jdoc document,
+ * leaving out the members named by @p skip (co_json_parse_skip(); NULL builds everything). A
+ * left-out member is still checked, so the answer to malformed JSON does not depend on @p skip.
+ * @param[out] out the document, whose root is an object (free with co_jdoc_free())
  * @return 0, or CO_EINVALID with a message naming the line and column of the problem.
  */
-CO_MUST_CHECK int wh_review_parse_json(struct json_object **out,
-                                       const char *body,
-                                       size_t len,
-                                       const char *const *const *skip);
+CO_MUST_CHECK int
+wh_review_parse(struct co_jdoc **out, const char *body, size_t len, const char *const *const *skip);
 
 /**
  * Checks an AdmissionReview envelope and fills @p out from it.
@@ -111,7 +109,7 @@ CO_MUST_CHECK int wh_review_parse_json(struct json_object **out,
  */
 CO_MUST_CHECK int wh_review_admission_request(wh_admission_request *out,
                                               const char **api_version_out,
-                                              struct json_object *review);
+                                              const struct co_jv *review);
 
 /**
  * Checks a ConversionReview envelope and fills @p out from it.
@@ -120,7 +118,7 @@ CO_MUST_CHECK int wh_review_admission_request(wh_admission_request *out,
  */
 CO_MUST_CHECK int wh_review_conversion_request(wh_conversion_request *out,
                                                const char **api_version_out,
-                                               struct json_object *review);
+                                               const struct co_jv *review);
 
 /**
  * Renders the AdmissionReview response for @p d. @p mutating selects whether a patch may be

@@ -777,6 +777,21 @@ static void test_wh_http__admission_response_bytes_are_those_of_json_c(void **st
     wh_decision_init(&d);
     assert_rendered_as_json_c("u-1", &d);
     assert_rendered_as_json_c(every, &d);
+    /* each escaped byte at every offset of a string longer than two blocks of sixteen, among
+     * bytes >= 0x80, which are written as they are */
+    static const char escaped[] = {'"', '\\', '\n', '\x01', '\x1f'};
+    for (size_t e = 0; e < sizeof(escaped); e++) {
+        for (size_t at = 0; at < 40; at++) {
+            char text[41];
+            for (size_t i = 0; i < 40; i++) {
+                text[i] = i % 3 ? 'a' : (char)0xc3;
+                text[i] = i % 3 == 1 ? (char)0xa9 : text[i];
+            }
+            text[at] = escaped[e];
+            text[40] = '\0';
+            assert_rendered_as_json_c(text, &d);
+        }
+    }
 
     wh_decision_warn_text(&d, every);
     wh_decision_warn(&d, "policy %s: %s", "p/1", "requeueInterval below \"1m\"");
