@@ -259,8 +259,47 @@ const co_jv *co_jv__field(const co_jv *obj, const char *key)
     return v && v->type != CO_JV_NULL ? v : NULL;
 }
 
-static void
-check_one_of(co_field_errors *errs, const co_jv *v, const co_schema *s, const char *path)
+/*
+ * Where the walk is, rendered only when an error needs it: most of the fields it visits are
+ * fine, and building every path cost an allocation per field on every admission. A step is a
+ * field name or, with name NULL, an index; the first step holds the caller's path in name.
+ */
+typedef struct spath {
+    const struct spath *up;
+    const char *name;
+    size_t index;
+} spath;
+
+static void spath_put(co_buf *b, const spath *p)
+{
+    if (!p->up) {
+        CO_ASSERT(co_buf_puts(b, p->name ? p->name : "") == 0);
+        return;
+    }
+    spath_put(b, p->up);
+    if (!p->name) {
+        CO_ASSERT(co_buf_printf(b, "[%zu]", p->index) == 0);
+        return;
+    }
+    size_t n = strlen(p->name);
+    if (b->len) {
+        CO_ASSERT(co_buf_put(b, ".", 1) == 0);
+    }
+    CO_ASSERT(co_buf_put(b, p->name, n > MAX_KEY_IN_PATH ? MAX_KEY_IN_PATH : n) == 0);
+    if (n > MAX_KEY_IN_PATH) {
+        CO_ASSERT(co_buf_puts(b, "...") == 0);
+    }
+}
+
+/* The path of @p p as co_schema__join() and co_schema__index() write it; free() it. */
+static char *spath_str(const spath *p)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    spath_put(&b, p);
+    return co_buf_take(&b, NULL);
+}
+
+static void check_one_of(co_field_errors *errs, const co_jv *v, const co_schema *s, const spath *at)
 {
     size_t n = 0;
     for (size_t i = 0; s->one_of[i]; i++) {
@@ -281,6 +320,7 @@ check_one_of(co_field_errors *errs, const co_jv *v, const co_schema *s, const ch
             CO_ASSERT(co_field_quote(&found, s->one_of[i]) == 0);
         }
     }
+    char *path = spath_str(at);
     if (n == 0) {
         co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, path, "exactly one of %s must be set",
                                     co_buf_cstr(&list));
@@ -289,46 +329,47 @@ check_one_of(co_field_errors *errs, const co_jv *v, const co_schema *s, const ch
                                     "exactly one of %s may be set, found %s", co_buf_cstr(&list),
                                     co_buf_cstr(&found));
     }
+    free(path);
     co_buf_dispose(&list);
     co_buf_dispose(&found);
 }
 
-static void
-check_string(co_field_errors *errs, const co_jv *v, const co_schema *s, const char *path)
+static void check_string(co_field_errors *errs, const co_jv *v, const co_schema *s, const spath *at)
 {
     const char *str = v->as.s;
+    char *path = NULL;
     if (v->len != strlen(str)) {
+        path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must not contain NUL characters");
-        return;
-    }
-    if (s->min_length && utf8_chars(str) < s->min_length) {
+    } else if (s->min_length && utf8_chars(str) < s->min_length) {
+        path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
                                "must be at least %u character%s long", s->min_length,
                                s->min_length == 1 ? "" : "s");
-        return;
-    }
-    if (s->enums) {
+    } else if (s->enums) {
         size_t n = 0;
         int ok = 0;
         for (; s->enums[n]; n++) {
             ok = ok || strcmp(s->enums[n], str) == 0;
         }
         if (!ok) {
+            path = spath_str(at);
             co_field_errors_unsupported(errs, path, str, s->enums, n);
         }
-        return;
-    }
-    if (s->flags & CO_SCHEMA_DURATION) {
+    } else if (s->flags & CO_SCHEMA_DURATION) {
         int64_t ns = 0;
         if (!co_schema__duration(str, &ns)) {
+            path = spath_str(at);
             co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
                                    "must be a duration such as \"90s\", \"10m\" or \"1h30m\" "
                                    "(units ns, us, \xc2\xb5s, ms, s, m, h)");
         } else if (ns < 0) {
+            path = spath_str(at);
             co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
                                    "duration is too large (at most 2562047h47m16s)");
         }
     }
+    free(path);
 }
 
 /* The most fields an object schema has (the Component spec has about 25). */
@@ -346,19 +387,18 @@ static size_t field_index(const co_schema *s, const char *name, size_t n)
     return n;
 }
 
-void co_schema__check_jv(co_field_errors *errs,
-                         const co_jv *v,
-                         const co_schema *s,
-                         const char *path,
-                         unsigned mode)
+static void
+walk(co_field_errors *errs, const co_jv *v, const co_schema *s, const spath *at, unsigned mode)
 {
     int types_only = mode & CO_SCHEMA_TYPES_ONLY;
     if (co_jv_unset(v)) {
         return;
     }
     if (!has_type(v, s->type)) {
+        char *path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must be of type %s",
                                type_word(s->type));
+        free(path);
         return;
     }
     switch (s->type) {
@@ -388,15 +428,13 @@ void co_schema__check_jv(co_field_errors *errs,
         for (size_t i = 0; i < nfields; i++) {
             const co_schema *f = &s->fields[i];
             const co_jv *child = found[i];
-            /* Paths are built only for fields that are there or missing: most schema fields are
-             * absent from a given object, and this runs on every admission. */
             if (child) {
-                char *cpath = co_schema__join(path, f->name);
+                spath step = {at, f->name, 0};
                 present++;
-                co_schema__check_jv(errs, child, f, cpath, mode);
-                free(cpath);
+                walk(errs, child, f, &step, mode);
             } else if ((f->flags & CO_SCHEMA_REQUIRED) && !types_only) {
-                char *cpath = co_schema__join(path, f->name);
+                spath step = {at, f->name, 0};
+                char *cpath = spath_str(&step);
                 co_field_errors_add_novalue(errs, CO_FIELD_REQUIRED, cpath, NULL);
                 free(cpath);
             }
@@ -407,32 +445,37 @@ void co_schema__check_jv(co_field_errors *errs,
         if (!(mode & CO_SCHEMA_NO_UNKNOWN) && unknown) {
             CO_JV_EACH (k, v) {
                 if (k[1].type != CO_JV_NULL && !co_schema__field(s, k->as.s)) {
-                    char *cpath = co_schema__join(path, k->as.s);
+                    spath step = {at, k->as.s, 0};
+                    char *cpath = spath_str(&step);
                     co_field_errors_add_novalue(errs, CO_FIELD_FORBIDDEN, cpath, "unknown field");
                     free(cpath);
                 }
             }
         }
         if (s->one_of) {
-            check_one_of(errs, v, s, path);
+            check_one_of(errs, v, s, at);
         }
         if (s->min_properties && present < s->min_properties) {
+            char *path = spath_str(at);
             co_field_errors_add_int(errs, CO_FIELD_INVALID, path, (long long)present,
                                     "must have at least %u field%s", s->min_properties,
                                     s->min_properties == 1 ? "" : "s");
+            free(path);
         }
         break;
     }
     case CO_SCHEMA_STRING:
         if (!types_only) {
-            check_string(errs, v, s, path);
+            check_string(errs, v, s, at);
         }
         break;
     case CO_SCHEMA_ARRAY: {
         size_t n = v->len;
         if (!types_only && s->max_items && n > s->max_items) {
+            char *path = spath_str(at);
             co_field_errors_add_int(errs, CO_FIELD_TOO_MANY, path, (long long)n,
                                     "must have at most %u items", s->max_items);
+            free(path);
             /* the items past the limit are not worth a report each */
             n = s->max_items;
         }
@@ -441,15 +484,14 @@ void co_schema__check_jv(co_field_errors *errs,
             if (i == n) {
                 break;
             }
-            char *ipath = co_schema__index(path, i++);
-            if (item->type == CO_JV_NULL) {
-                if (!types_only) {
-                    co_field_errors_add(errs, CO_FIELD_INVALID, ipath, NULL, "must not be null");
-                }
-            } else {
-                co_schema__check_jv(errs, item, s->items, ipath, mode);
+            spath step = {at, NULL, i++};
+            if (item->type != CO_JV_NULL) {
+                walk(errs, item, s->items, &step, mode);
+            } else if (!types_only) {
+                char *ipath = spath_str(&step);
+                co_field_errors_add(errs, CO_FIELD_INVALID, ipath, NULL, "must not be null");
+                free(ipath);
             }
-            free(ipath);
         }
         break;
     }
@@ -458,15 +500,18 @@ void co_schema__check_jv(co_field_errors *errs,
         CO_JV_EACH (k, v) {
             n++;
             if (k[1].type != CO_JV_STRING) {
-                char *cpath = co_schema__join(path, k->as.s);
+                spath step = {at, k->as.s, 0};
+                char *cpath = spath_str(&step);
                 co_field_errors_add_jv(errs, CO_FIELD_INVALID, cpath, k + 1,
                                        "must be of type string");
                 free(cpath);
             }
         }
         if (!types_only && s->max_items && n > s->max_items) {
+            char *path = spath_str(at);
             co_field_errors_add_int(errs, CO_FIELD_TOO_MANY, path, (long long)n,
                                     "must have at most %u items", s->max_items);
+            free(path);
         }
         break;
     }
@@ -477,6 +522,16 @@ void co_schema__check_jv(co_field_errors *errs,
     default:
         break;
     }
+}
+
+void co_schema__check_jv(co_field_errors *errs,
+                         const co_jv *v,
+                         const co_schema *s,
+                         const char *path,
+                         unsigned mode)
+{
+    spath root = {NULL, path, 0};
+    walk(errs, v, s, &root, mode);
 }
 
 void co_schema__check(co_field_errors *errs,
