@@ -125,36 +125,59 @@ typedef struct vctx {
     const char *name; /* the Component's name, may be NULL */
 } vctx;
 
-/* The string at obj.key with its path; NULL (and no path) when absent or not a string. */
-static const char *str_at(char **path_out, const co_jv *obj, const char *path, const char *key)
+/* Where a string was found: its path is joined only if an error names it. */
+typedef struct field_at {
+    const char *path;
+    const char *key;
+    char *joined;
+} field_at;
+
+static void at_dispose(field_at *at)
 {
-    const char *s = co_jv_str(obj, key);
-    *path_out = s ? co_schema__join(path, key) : NULL;
-    return s;
+    free(at->joined);
+    at->joined = NULL;
+}
+
+/* The string at obj.key (NULL when absent or not a string); @p at remembers where. */
+static const char *str_at(field_at *at, const co_jv *obj, const char *path, const char *key)
+{
+    at_dispose(at);
+    at->path = path;
+    at->key = key;
+    return co_jv_str(obj, key);
+}
+
+/* The path of the string last found with @p at, joined on first use. */
+static const char *at_path(field_at *at)
+{
+    if (!at->joined) {
+        at->joined = co_schema__join(at->path, at->key);
+    }
+    return at->joined;
 }
 
 static void check_name(vctx *v, const co_jv *obj, const char *path, const char *key, int label)
 {
-    char *p = NULL;
+    field_at p = {0};
     const char *s = str_at(&p, obj, path, key);
     if (s && s[0] && !(label ? co_name__is_dns_label(s) : co_name__is_dns_subdomain(s))) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "%s",
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s, "%s",
                                 label ? co_name__dns_label_msg : co_name__dns_subdomain_msg);
     }
-    free(p);
+    at_dispose(&p);
 }
 
 static void check_secret_key(vctx *v, const co_jv *obj, const char *path)
 {
-    char *p = NULL;
+    field_at p = {0};
     check_name(v, obj, path, "name", 0);
     const char *key = str_at(&p, obj, path, "key");
     if (key && key[0] && !co_name__is_config_key(key)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, key,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), key,
                                 "must be a Secret key: at most 253 characters from a-z, A-Z, 0-9, "
                                 "'-', '_' and '.', not \".\" or starting with \"..\"");
     }
-    free(p);
+    at_dispose(&p);
 }
 
 /* Each object item of the array at obj.key (at most CO_MAX_SPEC_LIST_ITEMS), with its path. */
@@ -560,23 +583,23 @@ static void check_path(vctx *v, const char *s, const char *path)
 
 static void check_managed_type(vctx *v, const co_jv *item, const char *path)
 {
-    char *p = NULL;
+    field_at p = {0};
     const char *group = str_at(&p, item, path, "group");
     if (group && group[0] && strcmp(group, "*") != 0) {
         const char *sub = strncmp(group, "*.", 2) == 0 ? group + 2 : group;
         if (!co_name__is_dns_subdomain(sub)) {
-            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, group,
+            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), group,
                                     "must be an API group (a DNS subdomain, empty for the core "
                                     "group), *, or *.<suffix>");
         }
     }
-    free(p);
+    at_dispose(&p);
     const char *kind = str_at(&p, item, path, "kind");
     if (kind && strcmp(kind, "*") != 0 && !is_kind_name(kind)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, kind,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), kind,
                                 "must be a kind (letters and digits, starting with a letter) or *");
     }
-    free(p);
+    at_dispose(&p);
 }
 
 static void check_flux_ref(vctx *v, const co_jv *ref, const char *path)
@@ -587,53 +610,55 @@ static void check_flux_ref(vctx *v, const co_jv *ref, const char *path)
 
 static void check_http_repository(vctx *v, const co_jv *h, const char *path)
 {
-    char *p = NULL;
+    field_at p = {0};
     const char *url = str_at(&p, h, path, "url");
     if (url && url[0]) {
-        check_http_url(v, url, p);
+        check_http_url(v, url, at_path(&p));
     }
-    free(p);
+    at_dispose(&p);
     static const char *const headers[] = {"digestHeader", "revisionHeader"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(headers); i++) {
         const char *hv = str_at(&p, h, path, headers[i]);
         if (hv && hv[0] && !is_http_token(hv)) {
-            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, hv,
+            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), hv,
                                     "must be an HTTP header name");
         }
-        free(p);
+        at_dispose(&p);
     }
 }
 
 static void check_git(vctx *v, const co_jv *g, const char *path)
 {
-    char *p = NULL;
+    field_at p = {0};
     const char *url = str_at(&p, g, path, "url");
     if (url && url[0]) {
-        check_git_url(v, url, p);
+        check_git_url(v, url, at_path(&p));
     }
-    free(p);
+    at_dispose(&p);
     const co_jv *ref = co_jv__field(g, "ref");
     char *rpath = co_schema__join(path, "ref");
     const char *s;
     if ((s = str_at(&p, ref, rpath, "branch")) && s[0] && !is_git_ref_name(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be a valid branch name");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be a valid branch name");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, ref, rpath, "tag")) && s[0] && !is_git_ref_name(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be a valid tag name");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be a valid tag name");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, ref, rpath, "semver")) && s[0] && !is_semver_constraint(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
                                 "must be a semantic version constraint such as >=1.2.0 <2.0.0");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, ref, rpath, "commit")) && s[0] && !is_hex_len(s, 40) &&
         !is_hex_len(s, 64)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
                                 "must be a full commit id (40 or 64 hexadecimal digits)");
     }
-    free(p);
+    at_dispose(&p);
     free(rpath);
     const co_jv *sref = co_jv__field(g, "secretRef");
     if (sref) {
@@ -650,15 +675,15 @@ static void check_source_ref(vctx *v, const co_jv *ref, const char *path)
         if (!co_jv_is(var, CO_JV_OBJECT)) {
             continue;
         }
-        char *p = co_schema__join(path, co_component__source_kinds[k - 1]);
+        char *kpath = co_schema__join(path, co_component__source_kinds[k - 1]);
         if (k == CO_SOURCE_HTTP_REPOSITORY) {
-            check_http_repository(v, var, p);
+            check_http_repository(v, var, kpath);
         } else if (k == CO_SOURCE_GIT) {
-            check_git(v, var, p);
+            check_git(v, var, kpath);
         } else {
-            check_flux_ref(v, var, p);
+            check_flux_ref(v, var, kpath);
         }
-        free(p);
+        free(kpath);
     }
 }
 
@@ -669,55 +694,56 @@ static void check_patch(vctx *v, const co_jv *item, const char *path)
         return;
     }
     char *tpath = co_schema__join(path, "target");
-    char *p = NULL;
+    field_at p = {0};
     const char *s;
     if ((s = str_at(&p, t, tpath, "group")) && s[0] && !co_name__is_dns_subdomain(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be an API group");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s, "must be an API group");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, t, tpath, "version")) && s[0] && !co_name__is_dns_label(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be an API version");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be an API version");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, t, tpath, "kind")) && s[0] && !is_kind_name(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be a kind");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s, "must be a kind");
     }
-    free(p);
+    at_dispose(&p);
     static const char *const selectors[] = {"labelSelector", "annotationSelector"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(selectors); i++) {
         if ((s = str_at(&p, t, tpath, selectors[i])) && !selector_ok(s)) {
-            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s,
+            co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
                                     "must be a label selector such as app=web,tier!=cache or "
                                     "env in (dev,test)");
         }
-        free(p);
+        at_dispose(&p);
     }
     free(tpath);
 }
 
 static void check_image(vctx *v, const co_jv *item, const char *path)
 {
-    char *p = NULL;
+    field_at p = {0};
     const char *s;
     if ((s = str_at(&p, item, path, "name")) && s[0] && has_space_or_control(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be an image name");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s, "must be an image name");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, item, path, "newName")) && s[0] && has_space_or_control(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s, "must be an image name");
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s, "must be an image name");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, item, path, "newTag")) && s[0] && !is_image_tag(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
                                 "must be an image tag (at most 128 characters from a-z, A-Z, "
                                 "0-9, '_', '.' and '-', not starting with '.' or '-')");
     }
-    free(p);
+    at_dispose(&p);
     if ((s = str_at(&p, item, path, "digest")) && s[0] && !is_image_digest(s)) {
-        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, p, s,
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
                                 "must be an image digest such as sha256:<64 hexadecimal digits>");
     }
-    free(p);
+    at_dispose(&p);
 }
 
 static void check_post_build(vctx *v, const co_jv *pb, const char *path)
@@ -780,7 +806,7 @@ void co_component__validate_semantics_jv(co_field_errors *errs, const co_jv *obj
     const co_jv *spec = co_jv__field(obj, "spec");
     const co_jv *meta = co_jv__field(obj, "metadata");
     vctx v = {errs, ns ? ns : co_jv_str(meta, "namespace"), co_jv_str(meta, "name")};
-    char *p = NULL;
+    field_at p = {0};
     const char *s;
     if (!co_jv_is(spec, CO_JV_OBJECT)) {
         return;
@@ -799,18 +825,18 @@ void co_component__validate_semantics_jv(co_field_errors *errs, const co_jv *obj
         check_source_ref(&v, src, "spec.sourceRef");
     }
     if ((s = str_at(&p, spec, "spec", "path")) && s[0]) {
-        check_path(&v, s, p);
+        check_path(&v, s, at_path(&p));
     }
-    free(p);
+    at_dispose(&p);
     EACH_ITEM(spec, "spec", "valuesFrom", check_secret_key, &v);
     const co_jv *dec = co_jv__field(spec, "decryption");
     if (co_jv_is(dec, CO_JV_OBJECT)) {
         if ((s = str_at(&p, dec, "spec.decryption", "provider")) && s[0] &&
             strcmp(s, "sops") != 0) {
             static const char *const providers[] = {"sops"};
-            co_field_errors_unsupported(errs, p, s, providers, 1);
+            co_field_errors_unsupported(errs, at_path(&p), s, providers, 1);
         }
-        free(p);
+        at_dispose(&p);
         const co_jv *dsr = co_jv__field(dec, "secretRef");
         if (co_jv_is(dsr, CO_JV_OBJECT)) {
             check_name(&v, dsr, "spec.decryption.secretRef", "name", 0);
