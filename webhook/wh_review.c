@@ -129,36 +129,6 @@ void wh_decision_set_patch(wh_decision *d, struct json_object *ops)
     }
 }
 
-const char *wh_json_str(struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) ||
-        !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
-}
-
-static struct json_object *member_of_type(struct json_object *obj, const char *key, json_type t)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, t)) {
-        return NULL;
-    }
-    return v;
-}
-
-struct json_object *wh_json_object(struct json_object *obj, const char *key)
-{
-    return member_of_type(obj, key, json_type_object);
-}
-
-struct json_object *wh_json_array(struct json_object *obj, const char *key)
-{
-    return member_of_type(obj, key, json_type_array);
-}
-
 int wh_review_parse(co_jdoc **out, const char *body, size_t len, const char *const *const *skip)
 {
     if (len == 0) {

@@ -157,13 +157,4 @@ void wh_review_conversion_failure(char **out,
                                   const char *uid,
                                   const char *message);
 
-/** The string member @p key of @p obj, or NULL when absent or not a string. Borrowed. */
-const char *wh_json_str(struct json_object *obj, const char *key);
-
-/** The object member @p key of @p obj, or NULL when absent, null or another type. Borrowed. */
-struct json_object *wh_json_object(struct json_object *obj, const char *key);
-
-/** The array member @p key of @p obj, or NULL when absent, null or another type. Borrowed. */
-struct json_object *wh_json_array(struct json_object *obj, const char *key);
-
 #endif

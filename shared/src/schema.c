@@ -187,7 +187,8 @@ const co_schema *co_schema__field(const co_schema *s, const char *name)
         return NULL;
     }
     for (const co_schema *f = s->fields; f->name; f++) {
-        if (strcmp(f->name, name) == 0) {
+        /* the first byte before the whole name: most fields differ there */
+        if (f->name[0] == name[0] && strcmp(f->name, name) == 0) {
             return f;
         }
     }
@@ -375,18 +376,6 @@ static void check_string(co_field_errors *errs, const co_jv *v, const co_schema 
 /* The most fields an object schema has (the Component spec has about 25). */
 #define SCHEMA_FIELDS_MAX 64
 
-/* The index of field @p name among the @p n fields of object schema @p s, or @p n. */
-static size_t field_index(const co_schema *s, const char *name, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *f = s->fields[i].name;
-        if (f[0] == name[0] && strcmp(f, name) == 0) {
-            return i;
-        }
-    }
-    return n;
-}
-
 static void
 walk(co_field_errors *errs, const co_jv *v, const co_schema *s, const spath *at, unsigned mode)
 {
@@ -417,9 +406,9 @@ walk(co_field_errors *errs, const co_jv *v, const co_schema *s, const spath *at,
             if (k[1].type == CO_JV_NULL) {
                 continue; /* null is absent */
             }
-            size_t i = field_index(s, k->as.s, nfields);
-            if (i < nfields) {
-                found[i] = k + 1;
+            const co_schema *f = co_schema__field(s, k->as.s);
+            if (f) {
+                found[f - s->fields] = k + 1;
             } else {
                 unknown++;
             }

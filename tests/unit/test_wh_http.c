@@ -80,7 +80,8 @@ static int
 fake_convert(struct json_object **out, void *ctx, struct json_object *obj, const char *desired)
 {
     (void)ctx;
-    const char *name = wh_json_str(wh_json_object(obj, "metadata"), "name");
+    struct json_object *n = co_json_get(obj, "metadata", "name", NULL);
+    const char *name = json_object_is_type(n, json_type_string) ? json_object_get_string(n) : NULL;
     if (name && !strcmp(name, "bad")) {
         return co_error_set(CO_EINVALID, "spec.sourceRef: Required value");
     }
