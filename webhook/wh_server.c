@@ -45,6 +45,9 @@
 #define CONNECTION_MEMORY (16 * 1024)
 /* Bodies declared up to this size get their buffer in one allocation. */
 #define PRESIZE_BODY_MAX ((unsigned long long)64 * 1024)
+/* More than the status line and headers of any of our responses take (about 150 bytes:
+ * Content-Type, Content-Length, Date, at most Allow and Connection). */
+#define RESPONSE_HEADERS_MAX 512
 
 struct wh_server {
     wh_server_config cfg;
@@ -232,11 +235,13 @@ queue(wh_server *s, struct MHD_Connection *c, const char *method, wh_http_respon
     }
     /* libmicrohttpd writes the headers and then, at once, the body, as two TLS records. A
      * small response is gathered instead and goes out as one record in one sendmsg() when it
-     * is complete (on_completed()). Only when a body follows (none to a HEAD request). */
+     * is complete (on_completed()). Only when a body follows (none to a HEAD request). The
+     * library holds back the headers of a response that fits a packet (under 1400 bytes with
+     * the body) by corking the socket; ours take less than RESPONSE_HEADERS_MAX bytes. */
     wh_tlsio *io = tlsio_of(c);
     if (io && r->body_len > 0 && r->body_len <= WH_TLSIO_CORK_MAX &&
         strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-        wh_tlsio_cork(io);
+        wh_tlsio_cork(io, r->body_len + RESPONSE_HEADERS_MAX < 1400);
     }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);

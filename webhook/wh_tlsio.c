@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +25,20 @@
 /* iovecs passed to one sendmsg(): bytes a flush could not write and GnuTLS's records */
 #define MAX_IOV 16
 
+/* pushes made by flushes, in the whole process */
+static atomic_ulong pushes;
+
 struct wh_tlsio {
     gnutls_session_t session; /* NULL when driven directly (tests) */
     int fd;
     char *buf; /* read ahead: WH_TLSIO_CHUNK bytes while off < len, else NULL */
     size_t off, len;
-    int corked;   /* GnuTLS gathers writes until wh_tlsio_flush() */
-    int flushing; /* in wh_tlsio_flush(): what the socket does not take is kept in held */
-    int err;      /* errno of the last failed write */
-    char *held;   /* records written by GnuTLS and not yet by the socket, NULL when none */
+    int corked;      /* GnuTLS gathers writes until wh_tlsio_flush() */
+    int sock_corked; /* the socket has been corked (TCP_CORK) by the server */
+    int uncorked;    /* ...and a flush has taken the cork off since: nothing more to push */
+    int flushing;    /* in wh_tlsio_flush(): what the socket does not take is kept in held */
+    int err;         /* errno of the last failed write */
+    char *held;      /* records written by GnuTLS and not yet by the socket, NULL when none */
     size_t held_len;
     unsigned long reads, writes;
 };
@@ -211,8 +217,11 @@ static ssize_t vec_push(gnutls_transport_ptr_t ptr, const giovec_t *iov, int cnt
     return (ssize_t)done;
 }
 
-void wh_tlsio_cork(wh_tlsio *r)
+void wh_tlsio_cork(wh_tlsio *r, int socket_corked)
 {
+    if (socket_corked) {
+        r->sock_corked = 1;
+    }
     if (r->session && !r->corked) {
         gnutls_record_cork(r->session);
         r->corked = 1;
@@ -220,15 +229,21 @@ void wh_tlsio_cork(wh_tlsio *r)
 }
 
 /*
- * Pushes what the socket holds: setting TCP_NODELAY sends queued bytes even on a corked socket
- * (tcp(7)). libmicrohttpd corks a connection for small responses and pushes after its own
- * writes, which here come before the flush; without this the response would wait for the
- * cork's timer (200 ms). Not a TCP socket (tests): nothing to do.
+ * Pushes what the socket holds: clearing TCP_CORK sends the queued bytes (tcp(7)); left corked,
+ * they would wait for the cork's timer (200 ms). The socket itself sends at once (TCP_NODELAY,
+ * set when it was accepted), so once the cork the server set is off, later responses need no
+ * push. Not a TCP socket (tests): nothing to do.
  */
-static void push(const wh_tlsio *r)
+static void push(wh_tlsio *r)
 {
-    int on = 1;
-    (void)setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    if (r->uncorked) {
+        return;
+    }
+    int off = 0;
+    atomic_fetch_add_explicit(&pushes, 1, memory_order_relaxed);
+    if (setsockopt(r->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)) == 0 && r->sock_corked) {
+        r->uncorked = 1;
+    }
 }
 
 int wh_tlsio_flush(wh_tlsio *r)
@@ -270,6 +285,11 @@ int wh_tlsio_flush(wh_tlsio *r)
 unsigned long wh_tlsio_writes(const wh_tlsio *r)
 {
     return r->writes;
+}
+
+unsigned long wh_tlsio_pushes(void)
+{
+    return atomic_load_explicit(&pushes, memory_order_relaxed);
 }
 
 /* --- the session ------------------------------------------------------------------------------ */

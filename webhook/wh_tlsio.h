@@ -13,8 +13,14 @@
  * response the server corks the session first (wh_tlsio_cork): GnuTLS gathers both writes, and
  * wh_tlsio_flush(), once the response is complete, seals them as one record and writes it with
  * one sendmsg(). The client then decrypts one record per answer instead of two, and the server
- * seals one. The flush also pushes the bytes out of a corked socket (libmicrohttpd corks it for
- * small responses and pushes after its own writes, which come before the flush).
+ * seals one.
+ *
+ * Pushing: libmicrohttpd corks the socket (TCP_CORK) before the headers of a small response and
+ * then leaves it corked, pushing each response out with TCP_NODELAY right after its own writes,
+ * which here come before the flush. So a flush must push too. It takes the cork off rather than
+ * setting TCP_NODELAY again, and once the library is known to have corked the socket, it does
+ * so only once: the library then holds the socket for corked and never corks it again, so every
+ * later response leaves with its sendmsg() alone, one system call fewer per request.
  */
 #ifndef WH_TLSIO_H
 #define WH_TLSIO_H
@@ -55,13 +61,16 @@ size_t wh_tlsio_buffered(const wh_tlsio *r);
 /**
  * Gathers what GnuTLS is asked to send from now until wh_tlsio_flush(), to go out as one
  * record. The session must have nothing pending (no write that returned GNUTLS_E_AGAIN). A
- * no-op without a session.
+ * no-op without a session. @p socket_corked: the socket will have been corked (by
+ * libmicrohttpd, for this response or an earlier one) when the flush comes; then the flush
+ * takes the cork off for good. 0 when unsure.
  */
-void wh_tlsio_cork(wh_tlsio *r);
+void wh_tlsio_cork(wh_tlsio *r, int socket_corked);
 
 /**
  * Seals and writes what was gathered since wh_tlsio_cork(), without blocking, and pushes it out
- * of the socket. Nothing gathered: nothing is written.
+ * of the socket: TCP_CORK is cleared, unless an earlier flush cleared it after the socket was
+ * known to be corked. Nothing gathered: nothing is written.
  * @return 0, or -1 when the socket would not take it all or the write failed (errno set): the
  * connection cannot deliver its response and should be closed.
  */
@@ -72,5 +81,9 @@ unsigned long wh_tlsio_reads(const wh_tlsio *r);
 
 /** sendmsg()/send() calls made so far (for tests and diagnostics). */
 unsigned long wh_tlsio_writes(const wh_tlsio *r);
+
+/** Pushes (setsockopt() calls) made so far by all flushes in the process (for tests and
+ * diagnostics). */
+unsigned long wh_tlsio_pushes(void);
 
 #endif

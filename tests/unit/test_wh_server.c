@@ -6,6 +6,7 @@
  * Certificates are generated here with OpenSSL.
  */
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "webhook/wh_metrics.h"
 #include "webhook/wh_server.h"
 #include "webhook/wh_tls.h"
+#include "webhook/wh_tlsio.h"
 
 /* --- certificates --------------------------------------------------------------------------- */
 
@@ -303,6 +305,59 @@ static void test_wh_server__tls_keep_alive_and_routes(void **state)
     assert_contains(co_buf_cstr(&r.body), "\"reason\":\"NotFound\"");
     dispose(&r);
     free(url);
+    curl_easy_cleanup(c);
+    stop(&f);
+}
+
+/* The server's end of the connection that has local port @p client_port (this process holds
+ * both ends), or -1. */
+static int server_end(int server_port, long client_port)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in self = {0}, peer = {0};
+        socklen_t ls = sizeof(self), lp = sizeof(peer);
+        if (getsockname(fd, (struct sockaddr *)&self, &ls) == 0 &&
+            getpeername(fd, (struct sockaddr *)&peer, &lp) == 0 && self.sin_family == AF_INET &&
+            ntohs(self.sin_port) == server_port && ntohs(peer.sin_port) == client_port) {
+            return fd;
+        }
+    }
+    return -1;
+}
+
+/*
+ * libmicrohttpd corks a connection's socket for its first small response and leaves it so; the
+ * server takes the cork off once, after which every answer leaves with a single write. A socket
+ * still corked after the answers would hold each of them back until its 200 ms timer, or need
+ * a push of its own per answer.
+ */
+static void test_wh_server__small_answers_leave_the_socket_uncorked(void **state)
+{
+    (void)state;
+    fixture f;
+    start(&f, WH_TLS_MIN_12);
+    CURL *c = client(f.p1.cert);
+    reply r;
+    unsigned long pushes = wh_tlsio_pushes();
+    for (int i = 0; i < 3; i++) {
+        post_review(&r, c, &f, "/validate/v1alpha1/components");
+        assert_int_equal(r.status, 200);
+        assert_contains(co_buf_cstr(&r.body), "\"allowed\":true");
+        assert_int_equal(r.connects, i == 0);
+        dispose(&r);
+    }
+    long port = 0;
+    assert_int_equal(curl_easy_getinfo(c, CURLINFO_LOCAL_PORT, &port), CURLE_OK);
+    int fd = server_end(wh_server_port(f.server, WH_LISTENER_WEBHOOK), port);
+    assert_true(fd >= 0);
+    int cork = -1, nodelay = -1;
+    socklen_t len = sizeof(int);
+    assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_CORK, &cork, &len), 0);
+    assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+    assert_int_equal(cork, 0);
+    assert_int_not_equal(nodelay, 0);
+    /* one push took the cork off, for the first answer */
+    assert_int_equal(wh_tlsio_pushes() - pushes, 1);
     curl_easy_cleanup(c);
     stop(&f);
 }
@@ -801,6 +856,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wh_server__tls_keep_alive_and_routes),
+        cmocka_unit_test(test_wh_server__small_answers_leave_the_socket_uncorked),
         cmocka_unit_test(test_wh_server__refuses_plain_http_and_old_tls),
         cmocka_unit_test(test_wh_server__connections_spread_over_workers_within_the_limit),
         cmocka_unit_test(test_wh_server__a_burst_of_connections_is_spread_over_workers),

@@ -315,7 +315,7 @@ static void test_wh_tlsio__a_corked_response_goes_out_as_one_record_in_one_write
     assert_int_equal(wh_tlsio_flush(t.r), 0);
     assert_int_equal(wh_tlsio_writes(t.r) - writes, 0);
 
-    wh_tlsio_cork(t.r);
+    wh_tlsio_cork(t.r, 0);
     server_send(&t, "HTTP/1.1 200 OK\r\n\r\n", 19);
     server_send(&t, "{\"ok\":true}", 11);
     /* gathered: nothing written, nothing for the client */
@@ -349,25 +349,61 @@ static int unsent(int fd)
     return n;
 }
 
+/* Whether @p fd is corked (TCP_CORK). */
+static int corked(int fd)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+    assert_int_equal(getsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, &len), 0);
+    return v;
+}
+
+/* A gathered response of @p text goes out with one flush; the client gets @p expect. */
+static void respond(tls_pair *t, int socket_corked, const char *text, const char *expect)
+{
+    wh_tlsio_cork(t->r, socket_corked);
+    server_send(t, text, strlen(text));
+    assert_int_equal(wh_tlsio_flush(t->r), 0);
+    assert_int_equal(unsent(t->fds[0]), 0);
+    char buf[64];
+    size_t want = strlen(expect);
+    assert_int_equal(client_read(t, buf, want), want);
+    assert_memory_equal(buf, expect, want);
+}
+
 static void test_wh_tlsio__a_flush_pushes_through_a_corked_socket(void **state)
 {
     (void)state;
     tls_pair t;
     tls_pair_open(&t, 1);
-    /* as libmicrohttpd leaves a connection that answered a small response */
     int on = 1;
+    /* as the server sets every connection */
+    assert_int_equal(setsockopt(t.fds[0], IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)), 0);
+    unsigned long pushes = wh_tlsio_pushes();
+    /* the socket not known to be corked: each flush pushes */
+    respond(&t, 0, "one", "one");
+    respond(&t, 0, "two", "two");
+    assert_int_equal(wh_tlsio_pushes() - pushes, 2);
+    assert_int_equal(corked(t.fds[0]), 0);
+
+    /* as libmicrohttpd corks a connection for a small response: a record written into the
+     * corked socket stays there... */
     assert_int_equal(setsockopt(t.fds[0], IPPROTO_TCP, TCP_CORK, &on, sizeof(on)), 0);
-    /* a record written into the corked socket stays there... */
     server_send(&t, "early", 5);
     assert_true(unsent(t.fds[0]) > 0);
-    /* ...until the flush of a gathered response pushes it out with the response */
-    wh_tlsio_cork(t.r);
-    server_send(&t, "response", 8);
-    assert_int_equal(wh_tlsio_flush(t.r), 0);
-    assert_int_equal(unsent(t.fds[0]), 0);
-    char buf[64];
-    assert_int_equal(client_read(&t, buf, 13), 13);
-    assert_memory_equal(buf, "earlyresponse", 13);
+    /* ...until the flush of a gathered response pushes it out with the response, taking the
+     * cork off */
+    respond(&t, 1, "response", "earlyresponse");
+    assert_int_equal(wh_tlsio_pushes() - pushes, 3);
+    assert_int_equal(corked(t.fds[0]), 0);
+
+    /* for good: later responses go out with their write alone */
+    unsigned long writes = wh_tlsio_writes(t.r);
+    for (int i = 0; i < 3; i++) {
+        respond(&t, i % 2, "later", "later");
+    }
+    assert_int_equal(wh_tlsio_pushes() - pushes, 3);
+    assert_int_equal(wh_tlsio_writes(t.r) - writes, 3);
     tls_pair_close(&t);
 }
 
@@ -382,7 +418,7 @@ static void test_wh_tlsio__a_full_socket_fails_the_flush_and_keeps_the_order(voi
     int rc = 0;
     for (int i = 0; i < 100000 && rc == 0; i++) {
         memset(chunk, 'a' + i % 26, sizeof(chunk));
-        wh_tlsio_cork(t.r);
+        wh_tlsio_cork(t.r, 0);
         server_send(&t, chunk, sizeof(chunk));
         rc = wh_tlsio_flush(t.r);
         filled += sizeof(chunk);
@@ -422,7 +458,7 @@ static void test_wh_tlsio__a_broken_connection_fails_the_flush(void **state)
     tls_pair_open(&t, 0);
     close(t.fds[1]);
     t.fds[1] = -1;
-    wh_tlsio_cork(t.r);
+    wh_tlsio_cork(t.r, 0);
     server_send(&t, "lost", 4);
     assert_int_equal(wh_tlsio_flush(t.r), -1);
     assert_int_equal(errno, EPIPE);
