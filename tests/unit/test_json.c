@@ -921,6 +921,40 @@ static void assert_same_refusal(const char *doc, size_t len, const char *const *
     free(want_msg);
 }
 
+/*
+ * A left-out string is passed over sixteen bytes at a time, an escape clearing its two bytes
+ * in the block. Each piece, valid or not, at every offset across three blocks (an escape that
+ * straddles two, an escaped backslash before a quote, a stop right after an escape) is judged
+ * exactly as when the string is kept, and the member after it is still read.
+ */
+static void test_json__left_out_strings_are_judged_at_every_offset(void **state)
+{
+    (void)state;
+    static const char *const *const skip[] = {skip_top, NULL};
+    static const char *const pieces[] = {
+        "\\\"",           "\\\\", "\\\\\\\"",  "\\/\\b\\f", "\\n\\r\\t", "\\u00e9\\\"",
+        "\\ud83d\\ude00", "\\x",  "\\u12g",    "\\\"\\'",   "\x01",      "\\\"\x1f",
+        "\xc3\xa9\\\"",   "\xff", "\\\\\"x\"", "\\",        "\\\\\\",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(pieces); i++) {
+        for (int off = 0; off < 40; off++) {
+            char *doc = co_xasprintf("{\"top\":\"%.*s%s%.*s\",\"after\":[1,2,3,4,5,6,7,8,9]}", off,
+                                     "\\\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", pieces[i],
+                                     40 - off, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+            assert_same_refusal(doc, strlen(doc), skip);
+            struct json_object *obj = NULL;
+            if (co_json_parse(&obj, doc, strlen(doc)) == 0) {
+                json_object_put(obj);
+                assert_co_pass(co_json_parse_skip(&obj, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+                assert_non_null(json_object_object_get(obj, "after"));
+                assert_null(json_object_object_get(obj, "top"));
+                json_object_put(obj);
+            }
+            free(doc);
+        }
+    }
+}
+
 static void test_json__skip_refuses_malformed_members_exactly_as_a_full_parse(void **state)
 {
     (void)state;
@@ -1207,6 +1241,7 @@ int main(void)
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
         cmocka_unit_test(test_json__skip_into_every_array_element),
         cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
+        cmocka_unit_test(test_json__left_out_strings_are_judged_at_every_offset),
         cmocka_unit_test(test_json__each_hands_over_the_elements_and_returns_the_rest),
         cmocka_unit_test(test_json__each_stops_and_fails_where_asked),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
