@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@ static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                          0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static co_metrics *registry;
+/* Set up on first use (under lock), read without it: published after the handles below. */
+static _Atomic(co_metrics *) registry;
 static co_metric *requests_total;
 static co_metric *latency;
 static co_metric *in_flight;
@@ -28,6 +30,13 @@ static co_metric *panics;
 static co_metric *conversion_panics;
 static co_metric *cert_reads;
 static co_metric *cert_read_errors;
+
+/* Each route's series that every request updates, looked up once. */
+static struct {
+    co_series *ok; /* requests_total with code 200 */
+    co_series *latency;
+    co_series *in_flight;
+} by_route[WH_ROUTE_COUNT];
 
 /* Field @p n (1-based, as in proc(5)) of /proc/self/stat as a number; 0 when unreadable. */
 static double stat_field(int n)
@@ -140,8 +149,9 @@ static void setup(void)
     for (int r = WH_ROUTE_NONE + 1; r < WH_ROUTE_COUNT; r++) {
         const char *path = wh_route_get((wh_route)r)->path;
         const char *v[] = {path, "200"};
-        co_metric_add(requests_total, v, 0);
-        co_metric_add(in_flight, v, 0);
+        by_route[r].ok = co_metric_series(requests_total, v);
+        by_route[r].latency = co_metric_series(latency, v);
+        by_route[r].in_flight = co_metric_series(in_flight, v);
     }
     co_metric_add(panics, NULL, 0);
     co_metric_add(conversion_panics, NULL, 0);
@@ -158,56 +168,62 @@ static void setup(void)
                           NULL);
     co_metrics_gauge_func(reg, "process_open_fds", "Number of open file descriptors.", open_fds,
                           NULL);
-    registry = reg;
+    atomic_store_explicit(&registry, reg, memory_order_release);
 }
 
 co_metrics *wh_metrics_registry(void)
 {
+    co_metrics *reg = atomic_load_explicit(&registry, memory_order_acquire);
+    if (reg) {
+        return reg;
+    }
     pthread_mutex_lock(&lock);
-    if (!registry) {
+    if (!atomic_load_explicit(&registry, memory_order_relaxed)) {
         setup();
     }
-    co_metrics *reg = registry;
+    reg = atomic_load_explicit(&registry, memory_order_relaxed);
     pthread_mutex_unlock(&lock);
     return reg;
 }
 
-static const char *path_of(wh_route route)
+/* Whether @p route has series (every route but WH_ROUTE_NONE), the registry set up. */
+static int routed(wh_route route)
 {
     if (route <= WH_ROUTE_NONE || route >= WH_ROUTE_COUNT) {
-        return NULL;
+        return 0;
     }
     (void)wh_metrics_registry();
-    return wh_route_get(route)->path;
+    return 1;
 }
 
 void wh_metrics_request_started(wh_route route)
 {
-    const char *path = path_of(route);
-    if (path) {
-        co_metric_add(in_flight, &path, 1);
+    if (routed(route)) {
+        co_series_add(by_route[route].in_flight, 1);
     }
 }
 
 void wh_metrics_request_finished(wh_route route)
 {
-    const char *path = path_of(route);
-    if (path) {
-        co_metric_add(in_flight, &path, -1);
+    if (routed(route)) {
+        co_series_add(by_route[route].in_flight, -1);
     }
 }
 
 void wh_metrics_request_answered(wh_route route, int code, double seconds)
 {
-    const char *path = path_of(route);
-    if (!path) {
+    if (!routed(route)) {
         return;
     }
-    char codestr[16];
-    snprintf(codestr, sizeof(codestr), "%d", code);
-    const char *v[] = {path, codestr};
-    co_metric_inc(requests_total, v);
-    co_metric_observe(latency, &path, seconds >= 0 ? seconds : 0);
+    if (code == 200) {
+        co_series_add(by_route[route].ok, 1);
+    } else {
+        char codestr[16];
+        snprintf(codestr, sizeof(codestr), "%d", code);
+        const char *v[] = {wh_route_get(route)->path, codestr};
+        co_metric_inc(requests_total, v);
+    }
+    co_series_observe(by_route[route].latency, seconds >= 0 ? seconds : 0);
 }
 
 void wh_metrics_internal_error(wh_route route)
@@ -237,7 +253,7 @@ void wh_metrics_render(char **out, size_t *len_out)
 void wh_metrics_reset(void)
 {
     pthread_mutex_lock(&lock);
-    co_metrics_free(registry);
-    registry = NULL;
+    co_metrics_free(atomic_exchange_explicit(&registry, NULL, memory_order_acq_rel));
+    memset(by_route, 0, sizeof(by_route));
     pthread_mutex_unlock(&lock);
 }

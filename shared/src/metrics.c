@@ -18,14 +18,17 @@
 
 typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC } kind;
 
-typedef struct series {
+typedef struct co_series series;
+
+struct co_series {
+    co_metric *family;
     char *key;     /* label values joined with \x1f */
     char **values; /* label values */
     double value;  /* counter/gauge */
     double sum;    /* histogram */
     unsigned long long count;
     unsigned long long *bucket_counts; /* non-cumulative, nbuckets entries */
-} series;
+};
 
 struct co_metric {
     char *name;
@@ -226,6 +229,7 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
         return NULL;
     }
     series *s = co_xcalloc(1, sizeof(*s));
+    s->family = m;
     s->key = key;
     s->values = co_xcalloc(m->nlabels ? m->nlabels : 1, sizeof(char *));
     for (size_t i = 0; i < m->nlabels; i++) {
@@ -266,11 +270,10 @@ void co_metric_set(co_metric *m, const char *const *values, double v)
     pthread_mutex_unlock(&m->mu);
 }
 
-void co_metric_observe(co_metric *m, const char *const *values, double v)
+/* Family lock held. */
+static void observe(series *s, double v)
 {
-    size_t i;
-    pthread_mutex_lock(&m->mu);
-    series *s = find_series(m, values, 1, &i);
+    const co_metric *m = s->family;
     s->sum += v;
     s->count++;
     for (size_t b = 0; b < m->nbuckets; b++) {
@@ -279,7 +282,37 @@ void co_metric_observe(co_metric *m, const char *const *values, double v)
             break;
         }
     }
+}
+
+void co_metric_observe(co_metric *m, const char *const *values, double v)
+{
+    size_t i;
+    pthread_mutex_lock(&m->mu);
+    observe(find_series(m, values, 1, &i), v);
     pthread_mutex_unlock(&m->mu);
+}
+
+co_series *co_metric_series(co_metric *m, const char *const *values)
+{
+    size_t i;
+    pthread_mutex_lock(&m->mu);
+    series *s = find_series(m, values, 1, &i);
+    pthread_mutex_unlock(&m->mu);
+    return s;
+}
+
+void co_series_add(co_series *s, double v)
+{
+    pthread_mutex_lock(&s->family->mu);
+    s->value += v;
+    pthread_mutex_unlock(&s->family->mu);
+}
+
+void co_series_observe(co_series *s, double v)
+{
+    pthread_mutex_lock(&s->family->mu);
+    observe(s, v);
+    pthread_mutex_unlock(&s->family->mu);
 }
 
 void co_metric_remove(co_metric *m, const char *const *values)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the Prometheus metrics registry and its text exposition. */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "co/metrics.h"
 #include "tests/support/test_support.h"
@@ -34,6 +35,45 @@ static void test_metrics__counter_and_gauge_exposition(void **state)
                               "# TYPE requests_total counter\n"
                               "requests_total{webhook=\"/convert\",code=\"200\"} 3\n"
                               "requests_total{webhook=\"/validate\",code=\"200\"} 2\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+/* A series handle updates the same series as a lookup does, and stays valid while other series
+ * are inserted around it (the family's array grows and shifts). */
+static void test_metrics__series_handles(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"webhook", "code"};
+    co_metric *c = co_metrics_counter(reg, "requests_total", "Requests.", labels, 2);
+    const char *v[] = {"/m", "200"};
+    co_series *s = co_metric_series(c, v);
+    assert_true(co_metric_series(c, v) == s);
+    co_series_add(s, 2);
+    for (int i = 0; i < 40; i++) {
+        char code[8];
+        snprintf(code, sizeof(code), "%d", 100 + i * 10);
+        const char *other[] = {i % 2 ? "/a" : "/z", code};
+        co_metric_inc(c, other);
+    }
+    co_series_add(s, 1);
+    co_metric_inc(c, v);
+    assert_true(co_metric_value(c, v) == 4.0);
+
+    const double buckets[] = {0.1, 1};
+    co_metric *h = co_metrics_histogram(reg, "latency_seconds", "Latency.", labels, 1, buckets, 2);
+    co_series *hs = co_metric_series(h, v);
+    co_series_observe(hs, 0.05);
+    co_series_observe(hs, 2);
+    co_metric_observe(h, v, 0.5);
+    char *text = render(reg);
+    assert_contains(text, "latency_seconds_bucket{webhook=\"/m\",le=\"0.1\"} 1\n"
+                          "latency_seconds_bucket{webhook=\"/m\",le=\"1\"} 2\n"
+                          "latency_seconds_bucket{webhook=\"/m\",le=\"+Inf\"} 3\n"
+                          "latency_seconds_sum{webhook=\"/m\"} 2.55\n"
+                          "latency_seconds_count{webhook=\"/m\"} 3\n");
+    assert_contains(text, "requests_total{webhook=\"/m\",code=\"200\"} 4\n");
     free(text);
     co_metrics_free(reg);
 }
@@ -160,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics__counter_and_gauge_exposition),
         cmocka_unit_test(test_metrics__histogram_is_cumulative),
+        cmocka_unit_test(test_metrics__series_handles),
         cmocka_unit_test(test_metrics__label_values_are_escaped),
         cmocka_unit_test(test_metrics__remove_series_and_reregister),
         cmocka_unit_test(test_metrics__gauge_func_and_special_values),

@@ -20,6 +20,8 @@
 
 typedef struct co_metrics co_metrics;
 typedef struct co_metric co_metric;
+/** One labelled series of a metric (see co_metric_series()). */
+typedef struct co_series co_series;
 
 /** Default histogram buckets of the Prometheus Go client (seconds). */
 #define CO_METRICS_DEFAULT_BUCKETS                                                                 \
@@ -81,6 +83,19 @@ void co_metric_set(co_metric *m, const char *const *values, double v);
 
 /** Records one observation in a histogram series. */
 void co_metric_observe(co_metric *m, const char *const *values, double v);
+
+/**
+ * A series of @p m, created when new, for updates that need no lookup: the label values are
+ * joined and searched once here instead of at every update. Valid until the series is removed
+ * or the registry freed.
+ */
+co_series *co_metric_series(co_metric *m, const char *const *values);
+
+/** Adds @p v to a counter (v >= 0) or gauge series, as co_metric_add(). */
+void co_series_add(co_series *s, double v);
+
+/** Records one observation in a histogram series, as co_metric_observe(). */
+void co_series_observe(co_series *s, double v);
 
 /** Removes a series (e.g. a deleted object's state gauge). No-op if absent. */
 void co_metric_remove(co_metric *m, const char *const *values);
