@@ -1069,9 +1069,13 @@ static void graph_rules(slot *slots,
     co_depgraph_list absent = {NULL, 0};
     CO_ASSERT(co_depgraph_missing(&absent, graph, deps, n) == 0);
     if (absent.len) {
+        /* as msg_add() would, without printf: a new Component's dependencies often do not
+         * exist yet, so this message comes with many admissions */
         co_buf b = CO_BUF_INIT(SIZE_MAX);
         for (size_t i = 0; i < absent.len; i++) {
-            msg_add(&b, "dependency \"%s\" does not exist (yet)", absent.items[i]);
+            CO_ASSERT(co_buf_puts(&b, i ? "; dependency \"" : "dependency \"") == 0);
+            CO_ASSERT(co_buf_puts(&b, absent.items[i]) == 0);
+            CO_ASSERT(co_buf_puts(&b, "\" does not exist (yet)") == 0);
         }
         slot *s = &slots[CO_RULE_MISSING_DEPENDENCIES];
         s->action = ga->missing ? ga->missing : CO_POLICY_WARN;
@@ -1178,13 +1182,18 @@ void co_policy_result_dispose(co_policy_result *res)
     memset(res, 0, sizeof(*res));
 }
 
+/* Without printf: the built-in rules format a warning for nearly every admission. */
 int co_policy_violation_format(co_buf *out, const co_policy_violation *v)
 {
+    int rc = 0;
     if (v->policy) {
-        return co_buf_printf(out, "ComponentPolicy \"%s\": %s: %s", v->policy,
-                             co_policy_rule_name(v->rule), v->message);
+        rc = co_buf_puts(out, "ComponentPolicy \"");
+        rc = rc ? rc : co_buf_puts(out, v->policy);
+        rc = rc ? rc : co_buf_puts(out, "\": ");
     }
-    return co_buf_printf(out, "%s: %s", co_policy_rule_name(v->rule), v->message);
+    rc = rc ? rc : co_buf_puts(out, co_policy_rule_name(v->rule));
+    rc = rc ? rc : co_buf_puts(out, ": ");
+    return rc ? rc : co_buf_puts(out, v->message);
 }
 
 /* ---------------------------------------------------------------------------------------------
