@@ -123,17 +123,24 @@ const char *co_json__str(const struct json_object *obj, const char *key)
  * Go durations
  * ------------------------------------------------------------------------------------------- */
 
-/* Length of the duration unit at @p p, or 0. "ms" is tried before "m". */
+/* Length of the duration unit at @p p (ns, us, \xc2\xb5s, ms, s, m, h), or 0. "ms" is taken
+ * before "m". */
 static size_t duration_unit_len(const char *p)
 {
-    static const char *const units[] = {"ns", "us", "\xc2\xb5s", "ms", "s", "m", "h"};
-    for (size_t u = 0; u < CO_ARRAY_SIZE(units); u++) {
-        size_t len = strlen(units[u]);
-        if (strncmp(p, units[u], len) == 0) {
-            return len;
-        }
+    switch (p[0]) {
+    case 'n':
+    case 'u':
+        return p[1] == 's' ? 2 : 0;
+    case 'm':
+        return p[1] == 's' ? 2 : 1;
+    case 's':
+    case 'h':
+        return 1;
+    case '\xc2':
+        return p[1] == '\xb5' && p[2] == 's' ? 3 : 0;
+    default:
+        return 0;
     }
-    return 0;
 }
 
 static int is_digit(char c)

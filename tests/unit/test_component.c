@@ -753,8 +753,9 @@ static void test_component__durations(void **state)
     assert_int_equal(duration_of("9223372036854775808ns"), 0);
     assert_int_equal(duration_of("2562048h"), 0);
     json_object *o = co_test_fixture_json("component/valid/minimal.json");
-    static const char *const bad[] = {"",    "0",   "1",      ".5s",        "5.s", "1d", "-1s",
-                                      "+1s", "1 s", "1h 30m", "1\xce\xbcs", "1hh", "s"};
+    static const char *const bad[] = {"",    "0",   "1",   ".5s",    "5.s",        "1d",
+                                      "-1s", "+1s", "1 s", "1h 30m", "1\xce\xbcs", "1hh",
+                                      "s",   "1n",  "1u",  "1ns2",   "1\xc2\xb5",  "1\xc2s"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
         json_object_object_add(co_json_get(o, "spec", NULL), "timeout",
                                json_object_new_string(bad[i]));
