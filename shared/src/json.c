@@ -234,6 +234,9 @@ int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int
  * Parsing
  * ========================================================================================== */
 
+/* Levels of the skip lists indexed by their names' first byte; deeper ones compare every list. */
+#define SKIP_INDEXED_LEVELS 6
+
 typedef struct parser {
     const char *p;   /* next byte */
     const char *end; /* end of input */
@@ -241,6 +244,8 @@ typedef struct parser {
     int depth;
     co_buf str;                     /* scratch for string contents */
     const char *const *const *skip; /* key lists of members to leave out, or NULL */
+    /* by_first[level][byte % 64]: the lists whose name at that level begins with such a byte */
+    uint32_t by_first[SKIP_INDEXED_LEVELS][64];
     int full; /* values only checked go through the full parser too (to report an error) */
     /* co_json_parse_each(): the member of the root object whose elements are handed over */
     const char *each_key;
@@ -783,12 +788,23 @@ static int
 skip_member(const parser *ps, uint32_t live, int level, const char *key, uint32_t *child_live)
 {
     uint32_t next = 0;
-    for (int i = 0; live; i++, live >>= 1) {
+    if (level < SKIP_INDEXED_LEVELS) {
+        /* only lists whose name there begins with a byte like the key's can go on */
+        live &= ps->by_first[level][(unsigned char)key[0] % 64];
+    }
+    const char *seen = NULL; /* the name last compared: lists often share a string literal */
+    int named = 0;
+    for (; live; live &= live - 1) {
+        int i = __builtin_ctz(live);
         const char *want = ps->skip[i][level];
-        /* the first byte before the whole key; an array's element marker names no member,
-         * even one called "[]" */
-        if (!(live & 1) || want[0] != key[0] || strcmp(want, key) != 0 ||
-            !strcmp(want, CO_JSON_EVERY_ELEMENT)) {
+        if (want != seen) {
+            /* the first byte before the whole key; an array's element marker names no member,
+             * even one called "[]" */
+            seen = want;
+            named = want[0] == key[0] && strcmp(want, key) == 0 &&
+                    strcmp(want, CO_JSON_EVERY_ELEMENT) != 0;
+        }
+        if (!named) {
             continue;
         }
         if (!ps->skip[i][level + 1]) {
@@ -1473,6 +1489,7 @@ static int begin_document(parser *ps,
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes is too large", len);
     }
     *live = 0;
+    size_t levels = 0;
     for (size_t i = 0; skip && skip[i]; i++) {
         CO_ASSERT(i < SKIP_LISTS_MAX && skip[i][0] != NULL);
         /* a list names a member to leave out, never a whole array's elements */
@@ -1482,6 +1499,14 @@ static int begin_document(parser *ps,
         }
         CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
         *live |= (uint32_t)1 << i;
+        levels = last + 1 > levels ? last + 1 : levels;
+    }
+    levels = levels < SKIP_INDEXED_LEVELS ? levels : SKIP_INDEXED_LEVELS;
+    memset(ps->by_first, 0, levels * sizeof(ps->by_first[0]));
+    for (size_t i = 0; skip && skip[i]; i++) {
+        for (size_t l = 0; l < levels && skip[i][l]; l++) {
+            ps->by_first[l][(unsigned char)skip[i][l][0] % 64] |= (uint32_t)1 << i;
+        }
     }
     ps->p = ps->start = data;
     ps->end = data + len;

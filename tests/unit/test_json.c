@@ -12,6 +12,7 @@
 
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 #include "shared/src/json_int.h"
 #include "tests/support/test_support.h"
@@ -865,6 +866,45 @@ static void test_json__skip_leaves_out_the_members_named_and_nothing_else(void *
 }
 
 /* "[]" follows every element of an array, at any depth, and only there. */
+/* Lists whose names share first bytes, at one level and across levels, separate copies of the
+ * same name among them (so neither the string nor its address tells them apart), and keys that
+ * begin like a name without being it, or that a byte-class lookup would confuse ('a' and '!'
+ * are 64 apart). Seven lists also spread the bits over more than one word of a byte index. */
+static void test_json__skip_lists_that_begin_alike(void **state)
+{
+    (void)state;
+    static const char a1[] = "a", a2[] = "a";
+    static const char *const l1[] = {a1, "b1", NULL};
+    static const char *const l2[] = {a2, "b2", NULL};
+    static const char *const l3[] = {a1, "c", NULL};
+    static const char *const l4[] = {"ab", NULL};
+    static const char *const l5[] = {"b", "a", "a", NULL};
+    static const char *const l6[] = {a2, "b1x", NULL};
+    static const char *const l7[] = {"!", NULL};
+    static const char *const *const skip[] = {l1, l2, l3, l4, l5, l6, l7, NULL};
+    const char *doc = "{\"a\":{\"b1\":1,\"b2\":2,\"b3\":3,\"c\":4,\"cc\":5,\"b1x\":0,\"b\":9},"
+                      "\"ab\":6,\"ac\":7,\"abc\":8,\"!\":1,\"A\":2,\"b\":{\"a\":{\"a\":1,\"ab\":2},"
+                      "\"ab\":{\"a\":3}}}";
+    struct json_object *got = NULL;
+    assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+    struct json_object *want =
+        parse("{\"a\":{\"b3\":3,\"cc\":5,\"b\":9},\"ac\":7,\"abc\":8,\"A\":2,"
+              "\"b\":{\"a\":{\"ab\":2},\"ab\":{\"a\":3}}}");
+    assert_true(co_json_equal(got, want));
+    json_object_put(got);
+    json_object_put(want);
+    co_jdoc *d = NULL;
+    assert_co_pass(co_jdoc_parse(&d, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
+    struct json_object *built = co_jv_to_json(co_jdoc_root(d));
+    char *text = co_json_dumps(built, 0);
+    json_object_put(built);
+    assert_string_equal(
+        text, "{\"a\":{\"b3\":3,\"cc\":5,\"b\":9},\"ac\":7,\"abc\":8,\"A\":2,\"b\":{\"a\":"
+              "{\"ab\":2},\"ab\":{\"a\":3}}}");
+    free(text);
+    co_jdoc_free(d);
+}
+
 static void test_json__skip_into_every_array_element(void **state)
 {
     (void)state;
@@ -1239,6 +1279,7 @@ int main(void)
         cmocka_unit_test(test_json__duplicate_keys_last_wins),
         cmocka_unit_test(test_json__string_scanning_finds_every_byte_at_every_offset),
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
+        cmocka_unit_test(test_json__skip_lists_that_begin_alike),
         cmocka_unit_test(test_json__skip_into_every_array_element),
         cmocka_unit_test(test_json__skip_refuses_malformed_members_exactly_as_a_full_parse),
         cmocka_unit_test(test_json__left_out_strings_are_judged_at_every_offset),
