@@ -291,8 +291,9 @@ static enum MHD_Result on_webhook(void *cls,
     (void)version;
     wh_server *s = cls;
     request *rq = *con_cls;
-    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!rq) {
+        const char *ct =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         rq = co_xcalloc(1, sizeof(*rq));
         clock_gettime(CLOCK_MONOTONIC, &rq->start);
         rq->route = wh_route_lookup(url);
@@ -330,6 +331,8 @@ static enum MHD_Result on_webhook(void *cls,
     if (rq->too_big) {
         wh_http_too_large(&r, rq->route);
     } else {
+        const char *ct =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         wh_http_request hr = {method, url, ct, rq->body.ptr ? rq->body.ptr : "", rq->body.len};
         wh_http_handle(&r, s->cfg.handlers, &hr);
     }
