@@ -26,7 +26,7 @@
 # Knobs: BENCH_SECONDS (10), BENCH_CONNECTIONS (16), BENCH_THREADS (2, server workers on both
 # sides), BENCH_RATE (1000), BENCH_ROUNDS (5: throughput runs per side, alternating; the medians
 # are compared: on a small shared machine single runs of either side vary by a fifth),
-# BENCH_ROUNDS_ONE (3: the same with one worker each).
+# BENCH_ROUNDS_ONE (5: the same with one worker each).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/release/component-webhook}
@@ -36,7 +36,7 @@ CONNS=${BENCH_CONNECTIONS:-16}
 THREADS=${BENCH_THREADS:-2}
 RATE=${BENCH_RATE:-1000}
 ROUNDS=${BENCH_ROUNDS:-5}
-ROUNDS_ONE=${BENCH_ROUNDS_ONE:-3}
+ROUNDS_ONE=${BENCH_ROUNDS_ONE:-5}
 ROUTE=/validate/v1alpha1/components
 
 need() {
