@@ -244,8 +244,9 @@ typedef struct parser {
     int depth;
     co_buf str;                     /* scratch for string contents */
     const char *const *const *skip; /* key lists of members to leave out, or NULL */
-    /* by_first[level][byte % 64]: the lists whose name at that level begins with such a byte */
-    uint32_t by_first[SKIP_INDEXED_LEVELS][64];
+    /* by_first[level][byte % 64]: the lists whose name at that level begins with such a byte
+     * (SKIP_INDEXED_LEVELS rows on the caller's stack, only those in use written) */
+    uint32_t (*by_first)[64];
     int full; /* values only checked go through the full parser too (to report an error) */
     /* co_json_parse_each(): the member of the root object whose elements are handed over */
     const char *each_key;
@@ -1502,7 +1503,7 @@ static int begin_document(parser *ps,
         levels = last + 1 > levels ? last + 1 : levels;
     }
     levels = levels < SKIP_INDEXED_LEVELS ? levels : SKIP_INDEXED_LEVELS;
-    memset(ps->by_first, 0, levels * sizeof(ps->by_first[0]));
+    memset(ps->by_first, 0, levels * sizeof(*ps->by_first));
     for (size_t i = 0; skip && skip[i]; i++) {
         for (size_t l = 0; l < levels && skip[i][l]; l++) {
             ps->by_first[l][(unsigned char)skip[i][l][0] % 64] |= (uint32_t)1 << i;
@@ -1560,6 +1561,8 @@ int co_json_parse_skip(struct json_object **out,
                        const char *const *const *skip)
 {
     parser ps = {0};
+    uint32_t by_first[SKIP_INDEXED_LEVELS][64];
+    ps.by_first = by_first;
     return parse_document(out, data, len, max, skip, &ps);
 }
 
@@ -1573,6 +1576,8 @@ int co_json_parse_each(struct json_object **out,
                        void *payload)
 {
     parser ps = {0};
+    uint32_t by_first[SKIP_INDEXED_LEVELS][64];
+    ps.by_first = by_first;
     ps.each_key = key;
     ps.each_cb = cb;
     ps.each_payload = payload;
@@ -1592,6 +1597,8 @@ int co_jdoc_parse(co_jdoc **out,
 {
     parser ps = {0};
     uint32_t live = 0;
+    uint32_t by_first[SKIP_INDEXED_LEVELS][64];
+    ps.by_first = by_first;
     int rc = begin_document(&ps, data, len, max, skip, &live);
     if (rc < 0) {
         return rc;
