@@ -279,6 +279,12 @@ static enum MHD_Result answer(wh_server *s,
     return queue(s, c, method, r);
 }
 
+/* Looked up when a request starts and when it ends, not for every chunk of its body. */
+static const char *content_type(struct MHD_Connection *c)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+}
+
 static enum MHD_Result on_webhook(void *cls,
                                   struct MHD_Connection *c,
                                   const char *url,
@@ -292,8 +298,7 @@ static enum MHD_Result on_webhook(void *cls,
     wh_server *s = cls;
     request *rq = *con_cls;
     if (!rq) {
-        const char *ct =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        const char *ct = content_type(c);
         rq = co_xcalloc(1, sizeof(*rq));
         clock_gettime(CLOCK_MONOTONIC, &rq->start);
         rq->route = wh_route_lookup(url);
@@ -331,9 +336,8 @@ static enum MHD_Result on_webhook(void *cls,
     if (rq->too_big) {
         wh_http_too_large(&r, rq->route);
     } else {
-        const char *ct =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-        wh_http_request hr = {method, url, ct, rq->body.ptr ? rq->body.ptr : "", rq->body.len};
+        wh_http_request hr = {method, url, content_type(c), rq->body.ptr ? rq->body.ptr : "",
+                              rq->body.len};
         wh_http_handle(&r, s->cfg.handlers, &hr);
     }
     return answer(s, c, rq, method, url, &r);

@@ -1490,24 +1490,22 @@ static int begin_document(parser *ps,
         return co_error_set(CO_ETOOBIG, "JSON document of %zu bytes is too large", len);
     }
     *live = 0;
-    size_t levels = 0;
+    size_t cleared = 0; /* rows of the index cleared: those some list reaches */
     for (size_t i = 0; skip && skip[i]; i++) {
         CO_ASSERT(i < SKIP_LISTS_MAX && skip[i][0] != NULL);
-        /* a list names a member to leave out, never a whole array's elements */
-        size_t last = 0;
-        while (skip[i][last + 1]) {
-            last++;
-        }
-        CO_ASSERT(strcmp(skip[i][last], CO_JSON_EVERY_ELEMENT) != 0);
-        *live |= (uint32_t)1 << i;
-        levels = last + 1 > levels ? last + 1 : levels;
-    }
-    levels = levels < SKIP_INDEXED_LEVELS ? levels : SKIP_INDEXED_LEVELS;
-    memset(ps->by_first, 0, levels * sizeof(*ps->by_first));
-    for (size_t i = 0; skip && skip[i]; i++) {
-        for (size_t l = 0; l < levels && skip[i][l]; l++) {
+        size_t l = 0;
+        for (; skip[i][l]; l++) {
+            if (l >= SKIP_INDEXED_LEVELS) {
+                continue;
+            }
+            if (l == cleared) {
+                memset(ps->by_first[cleared++], 0, sizeof(*ps->by_first));
+            }
             ps->by_first[l][(unsigned char)skip[i][l][0] % 64] |= (uint32_t)1 << i;
         }
+        /* a list names a member to leave out, never a whole array's elements */
+        CO_ASSERT(strcmp(skip[i][l - 1], CO_JSON_EVERY_ELEMENT) != 0);
+        *live |= (uint32_t)1 << i;
     }
     ps->p = ps->start = data;
     ps->end = data + len;

@@ -830,15 +830,34 @@ typedef struct slot {
     char *message;
 } slot;
 
+/* Starts another part of a rule's message: parts are joined with "; ". */
+static void msg_next(co_buf *b)
+{
+    if (b->len) {
+        CO_ASSERT(co_buf_puts(b, "; ") == 0);
+    }
+}
+
 static void msg_add(co_buf *b, const char *fmt, ...) CO_PRINTF(2, 3);
 static void msg_add(co_buf *b, const char *fmt, ...)
 {
     va_list ap;
-    if (b->len) {
-        CO_ASSERT(co_buf_puts(b, "; ") == 0);
-    }
+    msg_next(b);
     va_start(ap, fmt);
     CO_ASSERT(co_buf_vprintf(b, fmt, ap) == 0);
+    va_end(ap);
+}
+
+/* msg_add() of the strings given (up to a NULL) as they are, without printf: for a message
+ * that comes with many admissions. */
+static void msg_add_strs(co_buf *b, ...)
+{
+    va_list ap;
+    msg_next(b);
+    va_start(ap, b);
+    for (const char *s; (s = va_arg(ap, const char *)) != NULL;) {
+        CO_ASSERT(co_buf_puts(b, s) == 0);
+    }
     va_end(ap);
 }
 
@@ -1069,13 +1088,11 @@ static void graph_rules(slot *slots,
     co_depgraph_list absent = {NULL, 0};
     CO_ASSERT(co_depgraph_missing(&absent, graph, deps, n) == 0);
     if (absent.len) {
-        /* as msg_add() would, without printf: a new Component's dependencies often do not
-         * exist yet, so this message comes with many admissions */
+        /* a new Component's dependencies often do not exist yet */
         co_buf b = CO_BUF_INIT(SIZE_MAX);
         for (size_t i = 0; i < absent.len; i++) {
-            CO_ASSERT(co_buf_puts(&b, i ? "; dependency \"" : "dependency \"") == 0);
-            CO_ASSERT(co_buf_puts(&b, absent.items[i]) == 0);
-            CO_ASSERT(co_buf_puts(&b, "\" does not exist (yet)") == 0);
+            msg_add_strs(&b, "dependency \"", absent.items[i], "\" does not exist (yet)",
+                         (const char *)NULL);
         }
         slot *s = &slots[CO_RULE_MISSING_DEPENDENCIES];
         s->action = ga->missing ? ga->missing : CO_POLICY_WARN;
@@ -1185,15 +1202,13 @@ void co_policy_result_dispose(co_policy_result *res)
 /* Without printf: the built-in rules format a warning for nearly every admission. */
 int co_policy_violation_format(co_buf *out, const co_policy_violation *v)
 {
+    const char *parts[] = {
+        "ComponentPolicy \"", v->policy, "\": ", co_policy_rule_name(v->rule), ": ", v->message};
     int rc = 0;
-    if (v->policy) {
-        rc = co_buf_puts(out, "ComponentPolicy \"");
-        rc = rc ? rc : co_buf_puts(out, v->policy);
-        rc = rc ? rc : co_buf_puts(out, "\": ");
+    for (size_t i = v->policy ? 0 : 3; i < CO_ARRAY_SIZE(parts) && rc == 0; i++) {
+        rc = co_buf_puts(out, parts[i]);
     }
-    rc = rc ? rc : co_buf_puts(out, co_policy_rule_name(v->rule));
-    rc = rc ? rc : co_buf_puts(out, ": ");
-    return rc ? rc : co_buf_puts(out, v->message);
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------

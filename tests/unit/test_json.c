@@ -881,15 +881,19 @@ static void test_json__skip_lists_that_begin_alike(void **state)
     static const char *const l5[] = {"b", "a", "a", NULL};
     static const char *const l6[] = {a2, "b1x", NULL};
     static const char *const l7[] = {"!", NULL};
-    static const char *const *const skip[] = {l1, l2, l3, l4, l5, l6, l7, NULL};
+    /* deeper than the index reaches */
+    static const char *const l8[] = {"d", "d", "d", "d", "d", "d", "d", "x", NULL};
+    static const char *const *const skip[] = {l1, l2, l3, l4, l5, l6, l7, l8, NULL};
     const char *doc = "{\"a\":{\"b1\":1,\"b2\":2,\"b3\":3,\"c\":4,\"cc\":5,\"b1x\":0,\"b\":9},"
                       "\"ab\":6,\"ac\":7,\"abc\":8,\"!\":1,\"A\":2,\"b\":{\"a\":{\"a\":1,\"ab\":2},"
-                      "\"ab\":{\"a\":3}}}";
+                      "\"ab\":{\"a\":3}},\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":"
+                      "{\"x\":1,\"y\":2}}}}}}}}";
     struct json_object *got = NULL;
     assert_co_pass(co_json_parse_skip(&got, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
     struct json_object *want =
         parse("{\"a\":{\"b3\":3,\"cc\":5,\"b\":9},\"ac\":7,\"abc\":8,\"A\":2,"
-              "\"b\":{\"a\":{\"ab\":2},\"ab\":{\"a\":3}}}");
+              "\"b\":{\"a\":{\"ab\":2},\"ab\":{\"a\":3}},"
+              "\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"y\":2}}}}}}}}");
     assert_true(co_json_equal(got, want));
     json_object_put(got);
     json_object_put(want);
@@ -900,7 +904,8 @@ static void test_json__skip_lists_that_begin_alike(void **state)
     json_object_put(built);
     assert_string_equal(
         text, "{\"a\":{\"b3\":3,\"cc\":5,\"b\":9},\"ac\":7,\"abc\":8,\"A\":2,\"b\":{\"a\":"
-              "{\"ab\":2},\"ab\":{\"a\":3}}}");
+              "{\"ab\":2},\"ab\":{\"a\":3}},\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":"
+              "{\"d\":{\"y\":2}}}}}}}}");
     free(text);
     co_jdoc_free(d);
 }
