@@ -19,7 +19,7 @@ cd "$ROOT"
 if [ -z "${CO_KUBECTL:-}" ]; then
     for k in "$(command -v kubectl 2>/dev/null)" \
         "${XDG_CACHE_HOME:-$HOME/.cache}/component-operator/bin/kubectl-v32"; do
-        if [ -n "$k" ] && [ -x "$k" ] && "$k" version --client 2>/dev/null | grep -q 'Kustomize Version: v5'; then
+        if [ -n "$k" ] && [ -x "$k" ] && "$k" version --client 2>/dev/null | grep 'Kustomize Version: v5' >/dev/null; then
             export CO_KUBECTL="$k"
             break
         fi

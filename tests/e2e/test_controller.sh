@@ -187,7 +187,7 @@ esac
 rev1=$(k -n "$ns" get "$COMP" demo -o jsonpath='{.status.lastAppliedRevision}')
 
 metrics=$(curl -fsS "http://127.0.0.1:$metrics_port/metrics" 2>&1)
-if printf '%s' "$metrics" | grep -q "component_operator_runtime_component_state{.*name=\"demo\",state=\"Ready\"} 1"; then
+if grep -q "component_operator_runtime_component_state{.*name=\"demo\",state=\"Ready\"} 1" <<<"$metrics"; then
     tap_ok "test_controller__metrics_show_the_state"
 else
     tap_fail "test_controller__metrics_show_the_state" "$(printf '%s' "$metrics" | grep component_state | head)"

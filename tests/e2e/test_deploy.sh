@@ -98,7 +98,7 @@ k create namespace "$OPNS" >/dev/null 2>&1
 # written for. On an older test server the budgets are dry-run as policy/v1beta1, whose spec
 # has the same fields, so their content is still checked by the server instead of skipped.
 pdb_version=policy/v1
-if ! k api-versions | grep -qx policy/v1; then
+if ! k api-versions | grep -x policy/v1 >/dev/null; then
     pdb_version=policy/v1beta1
 fi
 python3 - "$work/base.yaml" "$work" "$pdb_version" <<'PY'

@@ -105,7 +105,7 @@ check_eventually() {
     local i out=""
     for i in $(seq 1 $((secs * 2))); do
         out=$("$@" 2>&1)
-        if printf '%s' "$out" | grep -qE -- "$re"; then
+        if grep -qE -- "$re" <<<"$out"; then
             tap_ok "$name"
             return 0
         fi
@@ -251,7 +251,7 @@ b_to_a=$(component "$ns2" b v1alpha1 "$git_src
   - namespace: $ns1
     name: a")
 out=$(apply "$a_to_b" 2>&1)
-if [ $? = 0 ] && printf '%s' "$out" | grep -q "Warning: .*$ns2/b.* does not exist"; then
+if [ $? = 0 ] && grep -q "Warning: .*$ns2/b.* does not exist" <<<"$out"; then
     tap_ok "test_webhook__missing_dependency_admitted_with_warning"
 else
     tap_fail "test_webhook__missing_dependency_admitted_with_warning" "$out"
@@ -331,7 +331,7 @@ http_comp=$(component "$ns1" http-source v1alpha1 '  sourceRef:
 check_eventually "test_webhook__warn_policy_yields_kubectl_warning" 30 \
     "Warning: .*co-e2e-warn-$suffix" apply "$http_comp" --dry-run=server
 out=$(apply "$http_comp" 2>&1)
-if [ $? = 0 ] && printf '%s' "$out" | grep -q "Warning: ComponentPolicy \"co-e2e-warn-$suffix\""; then
+if [ $? = 0 ] && grep -q "Warning: ComponentPolicy \"co-e2e-warn-$suffix\"" <<<"$out"; then
     tap_ok "test_webhook__warned_component_is_stored"
 else
     tap_fail "test_webhook__warned_component_is_stored" "$out"
@@ -339,7 +339,7 @@ fi
 out=$(apply "$(component "$ns2" http-exempt v1alpha1 '  sourceRef:
     httpRepository:
       url: https://example.com/other.tar.gz')" 2>&1)
-if [ $? = 0 ] && ! printf '%s' "$out" | grep -q "Warning:"; then
+if [ $? = 0 ] && ! grep -q "Warning:" <<<"$out"; then
     tap_ok "test_webhook__exempt_namespace_not_warned"
 else
     tap_fail "test_webhook__exempt_namespace_not_warned" "$out"

@@ -57,7 +57,7 @@ pick_port() {
         if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
             continue
         fi
-        if command -v ss >/dev/null 2>&1 && ss -Htan "sport = :$p" 2>/dev/null | grep -q .; then
+        if command -v ss >/dev/null 2>&1 && ss -Htan "sport = :$p" 2>/dev/null | grep . >/dev/null; then
             continue
         fi
         echo "$p"
@@ -74,7 +74,7 @@ pid_alive() {
     [ -f "$f" ] || return 1
     read -r pid marker <"$f" || true
     [ -n "$pid" ] && [ -n "$marker" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$marker"
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -F -- "$marker" >/dev/null
 }
 
 # pid_exited PIDFILE: the process is gone or a zombie. A process that is alive but not (yet)
@@ -241,7 +241,7 @@ wait_up() {
 }
 
 etcd_healthy() {
-    curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'
+    curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep '"health":"true"' >/dev/null
 }
 
 start_etcd() {

@@ -57,7 +57,7 @@ EOF
 # --- Debian packages ------------------------------------------------------------------------
 missing=()
 for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'install ok installed' >/dev/null; then
         missing+=("$p")
     fi
 done

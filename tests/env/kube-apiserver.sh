@@ -77,7 +77,7 @@ build_apiserver() {
     (cd "$work" && apt-get source -qq kubernetes >&2) ||
         die "apt-get source kubernetes failed (is there a deb-src entry? run make deps)"
     local tree
-    tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
+    tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'kubernetes-*' -print -quit)
     [ -n "$tree" ] || die "the kubernetes source package did not unpack as expected"
     [ -d "$tree/vendor/github.com/modern-go/reflect2" ] ||
         die "the source tree has no vendored reflect2 to replace"
@@ -100,7 +100,7 @@ build_apiserver() {
             make WHAT=cmd/kube-apiserver >&2) ||
         die "make WHAT=cmd/kube-apiserver failed"
     local out
-    out=$(find "$tree/_output" -type f -name kube-apiserver -perm -u+x | head -n 1)
+    out=$(find "$tree/_output" -type f -name kube-apiserver -perm -u+x -print -quit)
     [ -n "$out" ] || die "the build produced no kube-apiserver binary"
     "$out" --version >&2 || die "the built kube-apiserver does not run"
     mkdir -p "$BIN"

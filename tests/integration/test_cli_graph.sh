@@ -91,7 +91,7 @@ else
     tap_fail "the cluster's graph renders to PNG with dot" "$(cat "$TMP/doterr")"
 fi
 out=$("$BIN" graph --kubeconfig "$CO_TEST_KUBECONFIG" 2>&1)
-if printf '%s' "$out" | grep -q "\"$other/z\"" && printf '%s' "$out" | grep -q "\"$ns/a\""; then
+if grep -q "\"$other/z\"" <<<"$out" && grep -q "\"$ns/a\"" <<<"$out"; then
     tap_ok "without --namespace every namespace is read"
 else
     tap_fail "without --namespace every namespace is read" "$out"

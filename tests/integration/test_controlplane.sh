@@ -108,7 +108,7 @@ if [ -f "$private/env" ]; then
     left=""
     while read -r p marker; do
         [ -n "$p" ] || continue
-        if [ -r "/proc/$p/cmdline" ] && tr '\0' ' ' <"/proc/$p/cmdline" | grep -qF "$marker"; then
+        if [ -r "/proc/$p/cmdline" ] && tr '\0' ' ' <"/proc/$p/cmdline" | grep -F "$marker" >/dev/null; then
             left="$left $p"
         fi
     done <<<"$procs"

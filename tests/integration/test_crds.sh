@@ -135,14 +135,22 @@ tap_eq "test_crds__component_is_namespaced" Namespaced \
     "$(k get crd "$COMP_CRD" -o jsonpath='{.spec.scope}')"
 tap_eq "test_crds__policy_is_cluster_scoped" Cluster \
     "$(k get crd "$POLICY_CRD" -o jsonpath='{.spec.scope}')"
-api=$(retry 60 k api-resources --api-group=$GROUP --no-headers)
+# both_listed: the group's resources, once discovery lists both (it may lag behind Established)
+both_listed() {
+    local out
+    out=$(k api-resources --api-group=$GROUP --no-headers 2>&1)
+    printf '%s' "$out"
+    grep -q "^$(jq -r .spec.names.plural "$comp_json") " <<<"$out" &&
+        grep -q "^$(jq -r .spec.names.plural "$policy_json") " <<<"$out"
+}
+api=$(retry 60 both_listed)
 # discovered CRD-FILE VERSION NAMESPACED: the resource is listed with its short names
 discovered() {
     local plural short kind
     plural=$(jq -r .spec.names.plural "$1")
     short=$(jq -r '.spec.names.shortNames // [] | join(",")' "$1")
     kind=$(jq -r .spec.names.kind "$1")
-    printf '%s\n' "$api" | grep -qE "^$plural +$short +$GROUP/$2 +$3 +$kind\$"
+    grep -qE "^$plural +$short +$GROUP/$2 +$3 +$kind\$" <<<"$api"
 }
 if [ "$(jq -r '.spec.names.shortNames[0]' "$comp_json")" = comp ] &&
     discovered "$comp_json" v1beta1 true; then
@@ -168,7 +176,7 @@ tap_check "test_crds__namespace" k create namespace "$ns"
 empty_ok=1
 jq '.spec.path = ""' "$FIX/component/valid/minimal.json" | in_ns probe-empty >"$tmp/probe.json"
 out=$(k create --dry-run=server --validate=false -f "$tmp/probe.json" 2>&1)
-if printf '%s' "$out" | grep -qF 'must be of type string: "null"'; then
+if grep -qF 'must be of type string: "null"' <<<"$out"; then
     empty_ok=0
     tap_skip "test_crds__apiserver_accepts_empty_strings" \
         "this kube-apiserver build refuses empty strings (vendored kube-openapi validator)"
@@ -263,7 +271,7 @@ reject() {
         return
     fi
     for p in "$@"; do
-        printf '%s' "$out" | grep -qE -- "$p" || missing+=("$p")
+        grep -qE -- "$p" <<<"$out" || missing+=("$p")
     done
     if [ ${#missing[@]} = 0 ]; then
         tap_ok "test_crds__invalid_rejected__$name"
@@ -350,7 +358,7 @@ tap_check_fails "test_crds__kubectl_reports_unknown_fields" "${pats[0]}" \
     k create --dry-run=server --validate=strict -f "$f"
 out=$(k create --dry-run=server --validate=strict -f "$f" 2>&1)
 for p in "${pats[@]}"; do
-    if printf '%s' "$out" | grep -qF -- "$p"; then
+    if grep -qF -- "$p" <<<"$out"; then
         tap_ok "test_crds__kubectl_names_unknown_field__${p//[^a-z]/_}"
     else
         tap_fail "test_crds__kubectl_names_unknown_field__${p//[^a-z]/_}" "$out"
@@ -385,7 +393,7 @@ explains() {
     out=$(printf '%s' "$out" | squash)
     while IFS= read -r want; do
         [ -n "$want" ] || continue
-        printf '%s' "$out" | grep -qF -- "$(printf '%s' "$want" | squash)" || missing+=("$want")
+        grep -qF -- "$(printf '%s' "$want" | squash)" <<<"$out" || missing+=("$want")
     done < <(jq -r --arg v "$version" --arg f "$field" '.spec.versions[] | select(.name == $v) |
         .schema.openAPIV3Schema | reduce ($f | split("."))[] as $k (.; .properties[$k]) |
         .description, (.properties // {} | .[].description)' "$comp_json")
@@ -423,7 +431,7 @@ columns() {
     local out
     out=$(k get "$2" -n "$ns" minimal 2>&1)
     if [ "$(printf '%s\n' "$out" | head -n 1 | squash)" = "$columns_want" ] &&
-        printf '%s\n' "$out" | sed -n 2p | grep -qE '^minimal +Error +ApplyFailed +[0-9]+[smhd]'; then
+        printf '%s\n' "$out" | sed -n 2p | grep -E '^minimal +Error +ApplyFailed +[0-9]+[smhd]' >/dev/null; then
         tap_ok "$1"
     else
         tap_fail "$1" "expected columns: $columns_want" "$out"

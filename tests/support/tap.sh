@@ -53,7 +53,7 @@ tap_check_fails() {
     local out
     if out=$("$@" 2>&1); then
         tap_fail "$desc" "command unexpectedly succeeded: $*" "$out"
-    elif printf '%s' "$out" | grep -qE -- "$pattern"; then
+    elif grep -qE -- "$pattern" <<<"$out"; then
         tap_ok "$desc"
     else
         tap_fail "$desc" "output does not match /$pattern/: $*" "$out"

@@ -15,7 +15,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 # --- dispatch and usage ----------------------------------------------------------------------
 out=$("$BIN" --help 2>&1)
-if printf '%s' "$out" | grep -q "kustomize"; then
+if grep -q "kustomize" <<<"$out"; then
     tap_ok "--help lists the subcommands"
 else
     tap_fail "--help lists the subcommands" "$out"

@@ -106,7 +106,7 @@ else
 fi
 
 out=$("$BIN" graph --namespace team "$TMP/set.yaml" 2>&1)
-if printf '%s' "$out" | grep -q '"team/f"'; then
+if grep -q '"team/f"' <<<"$out"; then
     tap_ok "--namespace places Components without a namespace"
 else
     tap_fail "--namespace places Components without a namespace" "$out"

@@ -157,7 +157,7 @@ tap_check_fails "an invalid Component is refused with file and field" \
     "$BIN" render --component "$TMP/bad-component.yaml" --secret "$TMP/secrets.yaml" "$TMP/src"
 printf 'ENVIRONMENT: from-file\n' >"$TMP/vars.yaml"
 out=$("$BIN" render --substitute-from "$TMP/vars.yaml" "$TMP/app" 2>&1)
-if printf '%s' "$out" | grep -q "env: from-file"; then
+if grep -q "env: from-file" <<<"$out"; then
     tap_ok "--substitute-from reads a mapping of variables"
 else
     tap_fail "--substitute-from reads a mapping of variables" "$out"
@@ -167,13 +167,13 @@ printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {ENVIRONMENT
 printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: b}\ndata: {ENVIRONMENT: ZnJvbS1zZWNyZXQ=}\n' >"$TMP/vars-secret.yaml"
 out=$("$BIN" render --substitute-from "$TMP/vars-secret.yaml" --substitute-from "$TMP/vars-cm.yaml" "$TMP/app" 2>&1)
 out2=$("$BIN" render --substitute-from "$TMP/vars-cm.yaml" --substitute-from "$TMP/vars-secret.yaml" "$TMP/app" 2>&1)
-if printf '%s' "$out" | grep -q "env: from-configmap" && printf '%s' "$out2" | grep -q "env: from-secret"; then
+if grep -q "env: from-configmap" <<<"$out" && grep -q "env: from-secret" <<<"$out2"; then
     tap_ok "--substitute-from reads ConfigMaps and Secrets (base64 data decoded); the later file wins"
 else
     tap_fail "--substitute-from reads ConfigMaps and Secrets (base64 data decoded); the later file wins" "$out" "$out2"
 fi
 out=$("$BIN" render --substitute-from "$TMP/vars.yaml" --substitute ENVIRONMENT=flag "$TMP/app" 2>&1)
-if printf '%s' "$out" | grep -q "env: flag"; then
+if grep -q "env: flag" <<<"$out"; then
     tap_ok "--substitute wins over --substitute-from"
 else
     tap_fail "--substitute wins over --substitute-from" "$out"
