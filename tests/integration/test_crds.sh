@@ -135,30 +135,30 @@ tap_eq "test_crds__component_is_namespaced" Namespaced \
     "$(k get crd "$COMP_CRD" -o jsonpath='{.spec.scope}')"
 tap_eq "test_crds__policy_is_cluster_scoped" Cluster \
     "$(k get crd "$POLICY_CRD" -o jsonpath='{.spec.scope}')"
+comp_plural=$(jq -r .spec.names.plural "$comp_json")
+policy_plural=$(jq -r .spec.names.plural "$policy_json")
 # both_listed: the group's resources, once discovery lists both (it may lag behind Established)
 both_listed() {
     local out
     out=$(k api-resources --api-group=$GROUP --no-headers 2>&1)
     printf '%s' "$out"
-    grep -q "^$(jq -r .spec.names.plural "$comp_json") " <<<"$out" &&
-        grep -q "^$(jq -r .spec.names.plural "$policy_json") " <<<"$out"
+    grep -q "^$comp_plural " <<<"$out" && grep -q "^$policy_plural " <<<"$out"
 }
 api=$(retry 60 both_listed)
-# discovered CRD-FILE VERSION NAMESPACED: the resource is listed with its short names
+# discovered CRD-FILE PLURAL VERSION NAMESPACED: the resource is listed with its short names
 discovered() {
-    local plural short kind
-    plural=$(jq -r .spec.names.plural "$1")
+    local plural=$2 short kind
     short=$(jq -r '.spec.names.shortNames // [] | join(",")' "$1")
     kind=$(jq -r .spec.names.kind "$1")
-    grep -qE "^$plural +$short +$GROUP/$2 +$3 +$kind\$" <<<"$api"
+    grep -qE "^$plural +$short +$GROUP/$3 +$4 +$kind\$" <<<"$api"
 }
 if [ "$(jq -r '.spec.names.shortNames[0]' "$comp_json")" = comp ] &&
-    discovered "$comp_json" v1beta1 true; then
+    discovered "$comp_json" "$comp_plural" v1beta1 true; then
     tap_ok "test_crds__discovery_short_name_comp"
 else
     tap_fail "test_crds__discovery_short_name_comp" "$api"
 fi
-if discovered "$policy_json" v1alpha1 false; then
+if discovered "$policy_json" "$policy_plural" v1alpha1 false; then
     tap_ok "test_crds__discovery_component_policy"
 else
     tap_fail "test_crds__discovery_component_policy" "$api"

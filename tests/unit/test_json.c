@@ -896,16 +896,16 @@ static void test_json__skip_lists_that_begin_alike(void **state)
               "\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"y\":2}}}}}}}}");
     assert_true(co_json_equal(got, want));
     json_object_put(got);
-    json_object_put(want);
+    /* the document leaves out the same members, and keeps the others in order */
     co_jdoc *d = NULL;
     assert_co_pass(co_jdoc_parse(&d, doc, strlen(doc), CO_MAX_DOCUMENT, skip));
     struct json_object *built = co_jv_to_json(co_jdoc_root(d));
     char *text = co_json_dumps(built, 0);
+    char *want_text = co_json_dumps(want, 0);
     json_object_put(built);
-    assert_string_equal(
-        text, "{\"a\":{\"b3\":3,\"cc\":5,\"b\":9},\"ac\":7,\"abc\":8,\"A\":2,\"b\":{\"a\":"
-              "{\"ab\":2},\"ab\":{\"a\":3}},\"d\":{\"d\":{\"d\":{\"d\":{\"d\":{\"d\":"
-              "{\"d\":{\"y\":2}}}}}}}}");
+    json_object_put(want);
+    assert_string_equal(text, want_text);
+    free(want_text);
     free(text);
     co_jdoc_free(d);
 }

@@ -19,6 +19,8 @@ if [ "${#scripts[@]}" -lt 10 ]; then
     tap_fail "the scripts are found" "only ${#scripts[@]}: ${scripts[*]}"
 fi
 
+# a pipe into grep with -q among its first flags
+EARLY_GREP='\|[[:space:]]*grep[[:space:]]+-[A-Za-z]*q'
 bad_syntax=""
 early_grep=""
 for s in "${scripts[@]}"; do
@@ -27,7 +29,7 @@ for s in "${scripts[@]}"; do
     grep -q pipefail "$f" || continue
     [ "$s" = tests/unit/test_scripts.sh ] && continue # it shows the pattern on purpose
     # `bash -c "..."` and `sh -c "..."` run in a shell of their own, without pipefail.
-    hits=$(grep -nE '\|[[:space:]]*grep[[:space:]]+-[A-Za-z]*q' "$f" | grep -vE '\b(ba)?sh -c "')
+    hits=$(grep -nE "$EARLY_GREP" "$f" | grep -vE '\b(ba)?sh -c "')
     [ -z "$hits" ] || early_grep="${early_grep:+$early_grep$'\n'}$s: $hits"
 done
 tap_eq "every script parses" "" "$bad_syntax"
@@ -38,10 +40,10 @@ probe=$(mktemp)
 trap 'rm -f "$probe"' EXIT
 printf 'set -o pipefail\nprintf "%%s" "$x" | grep -qE "a"\n' >"$probe"
 tap_eq "the check sees a pipe into grep -q" 1 \
-    "$(grep -cE '\|[[:space:]]*grep[[:space:]]+-[A-Za-z]*q' "$probe")"
+    "$(grep -cE "$EARLY_GREP" "$probe")"
 printf 'set -o pipefail\ngrep -qE "a" <<<"$x"\nk get x | grep -E a >/dev/null\n' >"$probe"
 tap_eq "the check passes the remedies" 0 \
-    "$(grep -cE '\|[[:space:]]*grep[[:space:]]+-[A-Za-z]*q' "$probe")"
+    "$(grep -cE "$EARLY_GREP" "$probe")"
 # and the failure it prevents is real: a writer with lines left dies once grep -q has gone
 lines=$(seq 1 100000)
 (printf '%s\n' "$lines" | grep -q '^1$') 2>/dev/null
