@@ -211,6 +211,22 @@ static const co_schema policy_spec_fields[] = {
                .enums = NAMES("Deny", "Warn", "Audit"),
                .description = "What a dependency on a Component that does not exist does. "
                               "Warn when no policy says otherwise."})})},
+    {.name = "grants",
+     .type = CO_SCHEMA_OBJECT,
+     .description = "What Components in the selected namespaces may do beyond the safe defaults "
+                    "(read by the controller at reconcile time). A grant holds when an applying "
+                    "policy sets it to true and no applying policy sets it to false.",
+     .fields = FIELDS(BOOL("lookupsOutsideNamespace",
+                           "Let the templates of Components that impersonate no service account "
+                           "look up objects outside the Component's namespace, and "
+                           "cluster-scoped objects, with the controller's own rights. Default "
+                           "false: such lookups are confined to the Component's namespace."),
+                      BOOL("nestedComponents",
+                           "Let Components deploy Component and ComponentPolicy objects. "
+                           "Default false."),
+                      BOOL("insecureKubeConfigServers",
+                           "Let kubeconfigs from spec.kubeConfig Secrets and from "
+                           "lookupWithKubeConfig name plain http:// servers. Default false."))},
     {.name = "defaults",
      .type = CO_SCHEMA_OBJECT,
      .description = "Values filled in by the mutating webhook where a Component leaves them "
@@ -307,6 +323,8 @@ struct co_policy {
     rule_hdr deps;
     int64_t max_deps;                         /* -1 = no bound */
     co_policy_action cycles, missing_targets; /* NONE = not configured */
+
+    unsigned grants_true, grants_false; /* CO_GRANT_* bits set to true / to false */
 
     char *d_requeue, *d_retry, *d_timeout, *d_reapply, *d_sa;
     co_adoption_policy d_adoption;
@@ -657,6 +675,23 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
     p->max_deps = max ? json_object_get_int64(max) : -1;
     p->cycles = action_parse(co_json__str(r, "cycles"));
     p->missing_targets = action_parse(co_json__str(r, "missingTargets"));
+
+    json_object *grants = co_json__get(spec, "grants");
+    static const struct {
+        const char *field;
+        unsigned bit;
+    } grant_fields[] = {{"lookupsOutsideNamespace", CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE},
+                        {"nestedComponents", CO_GRANT_NESTED_COMPONENTS},
+                        {"insecureKubeConfigServers", CO_GRANT_INSECURE_KUBECONFIG_SERVERS}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(grant_fields); i++) {
+        if ((b = co_json__get(grants, grant_fields[i].field))) {
+            if (json_object_get_boolean(b)) {
+                p->grants_true |= grant_fields[i].bit;
+            } else {
+                p->grants_false |= grant_fields[i].bit;
+            }
+        }
+    }
 
     p->d_requeue = co_xstrdup(co_json__str(defs, "requeueInterval"));
     p->d_retry = co_xstrdup(co_json__str(defs, "retryInterval"));
@@ -1168,6 +1203,56 @@ int co_policy_set_applies(const co_policy_set *set, const co_policy_request *req
         }
     }
     return 0;
+}
+
+int co_policy_permissions_of(co_policy_permissions *out,
+                             const co_policy_set *set,
+                             const co_policy_request *req)
+{
+    unsigned granted = 0, refused = 0;
+    const co_policy *denier = NULL;
+    for (size_t i = 0; set && i < set->len; i++) {
+        const co_policy *p = set->items[i];
+        if (!applies(p, req, req->ns)) {
+            continue;
+        }
+        granted |= p->grants_true;
+        refused |= p->grants_false;
+        /* the same test evaluate_policy() applies to spec.kubeConfig, for kubeconfigs that
+         * templates bring; the first policy by name is the one named */
+        if (!denier && p->kubeconfig.present && p->kubeconfig.action == CO_POLICY_DENY &&
+            !p->kubeconfig_allowed) {
+            denier = p;
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    out->grants = granted & ~refused;
+    if (denier) {
+        out->kubeconfig_denied_by = co_xstrdup(denier->name);
+    }
+    return 0;
+}
+
+void co_policy_permissions_dispose(co_policy_permissions *perm)
+{
+    if (!perm) {
+        return;
+    }
+    free(perm->kubeconfig_denied_by);
+    memset(perm, 0, sizeof(*perm));
+}
+
+const char *co_policy_grant_name(co_policy_grant g)
+{
+    switch (g) {
+    case CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE:
+        return "grants.lookupsOutsideNamespace";
+    case CO_GRANT_NESTED_COMPONENTS:
+        return "grants.nestedComponents";
+    case CO_GRANT_INSECURE_KUBECONFIG_SERVERS:
+        return "grants.insecureKubeConfigServers";
+    }
+    return "unknown";
 }
 
 int co_policy_evaluate_graph(co_policy_result *out,

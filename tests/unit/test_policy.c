@@ -420,6 +420,97 @@ static void test_policy__applies(void **state)
     json_object_put(o);
 }
 
+/* --- grants --------------------------------------------------------------------------------- */
+
+static void put_policy(co_policy_set *set, const char *name, const char *spec)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                              "\"ComponentPolicy\",\"metadata\":{\"name\":\"%s\"},"
+                              "\"spec\":%s}",
+                              name, spec);
+    json_object *o = json_tokener_parse(text);
+    assert_non_null(o);
+    assert_co_pass(co_policy_set_put(set, o));
+    json_object_put(o);
+    free(text);
+}
+
+static void test_policy__grants_need_one_true_and_no_false(void **state)
+{
+    (void)state;
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    co_policy_request req = {.ns = "apps"};
+    co_policy_permissions perm;
+    /* nothing is granted without a policy */
+    assert_co_pass(co_policy_permissions_of(&perm, NULL, &req));
+    assert_int_equal(perm.grants, 0);
+    assert_null(perm.kubeconfig_denied_by);
+    co_policy_permissions_dispose(&perm);
+
+    put_policy(set, "b-grant",
+               "{\"grants\":{\"lookupsOutsideNamespace\":true,\"nestedComponents\":true}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants,
+                     CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
+    co_policy_permissions_dispose(&perm);
+
+    /* an explicit false in another applying policy takes the grant away */
+    put_policy(set, "a-refuse", "{\"grants\":{\"nestedComponents\":false}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE);
+    co_policy_permissions_dispose(&perm);
+
+    /* ... unless that policy does not apply to the namespace */
+    put_policy(set, "a-refuse",
+               "{\"exemptNamespaces\":[\"apps\"],\"grants\":{\"nestedComponents\":false}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants,
+                     CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
+    co_policy_permissions_dispose(&perm);
+
+    /* a grant in a policy selecting other namespaces does not hold here */
+    co_policy_set_remove(set, "b-grant");
+    put_policy(set, "c-grant",
+               "{\"namespaceSelector\":{\"matchLabels\":{\"tier\":\"platform\"}},"
+               "\"grants\":{\"insecureKubeConfigServers\":true}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, 0);
+    co_policy_permissions_dispose(&perm);
+    json_object *labels = json_tokener_parse("{\"tier\":\"platform\"}");
+    req.namespace_labels = labels;
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, CO_GRANT_INSECURE_KUBECONFIG_SERVERS);
+    co_policy_permissions_dispose(&perm);
+    json_object_put(labels);
+    assert_string_equal(co_policy_grant_name(CO_GRANT_NESTED_COMPONENTS),
+                        "grants.nestedComponents");
+    co_policy_set_free(set);
+    co_policy_permissions_dispose(NULL);
+}
+
+static void test_policy__kubeconfig_denial_reaches_templates(void **state)
+{
+    (void)state;
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    co_policy_request req = {.ns = "apps"};
+    co_policy_permissions perm;
+    /* Warn does not stop a template; allowed: true does not deny */
+    put_policy(set, "warn", "{\"rules\":{\"remoteKubeConfig\":{\"action\":\"Warn\"}}}");
+    put_policy(set, "allow", "{\"rules\":{\"remoteKubeConfig\":{\"allowed\":true}}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_null(perm.kubeconfig_denied_by);
+    co_policy_permissions_dispose(&perm);
+    put_policy(set, "deny", "{\"rules\":{\"remoteKubeConfig\":{\"allowed\":false}}}");
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_non_null(perm.kubeconfig_denied_by);
+    assert_string_equal(perm.kubeconfig_denied_by, "deny");
+    co_policy_permissions_dispose(&perm);
+    assert_null(perm.kubeconfig_denied_by);
+    co_policy_set_free(set);
+}
+
 /* --- the CRD --------------------------------------------------------------------------------- */
 
 /* Where the CRD files are: $CO_CRDS_DIR when set (`make crds CRDS_OUT=DIR` sets it), else the
@@ -538,6 +629,8 @@ int main(void)
         cmocka_unit_test(test_policy__defaults_reach_the_component),
         cmocka_unit_test(test_policy__set_keeps_name_order_and_replaces),
         cmocka_unit_test(test_policy__applies),
+        cmocka_unit_test(test_policy__grants_need_one_true_and_no_false),
+        cmocka_unit_test(test_policy__kubeconfig_denial_reaches_templates),
         cmocka_unit_test(test_policy__committed_crd_is_generated),
         cmocka_unit_test(test_policy__fixture_covers_schema),
     };

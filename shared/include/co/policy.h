@@ -186,6 +186,46 @@ CO_MUST_CHECK int co_policy_evaluate_graph(co_policy_result *out,
                                            const char *const *deps,
                                            size_t n);
 
+/**
+ * Grants: what a ComponentPolicy's `spec.grants` lets Components do beyond the safe defaults.
+ * Unlike rules, which restrict what a Component may say, grants widen what the controller does
+ * for it at reconcile time. A grant holds when an applying policy sets it to true and no
+ * applying policy sets it to false.
+ */
+typedef enum co_policy_grant {
+    /** templates of a Component without a service account may look up objects outside its
+     * namespace (and cluster-scoped ones) with the controller's rights */
+    CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE = 1u << 0,
+    /** a Component may deploy Component and ComponentPolicy objects */
+    CO_GRANT_NESTED_COMPONENTS = 1u << 1,
+    /** kubeconfigs from Secrets and templates may name http:// servers */
+    CO_GRANT_INSECURE_KUBECONFIG_SERVERS = 1u << 2,
+} co_policy_grant;
+
+/** What the controller may do for one Component, from the policies applying to it. */
+typedef struct co_policy_permissions {
+    unsigned grants; /**< co_policy_grant bits that hold */
+    /** name of a policy whose remoteKubeConfig rule denies kubeconfigs (action Deny, allowed
+     * false), so that templates may not bring one either; NULL when none does (owned) */
+    char *kubeconfig_denied_by;
+} co_policy_permissions;
+
+/**
+ * The permissions the policies of @p set (NULL = none) applying to @p req give. req->ns must be
+ * set; as for evaluation, policies with user or group exemptions do not apply without a user.
+ * @param[out] out dispose with co_policy_permissions_dispose()
+ * @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_policy_permissions_of(co_policy_permissions *out,
+                                           const co_policy_set *set,
+                                           const co_policy_request *req);
+
+/** Frees what @p perm holds and zeroes it. NULL is a no-op. */
+void co_policy_permissions_dispose(co_policy_permissions *perm);
+
+/** "grants.lookupsOutsideNamespace", ... for messages. */
+const char *co_policy_grant_name(co_policy_grant g);
+
 /** Frees the result's items; it is empty afterwards. NULL is a no-op. */
 void co_policy_result_dispose(co_policy_result *res);
 
