@@ -764,6 +764,12 @@ static int live_cb(struct json_object **out, const ctl_obj *o, void *payload)
     return read_object(payload, out, o->group, o->version, o->kind, o->namespace, o->name);
 }
 
+static int claim_cb(char **owner_out, const ctl_obj *o, void *payload)
+{
+    const engine *e = payload;
+    return e->o->claimed(e->o->claimed_ctx, owner_out, o->group, o->kind, o->namespace, o->name);
+}
+
 /* ---- deletion waves (§3.4 step 18, §3.13) --------------------------------------------------- */
 
 static bool item_managed(const engine *e, const ctl_inventory *inv, const ctl_item *it)
@@ -1147,7 +1153,8 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
     if ((rc = ctl_objset_prepare(&set, objects, &e->d, scope_cb, e)) < 0) {
         goto out;
     }
-    if ((rc = ctl_inventory_update(&added, &inv, &set, e->hashed, live_cb, e)) < 0) {
+    if ((rc = ctl_inventory_update(&added, &inv, &set, e->hashed, live_cb,
+                                   e->o->claimed ? claim_cb : NULL, e)) < 0) {
         goto out;
     }
     if (added) {

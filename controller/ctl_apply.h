@@ -89,6 +89,16 @@ typedef struct ctl_apply_opts {
     int64_t reapply_interval_ms;
     /** spec.additionalManagedTypes ([{group, kind}]) or NULL. */
     const struct json_object *additional_managed_types;
+    /** Optional: whether another Component (not this one) lists the object in its inventory;
+     * 1 with its "namespace/name" in *owner_out (free()), else 0. Objects it names are refused
+     * unless their adoption policy is Always (see ctl_claim_fn). */
+    int (*claimed)(void *ctx,
+                   char **owner_out,
+                   const char *group,
+                   const char *kind,
+                   const char *ns,
+                   const char *name);
+    void *claimed_ctx;
     /** Out, optional: set to whether the call changed the inventory (backoff reset, §3.1). */
     bool *inventory_changed;
     /** Out, optional: operation counters, added to. */

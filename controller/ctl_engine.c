@@ -29,6 +29,8 @@ static void fill(ctl_apply_opts *o,
     o->missing_namespaces_policy = c->missing_namespaces_policy;
     o->reapply_interval_ms = c->reapply_interval_ms;
     o->additional_managed_types = c->additional_managed_types;
+    o->claimed = c->claimed;
+    o->claimed_ctx = c->claimed_ctx;
     o->inventory_changed = changed;
     o->stats = stats;
 }

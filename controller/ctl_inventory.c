@@ -1175,6 +1175,27 @@ int ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const c
     return rc;
 }
 
+static bool has_owner_label(const struct json_object *live)
+{
+    struct json_object *l = co_json_get(live, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL);
+    return l && json_object_is_type(l, json_type_string) && *json_object_get_string(l);
+}
+
+static int claim_check(const ctl_obj *o, ctl_claim_fn claimed, void *payload)
+{
+    char *owner = NULL;
+    if (claimed(&owner, o, payload) != 1) {
+        return 0;
+    }
+    char *key = ctl_obj_key(o);
+    int rc =
+        co_error_set(CO_ECONFLICT, "owner conflict; object %s is in the inventory of component %s",
+                     key, owner ? owner : "");
+    free(key);
+    free(owner);
+    return rc;
+}
+
 static bool
 type_matches(const ctl_type *t, const char *group, const char *version, const char *kind)
 {
@@ -1242,6 +1263,7 @@ int ctl_inventory_update(size_t *added_out,
                          const ctl_objset *set,
                          const char *hashed_owner_id,
                          ctl_live_fn live,
+                         ctl_claim_fn claimed,
                          void *payload)
 {
     ctl_inventory next = {NULL, 0, 0};
@@ -1263,6 +1285,9 @@ int ctl_inventory_update(size_t *added_out,
                 goto done;
             }
             rc = ctl_adoption_check(o, obj, hashed_owner_id);
+            if (rc == 0 && claimed && o->adoption != CTL_ADOPT_ALWAYS && !has_owner_label(obj)) {
+                rc = claim_check(o, claimed, payload);
+            }
             json_object_put(obj);
             if (rc < 0) {
                 goto done;

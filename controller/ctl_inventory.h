@@ -268,12 +268,23 @@ ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const char 
 typedef int (*ctl_live_fn)(struct json_object **out, const ctl_obj *o, void *payload);
 
 /**
+ * Whether another Component lists @p o in its inventory: 1 with its "namespace/name" in
+ * *owner_out (free()), else 0. An object without an owner label may still be another
+ * Component's: it persists new inventory entries before it creates the objects, and a label
+ * can be removed by hand.
+ */
+typedef int (*ctl_claim_fn)(char **owner_out, const ctl_obj *o, void *payload);
+
+/**
  * Merges the object set into the inventory (§3.4 steps 9–12): new objects are checked for
  * adoption (through @p live) and appended; item fields are refreshed; a changed digest schedules
  * the item for application; items no object matches are scheduled for deletion; consistency of
  * managed types and namespaces is checked; the inventory is sorted for deletion.
  * On failure @p inv is left as it was.
  * @param[out] added_out number of items appended
+ * @param claimed NULL, or asked for each new object without our owner label whose adoption
+ *        policy is not Always: an object another Component lists is refused as an owner
+ *        conflict (docs/security.md)
  * @return 0; CO_ECONFLICT from the adoption check; CO_EINVALID for a consistency violation;
  * errors of @p live.
  */
@@ -282,6 +293,7 @@ CO_MUST_CHECK int ctl_inventory_update(size_t *added_out,
                                        const ctl_objset *set,
                                        const char *hashed_owner_id,
                                        ctl_live_fn live,
+                                       ctl_claim_fn claimed,
                                        void *payload);
 
 /** Stable sort of the inventory by delete order, then by the kind priorities of §3.11. */

@@ -253,6 +253,33 @@ static char *flux_source_key(const struct json_object *obj)
     return NULL;
 }
 
+/* "group/kind/namespace/name" of an inventory item; the one key format of the inventory index. */
+static char *inventory_key(const char *group, const char *kind, const char *ns, const char *name)
+{
+    return co_xasprintf("%s/%s/%s/%s", group ? group : "", kind ? kind : "", ns ? ns : "",
+                        name ? name : "");
+}
+
+/* The objects a Component deploying into this cluster lists in its inventory, so that another
+ * Component cannot adopt them (ctl_claim_fn). */
+static int index_inventory(co_kube_keys *out, const struct json_object *obj, void *payload)
+{
+    (void)payload;
+    if (co_json_get(obj, "spec", "kubeConfig", NULL)) {
+        return 0;
+    }
+    struct json_object *inv = co_json_get(obj, "status", "inventory", NULL);
+    size_t n = inv && json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *it = json_object_array_get_idx(inv, i);
+        char *k = inventory_key(str_at(it, "group"), str_at(it, "kind"), str_at(it, "namespace"),
+                                str_at(it, "name"));
+        co_kube_keys_add(out, k);
+        free(k);
+    }
+    return 0;
+}
+
 static int index_source(co_kube_keys *out, const struct json_object *obj, void *payload)
 {
     (void)payload;
@@ -462,6 +489,33 @@ cache_get_component(void *ctx, const char *ns, const char *name, struct json_obj
     return co_kube_get(out, m->client, &ref, NULL);
 }
 
+static int cache_claimed_by(void *ctx,
+                            const char *self,
+                            const char *group,
+                            const char *kind,
+                            const char *ns,
+                            const char *name,
+                            char **owner_out)
+{
+    ctl_manager *m = ctx;
+    char *key = inventory_key(group, kind, ns, name);
+    int found = 0;
+    for (size_t i = 0; i < m->ncomp_inf && !found; i++) {
+        co_kube_keys keys = {0};
+        if (co_kube_informer_index_keys(&keys, m->comp_inf[i], "inventory", key) == 0) {
+            for (size_t k = 0; k < keys.len && !found; k++) {
+                if (strcmp(keys.items[k], self) != 0) {
+                    *owner_out = co_xstrdup(keys.items[k]);
+                    found = 1;
+                }
+            }
+        }
+        co_kube_keys_dispose(&keys);
+    }
+    free(key);
+    return found;
+}
+
 static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
 {
     ctl_manager *m = ctx;
@@ -667,22 +721,29 @@ static co_kube_informer *policy_informer(ctl_manager *m)
 }
 
 /* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
- * bypassed or fail open). Policies with user or group exemptions do not apply here (no user). */
-static int cache_policy_check(void *ctx, const struct json_object *component, char **msg_out)
+ * bypassed or fail open), and the grants of the applying policies. Policies with user or group
+ * exemptions do not apply here (no user). Whatever keeps the policies from being evaluated is
+ * an error of the pass: a policy never fails open. */
+static int cache_policy_check(void *ctx,
+                              const struct json_object *component,
+                              char **msg_out,
+                              co_policy_permissions *perm_out)
 {
     ctl_manager *m = ctx;
+    memset(perm_out, 0, sizeof(*perm_out));
     co_kube_informer *inf = policy_informer(m);
     if (!inf || co_kube_informer_len(inf) == 0) {
         return 0;
     }
     struct json_object *all = NULL;
-    if (co_kube_informer_list(&all, inf, NULL) < 0) {
-        return 0;
+    int rc = co_kube_informer_list(&all, inf, NULL);
+    if (rc < 0) {
+        return co_error_wrap("reading the cached ComponentPolicies");
     }
     co_policy_set *set = NULL;
-    if (co_policy_set_new(&set) < 0) {
+    if ((rc = co_policy_set_new(&set)) < 0) {
         json_object_put(all);
-        return 0;
+        return rc;
     }
     for (size_t i = 0; i < json_object_array_length(all); i++) {
         /* an invalid policy is skipped here; its own validation reports it */
@@ -691,38 +752,45 @@ static int cache_policy_check(void *ctx, const struct json_object *component, ch
     json_object_put(all);
     const char *ns = str_at(co_json_get(component, "metadata", NULL), "namespace");
     struct json_object *nsobj = NULL;
-    co_kube_ref ref = {"v1", "Namespace", NULL, ns};
-    if (co_kube_get(&nsobj, m->client, &ref, NULL) < 0) {
-        nsobj = NULL;
-    }
     struct json_object *defaulted = NULL;
     co_component *c = NULL;
-    int rc = 0;
-    if (co_component_default(&defaulted, component, ns, NULL) == 0 &&
-        co_component_parse(&c, defaulted) == 0) {
-        co_policy_request req = {0};
-        req.ns = ns;
-        req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
-        co_policy_result res = {0};
-        if (co_policy_evaluate(&res, set, c, &req) == 0 && res.verdict == CO_POLICY_DENY) {
-            co_buf b = CO_BUF_INIT(SIZE_MAX);
-            int brc = 0;
-            for (size_t i = 0; i < res.len && brc == 0; i++) {
-                if (res.items[i].action != CO_POLICY_DENY) {
-                    continue;
-                }
-                if (b.len > 0) {
-                    brc = co_buf_puts(&b, "; ");
-                }
-                if (brc == 0) {
-                    brc = co_policy_violation_format(&b, &res.items[i]);
-                }
-            }
-            *msg_out = co_buf_take(&b, NULL);
-            rc = CO_EINVALID;
-        }
-        co_policy_result_dispose(&res);
+    co_kube_ref ref = {"v1", "Namespace", NULL, ns};
+    co_policy_result res = {0};
+    if ((rc = co_kube_get(&nsobj, m->client, &ref, NULL)) < 0) {
+        rc = co_error_wrap("reading namespace %s for its labels", ns ? ns : "");
+        goto done;
     }
+    if ((rc = co_component_default(&defaulted, component, ns, NULL)) < 0 ||
+        (rc = co_component_parse(&c, defaulted)) < 0) {
+        goto done;
+    }
+    co_policy_request req = {0};
+    req.ns = ns;
+    req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
+    if ((rc = co_policy_evaluate(&res, set, c, &req)) < 0) {
+        goto done;
+    }
+    if (res.verdict == CO_POLICY_DENY) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        int brc = 0;
+        for (size_t i = 0; i < res.len && brc == 0; i++) {
+            if (res.items[i].action != CO_POLICY_DENY) {
+                continue;
+            }
+            if (b.len > 0) {
+                brc = co_buf_puts(&b, "; ");
+            }
+            if (brc == 0) {
+                brc = co_policy_violation_format(&b, &res.items[i]);
+            }
+        }
+        *msg_out = co_buf_take(&b, NULL);
+        rc = CO_EINVALID;
+        goto done;
+    }
+    rc = co_policy_permissions_of(perm_out, set, &req);
+done:
+    co_policy_result_dispose(&res);
     co_component_free(c);
     json_object_put(defaulted);
     json_object_put(nsobj);
@@ -1145,7 +1213,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.default_service_account = m->default_sa;
     m->env.backoff = m->backoff;
     m->env.cache = (ctl_cache_ops){cache_get_component, cache_dependants, cache_cycle_of,
-                                   cache_policy_check, m};
+                                   cache_policy_check,  cache_claimed_by, m};
     m->env.source = m->source;
     m->env.apply = m->apply;
     m->env.render = opts->render;
@@ -1191,6 +1259,7 @@ static int start_component_informer(ctl_manager *m, co_kube_informer **out, cons
     co_kube_handlers h = {on_comp_add, on_comp_update, on_comp_delete, m};
     if ((rc = co_kube_informer_add_index(inf, "dependencies", index_dependencies, NULL)) < 0 ||
         (rc = co_kube_informer_add_index(inf, "source", index_source, NULL)) < 0 ||
+        (rc = co_kube_informer_add_index(inf, "inventory", index_inventory, NULL)) < 0 ||
         (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
         (rc = co_kube_informer_start(inf)) < 0) {
         co_kube_informer_free(inf);

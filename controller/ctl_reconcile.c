@@ -18,6 +18,7 @@
 
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/component.h"
 #include "co/digest.h"
 #include "co/duration.h"
 #include "co/error.h"
@@ -117,6 +118,13 @@ typedef struct pass {
     size_t kubeconfig_len;
     co_kube_client *target;
     void *target_hold;
+    /* the Component's identity: "system:serviceaccount:<ns>:<sa>", or NULL for the controller's
+     * own (no serviceAccountName and no default) */
+    char *user;
+    /* the local cluster as that identity, for localLookup when the target is remote */
+    co_kube_client *local_lookups;
+    void *local_lookups_hold;
+    co_policy_permissions perm; /* what the applying ComponentPolicies grant */
 } pass;
 
 static int64_t now_ns(ctl_env *env)
@@ -615,29 +623,50 @@ static const char *spec_policy(pass *p, const char *field, const char *dflt)
     return v && *v ? v : dflt;
 }
 
-static int acquire_target(pass *p)
+/* The identity the Component acts with: its service account, else the default one, else none
+ * (the controller's own rights). The name was validated with the spec; it is checked again
+ * here because deletion does not validate, and it becomes an HTTP header. */
+static int component_user(pass *p)
 {
     const char *sa = str_at(p->spec, "serviceAccountName");
     if (!sa || !*sa) {
         sa = p->env->default_service_account;
     }
-    char *user = NULL;
-    if (sa && *sa) {
-        user = co_xasprintf("system:serviceaccount:%s:%s", p->ns, sa);
+    if (!sa || !*sa) {
+        return 0;
     }
-    int rc = 0;
+    if (!co_component_is_service_account_name(sa)) {
+        fail(p, CO_EINVALID, false, 0,
+             "error building target client: spec.serviceAccountName: invalid name \"%.64s\"", sa);
+        return CO_EINVALID;
+    }
+    p->user = co_xasprintf("system:serviceaccount:%s:%s", p->ns, sa);
+    return 0;
+}
+
+static int acquire_target(pass *p)
+{
+    int rc = component_user(p);
+    if (rc < 0) {
+        return rc;
+    }
     if (!p->env->targets.acquire) {
-        if (p->kubeconfig || user) {
+        if (p->kubeconfig || p->user) {
             rc = co_error_set(CO_EUNSUPPORTED, "no target client factory");
         } else {
             p->target = p->env->client;
         }
     } else {
         co_error_clear();
-        rc = p->env->targets.acquire(p->env->targets.ctx, p->kubeconfig, p->kubeconfig_len, user,
+        rc = p->env->targets.acquire(p->env->targets.ctx, p->kubeconfig, p->kubeconfig_len, p->user,
                                      &p->target, &p->target_hold);
+        /* templates' localLookup reads the local cluster as the Component, not as the
+         * controller, when the objects go elsewhere */
+        if (rc == 0 && p->kubeconfig && p->user) {
+            rc = p->env->targets.acquire(p->env->targets.ctx, NULL, 0, p->user, &p->local_lookups,
+                                         &p->local_lookups_hold);
+        }
     }
-    free(user);
     if (rc < 0) {
         fail(p, rc, false, 0, "error building target client: %s", co_error_last());
     }
@@ -704,6 +733,17 @@ static int check_dependencies(pass *p)
     return 0;
 }
 
+static int claimed_elsewhere(void *ctx,
+                             char **owner_out,
+                             const char *group,
+                             const char *kind,
+                             const char *ns,
+                             const char *name)
+{
+    pass *p = ctx;
+    return p->env->cache.claimed_by(p->env->cache.ctx, p->key, group, kind, ns, name, owner_out);
+}
+
 static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
 {
     memset(c, 0, sizeof(*c));
@@ -730,6 +770,40 @@ static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
     }
     c->reapply_interval_ms = reapply / MS;
     c->additional_managed_types = co_json_get(p->spec, "additionalManagedTypes", NULL);
+    /* inventories name objects without their cluster: only local targets are compared */
+    if (!c->remote && p->env->cache.claimed_by) {
+        c->claimed = claimed_elsewhere;
+        c->claimed_ctx = p;
+    }
+}
+
+/* Components and ComponentPolicies among the rendered objects would let one Component's source
+ * rewrite another Component (its source, identity and values) or the admins' rules: refused
+ * unless a ComponentPolicy grants nestedComponents (docs/security.md). */
+static int refuse_nested(pass *p, struct json_object *objects)
+{
+    if (p->perm.grants & CO_GRANT_NESTED_COMPONENTS) {
+        return 0;
+    }
+    size_t n = json_object_array_length(objects);
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *o = json_object_array_get_idx(objects, i);
+        const char *av = str_at(o, "apiVersion");
+        const char *kind = str_at(o, "kind");
+        size_t glen = strlen(CO_COMPONENT_GROUP);
+        if (!av || !kind || strncmp(av, CO_COMPONENT_GROUP, glen) != 0 || av[glen] != '/' ||
+            (strcmp(kind, CO_COMPONENT_KIND) != 0 && strcmp(kind, CO_POLICY_KIND) != 0)) {
+            continue;
+        }
+        struct json_object *meta = co_json_get(o, "metadata", NULL);
+        const char *ons = str_at(meta, "namespace");
+        fail(p, CO_EAUTH, false, 0,
+             "error generating manifests: object %s %s %s%s%s: a Component may deploy Components "
+             "or ComponentPolicies only where a ComponentPolicy grants grants.nestedComponents",
+             av, kind, ons ? ons : "", ons ? "/" : "", str_or_empty(meta, "name"));
+        return CO_EAUTH;
+    }
+    return 0;
 }
 
 static struct json_object *inventory_of(pass *p)
@@ -768,14 +842,20 @@ static void apply_step(pass *p, const char *owner_id)
         rc = p->env->render(p->env->render_ctx, &objects, dir, p->obj, p->values, p->digest,
                             int_at(p->status, "revision", 0));
     } else {
-        ctl_render_request rq = {dir,
-                                 p->obj,
-                                 p->values,
-                                 p->digest,
-                                 int_at(p->status, "revision", 0),
-                                 p->env->client,
-                                 p->target,
-                                 p->kubeconfig != NULL};
+        ctl_render_request rq = {0};
+        rq.dir = dir;
+        rq.component = p->obj;
+        rq.values = p->values;
+        rq.component_digest = p->digest;
+        rq.revision = int_at(p->status, "revision", 0);
+        rq.local = p->env->client;
+        rq.target = p->target;
+        rq.remote = p->kubeconfig != NULL;
+        rq.local_lookups = p->local_lookups;
+        rq.confine_local = p->user == NULL;
+        rq.confine_target = p->user == NULL && p->kubeconfig == NULL;
+        rq.grants = p->perm.grants;
+        rq.kubeconfig_denied_by = p->perm.kubeconfig_denied_by;
         rc = ctl_render_component(&objects, &rq);
     }
     if (p->env->source.release) {
@@ -784,6 +864,10 @@ static void apply_step(pass *p, const char *owner_id)
     free(dir);
     if (rc < 0) {
         fail(p, rc, false, 0, "error generating manifests: %s", co_error_last());
+        return;
+    }
+    if (refuse_nested(p, objects) < 0) {
+        json_object_put(objects);
         return;
     }
     ctl_apply_call c;
@@ -900,6 +984,49 @@ static void delete_step(pass *p, const char *owner_id)
 
 /* ---- the reconcile ----------------------------------------------------------------------- */
 
+/* The webhook's validation, again: a Component that reached the store without it (failurePolicy
+ * Ignore, a namespace the webhook configuration excludes, a webhook that was down) is refused
+ * here with the same messages. Unknown fields are left to the API server's pruning. */
+static int validate_spec(pass *p)
+{
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    if (co_component_validate(&errs, p->obj, p->ns, CO_COMPONENT_ALLOW_UNKNOWN_FIELDS) == 0) {
+        co_field_errors_dispose(&errs);
+        return 0;
+    }
+    co_buf msg = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
+    if (co_field_errors_format(&msg, &errs) < 0) {
+        co_buf_reset(&msg);
+        (void)!co_buf_puts(&msg, "too many errors");
+    }
+    fail(p, CO_EINVALID, false, 0, "invalid component: %s", co_buf_cstr(&msg));
+    p->err_reason = CTL_REASON_INVALID_SPEC;
+    co_buf_dispose(&msg);
+    co_field_errors_dispose(&errs);
+    return CO_EINVALID;
+}
+
+/* DESIGN.md §3.3: the ComponentPolicy rules again, and what they grant. A policy that cannot be
+ * evaluated fails the pass; it never admits. */
+static int check_policies(pass *p)
+{
+    ctl_env *env = p->env;
+    if (!env->cache.policy_check) {
+        return 0;
+    }
+    char *deny = NULL;
+    co_error_clear();
+    int rc = env->cache.policy_check(env->cache.ctx, p->obj, &deny, &p->perm);
+    if (rc == CO_EINVALID) {
+        fail(p, CO_EINVALID, false, 0, "policy violation: %s", deny ? deny : "denied");
+        p->err_reason = CTL_REASON_POLICY_VIOLATION;
+    } else if (rc < 0) {
+        fail(p, rc, false, 0, "error evaluating ComponentPolicies: %s", co_error_last());
+    }
+    free(deny);
+    return rc;
+}
+
 static void run(pass *p)
 {
     ctl_env *env = p->env;
@@ -922,6 +1049,12 @@ static void run(pass *p)
     if (!p->deleting && suspend) {
         outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED, CTL_MSG_SUSPENDED);
         p->requeue_after = ctl_backoff_next(env->backoff, p->key, "Suspended");
+        return;
+    }
+
+    /* nothing the Component names is read, fetched or impersonated before it passed the
+     * webhook's checks and the policies (a webhook can be bypassed) */
+    if (!p->deleting && (validate_spec(p) < 0 || check_policies(p) < 0)) {
         return;
     }
 
@@ -1010,16 +1143,6 @@ static void run(pass *p)
             free(owner_id);
             return;
         }
-        char *deny = NULL;
-        if (env->cache.policy_check &&
-            env->cache.policy_check(env->cache.ctx, p->obj, &deny) == CO_EINVALID) {
-            fail(p, CO_EINVALID, false, 0, "policy violation: %s", deny ? deny : "denied");
-            p->err_reason = CTL_REASON_POLICY_VIOLATION;
-            free(deny);
-            free(owner_id);
-            return;
-        }
-        free(deny);
         if (check_dependencies(p) < 0) {
             free(owner_id);
             return;
@@ -1067,8 +1190,13 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
 
     run(p);
 
-    if (p->target_hold && env->targets.release) {
-        env->targets.release(env->targets.ctx, p->target_hold);
+    if (env->targets.release) {
+        if (p->target_hold) {
+            env->targets.release(env->targets.ctx, p->target_hold);
+        }
+        if (p->local_lookups_hold) {
+            env->targets.release(env->targets.ctx, p->local_lookups_hold);
+        }
     }
 
     /* finally (§3.1 step 13) */
@@ -1144,6 +1272,8 @@ done:
     json_object_put(p->obj);
     ctl_artifact_dispose(&p->art);
     free(p->kubeconfig);
+    free(p->user);
+    co_policy_permissions_dispose(&p->perm);
     free(p->message);
     free(p->digest);
     free(p->key);

@@ -24,6 +24,7 @@
 #include "co/common.h"
 #include "co/kube_client.h"
 #include "co/kube_informer.h"
+#include "co/policy.h"
 #include "controller/ctl_state.h"
 
 struct json_object;
@@ -87,6 +88,14 @@ typedef struct ctl_apply_call {
     /** events about dependents in a remote target, written through the target client (NULL:
      * none) */
     struct co_kube_recorder *target_events;
+    /** as ctl_apply_opts.claimed (NULL: no check) */
+    int (*claimed)(void *ctx,
+                   char **owner_out,
+                   const char *group,
+                   const char *kind,
+                   const char *ns,
+                   const char *name);
+    void *claimed_ctx;
 } ctl_apply_call;
 
 /** The apply engine (controller/ctl_apply.h, behind a seam). */
@@ -118,8 +127,23 @@ typedef struct ctl_cache_ops {
     int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
     /** The dependency cycle through @p key ("ns/a -> ns/b -> ns/a"), or CO_ENOTFOUND. */
     int (*cycle_of)(void *ctx, const char *key, char **path_out);
-    /** ComponentPolicy verdict: 0 when admitted, CO_EINVALID with *msg_out when denied. */
-    int (*policy_check)(void *ctx, const struct json_object *component, char **msg_out);
+    /** ComponentPolicy verdict: 0 when admitted, with what the applying policies grant in
+     * *perm_out (dispose it); CO_EINVALID with *msg_out when denied; any other error when the
+     * policies cannot be evaluated (the pass then fails: a policy never fails open). */
+    int (*policy_check)(void *ctx,
+                        const struct json_object *component,
+                        char **msg_out,
+                        co_policy_permissions *perm_out);
+    /** Whether a Component other than @p self ("ns/name") that deploys into the local cluster
+     * lists the object (@p group, @p kind, @p ns, @p name) in its inventory: 1 with its key in
+     * *owner_out (free()), else 0. */
+    int (*claimed_by)(void *ctx,
+                      const char *self,
+                      const char *group,
+                      const char *kind,
+                      const char *ns,
+                      const char *name,
+                      char **owner_out);
     void *ctx;
 } ctl_cache_ops;
 

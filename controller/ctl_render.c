@@ -22,6 +22,7 @@
 #include "co/json.h"
 #include "co/kube_config.h"
 #include "co/kustomize.h"
+#include "co/policy.h"
 #include "co/render.h"
 #include "co/sops.h"
 #include "co/vfs.h"
@@ -341,25 +342,43 @@ static int load_api_versions(char ***out, size_t *n_out, co_kube_client *client)
 
 typedef struct lookup_ctx {
     const ctl_render_request *req;
+    const char *ns; /* the Component's namespace */
 } lookup_ctx;
 
-/* The client a lookup goes to; *owned is set when the caller must free it. */
+/* The client a lookup goes to; *owned is set when the caller must free it, *confined when it
+ * acts with the controller's own rights and must stay in the Component's namespace. */
 static int lookup_client(co_kube_client **out,
                          bool *owned,
+                         bool *confined,
                          const lookup_ctx *lc,
                          co_kzgen_cluster_kind cluster,
                          const char *kubeconfig)
 {
+    const ctl_render_request *req = lc->req;
+    bool unconfined = (req->grants & CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE) != 0;
     *owned = false;
-    co_kube_client *target = lc->req->target ? lc->req->target : lc->req->local;
+    *confined = false;
+    co_kube_client *target = req->target ? req->target : req->local;
     if (cluster == CO_KZGEN_TARGET) {
         *out = target;
+        *confined = req->confine_target && !unconfined;
         return 0;
     }
     if (cluster == CO_KZGEN_LOCAL) {
-        /* the local cluster with the target's identity when the target is the local cluster */
-        *out = lc->req->remote ? lc->req->local : target;
+        /* the local cluster with the Component's identity */
+        if (req->local_lookups) {
+            *out = req->local_lookups;
+        } else {
+            *out = req->remote ? req->local : target;
+        }
+        *confined = req->confine_local && !unconfined;
         return 0;
+    }
+    if (req->kubeconfig_denied_by) {
+        return co_error_set(CO_EAUTH,
+                            "lookup with a kubeconfig: remote kubeconfigs are denied by "
+                            "ComponentPolicy \"%s\" (rules.remoteKubeConfig)",
+                            req->kubeconfig_denied_by);
     }
     if (!kubeconfig || !*kubeconfig) {
         return co_error_set(CO_EINVALID, "lookup: empty kubeconfig");
@@ -386,6 +405,49 @@ static int lookup_client(co_kube_client **out,
     return 0;
 }
 
+/* A lookup with the controller's own rights reads namespaced objects of the Component's own
+ * namespace only: the Go original's lookups, with no way to reach another tenant's Secrets
+ * through the controller (docs/security.md). */
+static int check_confined(const lookup_ctx *lc,
+                          co_kube_client *client,
+                          const char *fn,
+                          const char *api_version,
+                          const char *kind,
+                          const char *ns)
+{
+    if (ns && *ns && strcmp(ns, lc->ns) == 0) {
+        co_kube_mapping mp;
+        int rc = co_kube_client_mapping(&mp, client, api_version, kind);
+        if (rc < 0) {
+            return co_error_wrap("%s %s %s", fn, api_version, kind);
+        }
+        int namespaced = mp.namespaced;
+        co_kube_mapping_dispose(&mp);
+        if (namespaced) {
+            return 0;
+        }
+    }
+    return co_error_set(CO_EAUTH,
+                        "%s %s %s %s%s: a Component without spec.serviceAccountName may only look "
+                        "up objects in its own namespace (%s) unless a ComponentPolicy grants "
+                        "grants.lookupsOutsideNamespace",
+                        fn, api_version, kind, ns && *ns ? "in namespace " : "cluster-wide",
+                        ns && *ns ? ns : "", lc->ns);
+}
+
+static const char *lookup_name(co_kzgen_cluster_kind cluster, bool list)
+{
+    switch (cluster) {
+    case CO_KZGEN_LOCAL:
+        return list ? "localLookupList" : "localLookup";
+    case CO_KZGEN_KUBECONFIG:
+        return list ? "lookupListWithKubeConfig" : "lookupWithKubeConfig";
+    case CO_KZGEN_TARGET:
+    default:
+        return list ? "lookupList" : "lookup";
+    }
+}
+
 static int render_lookup(void *ctx,
                          struct json_object **out,
                          co_kzgen_cluster_kind cluster,
@@ -396,19 +458,24 @@ static int render_lookup(void *ctx,
                          const char *name)
 {
     co_kube_client *client = NULL;
-    bool owned = false;
+    bool owned = false, confined = false;
     *out = NULL;
-    int rc = lookup_client(&client, &owned, ctx, cluster, kubeconfig);
+    int rc = lookup_client(&client, &owned, &confined, ctx, cluster, kubeconfig);
     if (rc < 0) {
         return rc;
     }
-    co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, name};
-    rc = co_kube_get(out, client, &ref, NULL);
-    if (rc == CO_ENOTFOUND) {
-        *out = NULL;
-        rc = 0;
-    } else if (rc < 0) {
-        rc = co_error_wrap("lookup %s %s %s/%s", api_version, kind, ns ? ns : "", name);
+    if (confined) {
+        rc = check_confined(ctx, client, lookup_name(cluster, false), api_version, kind, ns);
+    }
+    if (rc == 0) {
+        co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, name};
+        rc = co_kube_get(out, client, &ref, NULL);
+        if (rc == CO_ENOTFOUND) {
+            *out = NULL;
+            rc = 0;
+        } else if (rc < 0) {
+            rc = co_error_wrap("lookup %s %s %s/%s", api_version, kind, ns ? ns : "", name);
+        }
     }
     if (owned) {
         co_kube_client_free(client);
@@ -426,18 +493,23 @@ static int render_lookup_list(void *ctx,
                               const char *label_selector)
 {
     co_kube_client *client = NULL;
-    bool owned = false;
+    bool owned = false, confined = false;
     *out = NULL;
-    int rc = lookup_client(&client, &owned, ctx, cluster, kubeconfig);
+    int rc = lookup_client(&client, &owned, &confined, ctx, cluster, kubeconfig);
     if (rc < 0) {
         return rc;
     }
-    co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, NULL};
-    co_kube_list_options lo = {0};
-    lo.label_selector = label_selector && *label_selector ? label_selector : NULL;
-    rc = co_kube_list(out, client, &ref, &lo);
-    if (rc < 0) {
-        rc = co_error_wrap("lookupList %s %s %s", api_version, kind, ns ? ns : "");
+    if (confined) {
+        rc = check_confined(ctx, client, lookup_name(cluster, true), api_version, kind, ns);
+    }
+    if (rc == 0) {
+        co_kube_ref ref = {api_version, kind, ns && *ns ? ns : NULL, NULL};
+        co_kube_list_options lo = {0};
+        lo.label_selector = label_selector && *label_selector ? label_selector : NULL;
+        rc = co_kube_list(out, client, &ref, &lo);
+        if (rc < 0) {
+            rc = co_error_wrap("lookupList %s %s %s", api_version, kind, ns ? ns : "");
+        }
     }
     if (owned) {
         co_kube_client_free(client);
@@ -469,7 +541,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         rc = load_api_versions(&api_versions, &n_api_versions, target);
     }
     if (rc == 0) {
-        lookup_ctx lc = {req};
+        lookup_ctx lc = {req, cns};
         co_render_input in = {0};
         in.dir = req->dir;
         in.namespace = non_empty(str_at(spec, "namespace"), cns);

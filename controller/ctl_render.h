@@ -34,11 +34,24 @@ typedef struct ctl_render_request {
     const struct json_object *values;    /**< merged values (ctl_values_merge()), or NULL */
     const char *component_digest;        /**< §3.2, or NULL */
     int64_t revision;                    /**< status.revision (1 = install) */
-    /** Reads the Component's decryption and substituteFrom Secrets; never impersonated. */
+    /** Reads the Component's decryption and substituteFrom Secrets (of its own namespace
+     * only); never impersonated. */
     co_kube_client *local;
     /** The target: kube version and API versions (discovery) and `lookup`; NULL = @ref local */
     co_kube_client *target;
     bool remote; /**< the target is another cluster (a kubeconfig) */
+    /** `localLookup` and friends: the local cluster with the Component's identity. NULL: the
+     * target when it is the local cluster, else @ref local. */
+    co_kube_client *local_lookups;
+    /** Lookups through `lookup` (target) and `localLookup` (local) that run with the
+     * controller's own rights, because the Component has no service account: they are
+     * confined to the Component's namespace unless the grant CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE
+     * holds. docs/security.md. */
+    bool confine_target, confine_local;
+    unsigned grants; /**< co_policy_grant bits of the policies applying to the Component */
+    /** a ComponentPolicy that denies remote kubeconfigs, so lookupWithKubeConfig is refused;
+     * NULL: allowed */
+    const char *kubeconfig_denied_by;
 } ctl_render_request;
 
 /**

@@ -42,6 +42,8 @@ struct json_object;
 /* Ours (not in the Go original). */
 #define CTL_REASON_DEPENDENCY_CYCLE "DependencyCycle"
 #define CTL_REASON_POLICY_VIOLATION "PolicyViolation"
+/** The Component fails the webhook's validation (the webhook was bypassed). */
+#define CTL_REASON_INVALID_SPEC "InvalidSpec"
 
 /* Messages, verbatim from the Go framework (spelling included). */
 #define CTL_MSG_FIRST_SEEN "First seen"

@@ -82,6 +82,11 @@ co_missing_namespaces_policy co_missing_namespaces_policy_parse(const char *s)
                                                     CO_ARRAY_SIZE(missing_ns_names), s);
 }
 
+int co_component_is_service_account_name(const char *s)
+{
+    return s && s[0] && co_name__is_dns_subdomain(s);
+}
+
 const char *co_source_kind_name(co_source_kind kind)
 {
     if (kind <= CO_SOURCE_NONE || kind >= CO_SOURCE_KIND_COUNT) {

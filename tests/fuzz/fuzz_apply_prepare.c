@@ -93,7 +93,7 @@ static void inventory_round_trip(const ctl_objset *set)
 {
     ctl_inventory inv = {0};
     size_t added = 0;
-    if (ctl_inventory_update(&added, &inv, set, "hashed", no_live, NULL) == 0) {
+    if (ctl_inventory_update(&added, &inv, set, "hashed", no_live, NULL, NULL) == 0) {
         CO_ASSERT(added == set->len);
         struct json_object *a1 = json_object_new_array();
         ctl_inventory_write(&inv, a1);

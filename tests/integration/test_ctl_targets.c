@@ -303,6 +303,45 @@ static void test_ctl_targets__impersonation_applies_to_a_kubeconfig_target(void 
     free(user);
 }
 
+/* localLookup reads the local cluster as the Component's service account when the objects go
+ * to another cluster, not with the controller's own rights (the Go original's local client
+ * impersonates the same account). */
+static void test_ctl_targets__local_lookups_of_a_remote_component_use_its_identity(void **state)
+{
+    (void)state;
+    char *other = co_test_kube_namespace(admin, "ctl-tgt-other-");
+    struct json_object *s = co_test_json(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"%s\","
+        "\"name\":\"creds\"},\"stringData\":{\"password\":\"local-secret\"}}",
+        other);
+    assert_co_pass(co_kube_create(NULL, admin, s, NULL));
+    json_object_put(s);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/lkp/cm.yaml", srcdir);
+    char *text = co_xasprintf(
+        "{{ fail (toJson (localLookup \"v1\" \"Secret\" \"%s\" \"creds\")) }}\n", other);
+    co_test_write_file(path, text, strlen(text));
+    free(text);
+    create_kubeconfig_secret("kc-lkp-secret", "value");
+    char *crb = grant(remote, ns, "lkp-sa");
+    ctl_test_create_component(admin, ns, "kc-lkp",
+                              "{\"sourceRef\":{\"httpRepository\":{\"url\":\"http://x.invalid/"
+                              "a.tgz\"}},\"path\":\"lkp\",\"serviceAccountName\":\"lkp-sa\","
+                              "\"kubeConfig\":{\"secretRef\":{\"name\":\"kc-lkp-secret\"}}}");
+    ctl_test_wait_state(admin, ns, "kc-lkp", "Error", "Error", WAIT_MS);
+    char *msg = condition_message(ns, "kc-lkp");
+    char *user = co_xasprintf("system:serviceaccount:%s:lkp-sa", ns);
+    assert_contains(msg, "localLookup");
+    assert_contains(msg, "forbidden");
+    assert_contains(msg, user);
+    assert_null(strstr(msg, "bG9jYWwtc2VjcmV0"));
+    free(user);
+    free(msg);
+    delete_component(ns, "kc-lkp");
+    revoke_grant(remote, crb);
+    free(other);
+}
+
 static size_t sink(char *p, size_t sz, size_t n, void *ud)
 {
     return co_buf_put(ud, p, sz * n) == 0 ? sz * n : 0;
@@ -412,6 +451,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_targets__kubeconfig_secret_deploys_into_the_remote_cluster),
         cmocka_unit_test(test_ctl_targets__impersonation_applies_to_a_kubeconfig_target),
+        cmocka_unit_test(test_ctl_targets__local_lookups_of_a_remote_component_use_its_identity),
         cmocka_unit_test(test_ctl_targets__default_service_account_and_client_expiry),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -443,7 +443,7 @@ update(ctl_inventory *inv, const char *objects, const live_table *table, size_t 
     assert_co_pass(prepare(&set, o));
     char *h = ctl_hash_owner_id(OWNER);
     co_error_clear();
-    int rc = ctl_inventory_update(added, inv, &set, h, live, (void *)table);
+    int rc = ctl_inventory_update(added, inv, &set, h, live, NULL, (void *)table);
     if (rc != want) {
         fail_msg("ctl_inventory_update returned %d, expected %d: %s", rc, want, co_error_last());
     }
@@ -637,7 +637,7 @@ static void test_ctl_inventory__apply_and_delete_order(void **state)
     size_t added;
     char *h = ctl_hash_owner_id(OWNER);
     ctl_objset_sort_for_apply(&set); /* idempotent */
-    assert_co_pass(ctl_inventory_update(&added, &inv, &set, h, live, NULL));
+    assert_co_pass(ctl_inventory_update(&added, &inv, &set, h, live, NULL, NULL));
     /* delete order: all at 0; APIService -1, Deployments/ClusterRole 0, ConfigMaps/Secret 2,
      * Namespace 3; ties keep their order */
     static const char *const want_del[] = {"a", "r", "d1", "d2", "early", "s", "late", "n"};

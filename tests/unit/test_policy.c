@@ -451,8 +451,7 @@ static void test_policy__grants_need_one_true_and_no_false(void **state)
     put_policy(set, "b-grant",
                "{\"grants\":{\"lookupsOutsideNamespace\":true,\"nestedComponents\":true}}");
     assert_co_pass(co_policy_permissions_of(&perm, set, &req));
-    assert_int_equal(perm.grants,
-                     CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
+    assert_int_equal(perm.grants, CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
     co_policy_permissions_dispose(&perm);
 
     /* an explicit false in another applying policy takes the grant away */
@@ -465,8 +464,7 @@ static void test_policy__grants_need_one_true_and_no_false(void **state)
     put_policy(set, "a-refuse",
                "{\"exemptNamespaces\":[\"apps\"],\"grants\":{\"nestedComponents\":false}}");
     assert_co_pass(co_policy_permissions_of(&perm, set, &req));
-    assert_int_equal(perm.grants,
-                     CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
+    assert_int_equal(perm.grants, CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE | CO_GRANT_NESTED_COMPONENTS);
     co_policy_permissions_dispose(&perm);
 
     /* a grant in a policy selecting other namespaces does not hold here */

@@ -342,6 +342,10 @@ const char *co_missing_namespaces_policy_name(co_missing_namespaces_policy p);
 /** The field name of a source kind in v1alpha1 ("fluxGitRepository", ..., "git"). */
 const char *co_source_kind_name(co_source_kind kind);
 
+/** Whether @p s is a valid service account name (a DNS subdomain), as spec.serviceAccountName
+ * must be; the controller checks it again before it becomes an impersonation header. */
+int co_component_is_service_account_name(const char *s);
+
 /** Parses an enum value name; the *_UNSET value when @p s is NULL or not a supported value. */
 co_adoption_policy co_adoption_policy_parse(const char *s);
 co_update_policy co_update_policy_parse(const char *s);
