@@ -19,6 +19,7 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/component.h"
+#include "co/depgraph.h"
 #include "co/digest.h"
 #include "co/duration.h"
 #include "co/error.h"
@@ -1137,6 +1138,16 @@ static void run(pass *p)
         }
         char *cycle = NULL;
         if (env->cache.cycle_of && env->cache.cycle_of(env->cache.ctx, p->key, &cycle) == 0) {
+            /* the status is read by whoever may read the Component, not the cycle's namespaces */
+            co_depgraph_list deps = {NULL, 0};
+            if (co_depgraph_object_deps(&deps, NULL, p->obj, p->ns) < 0) {
+                co_error_clear();
+            }
+            char *shown =
+                co_depgraph_redact_path(cycle, p->key, (const char *const *)deps.items, deps.len);
+            co_depgraph_list_dispose(&deps);
+            free(cycle);
+            cycle = shown;
             fail(p, CO_ECONFLICT, false, 0, "dependency cycle: %s", cycle);
             p->err_reason = CTL_REASON_DEPENDENCY_CYCLE;
             free(cycle);

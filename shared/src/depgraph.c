@@ -686,3 +686,43 @@ int co_depgraph_check_object(char **cycle_out,
     free(key);
     return rc;
 }
+
+/* A key the owner of @p key may read about: same namespace, or one of its own dependencies. */
+static int
+visible_key(const char *k, size_t klen, const char *key, const char *const *deps, size_t ndeps)
+{
+    const char *slash = strchr(key, '/');
+    size_t nslen = slash ? (size_t)(slash - key) : 0;
+    if (slash && klen > nslen && memcmp(k, key, nslen) == 0 && k[nslen] == '/') {
+        return 1;
+    }
+    for (size_t i = 0; i < ndeps; i++) {
+        if (strlen(deps[i]) == klen && memcmp(deps[i], k, klen) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+char *
+co_depgraph_redact_path(const char *path, const char *key, const char *const *deps, size_t ndeps)
+{
+    static const char sep[] = " -> ";
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    const char *p = path;
+    for (;;) {
+        const char *end = strstr(p, sep);
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (visible_key(p, len, key, deps, ndeps)) {
+            CO_ASSERT(co_buf_put(&b, p, len) == 0);
+        } else {
+            CO_ASSERT(co_buf_puts(&b, "(a Component in another namespace)") == 0);
+        }
+        if (!end) {
+            break;
+        }
+        CO_ASSERT(co_buf_puts(&b, sep) == 0);
+        p = end + strlen(sep);
+    }
+    return co_buf_take(&b, NULL);
+}

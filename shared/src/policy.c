@@ -1116,7 +1116,10 @@ static void graph_rules(slot *slots,
         slot *s = &slots[CO_RULE_DEPENDENCY_CYCLES];
         s->action = ga->cycles ? ga->cycles : CO_POLICY_DENY;
         s->policy = ga->cycles ? ga->cycles_by : NULL;
-        s->message = co_xasprintf("dependency cycle: %s", cycle);
+        /* the requester may not read the namespaces the cycle passes through */
+        char *shown = co_depgraph_redact_path(cycle, key, deps, n);
+        s->message = co_xasprintf("dependency cycle: %s", shown);
+        free(shown);
         free(cycle);
     }
     co_error_clear();

@@ -133,6 +133,16 @@ CO_MUST_CHECK int co_depgraph_object_deps(co_depgraph_list *out,
                                           const struct json_object *obj,
                                           const char *ns);
 
+/**
+ * A cycle path (`a -> b -> a`, as co_depgraph_check() writes it) fit for the owner of the
+ * Component @p key: keys in its own namespace and the dependencies it names itself (@p deps)
+ * stay, every other key reads "(a Component in another namespace)", so that a message never
+ * names what the reader may not be allowed to see.
+ * @return a new string (free()).
+ */
+char *
+co_depgraph_redact_path(const char *path, const char *key, const char *const *deps, size_t ndeps);
+
 /** co_depgraph_object_deps() of a Component in a co_jdoc document (see co/jdoc.h). */
 CO_MUST_CHECK int co_depgraph_object_deps_jv(co_depgraph_list *out,
                                              char **key_out,
