@@ -245,27 +245,31 @@ static int check_ranges(const options *o)
                             "--connection-timeout-seconds must be between 1 and 86400");
     }
     if (o->max_per_peer < 1 || o->max_per_peer > 1000000) {
-        return co_error_set(CO_EINVALID, "--max-connections-per-peer must be between 1 and 1000000");
+        return co_error_set(CO_EINVALID,
+                            "--max-connections-per-peer must be between 1 and 1000000");
     }
     if (o->header_timeout < 1 || o->header_timeout > 3600 || o->body_timeout < 1 ||
         o->body_timeout > 3600) {
         return co_error_set(CO_EINVALID, "--header-timeout-seconds and --body-timeout-seconds "
                                          "must be between 1 and 3600");
     }
-    if (o->request_memory < (long long)(4 * CO_MIB) || o->request_memory > (long long)(64 * 1024 * CO_MIB)) {
+    if (o->request_memory < (long long)(4 * CO_MIB) ||
+        o->request_memory > (long long)(64 * 1024 * CO_MIB)) {
         return co_error_set(CO_EINVALID,
                             "--max-request-memory-bytes must be between 4 MiB and 64 GiB");
     }
     /* a body at the cap must be able to get its buffer, or the cap is a lie */
     long long room = o->request_memory - (long long)WH_MEMORY_REQUEST_OVERHEAD;
     if (o->admission_body < 1024 || o->admission_body > room) {
-        return co_error_set(CO_EINVALID, "--max-admission-body-bytes must be between 1024 and "
-                                         "--max-request-memory-bytes less 64 KiB (%lld)",
+        return co_error_set(CO_EINVALID,
+                            "--max-admission-body-bytes must be between 1024 and "
+                            "--max-request-memory-bytes less 64 KiB (%lld)",
                             room);
     }
     if (o->conversion_body < 1024 || o->conversion_body > room) {
-        return co_error_set(CO_EINVALID, "--max-conversion-body-bytes must be between 1024 and "
-                                         "--max-request-memory-bytes less 64 KiB (%lld)",
+        return co_error_set(CO_EINVALID,
+                            "--max-conversion-body-bytes must be between 1024 and "
+                            "--max-request-memory-bytes less 64 KiB (%lld)",
                             room);
     }
     if (o->shutdown_timeout < 0 || o->shutdown_timeout > 3600) {

@@ -98,8 +98,8 @@ size_t wh_http_body_cap(const wh_http_limits *limits, wh_route route)
 {
     size_t cap = routes[route].body_cap;
     if (limits) {
-        size_t set =
-            routes[route].kind == WH_KIND_CONVERT ? limits->conversion_body : limits->admission_body;
+        size_t set = routes[route].kind == WH_KIND_CONVERT ? limits->conversion_body
+                                                           : limits->admission_body;
         cap = set ? set : cap;
     }
     return cap;

@@ -84,14 +84,14 @@ size_t wh_http_body_cap(const wh_http_limits *limits, wh_route route);
 typedef int (*wh_reserve_fn)(void *ctx, size_t bytes);
 
 typedef struct wh_http_request {
-    const char *method;            /**< "POST", ... */
-    const char *path;              /**< URL path without the query string */
-    const char *content_type;      /**< Content-Type header, NULL when absent */
-    const char *body;              /**< request body (need not be NUL-terminated) */
-    size_t body_len;               /**< its length */
-    const wh_http_limits *limits;  /**< body caps; NULL for the defaults */
-    wh_reserve_fn reserve;         /**< memory reservations; NULL reserves nothing */
-    void *reserve_ctx;             /**< passed to @p reserve */
+    const char *method;           /**< "POST", ... */
+    const char *path;             /**< URL path without the query string */
+    const char *content_type;     /**< Content-Type header, NULL when absent */
+    const char *body;             /**< request body (need not be NUL-terminated) */
+    size_t body_len;              /**< its length */
+    const wh_http_limits *limits; /**< body caps; NULL for the defaults */
+    wh_reserve_fn reserve;        /**< memory reservations; NULL reserves nothing */
+    void *reserve_ctx;            /**< passed to @p reserve */
 } wh_http_request;
 
 typedef struct wh_http_response {

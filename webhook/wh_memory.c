@@ -51,8 +51,9 @@ void wh_budget_init(wh_budget *b, size_t total)
 int wh_budget_take(wh_budget *b, size_t n)
 {
     if (n > b->total) {
-        return co_error_set(CO_ETOOBIG, "needs an estimated %zu bytes, more than the %zu "
-                                        "bytes the webhook gives requests in flight",
+        return co_error_set(CO_ETOOBIG,
+                            "needs an estimated %zu bytes, more than the %zu "
+                            "bytes the webhook gives requests in flight",
                             n, b->total);
     }
     size_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
@@ -63,8 +64,8 @@ int wh_budget_take(wh_budget *b, size_t n)
                                 "of %zu",
                                 n, used, b->total);
         }
-    } while (!atomic_compare_exchange_weak_explicit(&b->used, &used, used + n,
-                                                    memory_order_relaxed, memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&b->used, &used, used + n, memory_order_relaxed,
+                                                    memory_order_relaxed));
     return 0;
 }
 

@@ -103,9 +103,9 @@ struct wh_server {
     int ports[3];
     atomic_int draining;
     atomic_int in_flight;
-    pthread_mutex_t ready_lock; /* guards cfg.ready and cfg.ready_ctx */
-    pthread_mutex_t conns_lock; /* guards the registry below */
-    pthread_cond_t tls_closed;  /* signalled when the acceptor has closed the TLS listener */
+    pthread_mutex_t ready_lock;    /* guards cfg.ready and cfg.ready_ctx */
+    pthread_mutex_t conns_lock;    /* guards the registry below */
+    pthread_cond_t tls_closed;     /* signalled when the acceptor has closed the TLS listener */
     conn *conns_head, *conns_tail; /* oldest first */
     unsigned count[3];             /* connections in the registry by listener */
     unsigned evicting[3];          /* of those, shut down by the server and not yet closed */
@@ -458,14 +458,10 @@ static enum MHD_Result on_webhook(void *cls,
     if (rq->too_big) {
         wh_http_too_large(&r, rq->body.max);
     } else {
-        wh_http_request hr = {method,
-                              url,
-                              content_type(c),
-                              rq->body.ptr ? rq->body.ptr : "",
-                              rq->body.len,
-                              &s->cfg.limits,
-                              reserve,
-                              rq};
+        wh_http_request hr = {method,          url,
+                              content_type(c), rq->body.ptr ? rq->body.ptr : "",
+                              rq->body.len,    &s->cfg.limits,
+                              reserve,         rq};
         wh_http_handle(&r, s->cfg.handlers, &hr);
     }
     return answer(s, c, rq, method, url, &r);
@@ -677,13 +673,13 @@ static int start_plain(struct MHD_Daemon **out,
         return rc;
     }
     /* the acceptor holds the limits; these are backstops */
-    *out = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL | MHD_USE_ITC |
-            MHD_USE_ERROR_LOG,
-        0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * WH_PROBE_MAX_CONNECTIONS),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    *out = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET |
+                                MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(2 * WH_PROBE_MAX_CONNECTIONS), MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+                            s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!*out) {
         return co_error_set(CO_ERROR, "cannot start the HTTP listener on %s", addr);
     }
@@ -783,7 +779,8 @@ static conn *admit(wh_server *s, wh_listener l, int fd, const struct sockaddr *a
  * from the queue, so in a burst (a client opening its connections at once) libmicrohttpd's
  * counts stay behind and every connection would go to the same worker.
  */
-static void hand_over(wh_server *s, wh_listener l, int fd, const struct sockaddr *addr, socklen_t len)
+static void
+hand_over(wh_server *s, wh_listener l, int fd, const struct sockaddr *addr, socklen_t len)
 {
     pthread_mutex_lock(&s->conns_lock);
     conn *k = admit(s, l, fd, addr);
@@ -1072,8 +1069,8 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
               !strcmp(cfg->probe_addr + strlen(cfg->probe_addr) - 2, ":0"))) {
             s->ports[WH_LISTENER_METRICS] = s->ports[WH_LISTENER_PROBE];
         } else {
-            rc = start_plain(&s->metrics_daemon, WH_LISTENER_METRICS, cfg->metrics_addr,
-                             on_metrics, s);
+            rc = start_plain(&s->metrics_daemon, WH_LISTENER_METRICS, cfg->metrics_addr, on_metrics,
+                             s);
         }
     }
     if (rc == 0) {

@@ -71,7 +71,7 @@ metrics=$(free_port)
 "$WEBHOOK" --watch-cluster=false --cert-mode=files --tls-cert-file "$work/tls.crt" \
     --tls-key-file "$work/tls.key" --webhook-bind-address "127.0.0.1:$port" \
     --health-probe-bind-address "127.0.0.1:$probe" --metrics-bind-address "127.0.0.1:$metrics" \
-    --log-level debug >"$work/webhook.log" 2>&1 &
+    >"$work/webhook.log" 2>&1 &
 pid=$!
 
 ready() { curl -sf "http://127.0.0.1:$probe/readyz" >/dev/null; }
@@ -250,7 +250,7 @@ def conns():
 {"load": load, "conns": conns}[sys.argv[1]]()
 PY
 
-hwm_bytes() { awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$pid/status"; }
+hwm_bytes() { awk '/^VmHWM:/ {printf "%d", $2 * 1024}' "/proc/$pid/status"; }
 
 # --- 1. memory ---------------------------------------------------------------------------------
 load=$(python3 "$work/client.py" load "$port" "$probe" "$work/ca.crt" 2>&1)

@@ -277,8 +277,8 @@ static void test_wh_http__body_caps_follow_the_limits(void **state)
 {
     (void)state;
     wh_http_limits limits = {1000, 0};
-    wh_http_request req = {"POST", "/mutate/v1beta1/components", "application/json", "", 1001,
-                           &limits, NULL, NULL};
+    wh_http_request req = {
+        "POST", "/mutate/v1beta1/components", "application/json", "", 1001, &limits, NULL, NULL};
     wh_http_response r;
     assert_int_equal(wh_http_precheck(&r, &req), 1);
     assert_int_equal(r.status, 413);
@@ -328,8 +328,14 @@ static void test_wh_http__memory_is_reserved_before_parsing_and_building(void **
 {
     (void)state;
     budget_fake b = {0, 0, 0, {0}};
-    wh_http_request req = {"POST",          "/convert", "application/json", conversion_body,
-                           strlen(conversion_body), NULL,       fake_reserve,       &b};
+    wh_http_request req = {"POST",
+                           "/convert",
+                           "application/json",
+                           conversion_body,
+                           strlen(conversion_body),
+                           NULL,
+                           fake_reserve,
+                           &b};
     wh_http_response r;
     wh_http_handle(&r, &handlers, &req);
     assert_int_equal(r.status, 200);
