@@ -254,7 +254,7 @@ static int check_ranges(const options *o)
                                          "must be between 1 and 3600");
     }
     if (o->request_memory < (long long)(4 * CO_MIB) ||
-        o->request_memory > (long long)(64 * 1024 * CO_MIB)) {
+        o->request_memory > (long long)(64 * CO_MIB * 1024)) {
         return co_error_set(CO_EINVALID,
                             "--max-request-memory-bytes must be between 4 MiB and 64 GiB");
     }

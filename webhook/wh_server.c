@@ -830,7 +830,7 @@ hand_over(wh_server *s, wh_listener l, int fd, const struct sockaddr *addr, sock
 static int accept_burst(wh_server *s, wh_listener l)
 {
     for (int taken = 0; taken < ACCEPT_BURST; taken++) {
-        struct sockaddr_storage ss;
+        struct sockaddr_storage ss = {0};
         socklen_t len = sizeof(ss);
         int fd =
             accept4(s->listen_fd[l], (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -883,9 +883,8 @@ static void sweep(wh_server *s)
         int ph = atomic_load(&k->phase);
         long long since_ms = atomic_load(&k->since_ms);
         long long limit = 0;
-        if (k->listener != WH_LISTENER_WEBHOOK) {
-            limit = s->header_ms; /* one request, from the accept */
-        } else if (ph == PH_WAIT) {
+        /* a probe connection carries one request, its deadline counted from the accept */
+        if (k->listener != WH_LISTENER_WEBHOOK || ph == PH_WAIT) {
             limit = s->header_ms;
         } else if (ph == PH_BODY || ph == PH_RESPOND) {
             limit = s->body_ms;
