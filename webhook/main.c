@@ -21,6 +21,7 @@
 #include "certs/certs_cli.h"
 #include "certs/certs_manager.h"
 #include "co/duration.h"
+#include "co/caps.h"
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/kube_client.h"
@@ -30,6 +31,7 @@
 #include "webhook/wh_admission.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_certwatch.h"
+#include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 #include "webhook/wh_server.h"
 #include "webhook/wh_state.h"
@@ -62,6 +64,12 @@ typedef struct options {
     long long threads;
     long long max_connections;
     long long connection_timeout;
+    long long max_per_peer;
+    long long header_timeout;
+    long long body_timeout;
+    long long admission_body;
+    long long conversion_body;
+    long long request_memory;
     long long shutdown_timeout;
     int watch_cluster;
     int leader_elect;
@@ -236,6 +244,34 @@ static int check_ranges(const options *o)
         return co_error_set(CO_EINVALID,
                             "--connection-timeout-seconds must be between 1 and 86400");
     }
+    if (o->max_per_peer < 1 || o->max_per_peer > 1000000) {
+        return co_error_set(CO_EINVALID,
+                            "--max-connections-per-peer must be between 1 and 1000000");
+    }
+    if (o->header_timeout < 1 || o->header_timeout > 3600 || o->body_timeout < 1 ||
+        o->body_timeout > 3600) {
+        return co_error_set(CO_EINVALID, "--header-timeout-seconds and --body-timeout-seconds "
+                                         "must be between 1 and 3600");
+    }
+    if (o->request_memory < (long long)(4 * CO_MIB) ||
+        o->request_memory > (long long)(64 * CO_MIB * 1024)) {
+        return co_error_set(CO_EINVALID,
+                            "--max-request-memory-bytes must be between 4 MiB and 64 GiB");
+    }
+    /* a body at the cap must be able to get its buffer, or the cap is a lie */
+    long long room = o->request_memory - (long long)WH_MEMORY_REQUEST_OVERHEAD;
+    if (o->admission_body < 1024 || o->admission_body > room) {
+        return co_error_set(CO_EINVALID,
+                            "--max-admission-body-bytes must be between 1024 and "
+                            "--max-request-memory-bytes less 64 KiB (%lld)",
+                            room);
+    }
+    if (o->conversion_body < 1024 || o->conversion_body > room) {
+        return co_error_set(CO_EINVALID,
+                            "--max-conversion-body-bytes must be between 1024 and "
+                            "--max-request-memory-bytes less 64 KiB (%lld)",
+                            room);
+    }
     if (o->shutdown_timeout < 0 || o->shutdown_timeout > 3600) {
         return co_error_set(CO_EINVALID, "--shutdown-timeout-seconds must be between 0 and 3600");
     }
@@ -315,6 +351,11 @@ static int run(const options *o, wh_tls_min_version tls_min)
         .threads = (unsigned)o->threads,
         .max_connections = (unsigned)o->max_connections,
         .connection_timeout = (unsigned)o->connection_timeout,
+        .max_per_peer = (unsigned)o->max_per_peer,
+        .header_timeout = (unsigned)o->header_timeout,
+        .body_timeout = (unsigned)o->body_timeout,
+        .memory_budget = (size_t)o->request_memory,
+        .limits = {(size_t)o->admission_body, (size_t)o->conversion_body},
         .tls_min = tls_min,
         .handlers = &handlers,
         .tls = tls,
@@ -431,6 +472,12 @@ int main(int argc, char **argv)
         .threads = 2,
         .max_connections = 1024,
         .connection_timeout = 120,
+        .max_per_peer = WH_DEFAULT_MAX_PER_PEER,
+        .header_timeout = WH_DEFAULT_HEADER_TIMEOUT,
+        .body_timeout = WH_DEFAULT_BODY_TIMEOUT,
+        .admission_body = (long long)CO_MAX_ADMISSION_BODY,
+        .conversion_body = (long long)CO_MAX_CONVERSION_BODY,
+        .request_memory = (long long)WH_DEFAULT_MEMORY_BUDGET,
         .shutdown_timeout = 25,
         .watch_cluster = 1,
         .log_level = "info",
@@ -498,6 +545,24 @@ int main(int argc, char **argv)
         {"connection-timeout-seconds", CO_FLAG_INT, &o.connection_timeout, "N",
          "close a connection idle this long (default 120, above the API server's 90 s idle "
          "timeout so that it closes first)"},
+        {"max-connections-per-peer", CO_FLAG_INT, &o.max_per_peer, "N",
+         "concurrent TLS connections from one address (default 256: an API server opens one per "
+         "concurrent call)"},
+        {"header-timeout-seconds", CO_FLAG_INT, &o.header_timeout, "N",
+         "a connection's TLS handshake, and each request's headers from its first byte, must "
+         "arrive within this (default 5); also the whole life of a probe connection"},
+        {"body-timeout-seconds", CO_FLAG_INT, &o.body_timeout, "N",
+         "a request's body must arrive within this once its headers are in, and its answer be "
+         "taken within this again (default 10)"},
+        {"max-admission-body-bytes", CO_FLAG_INT, &o.admission_body, "N",
+         "largest AdmissionReview body (default 3.5 MiB: an object and an oldObject of at most "
+         "etcd's 1.5 MiB each, or one object of the API server's 3 MiB, plus the envelope)"},
+        {"max-conversion-body-bytes", CO_FLAG_INT, &o.conversion_body, "N",
+         "largest ConversionReview body (default 16 MiB); a LIST is converted in one request"},
+        {"max-request-memory-bytes", CO_FLAG_INT, &o.request_memory, "N",
+         "memory that requests being read and handled may hold at once, estimated from their "
+         "size and shape (default 48 MiB); past it 429, and 413 for a request that alone needs "
+         "more"},
         {"shutdown-timeout-seconds", CO_FLAG_INT, &o.shutdown_timeout, "N",
          "on SIGTERM, wait this long for requests in flight (default 25)"},
         {"watch-cluster", CO_FLAG_BOOL, &o.watch_cluster, NULL,

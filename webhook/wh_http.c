@@ -19,6 +19,7 @@
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/jdoc.h"
+#include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 
 #define API_GROUP "core.cs.sap.com"
@@ -79,6 +80,8 @@ static const char *reason_for(int status)
         return "RequestEntityTooLarge";
     case 415:
         return "UnsupportedMediaType";
+    case 429:
+        return "TooManyRequests";
     default:
         return "InternalError";
     }
@@ -91,13 +94,73 @@ static void fail(wh_http_response *out, int status, const char *message)
     wh_review_status_body(&out->body, &out->body_len, status, reason_for(status), message);
 }
 
-void wh_http_too_large(wh_http_response *out, wh_route route)
+size_t wh_http_body_cap(const wh_http_limits *limits, wh_route route)
+{
+    size_t cap = routes[route].body_cap;
+    if (limits) {
+        size_t set = routes[route].kind == WH_KIND_CONVERT ? limits->conversion_body
+                                                           : limits->admission_body;
+        cap = set ? set : cap;
+    }
+    return cap;
+}
+
+void wh_http_too_large(wh_http_response *out, size_t cap)
 {
     memset(out, 0, sizeof(*out));
-    size_t cap = route != WH_ROUTE_NONE ? routes[route].body_cap : CO_MAX_ADMISSION_BODY;
     char *msg = co_xasprintf("request body exceeds the limit of %zu bytes", cap);
     fail(out, 413, msg);
     free(msg);
+}
+
+void wh_http_over_budget(wh_http_response *out, int rc)
+{
+    memset(out, 0, sizeof(*out));
+    char *msg = NULL;
+    if (rc == CO_ETOOBIG) {
+        msg = co_xasprintf("request too large to process: it %s", co_error_last());
+        fail(out, 413, msg);
+    } else {
+        msg = co_xasprintf("the webhook is busy: this request %s; retry later", co_error_last());
+        fail(out, 429, msg);
+        out->retry_after = 1;
+    }
+    free(msg);
+}
+
+/*
+ * Copies of the json-c tree of the reviewed object that a route holds at once, and of the text
+ * written for it. Validating a Component with policies: the object, its defaulted copy and the
+ * API model parsed from that. Mutating: the object and its defaulted copy (the patch between
+ * them holds only defaults). Conversion: every converted object kept until the answer is
+ * written, beside the one being converted; then the answer's text, built in a doubling buffer
+ * and copied once.
+ */
+static size_t tree_copies(wh_route route)
+{
+    switch (routes[route].kind) {
+    case WH_KIND_VALIDATE:
+        return route == WH_ROUTE_VALIDATE_POLICY ? 1 : 3;
+    case WH_KIND_MUTATE:
+    case WH_KIND_CONVERT:
+    default:
+        return 2;
+    }
+}
+
+static size_t text_copies(wh_route route)
+{
+    return routes[route].kind == WH_KIND_CONVERT ? 3 : 0;
+}
+
+/* Reserves what the route builds from @p root beyond the document. */
+static int reserve_handling(const wh_http_request *req, wh_route route, const co_jv *root)
+{
+    const co_jv *r = co_jv_get(root, "request");
+    const co_jv *v = co_jv_get(r, routes[route].kind == WH_KIND_CONVERT ? "objects" : "object");
+    size_t need = tree_copies(route) * wh_memory_tree_cost(v) +
+                  text_copies(route) * wh_memory_text_cost(v, req->body_len);
+    return need ? req->reserve(req->reserve_ctx, need) : 0;
 }
 
 /* "application/json", any case, optionally followed by parameters ("; charset=utf-8"). */
@@ -302,8 +365,9 @@ int wh_http_precheck(wh_http_response *out, const wh_http_request *req)
         free(q);
         return 1;
     }
-    if (req->body_len > ri->body_cap) {
-        wh_http_too_large(out, route);
+    size_t cap = wh_http_body_cap(req->limits, route);
+    if (req->body_len > cap) {
+        wh_http_too_large(out, cap);
         return 1;
     }
     return 0;
@@ -317,8 +381,24 @@ void wh_http_handle(wh_http_response *out, const wh_handlers *h, const wh_http_r
     wh_route route = wh_route_lookup(req->path);
     co_jdoc *review = NULL;
     const char *const *const *skip = h->unread ? h->unread(route) : NULL;
+    int rc = 0;
+    if (req->reserve) {
+        rc = req->reserve(req->reserve_ctx, wh_memory_parse_cost(req->body, req->body_len));
+    }
+    if (rc < 0) {
+        wh_http_over_budget(out, rc);
+        return;
+    }
     if (wh_review_parse(&review, req->body, req->body_len, skip) < 0) {
         fail(out, 400, co_error_last());
+        return;
+    }
+    if (req->reserve) {
+        rc = reserve_handling(req, route, co_jdoc_root(review));
+    }
+    if (rc < 0) {
+        wh_http_over_budget(out, rc);
+        co_jdoc_free(review);
         return;
     }
     if (routes[route].kind == WH_KIND_CONVERT) {

@@ -38,7 +38,7 @@ typedef struct wh_route_info {
     wh_route_kind kind;   /**< what the route does */
     const char *version;  /**< API version of the objects it admits ("" for conversion) */
     const char *kindname; /**< kind of the objects it admits ("" for conversion) */
-    size_t body_cap;      /**< request body cap (caps.h) */
+    size_t body_cap;      /**< default request body cap (caps.h) */
 } wh_route_info;
 
 /** The route for an exact @p path; WH_ROUTE_NONE when there is none. */
@@ -67,12 +67,31 @@ typedef struct wh_handlers {
     const char *const *const *(*unread)(wh_route route);
 } wh_handlers;
 
+/** Body caps in force (flags); a zero field means the route's default (caps.h). */
+typedef struct wh_http_limits {
+    size_t admission_body;  /**< AdmissionReview bodies */
+    size_t conversion_body; /**< ConversionReview bodies */
+} wh_http_limits;
+
+/** The body cap of @p route under @p limits (NULL: the defaults). */
+size_t wh_http_body_cap(const wh_http_limits *limits, wh_route route);
+
+/**
+ * Reserves @p bytes of memory for the request before a stage spends them (wh_memory.h).
+ * Returns 0, CO_EUNAVAILABLE when they do not fit now, CO_ETOOBIG when they never will; the
+ * reservation lasts until the request ends (the caller's business).
+ */
+typedef int (*wh_reserve_fn)(void *ctx, size_t bytes);
+
 typedef struct wh_http_request {
-    const char *method;       /**< "POST", ... */
-    const char *path;         /**< URL path without the query string */
-    const char *content_type; /**< Content-Type header, NULL when absent */
-    const char *body;         /**< request body (need not be NUL-terminated) */
-    size_t body_len;          /**< its length */
+    const char *method;           /**< "POST", ... */
+    const char *path;             /**< URL path without the query string */
+    const char *content_type;     /**< Content-Type header, NULL when absent */
+    const char *body;             /**< request body (need not be NUL-terminated) */
+    size_t body_len;              /**< its length */
+    const wh_http_limits *limits; /**< body caps; NULL for the defaults */
+    wh_reserve_fn reserve;        /**< memory reservations; NULL reserves nothing */
+    void *reserve_ctx;            /**< passed to @p reserve */
 } wh_http_request;
 
 typedef struct wh_http_response {
@@ -82,6 +101,7 @@ typedef struct wh_http_response {
     char *body;               /**< owned; free with wh_http_response_dispose() */
     size_t body_len;          /**< its length */
     int internal_error;       /**< a handler failed internally (counted as a panic) */
+    int retry_after;          /**< seconds for a Retry-After header (429), 0 for none */
 } wh_http_response;
 
 /**
@@ -94,12 +114,22 @@ int wh_http_precheck(wh_http_response *out, const wh_http_request *req);
 
 /**
  * Answers @p req on the webhook (TLS) port. Never fails: every problem becomes a response.
+ * With @p req->reserve set, the memory of each stage (the parsed document, then the json-c
+ * trees and text the route builds) is reserved before it is spent: a reservation that does not
+ * fit now is answered 429 with Retry-After, one that never will 413.
  * @param[out] out the response; dispose with wh_http_response_dispose()
  */
 void wh_http_handle(wh_http_response *out, const wh_handlers *h, const wh_http_request *req);
 
-/** Answers a body that exceeded the route's cap while it was streamed (HTTP 413). */
-void wh_http_too_large(wh_http_response *out, wh_route route);
+/** Answers a body over its route's cap @p cap (HTTP 413). */
+void wh_http_too_large(wh_http_response *out, size_t cap);
+
+/**
+ * Answers a request refused for memory: @p rc CO_EUNAVAILABLE is HTTP 429 with Retry-After
+ * (the budget is held by other requests now), CO_ETOOBIG is 413 (it would never fit);
+ * co_error_last() says how much was needed.
+ */
+void wh_http_over_budget(wh_http_response *out, int rc);
 
 /** One readiness check: @p failure is NULL when it passes, else why it fails. */
 typedef struct wh_probe_check {

@@ -11,6 +11,15 @@
  * alone decide route, method, media type and declared size (wh_http_precheck), chunks go into a
  * buffer capped per route, and the final call hands the bytes to wh_http_handle(). Certificates
  * come from wh_tls on every handshake.
+ *
+ * The probe and metrics listeners are daemons of their own (one thread each) fed by the same
+ * acceptor, so that every listener shares the connection registry: each connection is entered
+ * with its peer address and the phase it is in (waiting for its handshake and headers, reading
+ * its body, having its answer taken, idle between requests), and the acceptor, waking at least
+ * every SWEEP_MS, shuts down the connections whose phase has lasted past its deadline. Shutting
+ * down the socket is enough: the connection's worker sees the end of the stream and closes it,
+ * and libmicrohttpd reports it closed before it closes the descriptor, so the registry never
+ * holds a descriptor that could already belong to something else.
  */
 #include "webhook/wh_server.h"
 
@@ -35,6 +44,7 @@
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/log.h"
+#include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 #include "webhook/wh_tlsio.h"
 
@@ -48,14 +58,44 @@
 /* More than the status line and headers of any of our responses take (about 150 bytes:
  * Content-Type, Content-Length, Date, at most Allow and Connection). */
 #define RESPONSE_HEADERS_MAX 512
+/* How often the acceptor looks for connections past their deadline. */
+#define SWEEP_MS 200
+/* Connections taken from one listener in a row before the others get their turn. */
+#define ACCEPT_BURST 64
+/* Commands through the acceptor's pipe. */
+#define CMD_STOP  'q'
+#define CMD_CLOSE 'c' /* close the TLS listener (drain) and go on for the probes */
+
+/* What a connection is doing, which sets its deadline. */
+enum phase {
+    PH_WAIT,    /* TLS handshake, or the headers of a request */
+    PH_BODY,    /* the body of a request whose headers are in */
+    PH_RESPOND, /* its answer is queued and being taken */
+    PH_IDLE,    /* kept alive between requests: libmicrohttpd's idle timeout only */
+};
+
+/* A connection in the registry: from the acceptor's hand-over until libmicrohttpd reports it
+ * closed. The list and the flags are guarded by the server's conns_lock; the phase is written
+ * by the connection's worker and read by the acceptor. */
+typedef struct conn {
+    struct conn *prev, *next;
+    wh_server *server;
+    int fd;
+    wh_listener listener;
+    unsigned char peer[16]; /* IPv6, or IPv4 mapped */
+    int evicted;            /* shut down by the server, not yet reported closed */
+    atomic_int phase;
+    atomic_llong since_ms; /* when the phase began (CLOCK_MONOTONIC) */
+    wh_tlsio *io;          /* TLS connections: the read/write layer */
+} conn;
 
 struct wh_server {
     wh_server_config cfg;
     struct MHD_Daemon **workers; /* the TLS daemons, one thread each */
     atomic_uint *open;           /* per worker: connections given to it and not yet closed */
     unsigned nworkers;
-    int listen_fd;    /* the TLS listening socket, -1 once closed */
-    int stop_pipe[2]; /* written to stop the acceptor */
+    int listen_fd[3]; /* listening sockets by wh_listener, -1 when absent or closed */
+    int stop_pipe[2]; /* commands to the acceptor */
     pthread_t acceptor;
     int acceptor_running;
     struct MHD_Daemon *probe_daemon;
@@ -63,7 +103,14 @@ struct wh_server {
     int ports[3];
     atomic_int draining;
     atomic_int in_flight;
-    pthread_mutex_t ready_lock; /* guards cfg.ready and cfg.ready_ctx */
+    pthread_mutex_t ready_lock;    /* guards cfg.ready and cfg.ready_ctx */
+    pthread_mutex_t conns_lock;    /* guards the registry below */
+    pthread_cond_t tls_closed;     /* signalled when the acceptor has closed the TLS listener */
+    conn *conns_head, *conns_tail; /* oldest first */
+    unsigned count[3];             /* connections in the registry by listener */
+    unsigned evicting[3];          /* of those, shut down by the server and not yet closed */
+    wh_budget budget;
+    long long header_ms, body_ms;
 };
 
 /* Per-request state, created on the first call of the access handler. */
@@ -72,7 +119,33 @@ typedef struct request {
     co_buf body;
     int too_big;
     struct timespec start;
+    wh_server *server;
+    size_t reserved; /* taken from the memory budget, given back when the request ends */
 } request;
+
+static long long now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void set_phase(conn *k, enum phase ph)
+{
+    if (k) {
+        atomic_store(&k->since_ms, now_ms());
+        atomic_store(&k->phase, (int)ph);
+    }
+}
+
+/* Bytes came in: after an idle spell, that is a new request, whose headers have a deadline. */
+static void on_read(void *ctx)
+{
+    conn *k = ctx;
+    if (atomic_load_explicit(&k->phase, memory_order_relaxed) == PH_IDLE) {
+        set_phase(k, PH_WAIT);
+    }
+}
 
 static double since(const struct timespec *t0)
 {
@@ -208,12 +281,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     co_log(CO_LOG_DEBUG, "http server", "detail", msg, NULL);
 }
 
-/* The read/write layer under a TLS connection (NULL on plain HTTP). */
-static wh_tlsio *tlsio_of(struct MHD_Connection *c)
+/* The registry entry of a connection (NULL when it never got one). */
+static conn *conn_of(struct MHD_Connection *c)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;
+}
+
+/* The read/write layer under a TLS connection (NULL on plain HTTP). */
+static wh_tlsio *tlsio_of(struct MHD_Connection *c)
+{
+    conn *k = conn_of(c);
+    return k ? k->io : NULL;
 }
 
 static enum MHD_Result
@@ -230,8 +310,19 @@ queue(wh_server *s, struct MHD_Connection *c, const char *method, wh_http_respon
     if (r->allow) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
     }
-    if (atomic_load_explicit(&s->draining, memory_order_relaxed)) {
+    if (r->retry_after > 0) {
+        char secs[16];
+        snprintf(secs, sizeof(secs), "%d", r->retry_after);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
+    conn *k = conn_of(c);
+    /* A probe connection carries one request: its deadline runs from the accept. */
+    if (atomic_load_explicit(&s->draining, memory_order_relaxed) ||
+        (k && k->listener != WH_LISTENER_WEBHOOK)) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
+    if (k && k->listener == WH_LISTENER_WEBHOOK) {
+        set_phase(k, PH_RESPOND);
     }
     /* libmicrohttpd writes the headers and then, at once, the body, as two TLS records. A
      * small response is gathered instead and goes out as one record in one sendmsg() when it
@@ -285,6 +376,24 @@ static const char *content_type(struct MHD_Connection *c)
     return MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 }
 
+/* Takes @p n more bytes of the budget for request @p ctx (wh_reserve_fn). */
+static int reserve(void *ctx, size_t n)
+{
+    request *rq = ctx;
+    wh_budget *b = &rq->server->budget;
+    if (n > b->total || rq->reserved > b->total - n) {
+        return co_error_set(CO_ETOOBIG,
+                            "needs an estimated %zu bytes of memory, more than the %zu bytes "
+                            "the webhook gives requests in flight (--max-request-memory-bytes)",
+                            rq->reserved + n, b->total);
+    }
+    int rc = wh_budget_take(b, n);
+    if (rc == 0) {
+        rq->reserved += n;
+    }
+    return rc;
+}
+
 static enum MHD_Result on_webhook(void *cls,
                                   struct MHD_Connection *c,
                                   const char *url,
@@ -301,18 +410,31 @@ static enum MHD_Result on_webhook(void *cls,
         const char *ct = content_type(c);
         rq = co_xcalloc(1, sizeof(*rq));
         clock_gettime(CLOCK_MONOTONIC, &rq->start);
+        rq->server = s;
         rq->route = wh_route_lookup(url);
-        co_buf_init(&rq->body, rq->route != WH_ROUTE_NONE ? wh_route_get(rq->route)->body_cap : 0);
+        size_t cap = rq->route != WH_ROUTE_NONE ? wh_http_body_cap(&s->cfg.limits, rq->route) : 0;
+        co_buf_init(&rq->body, cap);
         *con_cls = rq;
+        set_phase(conn_of(c), PH_BODY);
         atomic_fetch_add(&s->in_flight, 1);
         wh_metrics_request_started(rq->route);
         /* Decide from the headers alone whether the body is worth reading. */
         const char *cl =
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         unsigned long long declared = cl ? strtoull(cl, NULL, 10) : 0;
-        wh_http_request hr = {method, url, ct, NULL, (size_t)declared};
+        wh_http_request hr = {method, url, ct, NULL, (size_t)declared, &s->cfg.limits, NULL, NULL};
         wh_http_response r;
         if (wh_http_precheck(&r, &hr)) {
+            return answer(s, c, rq, method, url, &r);
+        }
+        /* The body's buffer is reserved before a byte of it is read: its declared length, or
+         * for a chunked body (which the API server never sends) the whole cap. */
+        int chunked = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+        size_t body = cl ? (size_t)declared : chunked ? cap : 0;
+        int rc = reserve(rq, WH_MEMORY_REQUEST_OVERHEAD + body);
+        if (rc < 0) {
+            wh_http_over_budget(&r, rc);
             return answer(s, c, rq, method, url, &r);
         }
         /* One allocation for a body of the usual size instead of a doubling series; a larger
@@ -334,10 +456,12 @@ static enum MHD_Result on_webhook(void *cls,
     }
     wh_http_response r;
     if (rq->too_big) {
-        wh_http_too_large(&r, rq->route);
+        wh_http_too_large(&r, rq->body.max);
     } else {
-        wh_http_request hr = {method, url, content_type(c), rq->body.ptr ? rq->body.ptr : "",
-                              rq->body.len};
+        wh_http_request hr = {method,          url,
+                              content_type(c), rq->body.ptr ? rq->body.ptr : "",
+                              rq->body.len,    &s->cfg.limits,
+                              reserve,         rq};
         wh_http_handle(&r, s->cfg.handlers, &hr);
     }
     return answer(s, c, rq, method, url, &r);
@@ -355,20 +479,61 @@ static void closed(wh_server *s, struct MHD_Connection *c)
     }
 }
 
+/* Takes @p k out of the registry (the caller holds conns_lock). */
+static void unlink_conn(wh_server *s, conn *k)
+{
+    if (k->prev) {
+        k->prev->next = k->next;
+    } else {
+        s->conns_head = k->next;
+    }
+    if (k->next) {
+        k->next->prev = k->prev;
+    } else {
+        s->conns_tail = k->prev;
+    }
+    s->count[k->listener]--;
+    if (k->evicted) {
+        s->evicting[k->listener]--;
+    }
+}
+
+/* The registry entry of descriptor @p fd (the caller holds conns_lock); newest first, as the
+ * one asked for has just been handed over. */
+static conn *find_fd(wh_server *s, int fd)
+{
+    for (conn *k = s->conns_tail; k; k = k->prev) {
+        if (k->fd == fd) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
 /* Every answer goes out as soon as it is written: with Nagle's algorithm, the second TLS record
  * of a response (body after headers) would wait for the client's delayed ACK, tens of ms.
- * Reads and writes go through wh_tlsio: one recv() and one sendmsg() per request. A closed
- * connection comes off its worker's count. */
+ * Reads and writes go through wh_tlsio: one recv() and one sendmsg() per request. A connection
+ * finds its registry entry here, and leaves the registry (and its worker's count) when closed. */
 static void on_connection(void *cls,
                           struct MHD_Connection *c,
                           void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
+    wh_server *s = cls;
     if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        /* after gnutls_deinit(): nothing reads through it any more */
-        wh_tlsio_free(*socket_context);
+        conn *k = *socket_context;
         *socket_context = NULL;
-        closed(cls, c);
+        if (k) {
+            pthread_mutex_lock(&s->conns_lock);
+            unlink_conn(s, k);
+            pthread_mutex_unlock(&s->conns_lock);
+            /* after gnutls_deinit(): nothing reads through it any more */
+            wh_tlsio_free(k->io);
+            if (k->listener == WH_LISTENER_WEBHOOK) {
+                closed(s, c);
+            }
+            free(k);
+        }
         return;
     }
     const union MHD_ConnectionInfo *info =
@@ -377,11 +542,19 @@ static void on_connection(void *cls,
         return;
     }
     int fd = info->connect_fd;
+    pthread_mutex_lock(&s->conns_lock);
+    conn *k = find_fd(s, fd);
+    pthread_mutex_unlock(&s->conns_lock);
+    if (!k) {
+        return;
+    }
+    *socket_context = k;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     if (info && info->tls_session) {
-        *socket_context = wh_tlsio_attach(info->tls_session, fd);
+        k->io = wh_tlsio_attach(info->tls_session, fd);
+        wh_tlsio_on_read(k->io, on_read, k);
     }
 }
 
@@ -403,12 +576,14 @@ static void on_completed(void *cls,
             shutdown(fd->connect_fd, SHUT_RDWR);
         }
     }
+    set_phase(conn_of(c), PH_IDLE);
     request *rq = *con_cls;
     if (!rq) {
         return;
     }
     wh_metrics_request_finished(rq->route);
     atomic_fetch_sub(&s->in_flight, 1);
+    wh_budget_give(&s->budget, rq->reserved);
     co_buf_dispose(&rq->body);
     free(rq);
     *con_cls = NULL;
@@ -434,16 +609,19 @@ static enum MHD_Result on_probe(void *cls,
     *upload_size = 0;
     wh_probe_check checks[2 + MAX_READY_CHECKS];
     size_t n = 0;
-    checks[n].name = "tls";
-    checks[n++].failure = wh_tls_loaded(s->cfg.tls) ? NULL : "no serving certificate loaded";
-    checks[n].name = "shutdown";
-    checks[n++].failure = atomic_load(&s->draining) ? "the server is shutting down" : NULL;
-    pthread_mutex_lock(&s->ready_lock);
-    wh_ready_fn ready = s->cfg.ready;
-    void *ready_ctx = s->cfg.ready_ctx;
-    pthread_mutex_unlock(&s->ready_lock);
-    if (ready) {
-        n += ready(ready_ctx, checks + n, MAX_READY_CHECKS);
+    /* Liveness asks nothing of the rest of the process: no lock, no check that could wait. */
+    if (strcmp(url, "/healthz") != 0) {
+        checks[n].name = "tls";
+        checks[n++].failure = wh_tls_loaded(s->cfg.tls) ? NULL : "no serving certificate loaded";
+        checks[n].name = "shutdown";
+        checks[n++].failure = atomic_load(&s->draining) ? "the server is shutting down" : NULL;
+        pthread_mutex_lock(&s->ready_lock);
+        wh_ready_fn ready = s->cfg.ready;
+        void *ready_ctx = s->cfg.ready_ctx;
+        pthread_mutex_unlock(&s->ready_lock);
+        if (ready) {
+            n += ready(ready_ctx, checks + n, MAX_READY_CHECKS);
+        }
     }
     int metrics = s->metrics_daemon == NULL && s->ports[WH_LISTENER_METRICS] >= 0;
     wh_http_response r;
@@ -483,23 +661,26 @@ static int disabled(const char *addr)
     return !addr || !*addr || !strcmp(addr, "0");
 }
 
+/* A plain-HTTP daemon fed by the acceptor from listening socket s->listen_fd[@p which]. */
 static int start_plain(struct MHD_Daemon **out,
-                       int *port_out,
+                       wh_listener which,
                        const char *addr,
                        MHD_AccessHandlerCallback handler,
                        wh_server *s)
 {
-    int fd = -1;
-    int rc = open_listener(&fd, port_out, addr);
+    int rc = open_listener(&s->listen_fd[which], &s->ports[which], addr);
     if (rc < 0) {
         return rc;
     }
-    *out = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                            handler, s, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-                            (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    /* the acceptor holds the limits; these are backstops */
+    *out = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_NO_LISTEN_SOCKET |
+                                MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, handler, s, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)(2 * WH_PROBE_MAX_CONNECTIONS), MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                            (size_t)CONNECTION_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+                            s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!*out) {
-        close(fd);
         return co_error_set(CO_ERROR, "cannot start the HTTP listener on %s", addr);
     }
     return 0;
@@ -512,48 +693,149 @@ static unsigned worker_connections(struct MHD_Daemon *w)
     return info ? info->num_connections : 0;
 }
 
-/*
- * Gives a new connection to the worker with the fewest open, or closes it at the connection
- * limit. The counts are the server's own, raised here and lowered when libmicrohttpd reports a
- * connection closed: a worker counts a connection only once its thread has taken it from the
- * queue, so in a burst (a client opening its connections at once) libmicrohttpd's counts stay
- * behind and every connection would go to the same worker.
- */
-static void hand_over(wh_server *s, int fd, const struct sockaddr *addr, socklen_t len)
+/* The peer's address as 16 bytes (IPv4 mapped into IPv6). */
+static void peer_key(unsigned char out[16], const struct sockaddr *addr)
 {
-    unsigned total = 0, best = 0, best_n = UINT32_MAX;
-    for (unsigned i = 0; i < s->nworkers; i++) {
-        unsigned n = atomic_load(&s->open[i]);
-        total += n;
-        if (n < best_n) {
-            best_n = n;
-            best = i;
-        }
-    }
-    if (total >= s->cfg.max_connections) {
-        co_log(CO_LOG_DEBUG, "connection limit reached, connection refused", NULL);
-        close(fd);
-        return;
-    }
-    atomic_fetch_add(&s->open[best], 1);
-    /* on failure libmicrohttpd has closed the socket, and will not report it closed */
-    if (MHD_add_connection(s->workers[best], fd, addr, len) != MHD_YES) {
-        atomic_fetch_sub(&s->open[best], 1);
-        char eb[128];
-        co_log(CO_LOG_DEBUG, "a worker refused a connection", "error",
-               co_errno_text(errno, eb, sizeof(eb)), NULL);
+    memset(out, 0, 16);
+    if (addr->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr, 16);
+    } else if (addr->sa_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)(const void *)addr)->sin_addr, 4);
     }
 }
 
-/* Accepts until the listening socket runs dry. Returns 0, or -1 to stop accepting. */
-static int accept_burst(wh_server *s)
+/* Shuts @p k down for its worker to close, once (the caller holds conns_lock). */
+static void evict(wh_server *s, conn *k, const char *why)
 {
-    for (;;) {
-        struct sockaddr_storage ss;
+    if (k->evicted) {
+        return;
+    }
+    k->evicted = 1;
+    s->evicting[k->listener]++;
+    shutdown(k->fd, SHUT_RDWR);
+    co_log(CO_LOG_DEBUG, "connection closed", "reason", why, NULL);
+}
+
+/*
+ * Enters a new connection on listener @p l into the registry, within the listener's limits:
+ * a peer at its own limit is refused; a full listener makes room by evicting the connection
+ * that has waited longest for its handshake or headers, and refuses only when every connection
+ * is past that. Returns the entry, or NULL when refused. The caller holds conns_lock.
+ */
+static conn *admit(wh_server *s, wh_listener l, int fd, const struct sockaddr *addr)
+{
+    unsigned limit = l == WH_LISTENER_WEBHOOK ? s->cfg.max_connections : WH_PROBE_MAX_CONNECTIONS;
+    unsigned per_peer = l == WH_LISTENER_WEBHOOK ? s->cfg.max_per_peer : WH_PROBE_MAX_PER_PEER;
+    unsigned char peer[16];
+    peer_key(peer, addr);
+    unsigned same = 0;
+    conn *oldest = NULL;
+    long long oldest_since = 0;
+    for (conn *k = s->conns_head; k; k = k->next) {
+        if (k->listener != l || k->evicted) {
+            continue;
+        }
+        same += memcmp(k->peer, peer, 16) == 0;
+        long long since_ms = atomic_load(&k->since_ms);
+        if (atomic_load(&k->phase) == PH_WAIT && (!oldest || since_ms < oldest_since)) {
+            oldest = k;
+            oldest_since = since_ms;
+        }
+    }
+    if (same >= per_peer) {
+        co_log(CO_LOG_DEBUG, "connection limit per address reached, connection refused", NULL);
+        return NULL;
+    }
+    if (s->count[l] - s->evicting[l] >= limit) {
+        if (!oldest) {
+            co_log(CO_LOG_DEBUG, "connection limit reached, connection refused", NULL);
+            return NULL;
+        }
+        evict(s, oldest, "listener full: waited longest for its headers");
+    }
+    conn *k = co_xcalloc(1, sizeof(*k));
+    k->server = s;
+    k->fd = fd;
+    k->listener = l;
+    memcpy(k->peer, peer, 16);
+    atomic_init(&k->phase, PH_WAIT);
+    atomic_init(&k->since_ms, now_ms());
+    k->prev = s->conns_tail;
+    if (s->conns_tail) {
+        s->conns_tail->next = k;
+    } else {
+        s->conns_head = k;
+    }
+    s->conns_tail = k;
+    s->count[l]++;
+    return k;
+}
+
+/*
+ * Gives a new connection to its listener's daemon: a TLS connection to the worker with the
+ * fewest open. The counts are the server's own, raised here and lowered when libmicrohttpd
+ * reports a connection closed: a worker counts a connection only once its thread has taken it
+ * from the queue, so in a burst (a client opening its connections at once) libmicrohttpd's
+ * counts stay behind and every connection would go to the same worker.
+ */
+static void
+hand_over(wh_server *s, wh_listener l, int fd, const struct sockaddr *addr, socklen_t len)
+{
+    pthread_mutex_lock(&s->conns_lock);
+    conn *k = admit(s, l, fd, addr);
+    pthread_mutex_unlock(&s->conns_lock);
+    if (!k) {
+        close(fd);
+        return;
+    }
+    struct MHD_Daemon *d = l == WH_LISTENER_PROBE ? s->probe_daemon : s->metrics_daemon;
+    unsigned best = 0;
+    if (l == WH_LISTENER_WEBHOOK) {
+        unsigned best_n = UINT32_MAX;
+        for (unsigned i = 0; i < s->nworkers; i++) {
+            unsigned n = atomic_load(&s->open[i]);
+            if (n < best_n) {
+                best_n = n;
+                best = i;
+            }
+        }
+        atomic_fetch_add(&s->open[best], 1);
+        d = s->workers[best];
+    }
+    /* on failure libmicrohttpd has closed the socket; the entry goes unless it was reported
+     * closed already */
+    if (MHD_add_connection(d, fd, addr, len) != MHD_YES) {
+        int err = errno;
+        if (l == WH_LISTENER_WEBHOOK) {
+            atomic_fetch_sub(&s->open[best], 1);
+        }
+        pthread_mutex_lock(&s->conns_lock);
+        for (conn *it = s->conns_head; it; it = it->next) {
+            if (it == k) {
+                unlink_conn(s, k);
+                free(k);
+                break;
+            }
+        }
+        pthread_mutex_unlock(&s->conns_lock);
+        char eb[128];
+        co_log(CO_LOG_DEBUG, "a worker refused a connection", "error",
+               co_errno_text(err, eb, sizeof(eb)), NULL);
+    }
+}
+
+/* Accepts from listener @p l until it runs dry or ACCEPT_BURST were taken. Returns 0, or -1
+ * when the listener failed. */
+static int accept_burst(wh_server *s, wh_listener l)
+{
+    for (int taken = 0; taken < ACCEPT_BURST; taken++) {
+        struct sockaddr_storage ss = {0};
         socklen_t len = sizeof(ss);
-        int fd = accept4(s->listen_fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd =
+            accept4(s->listen_fd[l], (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            hand_over(s, fd, (const struct sockaddr *)&ss, len);
+            hand_over(s, l, fd, (const struct sockaddr *)&ss, len);
             continue;
         }
         switch (errno) {
@@ -586,59 +868,130 @@ static int accept_burst(wh_server *s)
         }
         }
     }
+    return 0;
+}
+
+/* Shuts down the connections whose phase has outlived its deadline. */
+static void sweep(wh_server *s)
+{
+    long long now = now_ms();
+    pthread_mutex_lock(&s->conns_lock);
+    for (conn *k = s->conns_head; k; k = k->next) {
+        if (k->evicted) {
+            continue;
+        }
+        int ph = atomic_load(&k->phase);
+        long long since_ms = atomic_load(&k->since_ms);
+        long long limit = 0;
+        /* a probe connection carries one request, its deadline counted from the accept */
+        if (k->listener != WH_LISTENER_WEBHOOK || ph == PH_WAIT) {
+            limit = s->header_ms;
+        } else if (ph == PH_BODY || ph == PH_RESPOND) {
+            limit = s->body_ms;
+        }
+        if (limit > 0 && now - since_ms > limit) {
+            evict(s, k,
+                  ph == PH_WAIT   ? "no complete request headers in time"
+                  : ph == PH_BODY ? "no complete request body in time"
+                                  : "answer not taken in time");
+        }
+    }
+    pthread_mutex_unlock(&s->conns_lock);
+}
+
+static void close_tls_listener(wh_server *s)
+{
+    pthread_mutex_lock(&s->conns_lock);
+    if (s->listen_fd[WH_LISTENER_WEBHOOK] >= 0) {
+        close(s->listen_fd[WH_LISTENER_WEBHOOK]);
+        s->listen_fd[WH_LISTENER_WEBHOOK] = -1;
+    }
+    pthread_cond_broadcast(&s->tls_closed);
+    pthread_mutex_unlock(&s->conns_lock);
 }
 
 static void *accept_loop(void *arg)
 {
     wh_server *s = arg;
-    struct pollfd pf[2] = {{s->listen_fd, POLLIN, 0}, {s->stop_pipe[0], POLLIN, 0}};
+    long long last_sweep = now_ms();
     for (;;) {
-        if (poll(pf, 2, -1) < 0) {
-            if (errno == EINTR) {
-                continue;
+        struct pollfd pf[4];
+        wh_listener which[3];
+        nfds_t n = 0;
+        for (int l = 0; l < 3; l++) {
+            if (s->listen_fd[l] >= 0) {
+                pf[n] = (struct pollfd){s->listen_fd[l], POLLIN, 0};
+                which[n++] = (wh_listener)l;
             }
+        }
+        pf[n] = (struct pollfd){s->stop_pipe[0], POLLIN, 0};
+        if (poll(pf, n + 1, SWEEP_MS) < 0 && errno != EINTR) {
             char eb[128];
             co_log(CO_LOG_ERROR, "waiting for connections failed", "error",
                    co_errno_text(errno, eb, sizeof(eb)), NULL);
             break;
         }
-        if (pf[1].revents) {
+        if (pf[n].revents) {
+            char cmd = 0;
+            if (read(s->stop_pipe[0], &cmd, 1) == 1 && cmd == CMD_CLOSE) {
+                close_tls_listener(s);
+                continue;
+            }
             break;
         }
-        if (pf[0].revents && accept_burst(s) < 0) {
+        int failed = 0;
+        for (nfds_t i = 0; i < n && !failed; i++) {
+            if (pf[i].revents) {
+                failed = accept_burst(s, which[i]) < 0;
+            }
+        }
+        if (failed) {
             break;
+        }
+        long long now = now_ms();
+        if (now - last_sweep >= SWEEP_MS) {
+            sweep(s);
+            last_sweep = now;
         }
     }
     return NULL;
 }
 
-/* Stops accepting and closes the listening socket; connections already open go on. */
+static void command(wh_server *s, char cmd)
+{
+    while (write(s->stop_pipe[1], &cmd, 1) < 0 && errno == EINTR) {
+    }
+}
+
+/* Stops the acceptor and closes every listening socket; connections already open go on. */
 static void stop_accepting(wh_server *s)
 {
     if (s->acceptor_running) {
-        char b = 1;
-        while (write(s->stop_pipe[1], &b, 1) < 0 && errno == EINTR) {
-        }
+        command(s, CMD_STOP);
         pthread_join(s->acceptor, NULL);
         s->acceptor_running = 0;
     }
-    if (s->listen_fd >= 0) {
-        close(s->listen_fd);
-        s->listen_fd = -1;
+    for (int l = 0; l < 3; l++) {
+        if (s->listen_fd[l] >= 0) {
+            close(s->listen_fd[l]);
+            s->listen_fd[l] = -1;
+        }
     }
 }
 
 static int start_tls(wh_server *s)
 {
-    int rc = open_listener(&s->listen_fd, &s->ports[WH_LISTENER_WEBHOOK], s->cfg.webhook_addr);
+    int rc = open_listener(&s->listen_fd[WH_LISTENER_WEBHOOK], &s->ports[WH_LISTENER_WEBHOOK],
+                           s->cfg.webhook_addr);
     if (rc < 0) {
         return rc;
     }
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)wh_tls_priorities(s->cfg.tls_min)},
         {MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, wh_tls_retrieve_function()},
-        /* the acceptor keeps the total under the limit; this is a backstop per worker */
-        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections, NULL},
+        /* the acceptor keeps the total under the limit; this is a backstop per worker, with
+         * room for connections evicted and not yet closed */
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections * 2, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
@@ -660,10 +1013,15 @@ static int start_tls(wh_server *s)
                                 s->nworkers, s->cfg.webhook_addr);
         }
     }
+    return 0;
+}
+
+static int start_acceptor(wh_server *s)
+{
     if (pipe2(s->stop_pipe, O_CLOEXEC) < 0) {
         return co_error_set_os(CO_ERROR, "webhook server: pipe");
     }
-    rc = pthread_create(&s->acceptor, NULL, accept_loop, s);
+    int rc = pthread_create(&s->acceptor, NULL, accept_loop, s);
     if (rc != 0) {
         char eb[128];
         return co_error_set(CO_ERROR, "webhook server: cannot start the acceptor: %s",
@@ -684,14 +1042,23 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     }
     wh_server *s = co_xcalloc(1, sizeof(*s));
     s->cfg = *cfg;
+    if (!s->cfg.max_per_peer) {
+        s->cfg.max_per_peer = WH_DEFAULT_MAX_PER_PEER;
+    }
+    s->header_ms = 1000LL * (cfg->header_timeout ? cfg->header_timeout : WH_DEFAULT_HEADER_TIMEOUT);
+    s->body_ms = 1000LL * (cfg->body_timeout ? cfg->body_timeout : WH_DEFAULT_BODY_TIMEOUT);
+    wh_budget_init(&s->budget, cfg->memory_budget ? cfg->memory_budget : WH_DEFAULT_MEMORY_BUDGET);
     pthread_mutex_init(&s->ready_lock, NULL);
-    s->ports[0] = s->ports[1] = s->ports[2] = -1;
-    s->listen_fd = -1;
+    pthread_mutex_init(&s->conns_lock, NULL);
+    pthread_cond_init(&s->tls_closed, NULL);
+    for (int l = 0; l < 3; l++) {
+        s->ports[l] = -1;
+        s->listen_fd[l] = -1;
+    }
     s->stop_pipe[0] = s->stop_pipe[1] = -1;
     int rc = start_tls(s);
     if (rc == 0 && !disabled(cfg->probe_addr)) {
-        rc = start_plain(&s->probe_daemon, &s->ports[WH_LISTENER_PROBE], cfg->probe_addr, on_probe,
-                         s);
+        rc = start_plain(&s->probe_daemon, WH_LISTENER_PROBE, cfg->probe_addr, on_probe, s);
     }
     if (rc == 0 && !disabled(cfg->metrics_addr)) {
         /* The same address means one listener for both, unless the port is chosen by the
@@ -701,9 +1068,12 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
               !strcmp(cfg->probe_addr + strlen(cfg->probe_addr) - 2, ":0"))) {
             s->ports[WH_LISTENER_METRICS] = s->ports[WH_LISTENER_PROBE];
         } else {
-            rc = start_plain(&s->metrics_daemon, &s->ports[WH_LISTENER_METRICS], cfg->metrics_addr,
-                             on_metrics, s);
+            rc = start_plain(&s->metrics_daemon, WH_LISTENER_METRICS, cfg->metrics_addr, on_metrics,
+                             s);
         }
+    }
+    if (rc == 0) {
+        rc = start_acceptor(s);
     }
     if (rc < 0) {
         wh_server_free(s);
@@ -731,10 +1101,23 @@ unsigned wh_server_worker_connections(const wh_server *s, unsigned i)
     return i < s->nworkers ? worker_connections(s->workers[i]) : 0;
 }
 
+size_t wh_server_memory_used(const wh_server *s)
+{
+    return wh_budget_used(&s->budget);
+}
+
 int wh_server_drain(wh_server *s, int timeout_ms)
 {
     atomic_store(&s->draining, 1);
-    stop_accepting(s);
+    /* the probes go on answering (not ready) while the requests in flight finish */
+    if (s->acceptor_running) {
+        command(s, CMD_CLOSE);
+        pthread_mutex_lock(&s->conns_lock);
+        while (s->listen_fd[WH_LISTENER_WEBHOOK] >= 0) {
+            pthread_cond_wait(&s->tls_closed, &s->conns_lock);
+        }
+        pthread_mutex_unlock(&s->conns_lock);
+    }
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int left = atomic_load(&s->in_flight);
@@ -770,6 +1153,10 @@ void wh_server_free(wh_server *s)
     if (s->metrics_daemon) {
         MHD_stop_daemon(s->metrics_daemon);
     }
+    /* every daemon has reported its connections closed */
+    CO_ASSERT(s->conns_head == NULL);
+    pthread_cond_destroy(&s->tls_closed);
+    pthread_mutex_destroy(&s->conns_lock);
     pthread_mutex_destroy(&s->ready_lock);
     free(s);
 }

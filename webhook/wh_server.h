@@ -4,6 +4,13 @@
  * connection limit and inactivity timeout) for the webhook routes, and a plain-HTTP listener
  * for /healthz, /readyz and /metrics (or two, when the metrics address differs from the probe
  * address). Bodies are streamed into capped buffers; everything else is wh_http.c's job.
+ *
+ * Nobody has to authenticate to reach these ports, so each is bounded: bodies by their route's
+ * cap and, with what parsing them costs, by a memory budget (wh_memory.h: 429 past it);
+ * connections by a total and a per-address limit, and by deadlines that no trickle of bytes
+ * extends: the handshake and the headers, then the body, then taking the answer. When a
+ * listener is full, the connection that has waited longest for its headers makes room for a
+ * new one, so silent connections cannot lock new clients (or the kubelet's probes) out.
  */
 #ifndef WH_SERVER_H
 #define WH_SERVER_H
@@ -21,6 +28,22 @@ typedef struct wh_server wh_server;
  */
 typedef size_t (*wh_ready_fn)(void *ctx, wh_probe_check *out, size_t max);
 
+/** Seconds a connection has for its TLS handshake and a request's headers. */
+#define WH_DEFAULT_HEADER_TIMEOUT 5
+/** Seconds a request has for its body once the headers are in, and again to take its answer. */
+#define WH_DEFAULT_BODY_TIMEOUT 10
+/**
+ * TLS connections from one address. An API server opens one per concurrent webhook call (its
+ * client speaks HTTP/1.1 to us and sets no per-host limit; it keeps 25 idle), and its calls
+ * are bounded by its in-flight limits (400 + 200 by default), so a few hundred.
+ */
+#define WH_DEFAULT_MAX_PER_PEER 256
+/** Memory requests in flight may hold, estimated (wh_memory.h); see the README's arithmetic. */
+#define WH_DEFAULT_MEMORY_BUDGET ((size_t)48 * 1024 * 1024)
+/** Connections of a probe or metrics listener, in all and from one address. */
+#define WH_PROBE_MAX_CONNECTIONS 64
+#define WH_PROBE_MAX_PER_PEER    8
+
 typedef struct wh_server_config {
     const char *webhook_addr;    /**< "[host]:port" of the TLS listener, e.g. ":9443" */
     const char *probe_addr;      /**< health listener; "0" or "" disables it */
@@ -28,6 +51,11 @@ typedef struct wh_server_config {
     unsigned threads;            /**< TLS worker threads (at least 1) */
     unsigned max_connections;    /**< concurrent TLS connections */
     unsigned connection_timeout; /**< seconds of inactivity before a connection closes */
+    unsigned max_per_peer;       /**< TLS connections from one address (0: the default) */
+    unsigned header_timeout;     /**< handshake + headers deadline, seconds (0: the default) */
+    unsigned body_timeout;       /**< body, and answer, deadline, seconds (0: the default) */
+    size_t memory_budget;        /**< bytes for requests in flight (0: the default) */
+    wh_http_limits limits;       /**< body caps (zeros: caps.h's) */
     wh_tls_min_version tls_min;  /**< minimum TLS version */
     const wh_handlers *handlers; /**< the routes' decisions; borrowed */
     wh_tls *tls;                 /**< key pair store; borrowed, served process-wide */
@@ -67,6 +95,9 @@ int wh_server_port(const wh_server *s, wh_listener which);
  * connection goes to the worker holding the fewest.
  */
 unsigned wh_server_worker_connections(const wh_server *s, unsigned i);
+
+/** Bytes of the memory budget that requests in flight hold now (tests, diagnostics). */
+size_t wh_server_memory_used(const wh_server *s);
 
 /**
  * Graceful stop: readiness turns false, no new connections are accepted, requests being

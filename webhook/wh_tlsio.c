@@ -41,6 +41,8 @@ struct wh_tlsio {
     char *held;      /* records written by GnuTLS and not yet by the socket, NULL when none */
     size_t held_len;
     unsigned long reads, writes;
+    void (*on_read)(void *ctx);
+    void *on_read_ctx;
 };
 
 static void set_errno(wh_tlsio *r, int err)
@@ -62,6 +64,8 @@ static ssize_t read_socket(wh_tlsio *r, void *buf, size_t len)
     r->reads++;
     if (n < 0) {
         set_errno(r, errno);
+    } else if (n > 0 && r->on_read) {
+        r->on_read(r->on_read_ctx);
     }
     return n;
 }
@@ -307,6 +311,12 @@ wh_tlsio *wh_tlsio_attach(void *session, int fd)
         gnutls_transport_set_ptr(s, r);
     }
     return r;
+}
+
+void wh_tlsio_on_read(wh_tlsio *r, void (*fn)(void *ctx), void *ctx)
+{
+    r->on_read = fn;
+    r->on_read_ctx = ctx;
 }
 
 void wh_tlsio_free(wh_tlsio *r)

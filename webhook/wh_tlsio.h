@@ -40,6 +40,12 @@ typedef struct wh_tlsio wh_tlsio;
  */
 wh_tlsio *wh_tlsio_attach(void *session, int fd);
 
+/**
+ * Calls @p fn(@p ctx) whenever bytes arrive from the socket (the server starts a request's
+ * deadline with the first byte after an idle spell). Set it before the handshake.
+ */
+void wh_tlsio_on_read(wh_tlsio *r, void (*fn)(void *ctx), void *ctx);
+
 /** Frees the layer. NULL is a no-op. */
 void wh_tlsio_free(wh_tlsio *r);
 

@@ -6,6 +6,7 @@
  * The decisions themselves come from fake handlers here; test_wh_admission covers the real ones.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -14,9 +15,12 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/common.h"
+#include "co/error.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_http.h"
+#include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 
 /* --- fake handlers ------------------------------------------------------------------------ */
@@ -252,7 +256,7 @@ static void test_wh_http__body_over_the_cap_is_413(void **state)
     assert_int_equal(wh_http_precheck(&r, &req), 1);
     assert_int_equal(r.status, 413);
     assert_contains(r.body, "\"reason\":\"RequestEntityTooLarge\"");
-    assert_contains(r.body, "7340032 bytes");
+    assert_contains(r.body, "3670016 bytes");
     wh_http_response_dispose(&r);
     /* Conversion has its own, larger cap. */
     req.path = "/convert";
@@ -262,10 +266,150 @@ static void test_wh_http__body_over_the_cap_is_413(void **state)
     assert_int_equal(wh_http_precheck(&r, &req), 1);
     assert_int_equal(r.status, 413);
     wh_http_response_dispose(&r);
-    wh_http_too_large(&r, WH_ROUTE_CONVERT);
+    wh_http_too_large(&r, CO_MAX_CONVERSION_BODY);
     assert_int_equal(r.status, 413);
-    assert_contains(r.body, "67108864 bytes");
+    assert_contains(r.body, "16777216 bytes");
     wh_http_response_dispose(&r);
+}
+
+/* The flags' caps replace the defaults, each for its kind of route. */
+static void test_wh_http__body_caps_follow_the_limits(void **state)
+{
+    (void)state;
+    wh_http_limits limits = {1000, 0};
+    wh_http_request req = {
+        "POST", "/mutate/v1beta1/components", "application/json", "", 1001, &limits, NULL, NULL};
+    wh_http_response r;
+    assert_int_equal(wh_http_precheck(&r, &req), 1);
+    assert_int_equal(r.status, 413);
+    assert_contains(r.body, "limit of 1000 bytes");
+    wh_http_response_dispose(&r);
+    /* a zero keeps the default */
+    req.path = "/convert";
+    assert_int_equal(wh_http_precheck(&r, &req), 0);
+    assert_int_equal(wh_http_body_cap(&limits, WH_ROUTE_CONVERT), CO_MAX_CONVERSION_BODY);
+    limits.conversion_body = 10;
+    assert_int_equal(wh_http_precheck(&r, &req), 1);
+    assert_int_equal(r.status, 413);
+    wh_http_response_dispose(&r);
+}
+
+/* A reservation hook that records what it is asked and answers @p rc from the n-th call on. */
+typedef struct budget_fake {
+    int fail_at; /* 1-based call that fails, 0 for none */
+    int rc;
+    int calls;
+    size_t asked[4];
+} budget_fake;
+
+static int fake_reserve(void *ctx, size_t bytes)
+{
+    budget_fake *b = ctx;
+    if (b->calls < 4) {
+        b->asked[b->calls] = bytes;
+    }
+    b->calls++;
+    if (b->fail_at && b->calls >= b->fail_at) {
+        return co_error_set(b->rc, "needs an estimated %zu bytes", bytes);
+    }
+    return 0;
+}
+
+static const char conversion_body[] =
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"ConversionReview\",\"request\":{"
+    "\"uid\":\"c\",\"desiredAPIVersion\":\"core.cs.sap.com/v1beta1\",\"objects\":[{},{},{}]}}";
+
+/*
+ * Memory is reserved before it is spent: the document before parsing, then the trees the route
+ * builds. A reservation refused for now is a 429 with Retry-After, for ever a 413, and either
+ * way the handlers never run.
+ */
+static void test_wh_http__memory_is_reserved_before_parsing_and_building(void **state)
+{
+    (void)state;
+    budget_fake b = {0, 0, 0, {0}};
+    wh_http_request req = {"POST",
+                           "/convert",
+                           "application/json",
+                           conversion_body,
+                           strlen(conversion_body),
+                           NULL,
+                           fake_reserve,
+                           &b};
+    wh_http_response r;
+    wh_http_handle(&r, &handlers, &req);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(b.calls, 2);
+    /* the document: its text three times and 48 bytes a node */
+    assert_true(b.asked[0] >= 3 * strlen(conversion_body));
+    /* three empty objects as json-c trees, twice: a kilobyte each */
+    assert_true(b.asked[1] >= 2 * 3 * 1024);
+    wh_http_response_dispose(&r);
+
+    b = (budget_fake){1, CO_EUNAVAILABLE, 0, {0}};
+    wh_http_handle(&r, &handlers, &req);
+    assert_int_equal(r.status, 429);
+    assert_int_equal(r.retry_after, 1);
+    assert_contains(r.body, "\"reason\":\"TooManyRequests\"");
+    assert_contains(r.body, "the webhook is busy: this request needs an estimated");
+    wh_http_response_dispose(&r);
+
+    b = (budget_fake){2, CO_ETOOBIG, 0, {0}};
+    wh_http_handle(&r, &handlers, &req);
+    assert_int_equal(r.status, 413);
+    assert_int_equal(r.retry_after, 0);
+    assert_contains(r.body, "request too large to process: it needs an estimated");
+    wh_http_response_dispose(&r);
+}
+
+/* The budget refuses what does not fit now (CO_EUNAVAILABLE) apart from what never will. */
+static void test_wh_http__budget_takes_and_gives_back(void **state)
+{
+    (void)state;
+    wh_budget b;
+    wh_budget_init(&b, 100);
+    assert_co_pass(wh_budget_take(&b, 60));
+    assert_co_fail_with(CO_EUNAVAILABLE, wh_budget_take(&b, 41));
+    assert_co_pass(wh_budget_take(&b, 40));
+    assert_int_equal(wh_budget_used(&b), 100);
+    assert_co_fail_with(CO_ETOOBIG, wh_budget_take(&b, 101));
+    wh_budget_give(&b, 60);
+    assert_co_pass(wh_budget_take(&b, 60));
+    wh_budget_give(&b, 100);
+    assert_int_equal(wh_budget_used(&b), 0);
+}
+
+/* The estimates grow with what a body's shape makes the parser and json-c build. */
+static void test_wh_http__estimates_follow_the_shape(void **state)
+{
+    (void)state;
+    size_t n = 256 * 1024;
+    char *objs = malloc(n + 2), *text = malloc(n + 2);
+    memset(objs, ' ', n + 1);
+    objs[0] = text[0] = '[';
+    for (size_t i = 1; i + 3 < n; i += 3) {
+        memcpy(objs + i, "{},", 3);
+    }
+    objs[n - 1] = '0';
+    objs[n] = ']';
+    text[1] = '"';
+    memset(text + 2, 'a', n - 3);
+    text[n - 1] = '"';
+    text[n] = ']';
+    /* scanned, past the size charged unread: one node per three bytes against one in all */
+    size_t dense = wh_memory_parse_cost(objs, n + 1), flat = wh_memory_parse_cost(text, n + 1);
+    assert_true(dense > 15 * n);
+    assert_true(flat < 4 * n);
+    co_jdoc *d = NULL;
+    assert_co_pass(co_jdoc_parse(&d, objs, n + 1, n + 1, NULL));
+    assert_true(wh_memory_tree_cost(co_jdoc_root(d)) > 300 * n);
+    co_jdoc_free(d);
+    assert_co_pass(co_jdoc_parse(&d, text, n + 1, n + 1, NULL));
+    size_t tree = wh_memory_tree_cost(co_jdoc_root(d));
+    assert_true(tree > n && tree < 2 * n);
+    co_jdoc_free(d);
+    free(objs);
+    free(text);
 }
 
 static void test_wh_http__malformed_json_is_400(void **state)
@@ -848,6 +992,10 @@ int main(void)
         cmocka_unit_test_setup(test_wh_http__probes, setup),
         cmocka_unit_test_setup(test_wh_http__metrics_text, setup),
         cmocka_unit_test(test_wh_http__admission_response_bytes_are_those_of_json_c),
+        cmocka_unit_test(test_wh_http__body_caps_follow_the_limits),
+        cmocka_unit_test(test_wh_http__memory_is_reserved_before_parsing_and_building),
+        cmocka_unit_test(test_wh_http__budget_takes_and_gives_back),
+        cmocka_unit_test(test_wh_http__estimates_follow_the_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

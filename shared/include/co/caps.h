@@ -13,10 +13,22 @@
 #define CO_KIB ((size_t)1024)
 #define CO_MIB ((size_t)1024 * 1024)
 
-/** AdmissionReview request body (controller-runtime's limit: two 3 MiB objects + envelope). */
-#define CO_MAX_ADMISSION_BODY (7 * CO_MIB)
-/** ConversionReview request body (a LIST of many objects). */
-#define CO_MAX_CONVERSION_BODY (64 * CO_MIB)
+/**
+ * AdmissionReview request body (the webhook's default; --max-admission-body-bytes). The API
+ * server reads at most 3 MiB of a write (its --max-request-bytes default) and etcd stores at
+ * most 1.5 MiB a request (its own --max-request-bytes default), in the same JSON encoding the
+ * review uses. A review carries object and, on UPDATE, oldObject: each at most 1.5 MiB for a
+ * write that can be stored, or one object of up to 3 MiB on a CREATE (only a dry run gets
+ * through with it); plus an envelope (user, groups, options) of a few KiB, given 512 KiB.
+ */
+#define CO_MAX_ADMISSION_BODY (3 * CO_MIB + 512 * CO_KIB)
+/**
+ * ConversionReview request body (the webhook's default; --max-conversion-body-bytes). The API
+ * server converts a LIST in one request, every object of it that is not in the wanted version,
+ * so no request limit bounds it; the webhook's memory does (its README works it out): 16 MiB
+ * is thousands of typical Components, and a list past the memory budget is refused with 413.
+ */
+#define CO_MAX_CONVERSION_BODY (16 * CO_MIB)
 /** One API server response body. */
 #define CO_MAX_API_RESPONSE (512 * CO_MIB)
 /** One request body sent to the API server (which itself refuses bodies over 3 MiB). */
