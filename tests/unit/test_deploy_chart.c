@@ -589,6 +589,9 @@ static void test_deploy_chart__component_policy_values(void **state)
  * on @p components when given; the output (stdout and stderr) in *out. */
 static int validate(char **out, struct json_object *policy, const char *components)
 {
+    if (access(controller_bin, X_OK) != 0) {
+        fail_msg("no component-controller at %s (make test-build)", controller_bin);
+    }
     char *dir = co_test_tmpdir();
     char *pf = co_xasprintf("%s/policy.json", dir);
     char *cf = co_xasprintf("%s/components.yaml", dir);
@@ -629,7 +632,7 @@ static void test_deploy_chart__shipped_policy_passes_validate(void **state)
         char *out = NULL;
         int rc = validate(&out, p, NULL);
         if (rc != 0) {
-            fail_msg("shipped policy %zu: validate exited %d: %s", i, rc, out);
+            fail_msg("shipped policy %zu: validate exited %d: %s", i, rc, out ? out : "");
         }
         assert_non_null(strstr(out, "1 objects valid"));
         free(out);
