@@ -141,7 +141,7 @@ if grep -q '^libgpgme' <<<"$needed_pkgs"; then
 fi
 # Every key set has a GnuPG home of its own under $TMPDIR; a GNUPGHOME in the image would be a
 # shared one for anything that missed it (its agent sockets included).
-if grep -E '^ENV ' "$DF" | grep -q GNUPGHOME; then
+if grep -qE '^ENV .*GNUPGHOME' "$DF"; then
     tap_fail "test_dockerfile__no_shared_gnupg_home" "$(grep -E '^ENV .*GNUPGHOME' "$DF")"
 else
     tap_ok "test_dockerfile__no_shared_gnupg_home"
