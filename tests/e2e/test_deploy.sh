@@ -2,12 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # deploy/ against the real kube-apiserver: every object of the kustomize base (the Helm chart
-# renders the same ones, tests/unit/test_deploy_chart.c) passes a server-side dry-run; the
-# RBAC objects are applied and checked by impersonating both service accounts, for what the
-# daemons need and a sample of what they must not do; then both daemons run with nothing but
-# those rights (a kubeconfig impersonating their service account): the controller deploys a
-# Component as the Component's service account, the webhook creates its certificate Secret,
-# takes its Lease and injects the CA bundle into its webhook configurations and the CRD.
+# renders the same ones, tests/unit/test_deploy_chart.c) passes a server-side dry-run, and the
+# base installs in the two steps README.md gives (CRDs, then the rest, ComponentPolicy and
+# NetworkPolicies included) without the webhook running; the RBAC objects are applied and
+# checked by impersonating both service accounts, for what the daemons need and a sample of
+# what they must not do, and the default service account component-default has no right at
+# all; then both daemons run with nothing but those rights (a kubeconfig impersonating their
+# service account): the controller deploys a Component as the Component's service account,
+# and one naming no account as component-default, forbidden until a RoleBinding grants it
+# rights; the webhook creates its certificate Secret, takes its Lease, injects the CA bundle
+# into its webhook configurations and the CRD, and refuses through the API server what the
+# shipped ComponentPolicy refuses.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
@@ -20,6 +25,7 @@ CONTROLLER=${CO_CONTROLLER:-$ROOT/build/test/component-controller}
 OPNS=component-operator
 WSA=system:serviceaccount:$OPNS:component-webhook
 CSA=system:serviceaccount:$OPNS:component-controller
+POLICY=restrict-cross-namespace-references
 
 if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
     echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
@@ -48,12 +54,20 @@ cleanup() {
     done
     k delete validatingwebhookconfiguration component-webhook --ignore-not-found >/dev/null 2>&1
     k delete mutatingwebhookconfiguration component-webhook --ignore-not-found >/dev/null 2>&1
-    for c in $(k -n "$apps" get components.v1alpha1.core.cs.sap.com -o name 2>/dev/null); do
-        k -n "$apps" patch "$c" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
+    # by the storage version: the preferred one (v1beta1) would need the conversion webhook,
+    # which is gone by now, and a Component left with its finalizer keeps the CRD terminating
+    for c in $(k -n "$apps" get components.v1alpha1.core.cs.sap.com \
+        -o 'jsonpath={.items[*].metadata.name}' 2>/dev/null); do
+        k -n "$apps" patch components.v1alpha1.core.cs.sap.com "$c" --type=merge \
+            -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1
     done
+    if [ -f "$work/installed.json" ]; then
+        k delete -f "$work/installed.json" --ignore-not-found >/dev/null 2>&1
+    fi
     if [ -f "$work/rbac.yaml" ]; then
         k delete -f "$work/rbac.yaml" --ignore-not-found >/dev/null 2>&1
     fi
+    k delete componentpolicies.core.cs.sap.com "$POLICY" --ignore-not-found >/dev/null 2>&1
     if [ "$crd_existed" = 1 ]; then
         k replace -f "$ROOT/crds/core.cs.sap.com_components.yaml" >/dev/null 2>&1
     else
@@ -101,13 +115,24 @@ pdb_version=policy/v1
 if ! k api-versions | grep -x policy/v1 >/dev/null; then
     pdb_version=policy/v1beta1
 fi
+# dryrun.json: what a dry-run can check before the CRDs exist (the ComponentPolicy is checked
+# by the install below); install.json: the whole base with the budgets in $pdb_version;
+# installed.json: what the install leaves that would stand in the way of the daemons below
+# (webhook configurations pointing at a Service without Pods, Deployments, Services).
 python3 - "$work/base.yaml" "$work" "$pdb_version" <<'PY'
 import json, sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 rbac = [d for d in docs if d["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")]
 pdbs = [dict(d, apiVersion=sys.argv[3]) for d in docs if d["kind"] == "PodDisruptionBudget"]
-json.dump({"apiVersion": "v1", "kind": "List", "items": [d for d in docs if d["kind"] != "PodDisruptionBudget"]}, open(sys.argv[2] + "/dryrun.json", "w"))
-json.dump({"apiVersion": "v1", "kind": "List", "items": pdbs}, open(sys.argv[2] + "/pdb.json", "w"))
+dry = [d for d in docs if d["kind"] not in ("PodDisruptionBudget", "ComponentPolicy")]
+install = [d if d["kind"] != "PodDisruptionBudget" else dict(d, apiVersion=sys.argv[3]) for d in docs]
+installed = [d for d in install if d["kind"] in ("Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")]
+def dump(name, items):
+    json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[2] + "/" + name, "w"))
+dump("dryrun.json", dry)
+dump("pdb.json", pdbs)
+dump("install.json", install)
+dump("installed.json", installed)
 yaml.safe_dump_all(rbac, open(sys.argv[2] + "/rbac.yaml", "w"))
 print(len(docs), file=open(sys.argv[2] + "/count", "w"))
 PY
@@ -126,7 +151,39 @@ if out=$(k apply --server-side --dry-run=server --field-manager=co-deploy-test -
 else
     tap_fail "test_deploy__server_side_dry_run_accepts_every_object" "$out"
 fi
-# Helm's output (values that differ from the base) passes too.
+# --- install in two steps, as README.md says ----------------------------------------------------
+
+# The ComponentPolicy's kind is served only once its CRD is established: on a fresh cluster
+# one apply of everything fails for it. The ComponentPolicy CRD is taken away first if no
+# policy exists, so that the steps are checked from that state.
+if k get crd componentpolicies.core.cs.sap.com >/dev/null 2>&1; then
+    if [ -z "$(k get componentpolicies.core.cs.sap.com -o name 2>/dev/null)" ]; then
+        k delete crd componentpolicies.core.cs.sap.com --timeout=60s >/dev/null 2>&1
+    else
+        echo "# ComponentPolicies exist: the install is checked with the CRD in place"
+    fi
+fi
+tap_check "test_deploy__install_step1_crds" \
+    k apply --server-side --field-manager=co-deploy-test -k "$ROOT/deploy/chart/crds"
+tap_check "test_deploy__install_crds_established" \
+    k wait --for=condition=Established --timeout=60s crd/components.core.cs.sap.com \
+    crd/componentpolicies.core.cs.sap.com
+# (the base itself, with the budgets in the version the test server serves)
+if out=$(k apply --server-side --field-manager=co-deploy-test -f "$work/install.json" 2>&1); then
+    tap_ok "test_deploy__install_step2_base_without_the_webhook_running"
+else
+    tap_fail "test_deploy__install_step2_base_without_the_webhook_running" "$out"
+fi
+tap_eq "test_deploy__install_created_the_cross_namespace_policy" "Deny false" \
+    "$(k get componentpolicies.core.cs.sap.com "$POLICY" -o json 2>/dev/null |
+        jq -r '.spec.rules.crossNamespaceReferences | "\(.action) \(.allowSources)"')"
+tap_eq "test_deploy__install_created_network_policies" "2" \
+    "$(k -n "$OPNS" get networkpolicies.networking.k8s.io -o name 2>/dev/null | wc -l)"
+# Nothing runs here: the webhook configurations would refuse every Component from now on.
+k delete -f "$work/installed.json" --ignore-not-found --wait=false >/dev/null 2>&1
+
+# Helm's output (values that differ from the base) passes too, its ComponentPolicy included now
+# that the CRDs are there.
 helm=${CO_HELM:-$CACHE/bin/helm}
 if [ -x "$helm" ]; then
     if out=$("$helm" template component-operator "$ROOT/deploy/chart" -n "$OPNS" \
@@ -134,7 +191,7 @@ if [ -x "$helm" ]; then
         --set controller.clusterAdmin=true --set controller.defaultServiceAccount=deployer \
         --set webhook.replicas=1 2>&1 >"$work/helm.yaml") &&
         out=$(k apply --server-side --dry-run=server --field-manager=co-deploy-test \
-            -f "$work/helm.yaml" 2>&1); then
+            --force-conflicts -f "$work/helm.yaml" 2>&1); then
         tap_ok "test_deploy__helm_variant_dry_run"
     else
         tap_fail "test_deploy__helm_variant_dry_run" "$out"
@@ -235,6 +292,23 @@ denied "$CSA" controller_impersonates_no_users impersonate users
 denied "$CSA" controller_updates_no_other_lease update leases.coordination.k8s.io/other -n "$OPNS"
 denied "$CSA" controller_deletes_no_components delete "$comp" -n default
 denied "$CSA" controller_patches_no_webhooks patch validatingwebhookconfigurations.admissionregistration.k8s.io/component-webhook
+# the default service account of Components that name none: deploy/ grants it nothing
+DSA=$(python3 - "$work/base.yaml" <<'PY'
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Deployment" and d["metadata"]["name"] == "component-controller":
+        for a in d["spec"]["template"]["spec"]["containers"][0]["args"]:
+            if a.startswith("--default-service-account="):
+                print(a.split("=", 1)[1])
+PY
+)
+tap_eq "test_deploy__base_sets_a_default_service_account" "component-default" "$DSA"
+DSA=${DSA:-component-default}
+denied "system:serviceaccount:default:$DSA" default_account_creates_no_configmaps create configmaps -n default
+denied "system:serviceaccount:default:$DSA" default_account_creates_no_deployments create deployments.apps -n default
+denied "system:serviceaccount:default:$DSA" default_account_reads_no_secrets get secrets -n default
+denied "system:serviceaccount:default:$DSA" default_account_reads_no_namespace get namespaces/default
+denied "system:serviceaccount:$OPNS:$DSA" default_account_has_nothing_in_the_operator_namespace create configmaps -n "$OPNS"
 
 # --- the daemons with nothing but these rights ----------------------------------------------------
 
@@ -278,6 +352,10 @@ mkdir -p "$work/src/app" "$work/www"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deployed-as-deployer\ndata:\n  a: b\n' \
     >"$work/src/app/cm.yaml"
 tar -C "$work/src" -czf "$work/www/app.tar.gz" app
+mkdir -p "$work/src2/app"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deployed-as-default\ndata:\n  a: b\n' \
+    >"$work/src2/app/cm.yaml"
+tar -C "$work/src2" -czf "$work/www/app2.tar.gz" app
 cat >"$work/server.py" <<'PY'
 import hashlib, http.server, os, sys
 root = sys.argv[2]
@@ -305,7 +383,7 @@ probe=$(free_port)
 "$CONTROLLER" --kubeconfig "$work/controller.kubeconfig" --leader-elect \
     --leader-election-namespace "$OPNS" --namespace "$apps" --metrics-bind-address 0 \
     --health-probe-bind-address "127.0.0.1:$probe" --source-cache-dir "$work/cache" \
-    --log-level debug >"$work/controller.log" 2>&1 &
+    --default-service-account "$DSA" --log-level debug >"$work/controller.log" 2>&1 &
 pids+=("$!")
 tap_check "test_deploy__controller_ready_with_its_rbac" \
     wait_for 120 curl -sf "http://127.0.0.1:$probe/readyz"
@@ -335,6 +413,47 @@ if grep -qiE 'forbidden' "$work/controller.log"; then
 else
     tap_ok "test_deploy__controller_never_forbidden"
 fi
+
+# A Component naming no account is applied as the default one, which has no rights: forbidden,
+# naming that account, until a RoleBinding in its namespace grants some (README.md).
+cat >"$work/no-account.yaml" <<YAML
+apiVersion: core.cs.sap.com/v1alpha1
+kind: Component
+metadata:
+  name: no-account
+  namespace: $apps
+spec:
+  sourceRef:
+    httpRepository:
+      url: http://127.0.0.1:$http_port/app2.tar.gz
+  path: app
+  retryInterval: 2s
+YAML
+tap_check "test_deploy__component_without_account_created" k apply -f "$work/no-account.yaml"
+forbidden_as_default() {
+    local st
+    st=$(k -n "$apps" get components.v1alpha1.core.cs.sap.com no-account -o json)
+    [ "$(jq -r .status.state <<<"$st")" = Error ] &&
+        grep -q "forbidden" <<<"$st" &&
+        grep -q "system:serviceaccount:$apps:$DSA" <<<"$st"
+}
+if wait_for 120 forbidden_as_default; then
+    tap_ok "test_deploy__component_without_account_is_forbidden_as_the_default_account"
+else
+    tap_fail "test_deploy__component_without_account_is_forbidden_as_the_default_account" \
+        "$(k -n "$apps" get components.v1alpha1.core.cs.sap.com no-account -o jsonpath='{.status}' 2>&1)"
+fi
+tap_eq "test_deploy__nothing_deployed_as_the_default_account" "0" \
+    "$(k -n "$apps" get configmap deployed-as-default -o name 2>/dev/null | wc -l)"
+k -n "$apps" create rolebinding "$DSA" --role=deployer --serviceaccount="$apps:$DSA" >/dev/null
+k -n "$apps" create rolebinding "$DSA-namespace" --clusterrole="$apps-deployer" \
+    --serviceaccount="$apps:$DSA" >/dev/null
+no_account_ready() {
+    [ "$(k -n "$apps" get components.v1alpha1.core.cs.sap.com no-account -o jsonpath='{.status.state}')" = Ready ]
+}
+tap_check "test_deploy__default_account_deploys_once_bound" wait_for 180 no_account_ready
+tap_check "test_deploy__object_exists_as_the_default_account" \
+    k -n "$apps" get configmap deployed-as-default
 
 # The webhook: configurations pointing at a local port (no caBundle), the Lease, the Secret.
 port=$(free_port)
@@ -381,6 +500,14 @@ if grep -q 'denied the request' <<<"$out"; then
     tap_ok "test_deploy__webhook_admits_through_the_api_server"
 else
     tap_fail "test_deploy__webhook_admits_through_the_api_server" "$out"
+fi
+# The shipped ComponentPolicy, through the API server and the webhook with its own rights.
+out=$(printf 'apiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: reaching-out\n  namespace: %s\nspec:\n  sourceRef:\n    httpRepository:\n      url: http://127.0.0.1:1/x.tar.gz\n  dependencies:\n  - name: db\n    namespace: elsewhere\n' "$apps" | k apply -f - 2>&1)
+if grep -q 'denied the request' <<<"$out" && grep -q "$POLICY" <<<"$out" &&
+    grep -q 'outside the Component' <<<"$out"; then
+    tap_ok "test_deploy__shipped_policy_refuses_cross_namespace_dependency"
+else
+    tap_fail "test_deploy__shipped_policy_refuses_cross_namespace_dependency" "$out"
 fi
 if grep -qiE 'forbidden' "$work/webhook.log"; then
     tap_fail "test_deploy__webhook_never_forbidden" "$(grep -iE 'forbidden' "$work/webhook.log" | head -5)"

@@ -5,8 +5,11 @@
  * $CO_HELM overrides the path), and the kustomize base deploy/base through `kubectl kustomize`
  * ($CO_KUBECTL overrides it). The chart's values change what they promise (replicas and the
  * PodDisruptionBudget, failurePolicy and timeout of every webhook, the opt-in cluster-admin
- * binding), every container runs non-root with a read-only root filesystem and probes, and the
- * chart's CRDs are the ones of crds/.
+ * binding and with it the default service account, the NetworkPolicies, the shipped
+ * ComponentPolicy), every container runs non-root with a read-only root filesystem and probes,
+ * and the chart's CRDs are the ones of crds/. The shipped ComponentPolicy passes
+ * `component-controller validate` (build/test, $CO_CONTROLLER overrides it) and refuses what it
+ * is meant to refuse.
  */
 #include <json-c/json.h>
 #include <spawn.h>
@@ -26,8 +29,12 @@
 #define NAMESPACE "component-operator"
 #define CHART     CO_SOURCE_ROOT "/deploy/chart"
 
+#define DEFAULT_SA_ARG "--default-service-account=component-default"
+#define POLICY_KEY     "core.cs.sap.com/v1alpha1/ComponentPolicy//restrict-cross-namespace-references"
+
 static char *helm_bin;
 static char *kubectl_bin;
+static char *controller_bin;
 
 static char *cache_bin(const char *name)
 {
@@ -38,9 +45,10 @@ static char *cache_bin(const char *name)
                : co_xasprintf("%s/.cache/component-operator/bin/%s", home ? home : "/root", name);
 }
 
-/* Runs @p argv (looked up in $PATH), collecting stdout into *out (stderr goes to ours).
+/* Runs @p argv (looked up in $PATH), collecting stdout, and with @p with_stderr stderr too,
+ * into *out (else stderr goes to ours).
  * @return the exit status, -1 if it cannot run. */
-static int run(char **out, char *const *argv)
+static int run_argv(char **out, char *const *argv, bool with_stderr)
 {
     int pipefd[2];
     if (pipe(pipefd) != 0) {
@@ -49,6 +57,9 @@ static int run(char **out, char *const *argv)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    if (with_stderr) {
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+    }
     posix_spawn_file_actions_addclose(&fa, pipefd[0]);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
@@ -78,6 +89,11 @@ static int run(char **out, char *const *argv)
     waitpid(pid, &status, 0);
     *out = buf;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run(char **out, char *const *argv)
+{
+    return run_argv(out, argv, false);
 }
 
 /* The objects of a YAML stream, as a JSON array. */
@@ -252,13 +268,47 @@ static size_t count_kind(struct json_object *list, const char *kind)
     return n;
 }
 
+/* Whether the first container of @p deploy has an argument starting with @p prefix (the whole
+ * argument when @p whole). */
+static bool arg_in(struct json_object *deploy, const char *prefix, bool whole)
+{
+    struct json_object *c =
+        json_object_array_get_idx(at(deploy, "spec.template.spec.containers"), 0);
+    struct json_object *args = at(c, "args");
+    for (size_t i = 0; args && i < json_object_array_length(args); i++) {
+        const char *a = json_object_get_string(json_object_array_get_idx(args, i));
+        if (whole ? strcmp(a, prefix) == 0 : strncmp(a, prefix, strlen(prefix)) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool has_arg(struct json_object *deploy, const char *arg)
+{
+    return arg_in(deploy, arg, true);
+}
+
+/* Whether the controller Deployment in @p ns has a --default-service-account argument. */
+static bool has_default_sa(struct json_object *list, const char *ns)
+{
+    char *key = co_xasprintf("apps/v1/Deployment/%s/component-controller", ns);
+    struct json_object *ctl = find(list, key);
+    free(key);
+    assert_non_null(ctl);
+    return arg_in(ctl, "--default-service-account", false);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
-    const char *h = getenv("CO_HELM");    /* NOLINT(concurrency-mt-unsafe) */
-    const char *k = getenv("CO_KUBECTL"); /* NOLINT(concurrency-mt-unsafe) */
+    const char *h = getenv("CO_HELM");       /* NOLINT(concurrency-mt-unsafe) */
+    const char *k = getenv("CO_KUBECTL");    /* NOLINT(concurrency-mt-unsafe) */
+    const char *c = getenv("CO_CONTROLLER"); /* NOLINT(concurrency-mt-unsafe) */
     helm_bin = h && *h ? co_xstrdup(h) : cache_bin("helm");
     kubectl_bin = k && *k ? co_xstrdup(k) : cache_bin("kubectl-v32");
+    controller_bin =
+        c && *c ? co_xstrdup(c) : co_xstrdup(CO_SOURCE_ROOT "/build/test/component-controller");
     if (access(kubectl_bin, X_OK) != 0) {
         free(kubectl_bin);
         kubectl_bin = co_xstrdup("kubectl"); /* from $PATH */
@@ -275,6 +325,7 @@ static int group_teardown(void **state)
     (void)state;
     free(helm_bin);
     free(kubectl_bin);
+    free(controller_bin);
     return 0;
 }
 
@@ -298,8 +349,14 @@ static void test_deploy_chart__defaults_equal_kustomize_base(void **state)
     assert_int_equal(count_kind(base, "MutatingWebhookConfiguration"), 1);
     assert_int_equal(count_kind(base, "PodDisruptionBudget"), 1); /* webhook: 2 replicas */
     assert_int_equal(count_kind(base, "Service"), 3);
+    assert_int_equal(count_kind(base, "NetworkPolicy"), 2);
+    assert_int_equal(count_kind(base, "ComponentPolicy"), 1);
     assert_null(find(base, "rbac.authorization.k8s.io/v1/ClusterRoleBinding//"
                            "component-operator:controller-cluster-admin"));
+    /* Components without a service account are applied as one nothing grants any right */
+    struct json_object *ctl = find(base, "apps/v1/Deployment/" NAMESPACE "/component-controller");
+    assert_non_null(ctl);
+    assert_true(has_arg(ctl, DEFAULT_SA_ARG));
     json_object_put(base);
     json_object_put(h);
     json_object_put(o);
@@ -318,22 +375,14 @@ static void test_deploy_chart__cluster_admin_equals_overlay(void **state)
                                       "component-operator:controller-cluster-admin");
     assert_non_null(crb);
     assert_string_equal(str_at(crb, "roleRef.name"), "cluster-admin");
+    /* as the Go original: no default account, the controller's own rights */
+    assert_false(has_default_sa(overlay, NAMESPACE));
+    assert_false(has_default_sa(o, NAMESPACE));
+    /* the cross-namespace policy stays */
+    assert_non_null(find(overlay, POLICY_KEY));
     json_object_put(overlay);
     json_object_put(h);
     json_object_put(o);
-}
-
-static bool has_arg(struct json_object *deploy, const char *arg)
-{
-    struct json_object *c =
-        json_object_array_get_idx(at(deploy, "spec.template.spec.containers"), 0);
-    struct json_object *args = at(c, "args");
-    for (size_t i = 0; args && i < json_object_array_length(args); i++) {
-        if (strcmp(json_object_get_string(json_object_array_get_idx(args, i)), arg) == 0) {
-            return true;
-        }
-    }
-    return false;
 }
 
 static void test_deploy_chart__values_take_effect(void **state)
@@ -380,6 +429,287 @@ static void test_deploy_chart__values_take_effect(void **state)
     assert_int_equal(nhooks, 5);
     json_object_put(h);
     json_object_put(o);
+}
+
+/* clusterAdmin drops the default account only while the value is unset. */
+static void test_deploy_chart__default_service_account_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *values;
+        const char *arg; /* NULL: no --default-service-account */
+    } cases[] = {
+        {"controller: {clusterAdmin: true, defaultServiceAccount: deployer}\n",
+         "--default-service-account=deployer"},
+        {"controller: {clusterAdmin: true, defaultServiceAccount: component-default}\n",
+         DEFAULT_SA_ARG},
+        {"controller: {defaultServiceAccount: \"\"}\n", NULL},
+        {"controller: {defaultServiceAccount: tenant-deployer}\n",
+         "--default-service-account=tenant-deployer"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        struct json_object *h = helm(cases[i].values, NAMESPACE);
+        struct json_object *o = ours(cases[i].values, NAMESPACE);
+        assert_true(co_json_equal(h, o));
+        struct json_object *ctl = find(o, "apps/v1/Deployment/" NAMESPACE "/component-controller");
+        assert_non_null(ctl);
+        if (cases[i].arg) {
+            assert_true(has_arg(ctl, cases[i].arg));
+        } else {
+            assert_false(has_default_sa(o, NAMESPACE));
+        }
+        json_object_put(h);
+        json_object_put(o);
+    }
+}
+
+/* The ingress rules of NetworkPolicy @p name in @p list that open @p port: how many, and
+ * whether the last one names peers (*from). */
+static size_t rules_for_port(struct json_object *list, const char *name, int port, bool *from)
+{
+    char *key = co_xasprintf("networking.k8s.io/v1/NetworkPolicy/" NAMESPACE "/%s", name);
+    struct json_object *np = find(list, key);
+    free(key);
+    assert_non_null(np);
+    struct json_object *types = at(np, "spec.policyTypes");
+    assert_non_null(types);
+    /* ingress only: egress (API server, git hosts, artifact URLs) stays open */
+    assert_int_equal(json_object_array_length(types), 1);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(types, 0)), "Ingress");
+    struct json_object *rules = at(np, "spec.ingress");
+    size_t n = 0;
+    for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
+        struct json_object *rule = json_object_array_get_idx(rules, i);
+        struct json_object *ports = at(rule, "ports");
+        for (size_t j = 0; ports && j < json_object_array_length(ports); j++) {
+            if (int_at(json_object_array_get_idx(ports, j), "port") == port) {
+                struct json_object *peers = at(rule, "from");
+                *from = peers && json_object_array_length(peers) > 0;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static void test_deploy_chart__network_policies(void **state)
+{
+    (void)state;
+    bool from = false;
+    /* defaults (equal to the base): the webhook port from anywhere, metrics from the labelled
+     * namespaces, no rule for the probes (the node is always let in), nothing else */
+    struct json_object *o = ours("namespace: {create: true}\n", NAMESPACE);
+    assert_int_equal(rules_for_port(o, "component-webhook", 9443, &from), 1);
+    assert_false(from);
+    assert_int_equal(rules_for_port(o, "component-webhook", 8080, &from), 1);
+    assert_true(from);
+    assert_int_equal(rules_for_port(o, "component-controller", 8080, &from), 1);
+    assert_true(from);
+    assert_non_null(
+        strstr(json_object_to_json_string(find(o, "networking.k8s.io/v1/NetworkPolicy/" NAMESPACE
+                                                  "/component-controller")),
+               "component-operator.cs.sap.com\\/metrics-scraper"));
+    assert_int_equal(rules_for_port(o, "component-webhook", 8081, &from), 0);
+    assert_int_equal(rules_for_port(o, "component-controller", 8081, &from), 0);
+    assert_int_equal(rules_for_port(o, "component-controller", 9443, &from), 0);
+    json_object_put(o);
+
+    /* no metrics peers: no metrics rule (an empty `from` would admit everyone) */
+    const char *v = "networkPolicy: {metricsFrom: []}\n";
+    struct json_object *h = helm(v, NAMESPACE);
+    o = ours(v, NAMESPACE);
+    assert_true(co_json_equal(h, o));
+    assert_int_equal(rules_for_port(o, "component-webhook", 8080, &from), 0);
+    assert_int_equal(rules_for_port(o, "component-webhook", 9443, &from), 1);
+    assert_int_equal(rules_for_port(o, "component-controller", 8080, &from), 0);
+    struct json_object *ctl_rules =
+        at(find(o, "networking.k8s.io/v1/NetworkPolicy/" NAMESPACE "/component-controller"),
+           "spec.ingress");
+    assert_non_null(ctl_rules); /* present and empty: all ingress refused */
+    assert_int_equal(json_object_array_length(ctl_rules), 0);
+    json_object_put(h);
+    json_object_put(o);
+
+    /* probe peers for a CNI that filters node traffic */
+    v = "networkPolicy: {probesFrom: [{ipBlock: {cidr: 10.0.0.0/16}}]}\n";
+    h = helm(v, NAMESPACE);
+    o = ours(v, NAMESPACE);
+    assert_true(co_json_equal(h, o));
+    assert_int_equal(rules_for_port(o, "component-webhook", 8081, &from), 1);
+    assert_true(from);
+    assert_int_equal(rules_for_port(o, "component-controller", 8081, &from), 1);
+    assert_true(from);
+    assert_int_equal(rules_for_port(o, "component-controller", 8080, &from), 1);
+    json_object_put(h);
+    json_object_put(o);
+
+    v = "networkPolicy: {enabled: false}\n";
+    h = helm(v, NAMESPACE);
+    o = ours(v, NAMESPACE);
+    assert_true(co_json_equal(h, o));
+    assert_int_equal(count_kind(o, "NetworkPolicy"), 0);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+static void test_deploy_chart__component_policy_values(void **state)
+{
+    (void)state;
+    const char *v = "policies: {restrictCrossNamespaceReferences: false}\n";
+    struct json_object *h = helm(v, NAMESPACE);
+    struct json_object *o = ours(v, NAMESPACE);
+    assert_true(co_json_equal(h, o));
+    assert_int_equal(count_kind(o, "ComponentPolicy"), 0);
+    json_object_put(h);
+    json_object_put(o);
+
+    v = "policies:\n"
+        "  crossNamespaceReferences:\n"
+        "    action: Warn\n"
+        "    allowTargetNamespace: true\n"
+        "    exemptNamespaces: [platform, kube-system]\n";
+    h = helm(v, "ops");
+    o = ours(v, "ops");
+    assert_true(co_json_equal(h, o));
+    struct json_object *p = find(o, POLICY_KEY);
+    assert_non_null(p);
+    assert_string_equal(
+        json_object_to_json_string_ext(at(p, "spec.exemptNamespaces"), JSON_C_TO_STRING_PLAIN),
+        "[\"ops\",\"kube-system\",\"platform\"]");
+    struct json_object *r = at(p, "spec.rules.crossNamespaceReferences");
+    assert_string_equal(str_at(r, "action"), "Warn");
+    assert_int_equal(bool_at(r, "allowSources"), 0);
+    assert_int_equal(bool_at(r, "allowDependencies"), 0);
+    assert_int_equal(bool_at(r, "allowTargetNamespace"), 1);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+/* `component-controller validate [--policy POLICY] FILE` on @p policy written to a file, and
+ * on @p components when given; the output (stdout and stderr) in *out. */
+static int validate(char **out, struct json_object *policy, const char *components)
+{
+    if (access(controller_bin, X_OK) != 0) {
+        fail_msg("no component-controller at %s (make test-build)", controller_bin);
+    }
+    char *dir = co_test_tmpdir();
+    char *pf = co_xasprintf("%s/policy.json", dir);
+    char *cf = co_xasprintf("%s/components.yaml", dir);
+    const char *text = json_object_to_json_string_ext(policy, JSON_C_TO_STRING_PRETTY);
+    co_test_write_file(pf, text, strlen(text));
+    int rc;
+    if (components) {
+        co_test_write_file(cf, components, strlen(components));
+        char *argv[] = {controller_bin, (char *)"validate", (char *)"--policy", pf, cf, NULL};
+        rc = run_argv(out, argv, true);
+    } else {
+        char *argv[] = {controller_bin, (char *)"validate", pf, NULL};
+        rc = run_argv(out, argv, true);
+    }
+    co_test_rmtree(dir);
+    free(dir);
+    free(pf);
+    free(cf);
+    return rc;
+}
+
+/* The policy of the base, of the chart's defaults and of a chart variant is a valid
+ * ComponentPolicy (schema, unknown fields, values) as the webhook would admit it. */
+static void test_deploy_chart__shipped_policy_passes_validate(void **state)
+{
+    (void)state;
+    struct json_object *lists[] = {
+        kustomize("base"),
+        kustomize("cluster-admin"),
+        ours("namespace: {create: true}\n", NAMESPACE),
+        ours("policies: {crossNamespaceReferences: {action: Audit, allowSources: true, "
+             "exemptNamespaces: [platform-*]}}\n",
+             "ops"),
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(lists); i++) {
+        struct json_object *p = find(lists[i], POLICY_KEY);
+        assert_non_null(p);
+        char *out = NULL;
+        int rc = validate(&out, p, NULL);
+        if (rc != 0) {
+            fail_msg("shipped policy %zu: validate exited %d: %s", i, rc, out ? out : "");
+        }
+        assert_non_null(strstr(out, "1 objects valid"));
+        free(out);
+        json_object_put(lists[i]);
+    }
+}
+
+static const char cross_ns_components[] =
+    "apiVersion: core.cs.sap.com/v1alpha1\n"
+    "kind: Component\n"
+    "metadata: {name: local, namespace: team-a}\n"
+    "spec:\n"
+    "  sourceRef: {fluxGitRepository: {name: repo, namespace: team-a}}\n"
+    "  namespace: team-a\n"
+    "  dependencies: [{name: db}]\n"
+    "---\n"
+    "apiVersion: core.cs.sap.com/v1alpha1\n"
+    "kind: Component\n"
+    "metadata: {name: db, namespace: team-a}\n"
+    "spec:\n"
+    "  sourceRef: {fluxGitRepository: {name: repo}}\n"
+    "---\n"
+    "apiVersion: core.cs.sap.com/v1alpha1\n"
+    "kind: Component\n"
+    "metadata: {name: reaching-out, namespace: team-a}\n"
+    "spec:\n"
+    "  sourceRef: {fluxGitRepository: {name: repo, namespace: team-b}}\n"
+    "  namespace: team-b\n"
+    "  dependencies: [{name: db, namespace: team-b}]\n"
+    "---\n"
+    "apiVersion: core.cs.sap.com/v1alpha1\n"
+    "kind: Component\n"
+    "metadata: {name: db, namespace: team-b}\n"
+    "spec:\n"
+    "  sourceRef: {fluxGitRepository: {name: repo}}\n"
+    "---\n"
+    "apiVersion: core.cs.sap.com/v1alpha1\n"
+    "kind: Component\n"
+    "metadata: {name: platform, namespace: kube-system}\n"
+    "spec:\n"
+    "  sourceRef: {fluxGitRepository: {name: repo, namespace: flux-system}}\n"
+    "  dependencies: [{name: db, namespace: team-b}]\n";
+
+/* The base's policy refuses a source, a dependency and a target namespace outside the
+ * Component's namespace, and nothing else; kube-system is exempt. */
+static void test_deploy_chart__shipped_policy_refuses_cross_namespace_references(void **state)
+{
+    (void)state;
+    struct json_object *base = kustomize("base");
+    struct json_object *p = find(base, POLICY_KEY);
+    assert_non_null(p);
+    char *out = NULL;
+    assert_int_equal(validate(&out, p, cross_ns_components), 1);
+    static const char *const refused[] = {
+        "Component \"team-a/reaching-out\": ComponentPolicy "
+        "\"restrict-cross-namespace-references\": crossNamespaceReferences:",
+        "the source in namespace \"team-b\" is outside the Component's namespace",
+        "the dependency \"team-b/db\" is outside the Component's namespace",
+        "the target namespace \"team-b\" differs from the Component's namespace",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(refused); i++) {
+        if (!strstr(out, refused[i])) {
+            fail_msg("validate did not say \"%s\":\n%s", refused[i], out);
+        }
+    }
+    assert_null(strstr(out, "team-a/local"));
+    assert_null(strstr(out, "kube-system/platform"));
+    free(out);
+
+    /* the same policy as Warn admits with warnings */
+    struct json_object *warn =
+        ours("policies: {crossNamespaceReferences: {action: Warn}}\n", NAMESPACE);
+    assert_int_equal(validate(&out, find(warn, POLICY_KEY), cross_ns_components), 0);
+    assert_non_null(strstr(out, "warning: Component \"team-a/reaching-out\""));
+    free(out);
+    json_object_put(warn);
+    json_object_put(base);
 }
 
 static void test_deploy_chart__pods_are_locked_down(void **state)
@@ -443,6 +773,11 @@ int main(void)
         cmocka_unit_test(test_deploy_chart__defaults_equal_kustomize_base),
         cmocka_unit_test(test_deploy_chart__cluster_admin_equals_overlay),
         cmocka_unit_test(test_deploy_chart__values_take_effect),
+        cmocka_unit_test(test_deploy_chart__default_service_account_values),
+        cmocka_unit_test(test_deploy_chart__network_policies),
+        cmocka_unit_test(test_deploy_chart__component_policy_values),
+        cmocka_unit_test(test_deploy_chart__shipped_policy_passes_validate),
+        cmocka_unit_test(test_deploy_chart__shipped_policy_refuses_cross_namespace_references),
         cmocka_unit_test(test_deploy_chart__pods_are_locked_down),
         cmocka_unit_test(test_deploy_chart__crds_are_those_of_crds_dir),
     };

@@ -5,7 +5,8 @@
 # of every pkg-config module the Makefile links; the runtime stage installs exactly the Debian
 # packages that provide the shared libraries the daemons need (read with readelf and ldd from
 # this machine's build, mapped to packages with dpkg -S), runs as a numeric non-root user and
-# puts the daemons where deploy/ starts them.
+# puts the daemons where deploy/ starts them. Both base images are pinned by digest, from one
+# dated Debian build.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
@@ -34,9 +35,17 @@ stage_packages() {
 
 nstages=$(grep -c '^FROM ' "$DF")
 tap_eq "test_dockerfile__two_stages" "2" "$nstages"
-tap_check "test_dockerfile__build_stage_is_debian" grep -qE '^FROM debian:[a-z]+ AS build$' "$DF"
-tap_check "test_dockerfile__runtime_stage_is_debian_slim" \
-    sh -c "grep '^FROM ' '$DF' | tail -n 1 | grep -qE '^FROM debian:[a-z]+-slim$'"
+# debian:SUITE-YYYYMMDD[-slim]@sha256:<index digest>
+digest_re='@sha256:[0-9a-f]{64}'
+tap_check "test_dockerfile__build_stage_is_debian_pinned_by_digest" \
+    grep -qE "^FROM debian:[a-z]+-[0-9]{8}$digest_re AS build\$" "$DF"
+tap_check "test_dockerfile__runtime_stage_is_debian_slim_pinned_by_digest" \
+    sh -c "grep '^FROM ' '$DF' | tail -n 1 | grep -qE '^FROM debian:[a-z]+-[0-9]{8}-slim$digest_re\$'"
+# one Debian suite and build date in both stages: the runtime libraries are those linked
+tap_eq "test_dockerfile__stages_share_one_debian_build" "1" \
+    "$(sed -nE 's/^FROM debian:([a-z]+-[0-9]{8}).*/\1/p' "$DF" | sort -u | wc -l)"
+tap_eq "test_dockerfile__digests_differ" "2" \
+    "$(grep -oE "^FROM [^ ]*$digest_re" "$DF" | sed 's/.*@//' | sort -u | wc -l)"
 last_user=$(awk '/^USER /{u=$2} END{print u}' "$DF")
 uid=${last_user%%:*}
 if [[ $uid =~ ^[0-9]+$ ]] && [ "$uid" -gt 0 ]; then
@@ -125,9 +134,17 @@ tap_check "test_dockerfile__runtime_has_ca_certificates" grep -qx ca-certificate
 # the template date functions read zones from the system tzdata, as Go does
 tap_check "test_dockerfile__runtime_has_tzdata" grep -qx tzdata <<<"$runtime_pkgs"
 if grep -q '^libgpgme' <<<"$needed_pkgs"; then
-    # gpgme runs gpg and gpg-agent for SOPS PGP keys
+    # gpgme runs gpg for SOPS PGP keys, and gpg hands every secret-key operation (the import
+    # of a decryption Secret's keys included) to gpg-agent: without it no key imports
     tap_check "test_dockerfile__runtime_has_gnupg_for_gpgme" \
         sh -c "printf '%s\n' '$runtime_pkgs' | grep -qx gpg && printf '%s\n' '$runtime_pkgs' | grep -qx gpg-agent"
+fi
+# Every key set has a GnuPG home of its own under $TMPDIR; a GNUPGHOME in the image would be a
+# shared one for anything that missed it (its agent sockets included).
+if grep -qE '^ENV .*GNUPGHOME' "$DF"; then
+    tap_fail "test_dockerfile__no_shared_gnupg_home" "$(grep -E '^ENV .*GNUPGHOME' "$DF")"
+else
+    tap_ok "test_dockerfile__no_shared_gnupg_home"
 fi
 # The same package names exist in this machine's Debian release.
 # (one apt-cache call; `apt-cache policy` lists a "Candidate" for every known package)
