@@ -756,7 +756,7 @@ static int cache_policy_check(void *ctx,
     co_component *c = NULL;
     co_kube_ref ref = {"v1", "Namespace", NULL, ns};
     co_policy_result res = {0};
-    if ((rc = co_kube_get(&nsobj, m->client, &ref, NULL)) < 0) {
+    if (co_kube_get(&nsobj, m->client, &ref, NULL) < 0) {
         rc = co_error_wrap("reading namespace %s for its labels", ns ? ns : "");
         goto done;
     }
