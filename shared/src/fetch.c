@@ -215,8 +215,8 @@ typedef struct xfer {
     int write_failed;
     const volatile int *cancel;
     size_t header_bytes;
-    int proxied;                   /* a proxy may carry the transfer (setup_url()) */
-    int denied;                    /* a connection was refused by the deny-list */
+    int proxied;                              /* a proxy may carry the transfer (setup_url()) */
+    int denied;                               /* a connection was refused by the deny-list */
     char deny_msg[CO_MAX_ERROR_MESSAGE / 16]; /* why */
 } xfer;
 

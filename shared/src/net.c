@@ -97,8 +97,8 @@ static int parse_range(range *out, const char *entry)
         out->family = AF_INET6;
         max = 128;
     } else {
-        return co_error_set(CO_EINVALID, "\"%s\" is not a CIDR: \"%s\" is not an IP address",
-                            entry, text);
+        return co_error_set(CO_EINVALID, "\"%s\" is not a CIDR: \"%s\" is not an IP address", entry,
+                            text);
     }
     if (prefix > (long)max) {
         return co_error_set(CO_EINVALID, "\"%s\" is not a CIDR: the prefix length is over %u",

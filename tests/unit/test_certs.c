@@ -759,7 +759,6 @@ static void test_certs__next_event_is_the_earliest_rule(void **state)
     co_certs_data_dispose(&s);
 }
 
-
 /* The `certs` command line once wrote through the fixed name ".<file>.tmp": a link planted
  * there made it write the new CA key wherever the link pointed. */
 static void test_certs__cli_does_not_follow_planted_links(void **state)

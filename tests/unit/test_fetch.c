@@ -389,7 +389,6 @@ static void test_fetch__head_errors(void **state)
     free(missing);
 }
 
-
 /* ---- the network deny-list --------------------------------------------------------------- */
 
 static void deny(const char *cidrs)
@@ -447,17 +446,17 @@ static void test_fetch__denied_address_behind_a_proxy(void **state)
     setenv("HTTP_PROXY", test_httpd_url(f->srv), 1); // NOLINT(concurrency-mt-unsafe)
     deny("169.254.0.0/16");
     f->opts.retries = 2;
-    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://169.254.169.254/latest", NULL,
-                                                    f->dest, &f->opts, NULL));
+    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://169.254.169.254/latest", NULL, f->dest,
+                                                    &f->opts, NULL));
     assert_contains(co_error_last(),
                     "connection to 169.254.169.254 refused: address in denied range "
                     "169.254.0.0/16");
-    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://artifacts.invalid/a.tgz", NULL,
-                                                    f->dest, &f->opts, NULL));
+    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://artifacts.invalid/a.tgz", NULL, f->dest,
+                                                    &f->opts, NULL));
     assert_contains(co_error_last(), "address in denied range 169.254.0.0/16");
     co_fetch_head_result h = {0};
-    assert_co_fail_with(CO_EAUTH,
-                        co_fetch_head("http://artifacts.invalid/a.tgz", "X-Digest", NULL, &f->opts, &h));
+    assert_co_fail_with(
+        CO_EAUTH, co_fetch_head("http://artifacts.invalid/a.tgz", "X-Digest", NULL, &f->opts, &h));
     unsetenv("HTTP_PROXY"); // NOLINT(concurrency-mt-unsafe)
     assert_int_equal(test_httpd_hits(f->srv, "http://artifacts.invalid/a.tgz"), 2);
     assert_int_equal(test_httpd_hits(f->srv, "http://169.254.169.254/latest"), 0);
@@ -487,8 +486,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch__head_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch__denied_address_is_never_contacted, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_fetch__denied_address_behind_a_proxy, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fetch__denied_address_behind_a_proxy, setup, teardown),
     };
     return cmocka_run_group_tests_name("fetch", tests, NULL, NULL);
 }

@@ -43,8 +43,7 @@ static int check(const char *ip)
 static void assert_denied(const char *ip, const char *range)
 {
     assert_co_fail_with(CO_EAUTH, check(ip));
-    char *want =
-        co_xasprintf("connection to %s refused: address in denied range %s", ip, range);
+    char *want = co_xasprintf("connection to %s refused: address in denied range %s", ip, range);
     assert_string_equal(co_error_last(), want);
     free(want);
 }

@@ -65,9 +65,9 @@ CO_MUST_CHECK int co_fetch_digest_check(const char *digest);
  * replacing it atomically. When @p digest is not NULL the content must match it.
  * @param[out] result digest and size of the content (may be NULL); written on success
  * @return 0; CO_EINVALID for a bad URL or digest, or a digest mismatch; CO_ENOTFOUND (HTTP
- *         404/410); CO_EAUTH (HTTP 401/403, or a denied address); CO_ETOOBIG (over the cap); CO_EUNAVAILABLE when
- *         transient failures outlasted the retries (the message says which, e.g. "truncated");
- *         CO_ETIMEOUT; CO_ECANCELED; CO_ERROR otherwise.
+ *         404/410); CO_EAUTH (HTTP 401/403, or a denied address); CO_ETOOBIG (over the cap);
+ *         CO_EUNAVAILABLE when transient failures outlasted the retries (the message says
+ *         which, e.g. "truncated"); CO_ETIMEOUT; CO_ECANCELED; CO_ERROR otherwise.
  */
 CO_MUST_CHECK int co_fetch_download(const char *url,
                                     const char *digest,
