@@ -76,9 +76,8 @@ static _Thread_local char op_denied_msg[256];
  * reading it as a git_socket_stream (libgit2's src/libgit2/streams/socket.h, unchanged from
  * 1.5 to 1.9): these first members must stay as they are, in this order.
  */
-#if LIBGIT2_VER_MAJOR != 1 || LIBGIT2_VER_MINOR < 5 || LIBGIT2_VER_MINOR > 9
-#error "check that libgit2's git_socket_stream still starts like deny_stream"
-#endif
+_Static_assert(LIBGIT2_VER_MAJOR == 1 && LIBGIT2_VER_MINOR >= 5 && LIBGIT2_VER_MINOR <= 9,
+               "check that libgit2's git_socket_stream still starts like deny_stream");
 typedef struct deny_stream {
     git_stream parent;
     char *host;
@@ -471,7 +470,7 @@ static int check_refname_part(const char *what, const char *name)
 
 static int validate(const char *url, const co_git_ref *ref, int file_urls)
 {
-    url_kind kind;
+    url_kind kind = URL_HTTP;
     int rc = ensure_git();
     if (rc < 0 || (rc = classify_url(url, &kind, file_urls)) < 0) {
         return rc;
@@ -1046,7 +1045,7 @@ int co_git_resolve(co_git *g,
                    const co_git_auth *auth,
                    co_git_resolved *out)
 {
-    url_kind kind;
+    url_kind kind = URL_HTTP;
     int rc = validate(url, ref, g->file_urls);
     if (rc < 0 || (rc = classify_url(url, &kind, g->file_urls)) < 0 ||
         (rc = check_proxied_host(url, kind)) < 0) {
@@ -1308,7 +1307,7 @@ int co_git_checkout(co_git *g,
                     char **digest,
                     co_archive_stats *stats)
 {
-    url_kind kind;
+    url_kind kind = URL_HTTP;
     int rc = ensure_git();
     if (rc < 0 || (rc = classify_url(url, &kind, g->file_urls)) < 0 ||
         (rc = check_proxied_host(url, kind)) < 0) {
