@@ -468,11 +468,10 @@ static int check_refname_part(const char *what, const char *name)
     return 0;
 }
 
-static int validate(const char *url, const co_git_ref *ref, int file_urls)
+static int validate(const char *url, const co_git_ref *ref, int file_urls, url_kind *kind)
 {
-    url_kind kind = URL_HTTP;
     int rc = ensure_git();
-    if (rc < 0 || (rc = classify_url(url, &kind, file_urls)) < 0) {
+    if (rc < 0 || (rc = classify_url(url, kind, file_urls)) < 0) {
         return rc;
     }
     if (set(ref->commit) && !is_hex40(ref->commit)) {
@@ -498,7 +497,8 @@ static int validate(const char *url, const co_git_ref *ref, int file_urls)
 
 int co_git_validate(const char *url, const co_git_ref *ref)
 {
-    return validate(url, ref, 0);
+    url_kind kind = URL_HTTP;
+    return validate(url, ref, 0, &kind);
 }
 
 /* ---- callbacks --------------------------------------------------------------------------- */
@@ -1046,9 +1046,8 @@ int co_git_resolve(co_git *g,
                    co_git_resolved *out)
 {
     url_kind kind = URL_HTTP;
-    int rc = validate(url, ref, g->file_urls);
-    if (rc < 0 || (rc = classify_url(url, &kind, g->file_urls)) < 0 ||
-        (rc = check_proxied_host(url, kind)) < 0) {
+    int rc = validate(url, ref, g->file_urls, &kind);
+    if (rc < 0 || (rc = check_proxied_host(url, kind)) < 0) {
         return rc;
     }
     cb_ctx c;
