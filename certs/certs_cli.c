@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The `certs` command line. Files are written with mode 0600 (keys) or 0644 (certificates),
- * through a temporary name and a rename, so a reader never sees half a file.
+ * through a randomly named, exclusively created temporary file and a rename, so a reader never
+ * sees half a file and nothing planted in the output directory is written through.
  */
 #include "certs/certs_cli.h"
 
@@ -69,27 +70,67 @@ static int read_file(char **out, const char *path)
     return 0;
 }
 
+/*
+ * Writes @p text to @p dir/@p name through a fresh temporary file of the same directory. The
+ * temporary name is random and created exclusively (mkostemp: O_CREAT|O_EXCL, which refuses an
+ * existing name, symlinks included), so nobody who can write to @p dir can plant a link there
+ * for us to write a private key through, nor hand us a file they already hold open. The mode is
+ * set before the first byte is written.
+ */
 static int write_file(const char *dir, const char *name, const char *text, mode_t mode)
 {
-    char path[4096], tmp[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    char *path = co_xasprintf("%s/%s", dir, name);
+    char *tmp = co_xasprintf("%s/.%s.XXXXXX", dir, name);
+    int rc = 0;
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        return co_error_set_os(CO_ERROR, "cannot create %s", tmp);
+        rc = co_error_set_os(CO_ERROR, "cannot create a temporary file in %s", dir);
+        free(tmp); /* not ours: nothing to remove */
+        tmp = NULL;
+        goto done;
+    }
+    if (fchmod(fd, mode) != 0) {
+        rc = co_error_set_os(CO_ERROR, "cannot set the mode of %s", tmp);
+        goto done;
     }
     size_t len = strlen(text);
-    ssize_t w = write(fd, text, len);
-    int ok = w == (ssize_t)len && fsync(fd) == 0;
-    if (close(fd) != 0 || !ok) {
-        unlink(tmp);
-        return co_error_set_os(CO_ERROR, "cannot write %s", tmp);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            rc = co_error_set_os(CO_ERROR, "cannot write %s", tmp);
+            goto done;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        rc = co_error_set_os(CO_ERROR, "cannot write %s", tmp);
+        goto done;
+    }
+    int cfd = fd;
+    fd = -1;
+    if (close(cfd) != 0) {
+        rc = co_error_set_os(CO_ERROR, "cannot write %s", tmp);
+        goto done;
     }
     if (rename(tmp, path) != 0) {
-        unlink(tmp);
-        return co_error_set_os(CO_ERROR, "cannot rename %s to %s", tmp, path);
+        rc = co_error_set_os(CO_ERROR, "cannot rename %s to %s", tmp, path);
+        goto done;
     }
-    return 0;
+    free(tmp);
+    tmp = NULL;
+done:
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (tmp) {
+        unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+    return rc;
 }
 
 static int parse_validity(long long *out, const char *text)

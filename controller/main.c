@@ -15,6 +15,7 @@
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/log.h"
+#include "co/net.h"
 #include "controller/ctl_cli.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
@@ -34,6 +35,7 @@ typedef struct options {
     const char *leader_namespace;
     const char *cache_dir;
     long long target_client_ttl;
+    co_flag_list deny_cidrs;
     int help;
     int version;
 } options;
@@ -84,6 +86,9 @@ int main(int argc, char **argv)
          "where downloaded source artifacts are kept (default: $TMPDIR/component-controller)"},
         {"target-client-ttl", CO_FLAG_INT, &o.target_client_ttl, "SECONDS",
          "clients of remote or impersonated targets unused this long are dropped (default 900)"},
+        {"deny-cidr", CO_FLAG_LIST, &o.deny_cidrs, "CIDR[,CIDR...]",
+         "addresses that source downloads, git remotes and kubeconfigs from Secrets must never "
+         "reach, e.g. cloud metadata (repeatable; default: none)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -125,6 +130,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
         return 2;
     }
+    /* before any thread exists and before any connection is made */
+    int deny_rc = co_net_deny_set(o.deny_cidrs.items, o.deny_cidrs.len);
+    co_flag_list_dispose(&o.deny_cidrs);
+    if (deny_rc < 0) {
+        fprintf(stderr, "component-controller: --deny-cidr: %s\n", co_error_last());
+        co_flag_list_dispose(&o.namespaces);
+        return 2;
+    }
     co_log_setup("controller", level, format);
 
     sigset_t set;
@@ -134,8 +147,10 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    char denied[1024];
+    co_net_deny_describe(denied, sizeof(denied));
     co_log(CO_LOG_INFO, "starting", "version", CO_VERSION, "leader-elect",
-           o.leader_elect ? "true" : "false", NULL);
+           o.leader_elect ? "true" : "false", "deny-cidr", denied, NULL);
 
     char *cache_dir = o.cache_dir ? co_xstrdup(o.cache_dir) : NULL;
     if (!cache_dir) {

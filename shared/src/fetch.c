@@ -2,7 +2,9 @@
 /*
  * Artifact downloads and HTTP-repository HEAD resolution over libcurl. One easy handle per
  * attempt keeps the code free of shared state; artifacts are fetched rarely (the cache sees to
- * that), so connection reuse across downloads is not worth a shared pool here.
+ * that), so connection reuse across downloads is not worth a shared pool here. URLs come from
+ * Components and the servers they name, so every socket goes through the network deny-list
+ * (net.h) before it connects, whichever redirect hop opens it.
  */
 #include "co/fetch.h"
 
@@ -23,6 +25,7 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/net.h"
 
 #define DEFAULT_CONNECT_TIMEOUT_MS 30000L
 #define DEFAULT_TIMEOUT_MS         600000L
@@ -154,8 +157,12 @@ static int is_loopback_host(const char *host)
            strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0;
 }
 
-/* Validates @p url (http/https only) and sets the proxy options for it. */
-static int setup_url(CURL *h, const char *url)
+/*
+ * Validates @p url (http/https only) and sets the proxy options for it; @p proxied is set when
+ * a proxy may carry the transfer. The proxy, not us, then connects to the URL's host, so that
+ * host is checked against the deny-list here, by name.
+ */
+static int setup_url(CURL *h, const char *url, int *proxied)
 {
     CURLU *u = curl_url();
     char *scheme = NULL, *host = NULL;
@@ -179,6 +186,11 @@ static int setup_url(CURL *h, const char *url)
     if (!proxy || is_loopback_host(host)) {
         proxy = "";
     }
+    *proxied = proxy[0] != '\0';
+    if (*proxied && co_net_deny_check_host(host) < 0) {
+        rc = co_error_wrap("%.300s", url);
+        goto done;
+    }
     const char *noproxy = env2("NO_PROXY", "no_proxy");
     curl_easy_setopt(h, CURLOPT_PROXY, proxy);
     curl_easy_setopt(h, CURLOPT_NOPROXY, noproxy ? noproxy : "");
@@ -193,6 +205,7 @@ done:
 /* ---- one transfer ------------------------------------------------------------------------ */
 
 typedef struct xfer {
+    CURL *h;
     int fd;             /* download target, -1 for HEAD */
     EVP_MD_CTX *md;     /* content hash */
     EVP_MD_CTX *verify; /* hash of the expected algorithm, when not sha256 */
@@ -202,7 +215,63 @@ typedef struct xfer {
     int write_failed;
     const volatile int *cancel;
     size_t header_bytes;
+    int proxied;                              /* a proxy may carry the transfer (setup_url()) */
+    int denied;                               /* a connection was refused by the deny-list */
+    char deny_msg[CO_MAX_ERROR_MESSAGE / 16]; /* why */
 } xfer;
+
+static void note_denied(xfer *x)
+{
+    x->denied = 1;
+    snprintf(x->deny_msg, sizeof(x->deny_msg), "%s", co_error_last());
+}
+
+/* Every socket libcurl opens, to the server or to a proxy, on the first request or after a
+ * redirect, passes the deny-list before it exists. */
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    xfer *x = ud;
+    (void)purpose;
+    if (co_net_deny_check(&a->addr, a->addrlen) < 0) {
+        note_denied(x);
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/*
+ * Through a proxy the sockets above reach the proxy alone: before each request, the host of
+ * the URL being requested (a redirect's target too) is checked by name. With https the proxy
+ * has been asked to open the tunnel by then, but nothing has been sent through it.
+ */
+static int on_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    xfer *x = ud;
+    if (!x->proxied) {
+        return CURL_PREREQFUNC_OK;
+    }
+    const char *url = NULL;
+    CURLU *u = curl_url();
+    char *host = NULL;
+    int rc = 0;
+    CO_ASSERT(u);
+    if (curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK && url &&
+        curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        rc = co_net_deny_check_host(host);
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+    if (rc < 0) {
+        note_denied(x);
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {
@@ -272,6 +341,11 @@ static void common_setopts(CURL *h, const opts *o, xfer *x, char *errbuf)
     if (o->ca_file) {
         curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
     }
+    x->h = h;
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x);
+    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(h, CURLOPT_PREREQDATA, x);
 }
 
 static const char *status_text(long code)
@@ -336,6 +410,9 @@ static int transfer_error(CURLcode cc,
 {
     const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(cc);
     *transient = 0;
+    if (x->denied && (cc == CURLE_COULDNT_CONNECT || cc == CURLE_ABORTED_BY_CALLBACK)) {
+        return co_error_set(CO_EAUTH, "%s %.300s: %s", what, url, x->deny_msg);
+    }
     switch (cc) {
     case CURLE_ABORTED_BY_CALLBACK:
         return co_error_set(CO_ECANCELED, "%s %.300s: canceled", what, url);
@@ -434,11 +511,12 @@ static int download_once(const char *url,
     x->too_big = 0;
     x->write_failed = 0;
     x->header_bytes = 0;
+    x->denied = 0;
     EVP_DigestInit_ex(x->md, EVP_sha256(), NULL);
     if (x->verify) {
         EVP_DigestInit_ex(x->verify, verify_md, NULL);
     }
-    if ((rc = setup_url(h, url)) < 0) {
+    if ((rc = setup_url(h, url, &x->proxied)) < 0) {
         goto done;
     }
     common_setopts(h, o, x, errbuf);
@@ -631,7 +709,7 @@ static int head_once(const char *url,
     int rc = 0;
     CO_ASSERT(h);
     *transient = 0;
-    if ((rc = setup_url(h, url)) < 0) {
+    if ((rc = setup_url(h, url, &x.proxied)) < 0) {
         goto done;
     }
     common_setopts(h, o, &x, errbuf);

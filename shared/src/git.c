@@ -5,23 +5,33 @@
  * only when the commit is missing, then walks the commit's tree into the confined tree writer
  * of archive_writer.c, which also computes the canonical digest. Host keys of ssh remotes are
  * checked here against the caller's known_hosts; TLS certificates are left to libgit2.
+ *
+ * URLs come from Components. Only https, http and ssh reach libgit2 (its local transport would
+ * read any repository on this machine, other tenants' cached ones included); redirects to
+ * another host are refused, so credentials stay with the URL's host; and libgit2's TCP
+ * connections, whatever the transport, go through a socket stream registered here that checks
+ * each address against the network deny-list (net.h) before connecting.
  */
 #include "co/git.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <git2.h>
+#include <git2/sys/stream.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -29,16 +39,205 @@
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/net.h"
 #include "co/semver.h"
 
 #define DEFAULT_TIMEOUT_MS 600000L
 #define DEFAULT_BRANCH     "master"
+/* A TCP connect that takes longer than this is given up (libgit2's own waits forever). */
+#define CONNECT_TIMEOUT_MS 30000L
 
 struct co_git {
     char *dir;
     long timeout_ms;
     const volatile int *cancel;
+    int file_urls; /* co_git_options.test_only_file_urls */
 };
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the socket stream ------------------------------------------------------------------- */
+
+/*
+ * libgit2 runs an operation's network I/O on the calling thread, so the operation's deadline
+ * and a refusal by the deny-list travel between it and the stream in thread-locals.
+ */
+static _Thread_local long op_deadline_ms;
+static _Thread_local int op_denied;
+static _Thread_local char op_denied_msg[256];
+
+/*
+ * libgit2's ssh transport hands the socket of the stream it connected through to libssh2,
+ * reading it as a git_socket_stream (libgit2's src/libgit2/streams/socket.h, unchanged from
+ * 1.5 to 1.9): these first members must stay as they are, in this order.
+ */
+_Static_assert(LIBGIT2_VER_MAJOR == 1 && LIBGIT2_VER_MINOR >= 5 && LIBGIT2_VER_MINOR <= 9,
+               "check that libgit2's git_socket_stream still starts like deny_stream");
+typedef struct deny_stream {
+    git_stream parent;
+    char *host;
+    char *port;
+    int s;
+} deny_stream;
+
+/* Connects @p fd to @p a within @p timeout_ms. @return 0 or an errno value. */
+static int connect_within(int fd, const struct addrinfo *a, long timeout_ms)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        return errno;
+    }
+    if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+        if (errno != EINPROGRESS) {
+            return errno;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int n;
+        do {
+            n = poll(&p, 1, (int)timeout_ms);
+        } while (n < 0 && errno == EINTR);
+        if (n == 0) {
+            return ETIMEDOUT;
+        }
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
+            return errno;
+        }
+        if (err) {
+            return err;
+        }
+    }
+    return fcntl(fd, F_SETFL, flags) < 0 ? errno : 0;
+}
+
+static int stream_connect(git_stream *stream)
+{
+    deny_stream *st = (deny_stream *)stream;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    char msg[512];
+    int gai = getaddrinfo(st->host, st->port, &hints, &res);
+    if (gai != 0) {
+        snprintf(msg, sizeof(msg), "failed to resolve address for %s: %s", st->host,
+                 gai_strerror(gai));
+        git_error_set_str(GIT_ERROR_NET, msg);
+        return -1;
+    }
+    long timeout = CONNECT_TIMEOUT_MS;
+    if (op_deadline_ms > 0 && op_deadline_ms - now_ms() < timeout) {
+        timeout = op_deadline_ms - now_ms() > 0 ? op_deadline_ms - now_ms() : 1;
+    }
+    int err = 0, denied = 0, tried = 0;
+    for (const struct addrinfo *a = res; a && st->s < 0; a = a->ai_next) {
+        if (co_net_deny_check(a->ai_addr, a->ai_addrlen) < 0) {
+            if (!denied) {
+                snprintf(op_denied_msg, sizeof(op_denied_msg), "%s", co_error_last());
+            }
+            denied = 1;
+            co_error_clear();
+            continue;
+        }
+        tried = 1;
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        err = connect_within(fd, a, timeout);
+        if (err == 0) {
+            st->s = fd;
+        } else {
+            close(fd);
+        }
+    }
+    freeaddrinfo(res);
+    if (st->s >= 0) {
+        return 0;
+    }
+    if (denied && !tried) {
+        op_denied = 1;
+        git_error_set_str(GIT_ERROR_NET, op_denied_msg);
+        return -1;
+    }
+    char ebuf[128];
+    snprintf(msg, sizeof(msg), "failed to connect to %s: %s", st->host,
+             co_errno_text(err ? err : ECONNREFUSED, ebuf, sizeof(ebuf)));
+    git_error_set_str(GIT_ERROR_OS, msg);
+    return -1;
+}
+
+static ssize_t stream_read(git_stream *stream, void *data, size_t len)
+{
+    deny_stream *st = (deny_stream *)stream;
+    ssize_t n;
+    do {
+        n = recv(st->s, data, len, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        char ebuf[128], msg[192];
+        snprintf(msg, sizeof(msg), "error receiving socket data: %s",
+                 co_errno_text(errno, ebuf, sizeof(ebuf)));
+        git_error_set_str(GIT_ERROR_NET, msg);
+    }
+    return n;
+}
+
+static ssize_t stream_write(git_stream *stream, const char *data, size_t len, int flags)
+{
+    deny_stream *st = (deny_stream *)stream;
+    ssize_t n;
+    do {
+        n = send(st->s, data, len, flags | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        char ebuf[128], msg[192];
+        snprintf(msg, sizeof(msg), "error sending data: %s",
+                 co_errno_text(errno, ebuf, sizeof(ebuf)));
+        git_error_set_str(GIT_ERROR_NET, msg);
+    }
+    return n;
+}
+
+static int stream_close(git_stream *stream)
+{
+    deny_stream *st = (deny_stream *)stream;
+    int rc = st->s >= 0 ? close(st->s) : 0;
+    st->s = -1;
+    return rc;
+}
+
+static void stream_free(git_stream *stream)
+{
+    deny_stream *st = (deny_stream *)stream;
+    if (st->s >= 0) {
+        close(st->s);
+    }
+    free(st->host);
+    free(st->port);
+    free(st);
+}
+
+static int stream_new(git_stream **out, const char *host, const char *port)
+{
+    deny_stream *st = co_xcalloc(1, sizeof(*st));
+    st->parent.version = GIT_STREAM_VERSION;
+    st->parent.connect = stream_connect;
+    st->parent.read = stream_read;
+    st->parent.write = stream_write;
+    st->parent.close = stream_close;
+    st->parent.free = stream_free;
+    st->host = co_xstrdup(host);
+    st->port = co_xstrdup(port);
+    st->s = -1;
+    *out = &st->parent;
+    return 0;
+}
 
 static pthread_once_t git_once = PTHREAD_ONCE_INIT;
 static int git_init_rc;
@@ -46,6 +245,10 @@ static int git_init_rc;
 static void git_init(void)
 {
     git_init_rc = git_libgit2_init();
+    if (git_init_rc >= 0) {
+        git_stream_registration reg = {GIT_STREAM_VERSION, stream_new, NULL};
+        git_init_rc = git_stream_register(GIT_STREAM_STANDARD, &reg);
+    }
 }
 
 static int ensure_git(void)
@@ -55,13 +258,6 @@ static int ensure_git(void)
         return co_error_set(CO_ERROR, "initialising libgit2");
     }
     return 0;
-}
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- names, URLs, revisions -------------------------------------------------------------- */
@@ -107,7 +303,12 @@ char *co_git_redact_url(const char *url)
 
 typedef enum url_kind { URL_HTTP, URL_SSH, URL_FILE } url_kind;
 
-static int classify_url(const char *url, url_kind *kind)
+/*
+ * Sorts @p url by transport. file:// is accepted only with @p file_urls (tests); every other
+ * form libgit2 would take (file://, git://, ssh+git://, a local path) is refused here, so that
+ * its local transport never reads this machine's repositories for a Component.
+ */
+static int classify_url(const char *url, url_kind *kind, int file_urls)
 {
     if (!url || !*url) {
         return co_error_set(CO_EINVALID, "git url: must not be empty");
@@ -124,7 +325,7 @@ static int classify_url(const char *url, url_kind *kind)
         *kind = URL_HTTP;
     } else if (strncmp(url, "ssh://", 6) == 0) {
         *kind = URL_SSH;
-    } else if (strncmp(url, "file://", 7) == 0) {
+    } else if (file_urls && strncmp(url, "file://", 7) == 0) {
         *kind = URL_FILE;
     } else {
         /* scp-style user@host:path: a ':' before any '/', and no scheme */
@@ -133,13 +334,65 @@ static int classify_url(const char *url, url_kind *kind)
         if (!colon || colon == url || (slash && slash < colon) || strstr(url, "://")) {
             char *safe = co_git_redact_url(url);
             int rc = co_error_set(CO_EINVALID,
-                                  "git url '%s': scheme must be https, http, ssh or file", safe);
+                                  "git url '%s' (spec.sourceRef.git.url): the scheme must be "
+                                  "https, http or ssh, or user@host:path; file:// URLs and "
+                                  "local paths are not allowed",
+                                  safe);
             free(safe);
             return rc;
         }
         *kind = URL_SSH;
     }
     return 0;
+}
+
+/* The host of an http(s) URL, brackets kept for IPv6 (free with free()). */
+static char *http_host(const char *url)
+{
+    const char *host = strstr(url, "://") + 3;
+    size_t len = strcspn(host, "/?#");
+    for (size_t i = len; i > 0; i--) {
+        if (host[i - 1] == '@') {
+            host += i;
+            len -= i;
+            break;
+        }
+    }
+    if (host[0] == '[') {
+        const char *close = memchr(host, ']', len);
+        return co_xstrndup(host, close ? (size_t)(close - host) + 1 : len);
+    }
+    const char *colon = memchr(host, ':', len);
+    return co_xstrndup(host, colon ? (size_t)(colon - host) : len);
+}
+
+/*
+ * Through a proxy (libgit2 takes one from http_proxy, https_proxy and their upper-case forms)
+ * the socket stream sees only the proxy's address, so the URL's host is checked by name.
+ */
+static int check_proxied_host(const char *url, url_kind kind)
+{
+    static const char *const names[] = {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"};
+    if (kind != URL_HTTP || !co_net_deny_active()) {
+        return 0;
+    }
+    int proxied = 0;
+    for (size_t i = 0; i < CO_ARRAY_SIZE(names) && !proxied; i++) {
+        const char *v = getenv(names[i]); // NOLINT(concurrency-mt-unsafe): set before start-up
+        proxied = v && *v;
+    }
+    if (!proxied) {
+        return 0;
+    }
+    char *host = http_host(url);
+    int rc = co_net_deny_check_host(host);
+    free(host);
+    if (rc < 0) {
+        char *safe = co_git_redact_url(url);
+        rc = co_error_wrap("git repository %s", safe);
+        free(safe);
+    }
+    return rc;
 }
 
 /* The known_hosts name of an ssh URL's host: "host", or "[host]:port" for another port. */
@@ -215,11 +468,10 @@ static int check_refname_part(const char *what, const char *name)
     return 0;
 }
 
-int co_git_validate(const char *url, const co_git_ref *ref)
+static int validate(const char *url, const co_git_ref *ref, int file_urls, url_kind *kind)
 {
-    url_kind kind;
     int rc = ensure_git();
-    if (rc < 0 || (rc = classify_url(url, &kind)) < 0) {
+    if (rc < 0 || (rc = classify_url(url, kind, file_urls)) < 0) {
         return rc;
     }
     if (set(ref->commit) && !is_hex40(ref->commit)) {
@@ -241,6 +493,12 @@ int co_git_validate(const char *url, const co_git_ref *ref)
         return rc;
     }
     return 0;
+}
+
+int co_git_validate(const char *url, const co_git_ref *ref)
+{
+    url_kind kind = URL_HTTP;
+    return validate(url, ref, 0, &kind);
 }
 
 /* ---- callbacks --------------------------------------------------------------------------- */
@@ -579,12 +837,18 @@ static void ctx_init(cb_ctx *c, const co_git *g, const char *url, const co_git_a
     c->kh_name = known_hosts_name(url);
     c->deadline = now_ms() + g->timeout_ms;
     c->cancel = g->cancel;
+    op_deadline_ms = c->deadline;
+    op_denied = 0;
+    op_denied_msg[0] = '\0';
 }
 
 /*
- * Extra HTTP headers: a bearer token, or basic credentials sent up front. Sending them before
- * the server asks saves a round trip and avoids libgit2 1.5 misreading the body of a 401
- * response as the next response when it replays a request with credentials.
+ * Extra HTTP headers: a bearer token (libgit2 has no credential type for one), or basic
+ * credentials, sent with every request rather than in answer to the server's challenge: after
+ * a 401 whose body arrives with its headers, libgit2 1.5 parses that body as the start of the
+ * next response on the new connection ("http parser error: invalid constant string"), so
+ * answering challenges fails at random. Headers sent up front would follow a redirect to
+ * another host: REDIRECTS refuses those, so they reach the URL's host only.
  * @p hdr must outlive the operation.
  */
 static void headers_init(git_strarray *arr, char **hdr, const co_git_auth *auth)
@@ -609,6 +873,13 @@ static void headers_init(git_strarray *arr, char **hdr, const co_git_auth *auth)
     }
 }
 
+/*
+ * libgit2's default follows a redirect to another host on the first request, custom headers
+ * and all; its "none" still follows one within the host (a path, or http to https), which is
+ * what a renamed repository needs.
+ */
+#define REDIRECTS GIT_REMOTE_REDIRECT_NONE
+
 static void headers_dispose(char **hdr)
 {
     if (*hdr) {
@@ -624,7 +895,9 @@ static int git_failure(int grc, const cb_ctx *c, const char *what, const char *u
     const git_error *e = git_error_last();
     const char *msg = e && e->message ? e->message : "unknown error";
     int rc;
-    if (c && c->canceled) {
+    if (op_denied) {
+        rc = co_error_set(CO_EAUTH, "%s %s: %s", what, safe, op_denied_msg);
+    } else if (c && c->canceled) {
         rc = co_error_set(CO_ECANCELED, "%s %s: canceled", what, safe);
     } else if (c && c->timed_out) {
         rc = co_error_set(CO_ETIMEOUT, "%s %s: timed out", what, safe);
@@ -639,6 +912,11 @@ static int git_failure(int grc, const cb_ctx *c, const char *what, const char *u
         rc = co_error_set(CO_EAUTH, "%s %s: authentication failed: %s", what, safe, msg);
     } else if (grc == GIT_ECERTIFICATE) {
         rc = co_error_set(CO_EAUTH, "%s %s: certificate verification failed: %s", what, safe, msg);
+    } else if (strncmp(msg, "cannot redirect from", 20) == 0) {
+        rc = co_error_set(CO_EINVALID,
+                          "%s %s: %s; redirects to another host are not followed (point the URL "
+                          "at the repository's own host)",
+                          what, safe, msg);
     } else if (grc == GIT_ENOTFOUND || strstr(msg, "404") || strstr(msg, "not found") ||
                strstr(msg, "does not appear to be a git repository") ||
                strstr(msg, "No such file or directory") ||
@@ -672,6 +950,7 @@ int co_git_new(co_git **out, const char *cache_dir, const co_git_options *opts)
     g->dir = co_xstrdup(cache_dir);
     g->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
     g->cancel = opts ? opts->cancel : NULL;
+    g->file_urls = opts && opts->test_only_file_urls;
     *out = g;
     return 0;
 }
@@ -766,20 +1045,21 @@ int co_git_resolve(co_git *g,
                    const co_git_auth *auth,
                    co_git_resolved *out)
 {
-    int rc = co_git_validate(url, ref);
-    if (rc < 0) {
+    url_kind kind = URL_HTTP;
+    int rc = validate(url, ref, g->file_urls, &kind);
+    if (rc < 0 || (rc = check_proxied_host(url, kind)) < 0) {
         return rc;
     }
     cb_ctx c;
     ctx_init(&c, g, url, auth);
     git_remote *remote = NULL;
-    git_remote_callbacks cbs;
-    callbacks_init(&cbs, &c);
-    git_proxy_options proxy = GIT_PROXY_OPTIONS_INIT;
-    proxy.type = GIT_PROXY_AUTO;
-    git_strarray headers;
+    git_remote_connect_options co;
+    git_remote_connect_options_init(&co, GIT_REMOTE_CONNECT_OPTIONS_VERSION);
+    callbacks_init(&co.callbacks, &c);
+    co.proxy_opts.type = GIT_PROXY_AUTO;
+    co.follow_redirects = REDIRECTS;
     char *hdr = NULL;
-    headers_init(&headers, &hdr, auth);
+    headers_init(&co.custom_headers, &hdr, auth);
     c.preemptive = hdr != NULL;
     char *refname = NULL, *tag = NULL;
     const git_oid *oid = NULL;
@@ -792,7 +1072,7 @@ int co_git_resolve(co_git *g,
         rc = git_failure(grc, &c, "opening git repository", url);
         goto done;
     }
-    grc = git_remote_connect(remote, GIT_DIRECTION_FETCH, &cbs, &proxy, &headers);
+    grc = git_remote_connect_ext(remote, GIT_DIRECTION_FETCH, &co);
     if (grc < 0) {
         rc = git_failure(grc, &c, "listing git repository", url);
         goto done;
@@ -921,6 +1201,7 @@ static int fetch_refspecs(git_repository *repo,
     fo.prune = GIT_FETCH_NO_PRUNE;
     fo.update_fetchhead = 0;
     fo.proxy_opts.type = GIT_PROXY_AUTO;
+    fo.follow_redirects = REDIRECTS;
     char *hdr = NULL;
     headers_init(&fo.custom_headers, &hdr, auth);
     c->preemptive = hdr != NULL;
@@ -1025,9 +1306,10 @@ int co_git_checkout(co_git *g,
                     char **digest,
                     co_archive_stats *stats)
 {
-    url_kind kind;
+    url_kind kind = URL_HTTP;
     int rc = ensure_git();
-    if (rc < 0 || (rc = classify_url(url, &kind)) < 0) {
+    if (rc < 0 || (rc = classify_url(url, &kind, g->file_urls)) < 0 ||
+        (rc = check_proxied_host(url, kind)) < 0) {
         return rc;
     }
     git_oid oid;

@@ -3,12 +3,16 @@
  * Kubeconfig and in-cluster configuration. Files are parsed into json-c trees, merged by name
  * as client-go merges KUBECONFIG lists, and the selected context is resolved into one flat
  * co_kube_config holding every credential in memory (certificates are read from their files
- * here, once; only token files are read again later, by the client).
+ * here, once; only token files are read again later, by the client). A kubeconfig from a
+ * Component's Secret is walked for file references and plugins before anything is resolved,
+ * so the process's own files (its service-account token above all) never become its
+ * credentials.
  */
 #include "co/kube_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +29,16 @@
 
 /* --- files ------------------------------------------------------------------------------ */
 
+static atomic_ulong files_opened;
+
+unsigned long co_kube__files_opened(void)
+{
+    return atomic_load(&files_opened);
+}
+
 int co_kube__read_file(co_buf *out, const char *path, size_t cap)
 {
+    atomic_fetch_add(&files_opened, 1);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         return co_error_set_os(errno == ENOENT ? CO_ENOTFOUND : CO_ERROR, "cannot open %s", path);
@@ -77,6 +89,8 @@ static int parse_document(struct json_object **out, const char *data, size_t len
 }
 
 /* --- blobs and strings -------------------------------------------------------------------- */
+
+#define UNTRUSTED_FILE "file references are not allowed in an untrusted kubeconfig"
 
 static void blob_dispose(co_kube_blob *b)
 {
@@ -151,12 +165,13 @@ done:
     return rc;
 }
 
-/* Fills @p out from "<name>-data" (inline base64) or "<name>" (a file). */
+/* Fills @p out from "<name>-data" (inline base64) or "<name>" (a file, unless @p untrusted). */
 static int data_or_file(co_kube_blob *out,
                         const struct json_object *section,
                         const char *name,
                         const char *base,
-                        const char *where)
+                        const char *where,
+                        int untrusted)
 {
     char key[64];
     snprintf(key, sizeof(key), "%s-data", name);
@@ -169,6 +184,10 @@ static int data_or_file(co_kube_blob *out,
     const char *path = co_kube__str(section, name);
     if (path && path[0]) {
         snprintf(field, sizeof(field), "%s.%s", where, name);
+        if (untrusted) {
+            /* refuse_file_references() has refused it already; this only keeps it so */
+            return co_error_set(CO_EINVALID, "%s: %s", field, UNTRUSTED_FILE);
+        }
         return file_blob(out, base, path, field);
     }
     return 0;
@@ -216,6 +235,7 @@ co_kube_config *co_kube_config__dup(const co_kube_config *src)
     c->proxy_url = co_xstrdup(src->proxy_url);
     c->insecure = src->insecure;
     c->in_cluster = src->in_cluster;
+    c->untrusted = src->untrusted;
     blob_dup(&c->ca, &src->ca);
     blob_dup(&c->client_cert, &src->client_cert);
     blob_dup(&c->client_key, &src->client_key);
@@ -254,6 +274,11 @@ int co_kube_config_is_in_cluster(const co_kube_config *cfg)
     return cfg->in_cluster;
 }
 
+int co_kube_config_is_untrusted(const co_kube_config *cfg)
+{
+    return cfg->untrusted;
+}
+
 /* Checks and normalises the server URL (scheme, host, no trailing slash). */
 static int set_server(co_kube_config *cfg, const char *server, const char *where)
 {
@@ -282,7 +307,16 @@ typedef struct named {
     const char *name;
     struct json_object *body; /* borrowed from the parsed documents */
     const char *base;
+    size_t index; /* in its section of its document, for messages */
 } named;
+
+/* How the selected context is turned into a configuration. */
+typedef struct load_mode {
+    int untrusted;  /* from a Component's Secret: inline credentials only */
+    unsigned flags; /* CO_KUBE_CONFIG_ALLOW_* */
+} load_mode;
+
+static const load_mode trusted_mode = {0, 0};
 
 typedef struct merged {
     named *clusters, *users, *contexts;
@@ -342,7 +376,7 @@ static int merge_section(named **list,
             continue; /* the first definition wins */
         }
         *list = co_xreallocarray(*list, *n + 1, sizeof(named));
-        (*list)[*n] = (named){name, body, base};
+        (*list)[*n] = (named){name, body, base, i};
         (*n)++;
     }
     return 0;
@@ -369,13 +403,31 @@ static int merge_doc(merged *m, const struct json_object *doc, const char *base,
     return 0;
 }
 
-static int load_cluster(co_kube_config *cfg, const named *cl)
+/* Whether @p url starts with one of the @p n schemes (each with its "://"). */
+static int has_scheme(const char *url, const char *const *schemes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(url, schemes[i], strlen(schemes[i])) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int load_cluster(co_kube_config *cfg, const named *cl, const load_mode *mode)
 {
     char where[320];
     snprintf(where, sizeof(where), "cluster \"%s\"", cl->name);
     int rc;
     if ((rc = set_server(cfg, co_kube__str(cl->body, "server"), where)) < 0) {
         return rc;
+    }
+    if (mode->untrusted && strncmp(cfg->server, "http://", 7) == 0 &&
+        !(mode->flags & CO_KUBE_CONFIG_ALLOW_HTTP)) {
+        return co_error_set(CO_EINVALID,
+                            "clusters[%zu].cluster.server: \"%.200s\": plain http is not allowed "
+                            "in an untrusted kubeconfig; use https",
+                            cl->index, cfg->server);
     }
     struct json_object *v = NULL;
     if (json_object_object_get_ex(cl->body, "insecure-skip-tls-verify", &v)) {
@@ -387,12 +439,22 @@ static int load_cluster(co_kube_config *cfg, const named *cl)
     }
     const char *proxy = co_kube__str(cl->body, "proxy-url");
     if (proxy && proxy[0]) {
+        /* client-go's proxy schemes; libcurl would also take others (socks4, its own
+         * defaults for a bare host) that a tenant has no business choosing */
+        static const char *const schemes[] = {"http://", "https://", "socks5://", "socks5h://"};
+        if (mode->untrusted && !has_scheme(proxy, schemes, CO_ARRAY_SIZE(schemes))) {
+            return co_error_set(CO_EINVALID,
+                                "clusters[%zu].cluster.proxy-url: \"%.200s\": the scheme must be "
+                                "http, https, socks5 or socks5h",
+                                cl->index, proxy);
+        }
         cfg->proxy_url = co_xstrdup(proxy);
     }
-    return data_or_file(&cfg->ca, cl->body, "certificate-authority", cl->base, where);
+    return data_or_file(&cfg->ca, cl->body, "certificate-authority", cl->base, where,
+                        mode->untrusted);
 }
 
-static int load_user(co_kube_config *cfg, const named *u)
+static int load_user(co_kube_config *cfg, const named *u, const load_mode *mode)
 {
     char where[320];
     snprintf(where, sizeof(where), "user \"%s\"", u->name);
@@ -409,8 +471,10 @@ static int load_user(co_kube_config *cfg, const named *u)
                             where);
     }
     int rc;
-    if ((rc = data_or_file(&cfg->client_cert, u->body, "client-certificate", u->base, where)) < 0 ||
-        (rc = data_or_file(&cfg->client_key, u->body, "client-key", u->base, where)) < 0) {
+    if ((rc = data_or_file(&cfg->client_cert, u->body, "client-certificate", u->base, where,
+                           mode->untrusted)) < 0 ||
+        (rc = data_or_file(&cfg->client_key, u->body, "client-key", u->base, where,
+                           mode->untrusted)) < 0) {
         return rc;
     }
     if (!cfg->client_cert.data != !cfg->client_key.data) {
@@ -423,6 +487,9 @@ static int load_user(co_kube_config *cfg, const named *u)
     if (token && token[0]) {
         cfg->token = co_xstrdup(token);
     } else if (token_file && token_file[0]) {
+        if (mode->untrusted) {
+            return co_error_set(CO_EINVALID, "%s.tokenFile: %s", where, UNTRUSTED_FILE);
+        }
         cfg->token_file = resolve_path(u->base, token_file);
         co_buf probe = CO_BUF_INIT(CO_MAX_CONFIG_FILE);
         rc = co_kube__read_file(&probe, cfg->token_file, CO_MAX_CONFIG_FILE);
@@ -457,7 +524,8 @@ static int load_user(co_kube_config *cfg, const named *u)
     return 0;
 }
 
-static int resolve_merged(co_kube_config **out, const merged *m, const char *context)
+static int
+resolve_merged(co_kube_config **out, const merged *m, const char *context, const load_mode *mode)
 {
     co_kube_config *cfg = NULL;
     int rc = 0;
@@ -488,13 +556,14 @@ static int resolve_merged(co_kube_config **out, const merged *m, const char *con
         }
     }
     cfg = config_new();
+    cfg->untrusted = mode->untrusted;
     cfg->context = co_xstrdup(ctx_name);
     const char *ns = co_kube__str(ctx->body, "namespace");
     cfg->namespace = co_xstrdup(ns && ns[0] ? ns : "default");
-    if ((rc = load_cluster(cfg, cl)) < 0) {
+    if ((rc = load_cluster(cfg, cl, mode)) < 0) {
         goto done;
     }
-    if (u && (rc = load_user(cfg, u)) < 0) {
+    if (u && (rc = load_user(cfg, u, mode)) < 0) {
         goto done;
     }
     *out = cfg;
@@ -512,7 +581,86 @@ int co_kube_config_from_json(co_kube_config **out,
     merged m = {0};
     int rc = merge_doc(&m, doc, base_dir, "kubeconfig");
     if (rc == 0) {
-        rc = resolve_merged(out, &m, context);
+        rc = resolve_merged(out, &m, context, &trusted_mode);
+    }
+    merged_dispose(&m);
+    return rc;
+}
+
+/* Whether @p body has member @p key with a value other than null or "". */
+static int has_value(const struct json_object *body, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!json_object_object_get_ex(body, key, &v) || !v) {
+        return 0;
+    }
+    return !json_object_is_type(v, json_type_string) || json_object_get_string_len(v) > 0;
+}
+
+/*
+ * Refuses, in every entry and not only the selected one, each member that makes the loader
+ * read a file, and the credential plugins (which would run a program or talk to another
+ * service in the controller's name). Runs before anything is resolved, so nothing is opened.
+ */
+static int refuse_file_references(const struct json_object *doc)
+{
+    static const struct {
+        const char *section, *body;
+        const char *files[3];
+        size_t nfiles;
+    } sections[] = {
+        {"clusters", "cluster", {"certificate-authority"}, 1},
+        {"users", "user", {"tokenFile", "client-certificate", "client-key"}, 3},
+    };
+    for (size_t s = 0; s < CO_ARRAY_SIZE(sections); s++) {
+        struct json_object *arr = NULL;
+        if (!json_object_object_get_ex(doc, sections[s].section, &arr) ||
+            !json_object_is_type(arr, json_type_array)) {
+            continue; /* merge_section() names what is wrong with it */
+        }
+        size_t n = json_object_array_length(arr);
+        for (size_t i = 0; i < n; i++) {
+            struct json_object *body =
+                co_kube__obj(json_object_array_get_idx(arr, i), sections[s].body);
+            if (!body) {
+                continue;
+            }
+            for (size_t f = 0; f < sections[s].nfiles; f++) {
+                if (has_value(body, sections[s].files[f])) {
+                    return co_error_set(CO_EINVALID, "%s[%zu].%s.%s: %s", sections[s].section, i,
+                                        sections[s].body, sections[s].files[f], UNTRUSTED_FILE);
+                }
+            }
+            if (s == 1 && has_value(body, "exec")) {
+                return co_error_set(CO_EUNSUPPORTED,
+                                    "users[%zu].user.exec: exec credential plugins are not "
+                                    "supported; use a token or a client certificate",
+                                    i);
+            }
+            if (s == 1 && has_value(body, "auth-provider")) {
+                return co_error_set(CO_EUNSUPPORTED,
+                                    "users[%zu].user.auth-provider: auth-provider plugins are not "
+                                    "supported; use a token or a client certificate",
+                                    i);
+            }
+        }
+    }
+    return 0;
+}
+
+int co_kube_config_from_untrusted_json(co_kube_config **out,
+                                       const struct json_object *doc,
+                                       const char *context,
+                                       unsigned flags)
+{
+    const load_mode mode = {1, flags};
+    merged m = {0};
+    int rc = refuse_file_references(doc);
+    if (rc == 0) {
+        rc = merge_doc(&m, doc, NULL, "kubeconfig");
+    }
+    if (rc == 0) {
+        rc = resolve_merged(out, &m, context, &mode);
     }
     merged_dispose(&m);
     return rc;
@@ -555,7 +703,7 @@ int co_kube_config_from_files(co_kube_config **out,
         rc = co_error_set(CO_ENOTFOUND, "no kubeconfig file was given");
         goto done;
     }
-    rc = resolve_merged(out, &m, context);
+    rc = resolve_merged(out, &m, context, &trusted_mode);
 done:
     merged_dispose(&m);
     for (size_t i = 0; i < npaths; i++) {

@@ -7,7 +7,8 @@
  * borrows one, so a connection opened by one thread is reused by the next thread that sends.
  * DNS results and TLS sessions are shared between all handles through a share object with one
  * lock per data kind. Credentials reach libcurl only as in-memory blobs. co_kube_client_new(),
- * the client with this transport, lives here too.
+ * the client with this transport, lives here too. For a configuration from an untrusted
+ * kubeconfig every socket passes the network deny-list before it connects (net.h).
  */
 #include "co/kube_transport.h"
 
@@ -22,6 +23,7 @@
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/kube_client.h"
+#include "co/net.h"
 #include "kube_int.h"
 
 /* Idle easy handles kept for reuse; more concurrent requests open more, then close them. */
@@ -39,6 +41,8 @@ typedef struct curl_transport {
     co_kube_blob ca, cert, key;
     int insecure;
     char *proxy;
+    int untrusted;      /* the configuration's: connections pass the deny-list */
+    char *proxied_host; /* untrusted and a proxy may carry requests: the server's host */
     /* counters for tests and benchmarks (guarded by pool_lock) */
     unsigned long requests, connects, h2;
 } curl_transport;
@@ -193,6 +197,20 @@ static void set_blob(CURL *h, CURLoption opt, const co_kube_blob *b)
     curl_easy_setopt(h, opt, &blob);
 }
 
+/* An untrusted configuration's sockets, to its server or to a proxy, pass the deny-list before
+ * they exist. */
+static curl_socket_t on_open_socket(void *userp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    xfer *x = userp;
+    (void)purpose;
+    if (co_net_deny_check(&a->addr, a->addrlen) < 0) {
+        x->err = CO_EAUTH;
+        snprintf(x->errmsg, sizeof(x->errmsg), "%s", co_error_last());
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 static int map_curl_error(CURLcode cc, xfer *x, const char *errbuf)
 {
     const char *m = x->req->method;
@@ -259,6 +277,16 @@ static int curl_send(co_kube_transport *self, const co_kube_request *req, co_kub
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    if (t->untrusted) {
+        curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+        curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &x);
+    }
+    if (t->proxied_host && co_net_deny_check_host(t->proxied_host) < 0) {
+        /* the proxy, not us, would connect to the server: its host is checked by name */
+        rc = co_error_wrap("%s %s", req->method, req->path);
+        resp->not_sent = 1;
+        goto done;
+    }
     if (t->ca.data) {
         set_blob(h, CURLOPT_CAINFO_BLOB, &t->ca);
     }
@@ -326,6 +354,7 @@ static int curl_send(co_kube_transport *self, const co_kube_request *req, co_kub
     } else {
         rc = map_curl_error(cc, &x, errbuf);
     }
+done:
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     give_handle(t, h);
@@ -365,6 +394,7 @@ static void curl_free_transport(co_kube_transport *self)
     blob_wipe(&t->key);
     free(t->base_url);
     free(t->proxy);
+    free(t->proxied_host);
     free(t);
 }
 
@@ -372,6 +402,41 @@ static void copy_blob(co_kube_blob *dst, const co_kube_blob *src)
 {
     dst->data = src->data ? co_xmemdup(src->data, src->len) : NULL;
     dst->len = src->len;
+}
+
+/* Whether libcurl may take a proxy from the environment (it reads these when CURLOPT_PROXY is
+ * not set; NO_PROXY exceptions are left to it, the check by name is merely redundant then). */
+static int env_proxy_set(void)
+{
+    static const char *const names[] = {"https_proxy", "HTTPS_PROXY", "http_proxy", "ALL_PROXY",
+                                        "all_proxy"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(names); i++) {
+        const char *v = getenv(names[i]); // NOLINT(concurrency-mt-unsafe): set before start-up
+        if (v && *v) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The host of a server URL "scheme://host[:port][/path]", brackets kept for IPv6. */
+static char *server_host(const char *server)
+{
+    const char *host = strstr(server, "://");
+    CO_ASSERT(host);
+    host += 3;
+    size_t len = strcspn(host, "/");
+    const char *at = memchr(host, '@', len);
+    if (at) {
+        len -= (size_t)(at + 1 - host);
+        host = at + 1;
+    }
+    if (host[0] == '[') {
+        const char *close = memchr(host, ']', len);
+        return co_xstrndup(host, close ? (size_t)(close - host) + 1 : len);
+    }
+    const char *colon = memchr(host, ':', len);
+    return co_xstrndup(host, colon ? (size_t)(colon - host) : len);
 }
 
 /* With tls-server-name, requests go to https://<name>:<port>/... so that libcurl sends that
@@ -435,6 +500,10 @@ int co_kube_transport_curl_new(co_kube_transport **out, const co_kube_config *cf
     copy_blob(&t->key, &cfg->client_key);
     t->insecure = cfg->insecure;
     t->proxy = co_xstrdup(cfg->proxy_url);
+    t->untrusted = cfg->untrusted;
+    if (t->untrusted && (t->proxy || env_proxy_set())) {
+        t->proxied_host = server_host(cfg->server);
+    }
     setup_server(t, cfg);
     *out = &t->base;
     return 0;

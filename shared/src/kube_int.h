@@ -45,6 +45,7 @@ struct co_kube_config {
     char *impersonate_user;
     char **impersonate_groups;
     size_t nimpersonate_groups;
+    int untrusted; /* from co_kube_config_from_untrusted_json(): the network deny-list applies */
 };
 
 /** Deep copy of a configuration. */
@@ -53,6 +54,10 @@ co_kube_config *co_kube_config__dup(const co_kube_config *src);
 /** Reads a whole file into @p out (capped at @p cap). @return 0, CO_ENOTFOUND, CO_ETOOBIG,
  * CO_ERROR. */
 int co_kube__read_file(co_buf *out, const char *path, size_t cap);
+
+/** Files co_kube__read_file() tried to open since the process started: tests prove with it that
+ * an untrusted kubeconfig never makes the loader touch a file. */
+unsigned long co_kube__files_opened(void);
 
 /** Counters of the libcurl transport: requests sent, connections opened, answers over
  * HTTP/2. @return 0, or CO_EINVALID when @p t is another transport. */
@@ -197,6 +202,7 @@ struct co_kube_client {
     char *impersonate_user;
     char **impersonate_groups;
     size_t nimpersonate_groups;
+    int untrusted; /* from co_kube_config_from_untrusted_json(): the network deny-list applies */
 };
 
 /** A request as the client pipeline sees it. */

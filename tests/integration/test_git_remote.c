@@ -3,7 +3,9 @@
  * Git sources over the network, against real servers on loopback: `git http-backend` behind a
  * small HTTP server with basic and bearer authentication, and an OpenSSH sshd with public-key
  * authentication. Checks references, new commits picked up, credentials passed in memory,
- * host-key verification against known_hosts, and the errors for bad credentials.
+ * host-key verification against known_hosts, and the errors for bad credentials; credentials
+ * never following a redirect to another host (a second server on 127.0.0.2 logs what reaches
+ * it), while a redirect within the host is still followed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,14 +27,15 @@
 
 /*
  * libgit2 1.5.1's ssh transport leaks a libssh2 known-hosts handle and the auth-method list on
- * every connection (a few dozen bytes; not ours to free). Keep LeakSanitizer quiet about
- * exactly those.
+ * every connection (a few dozen bytes; not ours to free), and git_remote_fetch() leaks its copy
+ * of the custom headers when it cannot connect (it returns before disposing of them). Keep
+ * LeakSanitizer quiet about exactly those.
  */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
     return "leak:libssh2_knownhost_init\nleak:libssh2_userauth_list\n"
-           "leak:git_remote_connect_ext\n";
+           "leak:git_remote_connect_ext\nleak:git_remote_fetch\n";
 }
 
 /* Full stack traces for allocations, so that the suppressions above can see through libgit2. */
@@ -359,6 +362,63 @@ static void test_git_remote__http_missing_repository(void **state)
     free(url);
 }
 
+/* Credentials went out as headers with every request, and libgit2 followed the first
+ * request's redirect to any host: they reached whatever host the redirect named. */
+static void test_git_remote__credentials_never_follow_a_redirect_to_another_host(void **state)
+{
+    fixture *f = *state;
+    char *log = co_xasprintf("%s/elsewhere.log", f->dir);
+    char *extra = co_xasprintf("--bind 127.0.0.2 --log-auth %s", log);
+    int other_port = 0;
+    pid_t other = start_http(f, extra, &other_port);
+    free(extra);
+    extra = co_xasprintf("--redirect-to http://127.0.0.2:%d", other_port);
+    int redirect_port = 0;
+    pid_t redirect = start_http(f, extra, &redirect_port);
+    free(extra);
+    char *url = http_url(redirect_port);
+    co_git_ref main_ref = {.branch = "main"};
+    co_git_auth basic = {.username = "alice", .password = "wonderland"};
+    co_git_auth token = {.bearer_token = "t0ken"};
+    const co_git_auth *auths[] = {&basic, &token, NULL};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(auths); i++) {
+        co_git_resolved r = {0};
+        assert_co_fail_with(CO_EINVALID, co_git_resolve(f->git, url, &main_ref, auths[i], &r));
+        assert_contains(co_error_last(), "cannot redirect from '127.0.0.1' to '127.0.0.2'");
+        assert_contains(co_error_last(), "redirects to another host are not followed");
+        co_git_resolved res = {.commit = f->c1};
+        char *dest = co_xasprintf("%s/out%d", f->dir, ++f->n);
+        char *digest = NULL;
+        assert_co_fail_with(
+            CO_EINVALID, co_git_checkout(f->git, url, auths[i], &res, dest, NULL, &digest, NULL));
+        free(dest);
+    }
+    /* the other host saw nothing at all, so no credentials either */
+    char *seen = co_test_read_file(log, NULL);
+    assert_true(seen == NULL || seen[0] == '\0');
+    free(seen);
+    /* directly, the same server is reachable and logs what it gets */
+    char *direct = co_xasprintf("http://127.0.0.2:%d/app", other_port);
+    checkout_ok(f, direct, &basic, main_ref, "manifests/cm.yaml", "kind: ConfigMap\n");
+    seen = co_test_read_file(log, NULL);
+    assert_non_null(seen);
+    assert_contains(seen, "GET /app/info/refs?service=git-upload-pack authorization=yes");
+    free(seen);
+    free(direct);
+    /* a redirect within the host is still followed */
+    stop(redirect);
+    free(url);
+    extra = co_xasprintf("--redirect-to http://127.0.0.1:%d", f->http_port);
+    redirect = start_http(f, extra, &redirect_port);
+    free(extra);
+    url = http_url(redirect_port);
+    checkout_ok(f, url, NULL, main_ref, "manifests/cm.yaml", "kind: ConfigMap\n");
+    stop(redirect);
+    stop(other);
+    free(url);
+    free(log);
+}
+
 static void test_git_remote__ssh_with_identity_and_known_hosts(void **state)
 {
     fixture *f = *state;
@@ -437,6 +497,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_git_remote__http_credentials, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_remote__http_missing_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_git_remote__credentials_never_follow_a_redirect_to_another_host, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git_remote__ssh_with_identity_and_known_hosts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_git_remote__ssh_hashed_known_hosts, setup, teardown),

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 #
-# Serves the git repositories below --root over smart HTTP on 127.0.0.1, by running
+# Serves the git repositories below --root over smart HTTP on 127.0.0.1 (or --bind), by running
 # `git http-backend` as a CGI program for every request, for the git source tests.
 # With --user/--password, basic authentication is required; with --token, a bearer token is
-# accepted too. The chosen port is written to --port-file once the server listens.
+# accepted too. With --redirect-to URL, every request is answered with a 302 to URL followed by
+# the request's path. With --log-auth FILE, a line "METHOD PATH authorization=yes|no" is
+# appended to FILE for every request. The chosen port is written to --port-file once the
+# server listens.
 import argparse
 import base64
 import http.server
@@ -20,6 +23,9 @@ def main():
     ap.add_argument("--user")
     ap.add_argument("--password")
     ap.add_argument("--token")
+    ap.add_argument("--bind", default="127.0.0.1")
+    ap.add_argument("--redirect-to")
+    ap.add_argument("--log-auth")
     args = ap.parse_args()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,6 +48,17 @@ def main():
             return False
 
         def handle_any(self):
+            if args.log_auth:
+                with open(args.log_auth, "a") as log:
+                    log.write("%s %s authorization=%s\n" % (
+                        self.command, self.path,
+                        "yes" if "Authorization" in self.headers else "no"))
+            if args.redirect_to:
+                self.send_response(302)
+                self.send_header("Location", args.redirect_to + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if not self.authorized():
                 body = b"authentication required\n"
                 self.send_response(401)
@@ -91,7 +108,7 @@ def main():
         do_GET = handle_any
         do_POST = handle_any
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer((args.bind, 0), Handler)
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write(str(srv.server_address[1]))

@@ -40,6 +40,8 @@ struct test_httpd {
     route routes[MAX_ROUTES];
     size_t nroutes;
     char *cert_pem, *key_pem; /* TLS only: libmicrohttpd keeps pointers to them */
+    char host[INET_ADDRSTRLEN];
+    int connections; /* accepted, under mu */
 };
 
 static route *find(test_httpd *s, const char *path, int create)
@@ -162,29 +164,51 @@ static enum MHD_Result handle(void *cls,
     return ret;
 }
 
+static void on_connection(void *cls,
+                          struct MHD_Connection *conn,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)conn;
+    (void)socket_context;
+    test_httpd *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        pthread_mutex_lock(&s->mu);
+        s->connections++;
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
 /* Starts the daemon over plain HTTP, or over TLS when s->cert_pem is set. */
 static test_httpd *start(test_httpd *s, unsigned idle_timeout_s)
 {
     pthread_mutex_init(&s->mu, NULL);
+    if (!s->host[0]) {
+        snprintf(s->host, sizeof(s->host), "127.0.0.1");
+    }
     struct sockaddr_in addr = {0};
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(0x7f000001);
+    if (inet_pton(AF_INET, s->host, &addr.sin_addr) != 1) {
+        fail_msg("test_httpd: %s is not an IPv4 address", s->host);
+    }
     addr.sin_port = 0;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     if (s->cert_pem) {
         s->d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
                                 &addr, MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s,
+                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                                 MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
                                 s->key_pem, MHD_OPTION_END);
     } else {
         s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr,
-                                MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s, MHD_OPTION_END);
+                                MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s,
+                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     }
     if (!s->d) {
-        fail_msg("test_httpd: cannot start libmicrohttpd");
+        fail_msg("test_httpd: cannot start libmicrohttpd on %s", s->host);
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%u", s->cert_pem ? "https" : "http",
+    snprintf(s->url, sizeof(s->url), "%s://%s:%u", s->cert_pem ? "https" : "http", s->host,
              (unsigned)info->port);
     return s;
 }
@@ -192,6 +216,21 @@ static test_httpd *start(test_httpd *s, unsigned idle_timeout_s)
 test_httpd *test_httpd_start(void)
 {
     return start(co_xcalloc(1, sizeof(test_httpd)), 30u);
+}
+
+test_httpd *test_httpd_start_at(const char *ipv4)
+{
+    test_httpd *s = co_xcalloc(1, sizeof(test_httpd));
+    snprintf(s->host, sizeof(s->host), "%s", ipv4);
+    return start(s, 30u);
+}
+
+int test_httpd_connections(test_httpd *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->connections;
+    pthread_mutex_unlock(&s->mu);
+    return n;
 }
 
 test_httpd *test_httpd_start_tls(const char *cert_pem, const char *key_pem, unsigned idle_timeout_s)

@@ -2,7 +2,8 @@
 /*
  * A small HTTP(S) server on loopback for tests (libmicrohttpd, own thread): routes with a fixed
  * status, body and headers, redirects, truncated bodies, bodies that fail the first N requests,
- * and per-path hit counters. Routes can be replaced while the server runs.
+ * and per-path hit counters, and a count of the connections it accepted. Routes can be replaced
+ * while the server runs.
  */
 #ifndef CO_TEST_HTTPD_H
 #define CO_TEST_HTTPD_H
@@ -13,6 +14,9 @@ typedef struct test_httpd test_httpd;
 
 /** Starts a server on 127.0.0.1 and a free port; fails the test on error. */
 test_httpd *test_httpd_start(void);
+
+/** Like test_httpd_start() on the loopback address @p ipv4 ("127.0.0.2"). */
+test_httpd *test_httpd_start_at(const char *ipv4);
 
 /**
  * Like test_httpd_start() over TLS with the PEM certificate @p cert_pem and key @p key_pem
@@ -25,7 +29,7 @@ test_httpd_start_tls(const char *cert_pem, const char *key_pem, unsigned idle_ti
 /** Stops the server and frees it. NULL is a no-op. */
 void test_httpd_stop(test_httpd *s);
 
-/** "http://127.0.0.1:PORT" (borrowed from @p s). */
+/** "http://127.0.0.1:PORT" (the address it listens on; borrowed from @p s). */
 const char *test_httpd_url(const test_httpd *s);
 
 /**
@@ -49,6 +53,9 @@ void test_httpd_route_truncated(test_httpd *s,
 
 /** Makes the next @p n requests of @p path answer 503 before the route applies. */
 void test_httpd_fail_next(test_httpd *s, const char *path, int n);
+
+/** TCP connections the server accepted so far. */
+int test_httpd_connections(test_httpd *s);
 
 /** Requests seen for @p path (any method). */
 int test_httpd_hits(test_httpd *s, const char *path);

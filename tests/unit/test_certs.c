@@ -4,14 +4,19 @@
  * against the CA for every name, key usage, validity, serials), errors for malformed PEM and bad
  * names, bundles, the validity periods checked against the clock given, what the openssl
  * command makes of our certificates and we of its, and the rotation rules of co_certs_plan()
- * walked through a CA's whole life on a fake clock.
+ * walked through a CA's whole life on a fake clock; the `certs` command line writing its files
+ * without following links planted in the output directory.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "certs/certs.h"
+#include "certs/certs_cli.h"
 #include "certs/certs_plan.h"
 #include "co/buf.h"
 #include "co/caps.h"
@@ -754,6 +759,57 @@ static void test_certs__next_event_is_the_earliest_rule(void **state)
     co_certs_data_dispose(&s);
 }
 
+/* The `certs` command line once wrote through the fixed name ".<file>.tmp": a link planted
+ * there made it write the new CA key wherever the link pointed. */
+static void test_certs__cli_does_not_follow_planted_links(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    char *out = co_xasprintf("%s/out", dir);
+    assert_int_equal(mkdir(out, 0700), 0);
+    char *victim = co_xasprintf("%s/victim", dir);
+    co_test_write_file(victim, "precious\n", 9);
+    struct stat st;
+    assert_int_equal(chmod(victim, 0640), 0);
+    const char *names[] = {".ca.key.tmp", ".ca.crt.tmp", "ca.key"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(names); i++) {
+        char *link = co_xasprintf("%s/%s", out, names[i]);
+        assert_int_equal(symlink(victim, link), 0);
+        free(link);
+    }
+    char a0[] = "certs", a1[] = "create-ca", a2[] = "--out-dir";
+    char *argv[] = {a0, a1, a2, out, NULL};
+    assert_int_equal(co_certs_cli(4, argv), 0);
+    /* the file the links point at is untouched */
+    char *text = co_test_read_file(victim, NULL);
+    assert_string_equal(text, "precious\n");
+    free(text);
+    assert_int_equal(lstat(victim, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    /* the planted temporary names are left alone, the key replaced the link at its own name */
+    char *tmp_link = co_xasprintf("%s/.ca.key.tmp", out);
+    assert_int_equal(lstat(tmp_link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    free(tmp_link);
+    char *key = co_xasprintf("%s/ca.key", out);
+    assert_int_equal(lstat(key, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0600);
+    text = co_test_read_file(key, NULL);
+    assert_non_null(strstr(text, "PRIVATE KEY"));
+    free(text);
+    free(key);
+    char *crt = co_xasprintf("%s/ca.crt", out);
+    assert_int_equal(lstat(crt, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0644);
+    free(crt);
+    co_test_rmtree(dir);
+    free(victim);
+    free(out);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -772,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_certs__plan_walks_a_ca_lifetime),
         cmocka_unit_test(test_certs__plan_repairs_what_is_broken),
         cmocka_unit_test(test_certs__next_event_is_the_earliest_rule),
+        cmocka_unit_test(test_certs__cli_does_not_follow_planted_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for downloads and HTTP-repository HEAD resolution against a loopback HTTP server:
- * digest verification, truncation, retries, caps, redirects, proxies, cancellation.
+ * digest verification, truncation, retries, caps, redirects, proxies, cancellation, and the
+ * network deny-list on every hop (a second server on 127.0.0.2 plays the denied address).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <openssl/evp.h>
 
 #include "co/fetch.h"
+#include "co/net.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
@@ -38,6 +40,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    co_net_deny_clear();
     test_httpd_stop(f->srv);
     co_test_rmtree(f->dir);
     free(f->dir);
@@ -386,6 +389,80 @@ static void test_fetch__head_errors(void **state)
     free(missing);
 }
 
+/* ---- the network deny-list --------------------------------------------------------------- */
+
+static void deny(const char *cidrs)
+{
+    assert_co_pass(co_net_deny_set(&cidrs, 1));
+}
+
+static void test_fetch__denied_address_is_never_contacted(void **state)
+{
+    fixture *f = *state;
+    test_httpd *denied = test_httpd_start_at("127.0.0.2");
+    test_httpd_route(denied, "/a.tgz", 200, payload, sizeof(payload), "ETag: \"x\"");
+    test_httpd_route(f->srv, "/a.tgz", 200, payload, sizeof(payload), "ETag: \"x\"");
+    char *bad = co_xasprintf("%s/a.tgz", test_httpd_url(denied));
+    char *good = url_of(f, "/a.tgz");
+    deny("127.0.0.2/32");
+    assert_co_fail_with(CO_EAUTH, co_fetch_download(bad, NULL, f->dest, &f->opts, NULL));
+    assert_contains(co_error_last(),
+                    "connection to 127.0.0.2 refused: address in denied range 127.0.0.2/32");
+    assert_contains(co_error_last(), bad);
+    co_fetch_head_result h = {0};
+    assert_co_fail_with(CO_EAUTH, co_fetch_head(bad, NULL, NULL, &f->opts, &h));
+    assert_contains(co_error_last(), "address in denied range 127.0.0.2/32");
+    /* a redirect hop to the denied address is refused the same way */
+    char *loc = co_xasprintf("Location: %s", bad);
+    test_httpd_route(f->srv, "/moved", 302, NULL, 0, loc);
+    char *moved = url_of(f, "/moved");
+    assert_co_fail_with(CO_EAUTH, co_fetch_download(moved, NULL, f->dest, &f->opts, NULL));
+    assert_contains(co_error_last(), "connection to 127.0.0.2 refused");
+    assert_int_equal(test_httpd_hits(f->srv, "/moved"), 1); /* refused, so never retried */
+    /* 127.0.0.1 is not in the range */
+    assert_co_pass(co_fetch_download(good, NULL, f->dest, &f->opts, NULL));
+    assert_co_pass(co_fetch_head(good, NULL, NULL, &f->opts, &h));
+    co_fetch_head_result_dispose(&h);
+    /* the denied server saw nothing; once allowed, it sees exactly the one request asked for */
+    assert_int_equal(test_httpd_connections(denied), 0);
+    co_net_deny_clear();
+    assert_co_pass(co_fetch_download(bad, NULL, f->dest, &f->opts, NULL));
+    assert_int_equal(test_httpd_connections(denied), 1);
+    assert_int_equal(test_httpd_hits(denied, "/a.tgz"), 1);
+    test_httpd_stop(denied);
+    free(moved);
+    free(loc);
+    free(good);
+    free(bad);
+}
+
+static void test_fetch__denied_address_behind_a_proxy(void **state)
+{
+    fixture *f = *state;
+    /* the test server plays the proxy, which would reach whatever it is asked for */
+    test_httpd_route(f->srv, "http://169.254.169.254/latest", 200, payload, sizeof(payload), NULL);
+    test_httpd_route(f->srv, "http://artifacts.invalid/a.tgz", 302, NULL, 0,
+                     "Location: http://169.254.169.254/latest");
+    setenv("HTTP_PROXY", test_httpd_url(f->srv), 1); // NOLINT(concurrency-mt-unsafe)
+    deny("169.254.0.0/16");
+    f->opts.retries = 2;
+    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://169.254.169.254/latest", NULL, f->dest,
+                                                    &f->opts, NULL));
+    assert_contains(co_error_last(),
+                    "connection to 169.254.169.254 refused: address in denied range "
+                    "169.254.0.0/16");
+    assert_co_fail_with(CO_EAUTH, co_fetch_download("http://artifacts.invalid/a.tgz", NULL, f->dest,
+                                                    &f->opts, NULL));
+    assert_contains(co_error_last(), "address in denied range 169.254.0.0/16");
+    co_fetch_head_result h = {0};
+    assert_co_fail_with(
+        CO_EAUTH, co_fetch_head("http://artifacts.invalid/a.tgz", "X-Digest", NULL, &f->opts, &h));
+    unsetenv("HTTP_PROXY"); // NOLINT(concurrency-mt-unsafe)
+    assert_int_equal(test_httpd_hits(f->srv, "http://artifacts.invalid/a.tgz"), 2);
+    assert_int_equal(test_httpd_hits(f->srv, "http://169.254.169.254/latest"), 0);
+    assert_dir_holds_only(f, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +484,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fetch__head_follows_redirects_until_digest, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_fetch__head_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch__denied_address_is_never_contacted, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fetch__denied_address_behind_a_proxy, setup, teardown),
     };
     return cmocka_run_group_tests_name("fetch", tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Git sources against real repositories made with git, over file:// URLs: branch, tag, semver
- * and commit references with Flux's revision format, checkout contents and the canonical tree
- * digest, new commits picked up, the cache, hostile trees and clear errors.
+ * Git sources against real repositories made with git, over file:// URLs (the handle allows them
+ * with its test-only option): branch, tag, semver and commit references with Flux's revision
+ * format, checkout contents and the canonical tree digest, new commits picked up, the cache,
+ * hostile trees and clear errors; without the option, file:// URLs, local paths and other
+ * transports refused before libgit2 sees them; the deny-list on the address connected to.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +17,9 @@
 
 #include "co/archive.h"
 #include "co/git.h"
+#include "co/net.h"
 #include "tests/support/test_git_repo.h"
+#include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
 typedef struct fixture {
@@ -51,7 +55,7 @@ static int setup(void **state)
     f->c3 = tgr_commit(f->src, "feature");
     tgr_switch(f->src, "main");
     char *cache = co_xasprintf("%s/cache", f->dir);
-    co_git_options o = {.timeout_ms = 60000};
+    co_git_options o = {.timeout_ms = 60000, .test_only_file_urls = 1};
     assert_co_pass(co_git_new(&f->git, cache, &o));
     free(cache);
     *state = f;
@@ -61,6 +65,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    co_net_deny_clear();
     co_git_free(f->git);
     co_test_rmtree(f->dir);
     free(f->dir);
@@ -384,9 +389,10 @@ static void test_git__bad_urls_and_missing_repositories(void **state)
     co_git_resolved r = {0};
     co_git_ref main_ref = {.branch = "main"};
     assert_co_fail_with(CO_EINVALID, co_git_resolve(f->git, "ftp://x/y", &main_ref, NULL, &r));
-    assert_contains(co_error_last(), "scheme must be https, http, ssh or file");
+    assert_contains(co_error_last(), "the scheme must be https, http or ssh");
     assert_co_fail_with(CO_EINVALID, co_git_resolve(f->git, "", &main_ref, NULL, &r));
-    assert_co_fail_with(CO_EINVALID, co_git_validate(f->url, &(co_git_ref){.branch = "a..b"}));
+    assert_co_fail_with(
+        CO_EINVALID, co_git_validate("https://example.com/r.git", &(co_git_ref){.branch = "a..b"}));
     assert_contains(co_error_last(), "git ref.branch");
     char *missing = co_xasprintf("file://%s/nope", f->dir);
     assert_co_fail_with(CO_ENOTFOUND, co_git_resolve(f->git, missing, &main_ref, NULL, &r));
@@ -515,6 +521,93 @@ static void test_git__known_hosts_rules(void **state)
     free(b2);
 }
 
+/* With the webhook bypassed, a file:// URL read another tenant's cached repository. */
+static void test_git__local_urls_are_refused(void **state)
+{
+    fixture *f = *state;
+    char *cache = co_xasprintf("%s/cache2", f->dir);
+    co_git *g = NULL;
+    co_git_options o = {.timeout_ms = 60000};
+    assert_co_pass(co_git_new(&g, cache, &o));
+    char *bare = co_xasprintf("%s/cache/x.git", f->dir); /* what a cache entry looks like */
+    const char *urls[] = {
+        f->url,          "FILE:///etc", "git://example.com/r.git", "ssh+git://h/r",
+        "git+ssh://h/r", f->src,        "relative/path/repo",      bare};
+    co_git_ref main_ref = {.branch = "main"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(urls); i++) {
+        co_git_resolved r = {0};
+        assert_co_fail_with(CO_EINVALID, co_git_resolve(g, urls[i], &main_ref, NULL, &r));
+        assert_contains(co_error_last(), "(spec.sourceRef.git.url): the scheme must be https, "
+                                         "http or ssh, or user@host:path; file:// URLs and "
+                                         "local paths are not allowed");
+        assert_co_fail_with(CO_EINVALID, co_git_validate(urls[i], &main_ref));
+        char refname[] = "refs/heads/main";
+        co_git_resolved fake = {.commit = f->c1, .refname = refname};
+        char *dest = next_dest(f), *digest = NULL;
+        assert_co_fail_with(CO_EINVALID,
+                            co_git_checkout(g, urls[i], NULL, &fake, dest, NULL, &digest, NULL));
+        assert_int_not_equal(access(dest, F_OK), 0);
+        free(dest);
+    }
+    /* the test-only option opens file:// to co_git_resolve() alone, never to validation */
+    assert_co_fail_with(CO_EINVALID, co_git_validate(f->url, &main_ref));
+    co_git_resolved r = {0};
+    assert_co_pass(co_git_resolve(f->git, f->url, &main_ref, NULL, &r));
+    co_git_resolved_dispose(&r);
+    /* the transports that remain still validate */
+    assert_co_pass(co_git_validate("https://example.com/r.git", &main_ref));
+    assert_co_pass(co_git_validate("ssh://git@example.com:2222/r.git", &main_ref));
+    assert_co_pass(co_git_validate("git@example.com:team/r.git", &main_ref));
+    co_git_free(g);
+    free(bare);
+    free(cache);
+}
+
+/* libgit2's connections pass the deny-list on the address they are about to connect to. */
+static void test_git__denied_address_is_never_contacted(void **state)
+{
+    fixture *f = *state;
+    test_httpd *denied = test_httpd_start_at("127.0.0.2");
+    const char *cidr = "127.0.0.0/30";
+    assert_co_pass(co_net_deny_set(&cidr, 1));
+    co_git_ref main_ref = {.branch = "main"};
+    co_git_resolved r = {0};
+    char *url = co_xasprintf("%s/repo.git", test_httpd_url(denied));
+    assert_co_fail_with(CO_EAUTH, co_git_resolve(f->git, url, &main_ref, NULL, &r));
+    assert_contains(co_error_last(),
+                    "connection to 127.0.0.2 refused: address in denied range 127.0.0.0/30");
+    assert_contains(co_error_last(), url);
+    char refname[] = "refs/heads/main";
+    co_git_resolved fake = {.commit = f->c1, .refname = refname};
+    char *dest = next_dest(f), *digest = NULL;
+    assert_co_fail_with(CO_EAUTH,
+                        co_git_checkout(f->git, url, NULL, &fake, dest, NULL, &digest, NULL));
+    assert_contains(co_error_last(), "address in denied range 127.0.0.0/30");
+    /* ssh goes through the same stream */
+    const char *port = strrchr(test_httpd_url(denied), ':') + 1;
+    char *ssh_url = co_xasprintf("ssh://git@127.0.0.2:%s/r.git", port);
+    assert_co_fail_with(CO_EAUTH, co_git_resolve(f->git, ssh_url, &main_ref, NULL, &r));
+    assert_contains(co_error_last(), "connection to 127.0.0.2 refused");
+    assert_int_equal(test_httpd_connections(denied), 0);
+    /* through a proxy, the URL's host is checked by name before the proxy is asked */
+    assert_co_pass(co_net_deny_set((const char *[]){"169.254.0.0/16"}, 1));
+    setenv("http_proxy", "http://127.0.0.1:1", 1); // NOLINT(concurrency-mt-unsafe)
+    assert_co_fail_with(
+        CO_EAUTH, co_git_resolve(f->git, "http://169.254.169.254/r.git", &main_ref, NULL, &r));
+    assert_contains(co_error_last(), "git repository http://169.254.169.254/r.git: connection to "
+                                     "169.254.169.254 refused: address in denied range "
+                                     "169.254.0.0/16");
+    unsetenv("http_proxy"); // NOLINT(concurrency-mt-unsafe)
+    /* once allowed, the server is reached (and answers 404: it is no git server) */
+    co_net_deny_clear();
+    assert_int_not_equal(co_git_resolve(f->git, url, &main_ref, NULL, &r), 0);
+    assert_true(test_httpd_connections(denied) >= 1);
+    test_httpd_stop(denied);
+    free(ssh_url);
+    free(dest);
+    free(url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +625,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_git__hostile_symlink_is_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git__limits_apply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_git__bad_urls_and_missing_repositories, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_git__local_urls_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_git__denied_address_is_never_contacted, setup,
                                         teardown),
         cmocka_unit_test(test_git__revision_and_redaction_helpers),
         cmocka_unit_test(test_git__known_hosts_rules),

@@ -2,7 +2,11 @@
 /*
  * Unit tests for kubeconfig and in-cluster configuration: merging of several files, context
  * selection, inline and file credentials, relative paths, refused plugins, errors that name
- * the field, and the credentials reaching requests (through the fake transport).
+ * the field, and the credentials reaching requests (through the fake transport). Untrusted
+ * kubeconfigs (from a Component's Secret): every file reference refused before any file is
+ * opened (counted through the loader's one open path), plain http only with the flag, and
+ * their clients held to the network deny-list, checked against loopback servers that count
+ * the connections they accept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +17,11 @@
 
 #include "co/kube_client.h"
 #include "co/kube_config.h"
+#include "co/net.h"
+#include "co/yaml.h"
 #include "shared/src/kube_int.h"
 #include "tests/support/fake_kube.h"
+#include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
 typedef struct fixture {
@@ -32,6 +39,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *fx = *state;
+    co_net_deny_clear();
     co_test_rmtree(fx->dir);
     free(fx->dir);
     free(fx);
@@ -408,6 +416,295 @@ static void test_kube_config__yaml_kubeconfig(void **state)
     free(path);
 }
 
+/* ---- untrusted kubeconfigs --------------------------------------------------------------- */
+
+/* A kubeconfig with clusters and users given as JSON arrays; the context "x" selects the
+ * cluster and user named "sel". */
+static struct json_object *untrusted_doc(const char *clusters, const char *users)
+{
+    char *text = co_xasprintf("{\"current-context\":\"x\",\"clusters\":%s,\"users\":%s,"
+                              "\"contexts\":[{\"name\":\"x\",\"context\":{\"cluster\":\"sel\","
+                              "\"user\":\"sel\"}}]}",
+                              clusters, users);
+    struct json_object *doc = NULL;
+    assert_co_pass(co_yaml_parse(&doc, text, strlen(text), 0));
+    free(text);
+    return doc;
+}
+
+/* Loads an untrusted kubeconfig that must fail with @p code and exactly @p message, opening no
+ * file on the way. */
+static void assert_untrusted_refused(const char *clusters,
+                                     const char *users,
+                                     unsigned flags,
+                                     int code,
+                                     const char *message)
+{
+    struct json_object *doc = untrusted_doc(clusters, users);
+    co_kube_config *cfg = NULL;
+    unsigned long opened = co_kube__files_opened();
+    assert_co_fail_with(code, co_kube_config_from_untrusted_json(&cfg, doc, NULL, flags));
+    assert_string_equal(co_error_last(), message);
+    assert_null(cfg);
+    assert_int_equal(co_kube__files_opened(), opened);
+    json_object_put(doc);
+}
+
+#define HTTPS_CLUSTER "[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\"}}]"
+#define TOKEN_USER    "[{\"name\":\"sel\",\"user\":{\"token\":\"t\"}}]"
+#define NO_FILES      "file references are not allowed in an untrusted kubeconfig"
+
+static void test_kube_config__untrusted_refuses_every_file_reference(void **state)
+{
+    fixture *fx = *state;
+    /* every path names a readable file, so a loader that opened one would succeed */
+    char *tok = write_in(fx, "token", "controller-token\n");
+    char *pem = write_in(fx, "pem", "-----PEM-----\n");
+    char *users = NULL, *clusters = NULL;
+
+    users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"tokenFile\":\"%s\"}}]", tok);
+    assert_untrusted_refused(HTTPS_CLUSTER, users, 0, CO_EINVALID,
+                             "users[0].user.tokenFile: " NO_FILES);
+    free(users);
+    /* relative, or next to an inline token that would win: still refused */
+    assert_untrusted_refused(
+        HTTPS_CLUSTER, "[{\"name\":\"sel\",\"user\":{\"token\":\"t\",\"tokenFile\":\"token\"}}]", 0,
+        CO_EINVALID, "users[0].user.tokenFile: " NO_FILES);
+    users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"client-certificate\":\"%s\","
+                         "\"client-key-data\":\"a2V5\"}}]",
+                         pem);
+    assert_untrusted_refused(HTTPS_CLUSTER, users, 0, CO_EINVALID,
+                             "users[0].user.client-certificate: " NO_FILES);
+    free(users);
+    users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"client-certificate-data\":\"Y2VydA==\","
+                         "\"client-key\":\"%s\"}}]",
+                         pem);
+    assert_untrusted_refused(HTTPS_CLUSTER, users, 0, CO_EINVALID,
+                             "users[0].user.client-key: " NO_FILES);
+    free(users);
+    clusters = co_xasprintf("[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\","
+                            "\"certificate-authority-data\":\"Y2E=\","
+                            "\"certificate-authority\":\"%s\"}}]",
+                            pem);
+    assert_untrusted_refused(clusters, TOKEN_USER, 0, CO_EINVALID,
+                             "clusters[0].cluster.certificate-authority: " NO_FILES);
+    free(clusters);
+    /* entries the context does not select count too, and a value of any type */
+    users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"token\":\"t\"}},"
+                         "{\"name\":\"other\",\"user\":{\"tokenFile\":\"%s\"}}]",
+                         tok);
+    assert_untrusted_refused(HTTPS_CLUSTER, users, 0, CO_EINVALID,
+                             "users[1].user.tokenFile: " NO_FILES);
+    free(users);
+    assert_untrusted_refused("[{\"name\":\"other\",\"cluster\":{\"server\":\"https://o:1\","
+                             "\"certificate-authority\":{\"path\":\"/etc/shadow\"}}},"
+                             "{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\"}}]",
+                             TOKEN_USER, 0, CO_EINVALID,
+                             "clusters[0].cluster.certificate-authority: " NO_FILES);
+    /* the plugins stay refused, wherever they are */
+    assert_untrusted_refused(HTTPS_CLUSTER,
+                             "[{\"name\":\"sel\",\"user\":{\"exec\":{\"command\":\"sh\"}}}]", 0,
+                             CO_EUNSUPPORTED,
+                             "users[0].user.exec: exec credential plugins are not supported; use "
+                             "a token or a client certificate");
+    assert_untrusted_refused(HTTPS_CLUSTER,
+                             "[{\"name\":\"sel\",\"user\":{\"token\":\"t\"}},"
+                             "{\"name\":\"o\",\"user\":{\"auth-provider\":{\"name\":\"gcp\"}}}]",
+                             0, CO_EUNSUPPORTED,
+                             "users[1].user.auth-provider: auth-provider plugins are not "
+                             "supported; use a token or a client certificate");
+
+    /* the same token file through the trusted loader is read: the counter sees opens */
+    users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"tokenFile\":\"%s\"}}]", tok);
+    struct json_object *doc = untrusted_doc(HTTPS_CLUSTER, users);
+    co_kube_config *cfg = NULL;
+    unsigned long opened = co_kube__files_opened();
+    assert_co_pass(co_kube_config_from_json(&cfg, doc, NULL, NULL));
+    assert_true(co_kube__files_opened() > opened);
+    assert_false(co_kube_config_is_untrusted(cfg));
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+    free(users);
+    /* null and "" are no references */
+    doc = untrusted_doc("[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\","
+                        "\"certificate-authority\":null}}]",
+                        "[{\"name\":\"sel\",\"user\":{\"token\":\"t\",\"tokenFile\":\"\"}}]");
+    opened = co_kube__files_opened();
+    assert_co_pass(co_kube_config_from_untrusted_json(&cfg, doc, NULL, 0));
+    assert_int_equal(co_kube__files_opened(), opened);
+    assert_true(co_kube_config_is_untrusted(cfg));
+    assert_string_equal(cfg->token, "t");
+    assert_null(cfg->token_file);
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+    free(tok);
+    free(pem);
+}
+
+static void test_kube_config__untrusted_servers_and_proxies(void **state)
+{
+    (void)state;
+    static const char http_second[] =
+        "[{\"name\":\"first\",\"cluster\":{\"server\":\"https://h:1\"}},"
+        "{\"name\":\"sel\",\"cluster\":{\"server\":\"http://10.0.0.1:8080\"}}]";
+    assert_untrusted_refused(http_second, TOKEN_USER, 0, CO_EINVALID,
+                             "clusters[1].cluster.server: \"http://10.0.0.1:8080\": plain http is "
+                             "not allowed in an untrusted kubeconfig; use https");
+    struct json_object *doc = untrusted_doc(http_second, TOKEN_USER);
+    co_kube_config *cfg = NULL;
+    assert_co_pass(co_kube_config_from_untrusted_json(&cfg, doc, NULL, CO_KUBE_CONFIG_ALLOW_HTTP));
+    assert_string_equal(co_kube_config_server(cfg), "http://10.0.0.1:8080");
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+    /* proxies of client-go's schemes only; skipping TLS verification stays the tenant's choice */
+    assert_untrusted_refused("[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\","
+                             "\"proxy-url\":\"socks4://p:1080\"}}]",
+                             TOKEN_USER, 0, CO_EINVALID,
+                             "clusters[0].cluster.proxy-url: \"socks4://p:1080\": the scheme must "
+                             "be http, https, socks5 or socks5h");
+    doc = untrusted_doc("[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\","
+                        "\"proxy-url\":\"socks5h://p:1080\",\"insecure-skip-tls-verify\":true,"
+                        "\"tls-server-name\":\"k\"}}]",
+                        TOKEN_USER);
+    assert_co_pass(co_kube_config_from_untrusted_json(&cfg, doc, NULL, 0));
+    assert_string_equal(cfg->proxy_url, "socks5h://p:1080");
+    assert_true(cfg->insecure);
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+}
+
+static void test_kube_config__untrusted_inline_credentials_and_impersonation(void **state)
+{
+    (void)state;
+    /* "Y2VydA==" is "cert", "a2V5" is "key" */
+    struct json_object *doc =
+        untrusted_doc("[{\"name\":\"sel\",\"cluster\":{\"server\":\"https://h:1\","
+                      "\"certificate-authority-data\":\"Y2E=\"}}]",
+                      "[{\"name\":\"sel\",\"user\":{\"client-certificate-data\":\"Y2VydA==\","
+                      "\"client-key-data\":\"a2V5\",\"token\":\"inline\",\"as\":\"tenant-admin\","
+                      "\"as-groups\":[\"system:masters\"],\"as-uid\":\"0\"}}]");
+    co_kube_config *cfg = NULL;
+    assert_co_pass(co_kube_config_from_untrusted_json(&cfg, doc, NULL, 0));
+    assert_string_equal(cfg->ca.data, "ca");
+    assert_string_equal(cfg->client_cert.data, "cert");
+    assert_string_equal(cfg->client_key.data, "key");
+    /* without an impersonation option the kubeconfig's own applies, to the tenant's server */
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_json(f, "GET", "/version", 200, "{}");
+    co_kube_client *c = NULL;
+    co_kube_client_options o = {.qps = -1};
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, co_fake_kube_transport(f), &o));
+    assert_co_pass(co_kube_request_raw(NULL, c, "GET", "/version", NULL, NULL, 0));
+    co_fake_call call = co_fake_kube_call(f, 0);
+    assert_contains(call.headers, "Authorization: Bearer inline\n");
+    assert_contains(call.headers, "Impersonate-User: tenant-admin\n");
+    assert_contains(call.headers, "Impersonate-Group: system:masters\n");
+    assert_null(strstr(call.headers, "Impersonate-Uid"));
+    co_fake_call_dispose(&call);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+    /* the controller's service account on top replaces the user and drops the groups */
+    f = co_fake_kube_new();
+    co_fake_kube_json(f, "GET", "/version", 200, "{}");
+    o.impersonate_user = "system:serviceaccount:team:deployer";
+    assert_co_pass(co_kube_client_new_with_transport(&c, cfg, co_fake_kube_transport(f), &o));
+    assert_co_pass(co_kube_request_raw(NULL, c, "GET", "/version", NULL, NULL, 0));
+    call = co_fake_kube_call(f, 0);
+    assert_contains(call.headers, "Impersonate-User: system:serviceaccount:team:deployer\n");
+    assert_null(strstr(call.headers, "Impersonate-Group"));
+    assert_null(strstr(call.headers, "tenant-admin"));
+    co_fake_call_dispose(&call);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+    co_kube_config_free(cfg);
+    json_object_put(doc);
+}
+
+/* Builds a config the way the controller does for a target, and when that succeeds a client,
+ * and sends one request; returns the config's code, or the request's. */
+static int controller_uses(const struct json_object *doc, int untrusted, unsigned flags)
+{
+    co_kube_config *cfg = NULL;
+    int rc = untrusted ? co_kube_config_from_untrusted_json(&cfg, doc, NULL, flags)
+                       : co_kube_config_from_json(&cfg, doc, NULL, NULL);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_client *c = NULL;
+    co_kube_client_options o = {.qps = -1, .max_retries = -1, .connect_timeout_ms = 5000};
+    rc = co_kube_client_new(&c, cfg, &o);
+    if (rc == 0) {
+        rc = co_kube_request_raw(NULL, c, "GET", "/version", NULL, NULL, 0);
+    }
+    co_kube_client_free(c);
+    co_kube_config_free(cfg);
+    return rc;
+}
+
+/* The finding: a kubeconfig Secret naming the controller's token file as tokenFile and a
+ * server of the tenant's choosing made the controller send that token there. */
+static void test_kube_config__untrusted_token_file_never_leaves(void **state)
+{
+    fixture *fx = *state;
+    test_httpd *tenant = test_httpd_start();
+    test_httpd_route(tenant, "/version", 200, "{}", 2, "Content-Type: application/json");
+    char *sa_token = write_in(fx, "serviceaccount-token", "controller-token\n");
+    char *clusters = co_xasprintf("[{\"name\":\"sel\",\"cluster\":{\"server\":\"%s\"}}]",
+                                  test_httpd_url(tenant));
+    char *users = co_xasprintf("[{\"name\":\"sel\",\"user\":{\"tokenFile\":\"%s\"}}]", sa_token);
+    struct json_object *doc = untrusted_doc(clusters, users);
+    unsigned long opened = co_kube__files_opened();
+    assert_co_fail_with(CO_EINVALID, controller_uses(doc, 1, CO_KUBE_CONFIG_ALLOW_HTTP));
+    assert_string_equal(co_error_last(), "users[0].user.tokenFile: " NO_FILES);
+    assert_int_equal(co_kube__files_opened(), opened);
+    assert_int_equal(test_httpd_connections(tenant), 0);
+    json_object_put(doc);
+    /* the same kubeconfig with an inline token reaches the server: the listener does count */
+    doc = untrusted_doc(clusters, TOKEN_USER);
+    assert_co_pass(controller_uses(doc, 1, CO_KUBE_CONFIG_ALLOW_HTTP));
+    assert_int_equal(test_httpd_connections(tenant), 1);
+    assert_int_equal(test_httpd_hits(tenant, "/version"), 1);
+    json_object_put(doc);
+    test_httpd_stop(tenant);
+    free(users);
+    free(clusters);
+    free(sa_token);
+}
+
+static void test_kube_config__untrusted_clients_pass_the_deny_list(void **state)
+{
+    (void)state;
+    test_httpd *meta = test_httpd_start_at("127.0.0.2");
+    test_httpd_route(meta, "/version", 200, "{}", 2, "Content-Type: application/json");
+    const char *cidr = "127.0.0.2/32";
+    assert_co_pass(co_net_deny_set(&cidr, 1));
+    char *clusters =
+        co_xasprintf("[{\"name\":\"sel\",\"cluster\":{\"server\":\"%s\"}}]", test_httpd_url(meta));
+    struct json_object *doc = untrusted_doc(clusters, TOKEN_USER);
+    assert_co_fail_with(CO_EAUTH, controller_uses(doc, 1, CO_KUBE_CONFIG_ALLOW_HTTP));
+    assert_contains(co_error_last(),
+                    "connection to 127.0.0.2 refused: address in denied range 127.0.0.2/32");
+    /* behind a proxy the server's host is checked by name: the proxy is never asked */
+    test_httpd *proxy = test_httpd_start();
+    char *proxied = co_xasprintf("[{\"name\":\"sel\",\"cluster\":{\"server\":\"%s\","
+                                 "\"proxy-url\":\"%s\"}}]",
+                                 test_httpd_url(meta), test_httpd_url(proxy));
+    struct json_object *pdoc = untrusted_doc(proxied, TOKEN_USER);
+    assert_co_fail_with(CO_EAUTH, controller_uses(pdoc, 1, CO_KUBE_CONFIG_ALLOW_HTTP));
+    assert_contains(co_error_last(), "address in denied range 127.0.0.2/32");
+    assert_int_equal(test_httpd_connections(proxy), 0);
+    assert_int_equal(test_httpd_connections(meta), 0);
+    /* the controller's own configurations are not subject to the list */
+    assert_co_pass(controller_uses(doc, 0, 0));
+    assert_int_equal(test_httpd_connections(meta), 1);
+    json_object_put(pdoc);
+    json_object_put(doc);
+    test_httpd_stop(proxy);
+    test_httpd_stop(meta);
+    free(proxied);
+    free(clusters);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +723,16 @@ int main(void)
             test_kube_config__basic_auth_and_impersonation_reach_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kube_config__in_cluster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kube_config__yaml_kubeconfig, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_config__untrusted_refuses_every_file_reference,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_config__untrusted_servers_and_proxies, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_kube_config__untrusted_inline_credentials_and_impersonation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_config__untrusted_token_file_never_leaves, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_kube_config__untrusted_clients_pass_the_deny_list,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests_name("kube_config", tests, NULL, NULL);
 }

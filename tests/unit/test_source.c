@@ -102,6 +102,7 @@ static int setup(void **state)
     cfg.cache_dir = cache;
     cfg.fetch.backoff_ms = 10;
     cfg.fetch.retries = 1;
+    cfg.git.test_only_file_urls = 1; /* the git tests use local repositories */
     cfg.get = fake_get;
     cfg.get_ctx = &f->cluster;
     assert_co_pass(co_sources_new(&f->s, &cfg));
@@ -1067,6 +1068,7 @@ sources_with(fixture *f, const char *name, uint64_t max_bytes, const co_archive_
     cfg.cache_max_bytes = max_bytes;
     cfg.fetch.backoff_ms = 10;
     cfg.fetch.retries = 1;
+    cfg.git.test_only_file_urls = 1; /* the git tests use local repositories */
     cfg.get = fake_get;
     cfg.get_ctx = &f->cluster;
     if (limits) {

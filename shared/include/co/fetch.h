@@ -11,6 +11,12 @@
  * https_proxy for https URLs, HTTP_PROXY or http_proxy for http URLs, NO_PROXY or no_proxy for
  * exceptions; requests to localhost and loopback addresses never use a proxy.
  *
+ * URLs are untrusted input: every connection, to the server or a proxy, on the first request or
+ * after a redirect, is checked against the network deny-list (co/net.h) before it is made, and
+ * a refused one fails with CO_EAUTH ("connection to 169.254.169.254 refused: address in denied
+ * range 169.254.0.0/16"), never retried. Through a proxy, the host of each URL requested is
+ * checked by name as well, since the proxy connects to it.
+ *
  * Every download is hashed while it is written. When the caller passes the artifact's digest
  * (`sha256:<hex>` as Flux writes it; sha384 and sha512 work too) the content must match it,
  * or the download fails with a message giving both digests; the Go original never checks.
@@ -59,9 +65,9 @@ CO_MUST_CHECK int co_fetch_digest_check(const char *digest);
  * replacing it atomically. When @p digest is not NULL the content must match it.
  * @param[out] result digest and size of the content (may be NULL); written on success
  * @return 0; CO_EINVALID for a bad URL or digest, or a digest mismatch; CO_ENOTFOUND (HTTP
- *         404/410); CO_EAUTH (HTTP 401/403); CO_ETOOBIG (over the cap); CO_EUNAVAILABLE when
- *         transient failures outlasted the retries (the message says which, e.g. "truncated");
- *         CO_ETIMEOUT; CO_ECANCELED; CO_ERROR otherwise.
+ *         404/410); CO_EAUTH (HTTP 401/403, or a denied address); CO_ETOOBIG (over the cap);
+ *         CO_EUNAVAILABLE when transient failures outlasted the retries (the message says
+ *         which, e.g. "truncated"); CO_ETIMEOUT; CO_ECANCELED; CO_ERROR otherwise.
  */
 CO_MUST_CHECK int co_fetch_download(const char *url,
                                     const char *digest,
@@ -88,7 +94,8 @@ void co_fetch_head_result_dispose(co_fetch_head_result *r);
  * downloads.
  * @return 0; CO_EINVALID ("missing digest on source reference", "missing revision on source
  *         reference", a bad URL, a 3xx without Location); CO_ENOTFOUND, CO_EAUTH or CO_ERROR
- *         for HTTP errors ("error calling source reference URL: 404 (Not Found)");
+ *         for HTTP errors ("error calling source reference URL: 404 (Not Found)"); CO_EAUTH for
+ *         a denied address;
  *         CO_EUNAVAILABLE, CO_ETIMEOUT, CO_ECANCELED as for downloads.
  */
 CO_MUST_CHECK int co_fetch_head(const char *url,

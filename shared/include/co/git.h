@@ -5,10 +5,24 @@
  * repositories, and writing a commit's tree out as an artifact directory.
  *
  * URLs: `https://`, `http://`, `ssh://[user@]host[:port]/path` (and scp-style
- * `user@host:path`), `file://`. Credentials are passed in memory, never written to disk:
- * username and password, or a bearer token (sent as `Authorization: Bearer`), for http(s);
- * a private key (with optional passphrase) and known_hosts data for ssh, where the host key is
- * always checked against known_hosts (no known_hosts: the connection is refused).
+ * `user@host:path`). URLs come from Components, so `file://`, `git://`, local paths and every
+ * other transport libgit2 knows are refused (CO_EINVALID naming spec.sourceRef.git.url): its
+ * local transport would read any repository on this machine, another tenant's cached one
+ * included. Tests that need local repositories set co_git_options.test_only_file_urls.
+ *
+ * Credentials are passed in memory, never written to disk: username and password, or a bearer
+ * token, for http(s), sent as an `Authorization` header with every request (libgit2 1.5 cannot
+ * answer a challenge reliably, nor at all with a bearer token); a private key (with optional
+ * passphrase) and known_hosts data for ssh, where the host key is always checked against
+ * known_hosts (no known_hosts: the connection is refused). Redirects are followed within the
+ * URL's host only (another path or port, or http to https): one to another host fails with
+ * CO_EINVALID, so credentials never follow a redirect elsewhere.
+ *
+ * Every TCP connection libgit2 opens (http, https, ssh, and to a proxy) is checked against the
+ * network deny-list (co/net.h) on the address it is about to connect to; a refused one fails
+ * with CO_EAUTH ("connection to 169.254.169.254 refused: address in denied range
+ * 169.254.0.0/16"). Through a proxy from the environment, the URL's host is checked by name
+ * first, the proxy then resolving it again.
  *
  * Revisions follow Flux's format: `<branch>@sha1:<commit>` for a branch,
  * `<tag>@sha1:<commit>` for a tag or a semver range (the tag chosen), `sha1:<commit>` for a
@@ -65,6 +79,10 @@ typedef struct co_git_auth {
 typedef struct co_git_options {
     long timeout_ms;            /**< an operation's deadline, checked on progress [10 min] */
     const volatile int *cancel; /**< when non-zero, operations stop with CO_ECANCELED */
+    /** TESTS ONLY: accept `file://` URLs in co_git_resolve() and co_git_checkout() (never
+     * co_git_validate()). A daemon must never set it: Component URLs would then read this
+     * machine's files. */
+    int test_only_file_urls;
 } co_git_options;
 
 /** A resolved reference. */
@@ -87,17 +105,18 @@ CO_MUST_CHECK int co_git_new(co_git **out, const char *cache_dir, const co_git_o
 void co_git_free(co_git *g);
 
 /**
- * Checks @p url and @p ref without network access: the URL scheme, exactly what the ref
- * selects, a well-formed commit id and semver constraint.
+ * Checks @p url and @p ref without network access: the URL scheme (https, http, ssh, scp-style;
+ * never file://), exactly what the ref selects, a well-formed commit id and semver constraint.
  * @return 0 or CO_EINVALID (naming the field).
  */
 CO_MUST_CHECK int co_git_validate(const char *url, const co_git_ref *ref);
 
 /**
  * Resolves @p ref on the remote (ls-remote; no objects are fetched).
- * @return 0; CO_EINVALID (bad URL or ref); CO_ENOTFOUND (no such branch or tag, no tag matches
- *         the range, or no such repository); CO_EAUTH (credentials refused or missing, host key
- *         unknown or different); CO_EUNAVAILABLE (network); CO_ETIMEOUT; CO_ECANCELED; CO_ERROR.
+ * @return 0; CO_EINVALID (bad URL or ref, a redirect to another host); CO_ENOTFOUND (no such
+ *         branch or tag, no tag matches the range, or no such repository); CO_EAUTH
+ *         (credentials refused or missing, host key unknown or different, an address the
+ *         deny-list refuses); CO_EUNAVAILABLE (network); CO_ETIMEOUT; CO_ECANCELED; CO_ERROR.
  */
 CO_MUST_CHECK int co_git_resolve(co_git *g,
                                  const char *url,

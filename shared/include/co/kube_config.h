@@ -16,6 +16,11 @@
  * never written anywhere; a tokenFile (and the in-cluster service-account token) is re-read by
  * the client periodically and after a 401. Everything here is thread-safe once loaded: a
  * config is immutable. Ownership follows shared/README.md.
+ *
+ * Kubeconfigs written by tenants (a Component's spec.kubeConfig Secret, a template's
+ * lookupWithKubeConfig) go through co_kube_config_from_untrusted_json() instead, which accepts
+ * inline credentials only: a file reference would make the controller read its own files (its
+ * service-account token) and send them wherever the tenant's server points.
  */
 #ifndef CO_KUBE_CONFIG_H
 #define CO_KUBE_CONFIG_H
@@ -68,6 +73,44 @@ CO_MUST_CHECK int co_kube_config_from_json(co_kube_config **out,
                                            const char *base_dir,
                                            const char *context);
 
+/** co_kube_config_from_untrusted_json() flag: accept http:// servers (a ComponentPolicy allows
+ * them). */
+#define CO_KUBE_CONFIG_ALLOW_HTTP 0x1u
+
+/**
+ * Builds a configuration from a kubeconfig written by an untrusted party, for a target cluster.
+ * Before anything is resolved, every cluster and user entry (not only the selected ones) is
+ * checked: a file reference (`certificate-authority`, `client-certificate`, `client-key`,
+ * `tokenFile`: any value but null or "") is refused, and so are the exec and auth-provider
+ * plugins, so no file is ever opened. Credentials come from `certificate-authority-data`,
+ * `client-certificate-data`, `client-key-data`, `token`, `username`/`password`.
+ *
+ * The selected cluster's server must be https:// unless @p flags has
+ * CO_KUBE_CONFIG_ALLOW_HTTP. `insecure-skip-tls-verify` and `tls-server-name` are kept: they
+ * weaken or redirect only the check of the tenant's own server, whose credentials are the
+ * tenant's. `proxy-url` is kept with the schemes client-go knows (http, https, socks5,
+ * socks5h). `as`/`as-groups` are kept as the kubeconfig's own impersonation; a client option
+ * co_kube_client_options.impersonate_user replaces both (user and groups), so a caller that
+ * impersonates on top never carries the tenant's groups. `as-uid` and `as-user-extra` are not
+ * read, here or in any kubeconfig.
+ *
+ * The configuration remembers where it came from (co_kube_config_is_untrusted()): clients built
+ * from it with co_kube_client_new() check every connection, and through a proxy the server's
+ * host, against the network deny-list (co/net.h).
+ * @param doc the kubeconfig (borrowed, not modified)
+ * @param context context to use instead of current-context, or NULL
+ * @param flags 0 or CO_KUBE_CONFIG_ALLOW_HTTP
+ * @return 0; CO_EINVALID for a file reference ("users[0].user.tokenFile: file references are
+ * not allowed in an untrusted kubeconfig"), an http:// server without the flag
+ * ("clusters[0].cluster.server: ..."), a proxy-url of another scheme, and what
+ * co_kube_config_from_json() refuses; CO_EUNSUPPORTED for exec and auth-provider
+ * ("users[0].user.exec: ...").
+ */
+CO_MUST_CHECK int co_kube_config_from_untrusted_json(co_kube_config **out,
+                                                     const struct json_object *doc,
+                                                     const char *context,
+                                                     unsigned flags);
+
 /**
  * In-cluster configuration: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6
  * addresses bracketed), the CA, token and namespace files of @p sa_dir.
@@ -96,5 +139,8 @@ const char *co_kube_config_context(const co_kube_config *cfg);
 
 /** Whether the configuration came from the in-cluster service account. */
 int co_kube_config_is_in_cluster(const co_kube_config *cfg);
+
+/** Whether the configuration came from co_kube_config_from_untrusted_json(). */
+int co_kube_config_is_untrusted(const co_kube_config *cfg);
 
 #endif
