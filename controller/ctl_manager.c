@@ -767,7 +767,9 @@ static int cache_policy_check(void *ctx,
     co_policy_request req = {0};
     req.ns = ns;
     req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
-    if ((rc = co_policy_evaluate(&res, set, c, &req)) < 0) {
+    /* grants first: a Component being deleted needs them even when a rule now denies it */
+    if ((rc = co_policy_permissions_of(perm_out, set, &req)) < 0 ||
+        (rc = co_policy_evaluate(&res, set, c, &req)) < 0) {
         goto done;
     }
     if (res.verdict == CO_POLICY_DENY) {
@@ -786,9 +788,7 @@ static int cache_policy_check(void *ctx,
         }
         *msg_out = co_buf_take(&b, NULL);
         rc = CO_EINVALID;
-        goto done;
     }
-    rc = co_policy_permissions_of(perm_out, set, &req);
 done:
     co_policy_result_dispose(&res);
     co_component_free(c);
@@ -802,11 +802,12 @@ static int targets_acquire(void *ctx,
                            const char *kubeconfig,
                            size_t len,
                            const char *user,
+                           unsigned flags,
                            co_kube_client **out,
                            void **hold)
 {
     ctl_manager *m = ctx;
-    return ctl_targets_acquire(m->targets, kubeconfig, len, user, out, hold);
+    return ctl_targets_acquire(m->targets, kubeconfig, len, user, flags, out, hold);
 }
 
 static void targets_release(void *ctx, void *hold)

@@ -27,6 +27,7 @@
 #include "co/time.h"
 #include "co/yaml.h"
 #include "controller/ctl_render.h"
+#include "controller/ctl_targets.h"
 
 #define COMPONENT_API "core.cs.sap.com/v1alpha1"
 #define MS            CO_MILLISECOND
@@ -659,13 +660,15 @@ static int acquire_target(pass *p)
         }
     } else {
         co_error_clear();
+        unsigned flags =
+            (p->perm.grants & CO_GRANT_INSECURE_KUBECONFIG_SERVERS) ? CTL_TARGET_ALLOW_HTTP : 0;
         rc = p->env->targets.acquire(p->env->targets.ctx, p->kubeconfig, p->kubeconfig_len, p->user,
-                                     &p->target, &p->target_hold);
+                                     flags, &p->target, &p->target_hold);
         /* templates' localLookup reads the local cluster as the Component, not as the
          * controller, when the objects go elsewhere */
         if (rc == 0 && p->kubeconfig && p->user) {
-            rc = p->env->targets.acquire(p->env->targets.ctx, NULL, 0, p->user, &p->local_lookups,
-                                         &p->local_lookups_hold);
+            rc = p->env->targets.acquire(p->env->targets.ctx, NULL, 0, p->user, 0,
+                                         &p->local_lookups, &p->local_lookups_hold);
         }
     }
     if (rc < 0) {
@@ -985,6 +988,18 @@ static void delete_step(pass *p, const char *owner_id)
 
 /* ---- the reconcile ----------------------------------------------------------------------- */
 
+/* A Component being deleted is not judged by the policies, but what they grant (an http://
+ * kubeconfig server) still reaches its target; without the policies nothing is granted. */
+static void deletion_grants(pass *p)
+{
+    char *deny = NULL;
+    if (p->env->cache.policy_check &&
+        p->env->cache.policy_check(p->env->cache.ctx, p->obj, &deny, &p->perm) < 0) {
+        co_error_clear();
+    }
+    free(deny);
+}
+
 /* The webhook's validation, again: a Component that reached the store without it (failurePolicy
  * Ignore, a namespace the webhook configuration excludes, a webhook that was down) is refused
  * here with the same messages. Unknown fields are left to the API server's pruning. */
@@ -1057,6 +1072,9 @@ static void run(pass *p)
      * webhook's checks and the policies (a webhook can be bypassed) */
     if (!p->deleting && (validate_spec(p) < 0 || check_policies(p) < 0)) {
         return;
+    }
+    if (p->deleting) {
+        deletion_grants(p);
     }
 
     struct json_object *refs = json_object_new_object();

@@ -127,9 +127,10 @@ typedef struct ctl_cache_ops {
     int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
     /** The dependency cycle through @p key ("ns/a -> ns/b -> ns/a"), or CO_ENOTFOUND. */
     int (*cycle_of)(void *ctx, const char *key, char **path_out);
-    /** ComponentPolicy verdict: 0 when admitted, with what the applying policies grant in
-     * *perm_out (dispose it); CO_EINVALID with *msg_out when denied; any other error when the
-     * policies cannot be evaluated (the pass then fails: a policy never fails open). */
+    /** ComponentPolicy verdict: 0 when admitted; CO_EINVALID with *msg_out when denied; any
+     * other error when the policies cannot be evaluated (the pass then fails: a policy never
+     * fails open). What the applying policies grant is in *perm_out (dispose it) on 0 and on
+     * CO_EINVALID. */
     int (*policy_check)(void *ctx,
                         const struct json_object *component,
                         char **msg_out,
@@ -150,11 +151,12 @@ typedef struct ctl_cache_ops {
 /** Target clients (ctl_targets.h). */
 typedef struct ctl_target_ops {
     /** A client for @p kubeconfig (NULL: the local cluster) acting as @p user (NULL: as the
-     * controller); *hold is released with release(). */
+     * controller), with ctl_targets_acquire()'s @p flags; *hold is released with release(). */
     int (*acquire)(void *ctx,
                    const char *kubeconfig,
                    size_t kubeconfig_len,
                    const char *user,
+                   unsigned flags,
                    co_kube_client **out,
                    void **hold);
     void (*release)(void *ctx, void *hold);

@@ -99,7 +99,12 @@ void ctl_targets_sweep(ctl_targets *t)
     pthread_mutex_unlock(&t->mu);
 }
 
-static int build(entry *e, ctl_targets *t, const char *kubeconfig, size_t len, const char *user)
+static int build(entry *e,
+                 ctl_targets *t,
+                 const char *kubeconfig,
+                 size_t len,
+                 const char *user,
+                 unsigned flags)
 {
     if (!kubeconfig) {
         return co_kube_client_new_impersonating(&e->client, t->local, user, NULL, 0);
@@ -113,7 +118,8 @@ static int build(entry *e, ctl_targets *t, const char *kubeconfig, size_t len, c
         json_object_put(doc);
         return co_error_set(CO_EINVALID, "kubeconfig: not a mapping");
     }
-    rc = co_kube_config_from_json(&e->cfg, doc, NULL, NULL);
+    rc = co_kube_config_from_untrusted_json(
+        &e->cfg, doc, NULL, (flags & CTL_TARGET_ALLOW_HTTP) ? CO_KUBE_CONFIG_ALLOW_HTTP : 0);
     json_object_put(doc);
     if (rc < 0) {
         return co_error_wrap("kubeconfig");
@@ -131,6 +137,7 @@ int ctl_targets_acquire(ctl_targets *t,
                         const char *kubeconfig,
                         size_t kubeconfig_len,
                         const char *user,
+                        unsigned flags,
                         co_kube_client **out,
                         void **hold_out)
 {
@@ -143,7 +150,9 @@ int ctl_targets_acquire(ctl_targets *t,
     if (kubeconfig) {
         co_sha256_hex(hex, kubeconfig, kubeconfig_len);
     }
-    char *key = co_xasprintf("%s|%s", hex, user ? user : "");
+    /* the flags are part of the key: a policy that stops granting http:// is not masked by a
+     * client built while it did */
+    char *key = co_xasprintf("%s|%s|%u", hex, user ? user : "", kubeconfig ? flags : 0u);
     int64_t now = t->now();
     pthread_mutex_lock(&t->mu);
     sweep_locked(t, now);
@@ -166,7 +175,7 @@ int ctl_targets_acquire(ctl_targets *t,
      * adds a duplicate that expires like any other */
     entry *ne = co_xcalloc(1, sizeof(*ne));
     ne->key = key;
-    int rc = build(ne, t, kubeconfig, kubeconfig_len, user && *user ? user : NULL);
+    int rc = build(ne, t, kubeconfig, kubeconfig_len, user && *user ? user : NULL, flags);
     if (rc < 0) {
         entry_free(ne);
         return rc;

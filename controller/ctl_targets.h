@@ -34,18 +34,25 @@ ctl_targets *ctl_targets_new(co_kube_client *local, int64_t ttl_ns);
 /** Frees every client (none may be held). NULL is a no-op. */
 void ctl_targets_free(ctl_targets *t);
 
+/** ctl_targets_acquire() flag: the kubeconfig may name an http:// server (a ComponentPolicy
+ * grants insecureKubeConfigServers). */
+#define CTL_TARGET_ALLOW_HTTP 0x1u
+
 /**
  * A client for @p kubeconfig (YAML or JSON text; NULL: the local cluster) acting as @p user
- * (NULL: no impersonation).
+ * (NULL: no impersonation). A kubeconfig comes from a tenant's Secret and is read as untrusted
+ * (co_kube_config_from_untrusted_json()): inline credentials only, https servers unless
+ * @p flags has CTL_TARGET_ALLOW_HTTP, and connections through the network deny-list.
  * @param[out] out the client, valid until ctl_targets_release(@p hold_out)
  * @param[out] hold_out NULL for the local client, else a hold to release
- * @return 0; CO_EINVALID for an unusable kubeconfig (the message names the problem);
- *         CO_EUNSUPPORTED for exec or auth-provider users.
+ * @return 0; CO_EINVALID for an unusable kubeconfig (the message names the problem: a file
+ *         reference, an http:// server); CO_EUNSUPPORTED for exec or auth-provider users.
  */
 CO_MUST_CHECK int ctl_targets_acquire(ctl_targets *t,
                                       const char *kubeconfig,
                                       size_t kubeconfig_len,
                                       const char *user,
+                                      unsigned flags,
                                       co_kube_client **out,
                                       void **hold_out);
 
