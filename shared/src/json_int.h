@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
 #include <string.h>
 
 #include "co/buf.h"
