@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "co/duration.h"
+#include "co/hash.h"
 #include "co/json.h"
 #include "co/time.h"
 
@@ -132,13 +133,10 @@ struct ctl_backoff {
     entry *buckets[NBUCKETS];
 };
 
+/* Keyed (co/hash.h): Component names that all share one bucket cannot be prepared. */
 static unsigned bucket_of(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    }
-    return h % NBUCKETS;
+    return (unsigned)(co_hash_str(s) % NBUCKETS);
 }
 
 ctl_backoff *ctl_backoff_new(void)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The dependency graph: nodes in an open-addressing hash table keyed by "ns/name", forward
+ * The dependency graph: nodes in an open-addressing hash table keyed by "ns/name" (a keyed
+ * hash, co/hash.h: the names are chosen by whoever creates Components), forward
  * edges (dependencies) and reverse edges (dependents) as index arrays. A node stays while a
  * Component occupies it or another node points to it (a missing target); when neither holds it
  * is deleted, so churn of short-lived names does not grow the table. Searches are iterative
@@ -17,6 +18,7 @@
 #include "co/buf.h"
 #include "co/component.h"
 #include "co/error.h"
+#include "co/hash.h"
 #include "co/jdoc.h"
 #include "schema_int.h"
 
@@ -72,20 +74,11 @@ static int cmp_str(const void *a, const void *b)
  * Hash table
  * ------------------------------------------------------------------------------------------- */
 
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    }
-    return h;
-}
-
 /* The table slot holding @p key, or the slot where it would go (the first tombstone seen). */
 static size_t slot_of(const co_depgraph *g, const char *key, int *found)
 {
     size_t mask = g->tsize - 1;
-    size_t i = (size_t)hash(key) & mask;
+    size_t i = (size_t)co_hash_str(key) & mask;
     size_t first_tomb = EMPTY;
     for (;;) {
         size_t v = g->table[i];

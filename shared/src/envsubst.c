@@ -29,6 +29,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/hash.h"
 
 /* ---- variables --------------------------------------------------------------------------- */
 
@@ -41,23 +42,14 @@ typedef struct var {
 struct co_envsubst_vars {
     var *items;
     size_t n, cap;
-    size_t *index; /* open addressing over items, SIZE_MAX = empty */
+    size_t *index; /* open addressing over items, SIZE_MAX = empty; keyed hash (co/hash.h) */
     size_t index_cap;
 };
-
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    }
-    return h;
-}
 
 static size_t find_slot(const co_envsubst_vars *vars, const char *name)
 {
     size_t mask = vars->index_cap - 1;
-    for (size_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+    for (size_t i = co_hash_str(name) & mask;; i = (i + 1) & mask) {
         size_t at = vars->index[i];
         if (at == SIZE_MAX || strcmp(vars->items[at].name, name) == 0) {
             return i;

@@ -1269,7 +1269,9 @@ static int jd_same_key(const co_jv *a, const co_jv *b)
 /*
  * Marks the members of the object at @p at whose key comes again later as dead (the last one
  * wins, as in co_json_parse()). Small objects compare their keys pairwise; larger ones go
- * through a hash of the keys, so that a hostile object of many members costs linear time.
+ * through a table of the keys, so that a hostile object of many members costs linear time.
+ * The table's hash is keyed: with unkeyed FNV-1a, 49,152 keys chosen offline to share one slot
+ * kept a review busy for seconds, each insertion walking past all the earlier keys.
  */
 static void jd_dedupe(co_jdoc *doc, size_t at)
 {
@@ -1293,21 +1295,11 @@ static void jd_dedupe(co_jdoc *doc, size_t at)
         }
         return;
     }
-    size_t slots = 1;
-    while (slots < (size_t)n * 2) {
-        slots *= 2;
-    }
-    uint32_t *table = co_xcalloc(slots, sizeof(*table)); /* index of a key node from at, or 0 */
+    size_t slots = co_jv__keys_slots(n);
+    uint32_t *table = co_xcalloc(slots, sizeof(*table));
     co_jv *k = obj + 1;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-        for (uint32_t b = 0; b < k->len; b++) {
-            h = (h ^ (unsigned char)k->as.s[b]) * 1099511628211ULL;
-        }
-        size_t slot = (size_t)h & (slots - 1);
-        while (table[slot] && !jd_same_key(obj + table[slot], k)) {
-            slot = (slot + 1) & (slots - 1);
-        }
+        size_t slot = co_jv__keys_find(table, slots, obj, k->as.s, k->len);
         if (table[slot]) {
             obj[table[slot]].flags |= CO_JV_DEAD;
             obj->flags |= CO_JV_DUPS;

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers the json module shares with yaml: Go-compatible number formatting and UTF-8
- * decoding. Not part of the public API.
+ * decoding; and between json.c and jdoc.c, a document's internals and its tables of member
+ * keys. Not part of the public API.
  */
 #ifndef CO_JSON_INT_H
 #define CO_JSON_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "co/buf.h"
 #include "co/common.h"
+#include "co/hash.h"
+#include "co/jdoc.h"
 
 struct json_object;
 
@@ -57,5 +61,41 @@ struct co_jdoc {
     char *at;               /* free space in the current block */
     size_t left;
 };
+
+/*
+ * A table of an object's member keys, for objects too large to search member by member (the
+ * duplicate check of co_jdoc_parse(), co_jv_equal()): open addressing with linear probing over
+ * a power of two of slots, each the offset of a key node from its object node (0: empty). The
+ * hash is keyed with the process key (co/hash.h), so nobody can prepare keys that crowd one
+ * run of slots; at most half of the slots are used, so a probe ends soon.
+ */
+
+/** Slots of a key table for @p n members: the smallest power of two of at least 2n. */
+static inline size_t co_jv__keys_slots(size_t n)
+{
+    size_t slots = 1;
+    while (slots < n * 2) {
+        slots *= 2;
+    }
+    return slots;
+}
+
+/** The slot of @p table (of @p slots, over the keys of @p obj) holding the key of @p len bytes
+ * at @p s, or the empty slot where it would go. */
+static inline size_t co_jv__keys_find(const uint32_t *table,
+                                      size_t slots,
+                                      const struct co_jv *obj,
+                                      const char *s,
+                                      uint32_t len)
+{
+    size_t slot = (size_t)co_hash_bytes(s, len) & (slots - 1);
+    for (; table[slot]; slot = (slot + 1) & (slots - 1)) {
+        const struct co_jv *k = obj + table[slot];
+        if (k->len == len && k->as.s[0] == s[0] && !memcmp(k->as.s, s, len)) {
+            break;
+        }
+    }
+    return slot;
+}
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/hash.h"
 #include "co/json.h"
 #include "co/kube_transport.h"
 #include "co/time.h"
@@ -194,23 +195,15 @@ int co_kube__sleep_ms(int64_t ms, const volatile int *stop)
 
 char co_kube__tombstone[] = "";
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
+/* Hashed with the process key (co/hash.h): keys are object names and index values that
+ * whoever writes objects in the cluster chooses. */
 static co_kube_map_entry *find_slot(const co_kube_map *map, const char *key, int for_insert)
 {
     if (map->cap == 0) {
         return NULL;
     }
     size_t mask = map->cap - 1;
-    size_t i = (size_t)hash_str(key) & mask;
+    size_t i = (size_t)co_hash_str(key) & mask;
     co_kube_map_entry *tomb = NULL;
     for (;;) {
         co_kube_map_entry *e = &map->entries[i];

@@ -7,6 +7,11 @@
  * same handler building every member of the review (wh_handlers.unread unset) and the bare
  * strict JSON parse and release of the same body (the ratio is handler over full handler).
  *
+ * Then reviews of a Component whose spec.values has 49,152 keys: keys chosen to start probing
+ * at one slot of the unkeyed (FNV-1a) duplicate-key table json.c once had, and ordinary keys of
+ * the same length; it prints the fastest of several requests of each, taken in turns, and the
+ * ratio, colliding over ordinary (near 1 when no one can choose keys that collide).
+ *
  * With -n N it runs one case exactly N times instead (the first, or the one named by
  * -c FIXTURE:ROUTE), for instruction counts; every request goes through handle_one(), so
  *   valgrind --tool=callgrind --toggle-collect=handle_one bench_admission -n 2000
@@ -22,6 +27,7 @@
 #include "co/common.h"
 #include "co/json.h"
 #include "co/log.h"
+#include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_admission.h"
 #include "webhook/wh_http.h"
@@ -88,6 +94,94 @@ static double time_case(const wh_handlers *h, const wh_http_request *req, int wh
         fprintf(stderr, "bench_admission: %s was refused\n", req->path);
     }
     return el / (double)n;
+}
+
+/* ---- hash flooding ------------------------------------------------------------------------ */
+
+#define FLOOD_KEYS 49152
+
+/* A review of a Component with @p values as spec.values: a CREATE, or an UPDATE that leaves
+ * spec as it was. */
+static char *values_review(int update, const char *values)
+{
+    const char *obj = "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+                      "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"},\"spec\":{\"sourceRef\":"
+                      "{\"httpRepository\":{\"url\":\"https://example.com/a.tgz\"}},\"values\":";
+    char *old = update ? co_xasprintf(",\"oldObject\":%s%s}}", obj, values) : co_xstrdup("");
+    char *review = co_xasprintf(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"u\",\"operation\":\"%s\",\"namespace\":\"ns\",\"name\":\"c\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"v1alpha1\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"alice\"},\"object\":%s%s}}%s}}",
+        update ? "UPDATE" : "CREATE", obj, values, old);
+    free(old);
+    return review;
+}
+
+/*
+ * The fastest of at least five requests of each of @p req[0] and @p req[1], and of as many as
+ * fit in a second, in seconds, after one of each to warm up. The two alternate, so that a
+ * machine busy with other work slows both alike.
+ */
+static void fastest_pair(double best[2], const wh_handlers *h, const wh_http_request req[2])
+{
+    for (int k = 0; k < 2; k++) {
+        if (!handle_one(h, &req[k])) {
+            fprintf(stderr, "bench_admission: a review of many values was refused\n");
+        }
+    }
+    double start = now();
+    for (int i = 0; i < 5 || now() - start < 1.0; i++) {
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            (void)handle_one(h, &req[k]);
+            double el = now() - t0;
+            if (i == 0 || el < best[k]) {
+                best[k] = el;
+            }
+        }
+    }
+}
+
+static void bench_flood(const wh_handlers *h)
+{
+    static const struct {
+        const char *name, *path;
+        int update;
+    } routes[] = {
+        {"create:validate", "/validate/v1alpha1/components", 0},
+        {"create:mutate", "/mutate/v1alpha1/components", 0},
+        {"update:validate", "/validate/v1alpha1/components", 1},
+    };
+    co_test_names keys[2] = {co_test_ordinary_keys(FLOOD_KEYS, ""),
+                             co_test_flood_keys(CO_TEST_FNV_BASIS, FLOOD_KEYS,
+                                                co_test_old_dedupe_slots(FLOOD_KEYS), "")};
+    char *values[2] = {co_test_object_of(&keys[0]), co_test_object_of(&keys[1])};
+    double sum[2] = {0, 0};
+    for (size_t r = 0; r < CO_ARRAY_SIZE(routes); r++) {
+        double t[2];
+        char *body[2];
+        wh_http_request req[2];
+        for (int k = 0; k < 2; k++) {
+            body[k] = values_review(routes[r].update, values[k]);
+            req[k] = (wh_http_request){"POST", routes[r].path, "application/json", body[k],
+                                       strlen(body[k])};
+        }
+        fastest_pair(t, h, req);
+        size_t len = req[0].body_len;
+        free(body[0]);
+        free(body[1]);
+        printf("%-16s %zu values, %7zu bytes  ordinary keys %8.2f ms  colliding keys %8.2f ms  "
+               "(%.2fx)\n",
+               routes[r].name, (size_t)FLOOD_KEYS, len, t[0] * 1e3, t[1] * 1e3, t[1] / t[0]);
+        sum[0] += t[0];
+        sum[1] += t[1];
+    }
+    printf("ratio: colliding/ordinary keys %.2f (all routes)\n", sum[1] / sum[0]);
+    for (int k = 0; k < 2; k++) {
+        free(values[k]);
+        co_test_names_free(&keys[k]);
+    }
 }
 
 static const bench_case *find_case(const char *name)
@@ -165,6 +259,7 @@ int main(int argc, char **argv)
         free(body);
     }
     printf("ratio: handler/full-tree handler %.2f (all cases)\n", sum_handler / sum_full);
+    bench_flood(&h);
     wh_state_free(state);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "co/depgraph.h"
+#include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 
 #define SET(g, key, ...)                                                                           \
@@ -248,6 +249,49 @@ static void test_depgraph__churn_does_not_grow(void **state)
     co_depgraph_free(g);
 }
 
+/*
+ * Component names chosen so that FNV-1a, the table's old unkeyed hash, sent all of them to one
+ * slot at every table size up to 32,768: each insertion walked past all the earlier names.
+ * They are ordinary names now; the graph holds and finds every one.
+ */
+static void test_depgraph__names_colliding_under_fnv(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    co_test_names names = co_test_flood_keys(CO_TEST_FNV_BASIS_SHORT, n, 32768, "ns/");
+    for (size_t i = 0; i < n; i++) {
+        const char *s = names.items[i];
+        assert_true((co_test_fnv1a64(CO_TEST_FNV_BASIS_SHORT, s, strlen(s)) & 32767) == 0);
+    }
+    co_depgraph *g = graph();
+    for (size_t i = 0; i < n; i++) {
+        /* a chain: each depends on the one before */
+        const char *dep[] = {names.items[i ? i - 1 : 0]};
+        assert_co_pass(co_depgraph_set(g, names.items[i], dep, i ? 1 : 0));
+    }
+    assert_int_equal(co_depgraph_size(g), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(co_depgraph_contains(g, names.items[i]));
+    }
+    co_depgraph_list l = {NULL, 0};
+    assert_co_pass(co_depgraph_dependents(&l, g, names.items[n / 2]));
+    assert_int_equal(l.len, 1);
+    assert_string_equal(l.items[0], names.items[n / 2 + 1]);
+    co_depgraph_list_dispose(&l);
+    const char *back[] = {names.items[n - 1]};
+    char *cycle = NULL;
+    assert_int_equal(co_depgraph_check(&cycle, g, names.items[0], back, 1), CO_ECONFLICT);
+    free(cycle);
+    for (size_t i = 0; i < n; i += 2) {
+        co_depgraph_remove(g, names.items[i]);
+    }
+    assert_int_equal(co_depgraph_size(g), n / 2);
+    assert_false(co_depgraph_contains(g, names.items[0]));
+    assert_true(co_depgraph_contains(g, names.items[1]));
+    co_depgraph_free(g);
+    co_test_names_free(&names);
+}
+
 static void test_depgraph__long_chain(void **state)
 {
     (void)state;
@@ -426,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_depgraph__find_all_cycles),
         cmocka_unit_test(test_depgraph__dependents_and_removal),
         cmocka_unit_test(test_depgraph__churn_does_not_grow),
+        cmocka_unit_test(test_depgraph__names_colliding_under_fnv),
         cmocka_unit_test(test_depgraph__long_chain),
         cmocka_unit_test(test_depgraph__invalid_keys),
         cmocka_unit_test(test_depgraph__objects),

@@ -14,6 +14,7 @@
 #include "co/caps.h"
 #include "co/jdoc.h"
 #include "co/json.h"
+#include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 
 static co_jdoc *parse(const char *text)
@@ -358,6 +359,98 @@ static void test_jdoc__equality_is_strict_about_types(void **state)
     co_jdoc_free(a);
 }
 
+/* {"<key>":<value>,...} of @p keys in order @p order (NULL: as they are), value i for key i
+ * but @p odd_value for key @p odd (odd >= n: none), and @p extra members before the brace. */
+static char *object_text(const co_test_names *keys,
+                         const size_t *order,
+                         size_t odd,
+                         const char *odd_value,
+                         const char *extra)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&b, "{"));
+    for (size_t j = 0; j < keys->len; j++) {
+        size_t i = order ? order[j] : j;
+        if (i == odd) {
+            assert_co_pass(
+                co_buf_printf(&b, "%s\"%s\":%s", j ? "," : "", keys->items[i], odd_value));
+        } else {
+            assert_co_pass(co_buf_printf(&b, "%s\"%s\":%zu", j ? "," : "", keys->items[i], i));
+        }
+    }
+    assert_co_pass(co_buf_printf(&b, "%s}", extra));
+    char *text = co_xstrdup(co_buf_cstr(&b));
+    co_buf_dispose(&b);
+    return text;
+}
+
+static int texts_equal(const char *a, const char *b)
+{
+    co_jdoc *x = parse(a);
+    co_jdoc *y = parse(b);
+    int same = co_jv_equal(co_jdoc_root(x), co_jdoc_root(y));
+    assert_int_equal(co_jv_equal(co_jdoc_root(y), co_jdoc_root(x)), same);
+    co_jdoc_free(x);
+    co_jdoc_free(y);
+    return same;
+}
+
+/*
+ * Objects too large to search member by member are compared through a table of one side's
+ * keys: an UPDATE that left 50,000 values as they were took seconds while each key of one
+ * object was searched for in the other. The same answers, at every size around the switch.
+ */
+static void test_jdoc__large_objects_compare_through_a_key_table(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {15, 16, 17, 18, 33, 2000};
+    for (size_t s = 0; s < CO_ARRAY_SIZE(sizes); s++) {
+        size_t n = sizes[s];
+        co_test_names keys = co_test_ordinary_keys(n, "");
+        size_t *reversed = co_xcalloc(n, sizeof(size_t));
+        for (size_t i = 0; i < n; i++) {
+            reversed[i] = n - 1 - i;
+        }
+        char *a = object_text(&keys, NULL, n, "", "");
+        char *same = object_text(&keys, reversed, n, "", "");
+        char *other_value = object_text(&keys, reversed, n / 3, "\"x\"", "");
+        char *other_type = object_text(&keys, reversed, n - 1, "1.0", "");
+        char *more = object_text(&keys, reversed, n, "", ",\"more\":0");
+        /* a dead duplicate with another value, then the live member as in a */
+        char *dup_first = co_xasprintf("{\"%s\":\"dead\",%s", keys.items[0], same + 1);
+        /* the same number of members, one of them under another name */
+        char *renamed = co_xstrdup(same);
+        char *at = strstr(renamed, keys.items[n / 2]);
+        assert_non_null(at);
+        at[0] = 'K';
+        if (!texts_equal(a, same) || !texts_equal(a, dup_first)) {
+            fail_msg("%zu members: equal objects compare different", n);
+        }
+        if (texts_equal(a, other_value) || texts_equal(a, other_type) || texts_equal(a, more) ||
+            texts_equal(a, renamed)) {
+            fail_msg("%zu members: different objects compare equal", n);
+        }
+        /* one level down, inside an object of a few members */
+        char *in_a = co_xasprintf("{\"x\":1,\"values\":%s}", a);
+        char *in_same = co_xasprintf("{\"values\":%s,\"x\":1}", same);
+        char *in_other = co_xasprintf("{\"values\":%s,\"x\":1}", other_value);
+        assert_true(texts_equal(in_a, in_same));
+        assert_false(texts_equal(in_a, in_other));
+        free(in_a);
+        free(in_same);
+        free(in_other);
+        free(a);
+        free(same);
+        free(other_value);
+        free(other_type);
+        free(more);
+        free(dup_first);
+        free(renamed);
+        free(reversed);
+        co_test_names_free(&keys);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_jdoc__refusals_match_the_json_parser),
         cmocka_unit_test(test_jdoc__of_json_keeps_values_and_kinds),
         cmocka_unit_test(test_jdoc__equality_is_strict_about_types),
+        cmocka_unit_test(test_jdoc__large_objects_compare_through_a_key_table),
     };
     return cmocka_run_group_tests_name("jdoc", tests, NULL, NULL);
 }

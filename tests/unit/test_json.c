@@ -15,6 +15,7 @@
 #include "co/jdoc.h"
 #include "co/json.h"
 #include "shared/src/json_int.h"
+#include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 
 /* Parses @p text, failing the test on error. */
@@ -228,6 +229,48 @@ static void test_json__duplicate_keys_last_wins(void **state)
 {
     (void)state;
     assert_roundtrip("{\"a\":1,\"b\":2,\"a\":3}", "{\"a\":3,\"b\":2}");
+}
+
+/*
+ * Hash flooding: 49,152 members whose keys all started probing at one slot of the old unkeyed
+ * duplicate-key table (FNV-1a over 131,072 slots) kept a review busy for seconds; now they are
+ * read like any others, and a duplicate among them still loses to the last one.
+ */
+static void test_json__keys_colliding_under_fnv_are_read_and_deduplicated(void **state)
+{
+    (void)state;
+    const size_t n = 49152;
+    size_t slots = co_test_old_dedupe_slots(n);
+    co_test_names keys = co_test_flood_keys(CO_TEST_FNV_BASIS, n, slots, "");
+    uint64_t first =
+        co_test_fnv1a64(CO_TEST_FNV_BASIS, keys.items[0], strlen(keys.items[0])) & (slots - 1);
+    for (size_t i = 1; i < n; i++) {
+        assert_true((co_test_fnv1a64(CO_TEST_FNV_BASIS, keys.items[i], strlen(keys.items[i])) &
+                     (slots - 1)) == first);
+    }
+    char *members = co_test_object_of(&keys);
+    members[strlen(members) - 1] = '\0'; /* the closing brace: one more member comes */
+    char *text = co_xasprintf("%s,\"%s\":\"last\"}", members, keys.items[n / 2]);
+
+    co_jdoc *doc = NULL;
+    assert_co_pass(co_jdoc_parse(&doc, text, strlen(text), CO_MAX_DOCUMENT, NULL));
+    const co_jv *root = co_jdoc_root(doc);
+    assert_int_equal(root->len, n + 1);
+    assert_int_equal(co_jv_members(root), n);
+    assert_string_equal(co_jv_str(root, keys.items[n / 2]), "last");
+    const co_jv *v = co_jv_get(root, keys.items[n - 1]);
+    assert_non_null(v);
+    assert_int_equal(v->as.i, n - 1);
+    co_jdoc_free(doc);
+
+    struct json_object *obj = parse(text);
+    assert_int_equal(json_object_object_length(obj), n);
+    assert_string_equal(json_object_get_string(json_object_object_get(obj, keys.items[n / 2])),
+                        "last");
+    json_object_put(obj);
+    free(text);
+    free(members);
+    co_test_names_free(&keys);
 }
 
 static void test_json__lone_surrogates_become_replacement_characters(void **state)
@@ -1282,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_json__size_cap),
         cmocka_unit_test(test_json__numbers_keep_their_kind),
         cmocka_unit_test(test_json__duplicate_keys_last_wins),
+        cmocka_unit_test(test_json__keys_colliding_under_fnv_are_read_and_deduplicated),
         cmocka_unit_test(test_json__string_scanning_finds_every_byte_at_every_offset),
         cmocka_unit_test(test_json__skip_leaves_out_the_members_named_and_nothing_else),
         cmocka_unit_test(test_json__skip_lists_that_begin_alike),

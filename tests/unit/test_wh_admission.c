@@ -18,6 +18,7 @@
 #include "co/digest.h"
 #include "co/component.h"
 #include "co/json.h"
+#include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_admission.h"
 #include "webhook/wh_http.h"
@@ -938,6 +939,73 @@ static void test_wh_admission__odd_unread_members_change_no_answer(void **ctx)
     }
 }
 
+/* --- hash flooding ---------------------------------------------------------------------------- */
+
+/* An UPDATE review of a v1alpha1 Component from spec @p old_spec to spec @p spec (JSON text). */
+static char *update_review(const char *spec, const char *old_spec)
+{
+    const char *meta = "\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+                       "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"}";
+    return co_xasprintf(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"uid-update\",\"operation\":\"UPDATE\",\"namespace\":\"ns\",\"name\":\"c\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"v1alpha1\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"alice\"},\"object\":{%s,\"spec\":%s},"
+        "\"oldObject\":{%s,\"spec\":%s}}}",
+        meta, spec, meta, old_spec);
+}
+
+/*
+ * A Component whose spec.values has 49,152 keys that all started probing at one slot of the
+ * old unkeyed duplicate-key table held a review for seconds (two of them, past the API
+ * server's timeout). It is judged as any other: admitted on the validating and mutating
+ * routes, on CREATE and on an UPDATE with or without a change, and refused for a bad field
+ * elsewhere with that field's message.
+ */
+static void test_wh_admission__values_with_keys_colliding_under_fnv_are_judged(void **ctx)
+{
+    (void)ctx;
+    const size_t n = 49152;
+    co_test_names keys = co_test_flood_keys(CO_TEST_FNV_BASIS, n, co_test_old_dedupe_slots(n), "");
+    char *values = co_test_object_of(&keys);
+    const char *src = "\"sourceRef\":{\"httpRepository\":{\"url\":\"https://example.com/a.tgz\"}}";
+    char *spec = co_xasprintf("{%s,\"values\":%s}", src, values);
+    answer a;
+    ask_component(&a, VALIDATE, "ns", "c", spec);
+    assert_true(a.allowed);
+    done(&a);
+    ask_component(&a, MUTATE, "ns", "c", spec);
+    assert_true(a.allowed);
+    done(&a);
+
+    char *body = update_review(spec, spec);
+    ask(&a, VALIDATE, body, strlen(body));
+    assert_true(a.allowed);
+    done(&a);
+    free(body);
+    /* one value changed: spec is judged again */
+    char *changed = co_xstrdup(spec);
+    char *at = strstr(changed, "\":49151}");
+    assert_non_null(at);
+    at[2] = '7';
+    body = update_review(changed, spec);
+    ask(&a, VALIDATE, body, strlen(body));
+    assert_true(a.allowed);
+    done(&a);
+    free(body);
+
+    char *bad = co_xasprintf("{%s,\"timeout\":\"soon\",\"values\":%s}", src, values);
+    ask_component(&a, VALIDATE, "ns", "c", bad);
+    assert_false(a.allowed);
+    assert_contains(a.message, "spec.timeout: Invalid value: \"soon\"");
+    done(&a);
+    free(bad);
+    free(changed);
+    free(spec);
+    free(values);
+    co_test_names_free(&keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -976,6 +1044,8 @@ int main(void)
             test_wh_admission__malformed_unread_members_are_refused_as_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__odd_unread_members_change_no_answer,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__values_with_keys_colliding_under_fnv_are_judged, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -416,6 +416,52 @@ static void test_yaml__billion_laughs_is_capped(void **state)
     json_object_put(obj);
 }
 
+/*
+ * Many anchors: an alias finds the newest anchor of its name through a table; a scan back
+ * through every anchor made 40,000 anchors and as many aliases take seconds. A redefined name
+ * means its earlier value until the redefinition, and no anchor outlives its document.
+ */
+static void test_yaml__many_anchors_each_alias_finds_the_newest(void **state)
+{
+    (void)state;
+    const int n = 5000;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&b, "anchors:\n"));
+    for (int i = 0; i < n; i++) {
+        assert_co_pass(co_buf_printf(&b, "- &a%d v%d\n", i, i));
+    }
+    assert_co_pass(co_buf_puts(&b, "before: [*a7, *a0]\nredefined: &a7 {new: 1}\naliases:\n"));
+    for (int i = n - 1; i >= 0; i--) {
+        assert_co_pass(co_buf_printf(&b, "- *a%d\n", i));
+    }
+    co_yaml_docs docs = CO_YAML_DOCS_INIT;
+    assert_co_pass(co_yaml_parse_stream(&docs, co_buf_cstr(&b), b.len, 0));
+    assert_int_equal(docs.len, 1);
+    struct json_object *root = docs.items[0].value;
+    struct json_object *aliases = co_json_get(root, "aliases", NULL);
+    assert_int_equal(json_object_array_length(aliases), n);
+    for (int i = 0; i < n; i++) {
+        struct json_object *v = json_object_array_get_idx(aliases, (size_t)(n - 1 - i));
+        if (i == 7) {
+            assert_true(json_object_is_type(v, json_type_object));
+            continue;
+        }
+        char want[16];
+        snprintf(want, sizeof(want), "v%d", i);
+        assert_string_equal(json_object_get_string(v), want);
+    }
+    assert_string_equal(json_object_get_string(co_json_get(root, "before", "0", NULL)), "v7");
+    assert_string_equal(json_object_get_string(co_json_get(root, "before", "1", NULL)), "v0");
+    co_yaml_docs_dispose(&docs);
+
+    /* a second document does not see the first one's anchors, however many */
+    assert_co_pass(co_buf_puts(&b, "---\nagain: *a1\n"));
+    co_error_clear();
+    assert_int_equal(co_yaml_parse_stream(&docs, co_buf_cstr(&b), b.len, 0), CO_EINVALID);
+    assert_contains(co_error_last(), "unknown anchor 'a1'");
+    co_buf_dispose(&b);
+}
+
 static void test_yaml__size_cap(void **state)
 {
     (void)state;
@@ -730,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_yaml__truncated_documents_fail_cleanly),
         cmocka_unit_test(test_yaml__nesting_cap),
         cmocka_unit_test(test_yaml__billion_laughs_is_capped),
+        cmocka_unit_test(test_yaml__many_anchors_each_alias_finds_the_newest),
         cmocka_unit_test(test_yaml__size_cap),
         cmocka_unit_test(test_yaml__unique_keys_option),
         cmocka_unit_test(test_yaml__core_bools_option),

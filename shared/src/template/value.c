@@ -12,6 +12,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/hash.h"
 #include "tpl.h"
 #include "unicode_tables.h"
 
@@ -211,14 +212,10 @@ tv tv_list_new(tpl_x *x, const tv_type *t, size_t n)
 /* Maps                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Keyed (co/hash.h): map keys come from values, sources and templates nobody here trusts. */
 static uint32_t hash_key(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
+    return (uint32_t)co_hash_bytes(s, len);
 }
 
 /* The index has 2*cap slots (a power of two). */
