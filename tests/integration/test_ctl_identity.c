@@ -25,6 +25,7 @@
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS 120000L
@@ -368,6 +369,52 @@ static void test_ctl_identity__objects_in_another_inventory_are_not_adopted(void
     delete_component("first");
 }
 
+/* A kubeconfig naming a plain http:// server is refused unless a ComponentPolicy grants
+ * insecureKubeConfigServers; with the grant the controller talks to it. */
+static void test_ctl_identity__http_kubeconfig_servers_need_a_grant(void **state)
+{
+    (void)state;
+    test_httpd *listener = test_httpd_start();
+    char *kc = co_xasprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                            "    server: %s\nusers:\n- name: u\n  user:\n    token: t\n"
+                            "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                            "current-context: x\n",
+                            test_httpd_url(listener));
+    struct json_object *secret =
+        co_test_json("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+                     "{\"namespace\":\"%s\",\"name\":\"plain-http\"},\"stringData\":{}}",
+                     ns);
+    json_object_object_add(co_json_get(secret, "stringData", NULL), "value",
+                           json_object_new_string(kc));
+    create(secret);
+    put("remote/cm.yaml", CM_HEADER "  k: v\n", "remote-cm");
+    ctl_test_create_component(admin, ns, "plain",
+                              "{" SRC ",\"path\":\"remote\","
+                              "\"kubeConfig\":{\"secretRef\":{\"name\":\"plain-http\"}}}");
+    ctl_test_wait_state(admin, ns, "plain", "Error", "Error", WAIT_MS);
+    char *msg = condition_message("plain");
+    assert_contains(msg, "clusters[0].cluster.server");
+    free(msg);
+    assert_int_equal(test_httpd_connections(listener), 0);
+
+    char *pol = create_policy("\"grants\":{\"insecureKubeConfigServers\":true}");
+    touch("plain", "1");
+    /* the listener is no API server: the Component fails, but only after asking it */
+    for (int i = 0; i < 600 && test_httpd_connections(listener) == 0; i++) {
+        usleep(100 * 1000);
+    }
+    assert_true(test_httpd_connections(listener) > 0);
+    delete_policy(pol);
+    /* the deletion reaches the same server: strip the finalizer to end the test */
+    struct json_object *patch = co_test_json("{\"metadata\":{\"finalizers\":null}}");
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, "plain"};
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+    delete_component("plain");
+    test_httpd_stop(listener);
+    free(kc);
+}
+
 /* The webhook is not installed here, as when it is bypassed: what it would refuse the
  * controller refuses, before any client is built or any source is read. */
 static void test_ctl_identity__controller_refuses_what_the_webhook_refuses(void **state)
@@ -401,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_ctl_identity__lookups_run_as_the_service_account),
         cmocka_unit_test(test_ctl_identity__nested_components_need_a_grant),
         cmocka_unit_test(test_ctl_identity__objects_in_another_inventory_are_not_adopted),
+        cmocka_unit_test(test_ctl_identity__http_kubeconfig_servers_need_a_grant),
         cmocka_unit_test(test_ctl_identity__controller_refuses_what_the_webhook_refuses),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -24,6 +24,7 @@
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS 120000L
@@ -342,6 +343,66 @@ static void test_ctl_targets__local_lookups_of_a_remote_component_use_its_identi
     free(other);
 }
 
+static void create_text_secret(const char *name, const char *key, const char *text)
+{
+    struct json_object *s =
+        co_test_json("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+                     "{\"namespace\":\"%s\",\"name\":\"%s\"},\"stringData\":{}}",
+                     ns, name);
+    json_object_object_add(co_json_get(s, "stringData", NULL), key, json_object_new_string(text));
+    assert_co_pass(co_kube_create(NULL, admin, s, NULL));
+    json_object_put(s);
+}
+
+/* A tenant's kubeconfig naming one of the controller's files (its service-account token) and a
+ * server of the tenant's choosing: refused before the file is read or anything is contacted.
+ * An http:// server needs a ComponentPolicy's grant. */
+static void test_ctl_targets__untrusted_kubeconfig_reads_no_file_and_contacts_nobody(void **state)
+{
+    (void)state;
+    test_httpd *listener = test_httpd_start();
+    char *token = co_xasprintf("%s/token", srcdir);
+    co_test_write_file(token, "controller-token", 16);
+    char *kc = co_xasprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                            "    server: %s\nusers:\n- name: u\n  user:\n    tokenFile: %s\n"
+                            "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                            "current-context: x\n",
+                            test_httpd_url(listener), token);
+    create_text_secret("kc-steal", "value", kc);
+    ctl_test_create_component(admin, ns, "kc-steal",
+                              "{\"sourceRef\":{\"httpRepository\":{\"url\":\"http://x.invalid/"
+                              "a.tgz\"}},\"path\":\"value\","
+                              "\"kubeConfig\":{\"secretRef\":{\"name\":\"kc-steal\"}}}");
+    ctl_test_wait_state(admin, ns, "kc-steal", "Error", "Error", WAIT_MS);
+    char *msg = condition_message(ns, "kc-steal");
+    assert_contains(msg, "users[0].user.tokenFile: file references are not allowed");
+    free(msg);
+
+    /* inline credentials, but a plain http:// server: refused without a grant */
+    char *kc2 = co_xasprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                             "    server: %s\nusers:\n- name: u\n  user:\n    token: t\n"
+                             "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                             "current-context: x\n",
+                             test_httpd_url(listener));
+    create_text_secret("kc-http", "value", kc2);
+    ctl_test_create_component(admin, ns, "kc-http",
+                              "{\"sourceRef\":{\"httpRepository\":{\"url\":\"http://x.invalid/"
+                              "a.tgz\"}},\"path\":\"value\","
+                              "\"kubeConfig\":{\"secretRef\":{\"name\":\"kc-http\"}}}");
+    ctl_test_wait_state(admin, ns, "kc-http", "Error", "Error", WAIT_MS);
+    msg = condition_message(ns, "kc-http");
+    assert_contains(msg, "clusters[0].cluster.server");
+    free(msg);
+    /* neither Component reached the listener */
+    assert_int_equal(test_httpd_connections(listener), 0);
+    delete_component(ns, "kc-http");
+    delete_component(ns, "kc-steal");
+    test_httpd_stop(listener);
+    free(kc2);
+    free(kc);
+    free(token);
+}
+
 static size_t sink(char *p, size_t sz, size_t n, void *ud)
 {
     return co_buf_put(ud, p, sz * n) == 0 ? sz * n : 0;
@@ -452,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_ctl_targets__kubeconfig_secret_deploys_into_the_remote_cluster),
         cmocka_unit_test(test_ctl_targets__impersonation_applies_to_a_kubeconfig_target),
         cmocka_unit_test(test_ctl_targets__local_lookups_of_a_remote_component_use_its_identity),
+        cmocka_unit_test(test_ctl_targets__untrusted_kubeconfig_reads_no_file_and_contacts_nobody),
         cmocka_unit_test(test_ctl_targets__default_service_account_and_client_expiry),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
