@@ -391,9 +391,8 @@ static int lookup_client(co_kube_client **out,
     co_kube_config *cfg = NULL;
     int rc = co_yaml_parse(&doc, kubeconfig, strlen(kubeconfig), 0);
     if (rc == 0) {
-        unsigned flags = (req->grants & CO_GRANT_INSECURE_KUBECONFIG_SERVERS)
-                             ? CO_KUBE_CONFIG_ALLOW_HTTP
-                             : 0;
+        unsigned flags =
+            (req->grants & CO_GRANT_INSECURE_KUBECONFIG_SERVERS) ? CO_KUBE_CONFIG_ALLOW_HTTP : 0;
         rc = co_kube_config_from_untrusted_json(&cfg, doc, NULL, flags);
     }
     if (rc == 0) {
