@@ -343,7 +343,7 @@ static void test_wh_http__memory_is_reserved_before_parsing_and_building(void **
     /* the document: its text three times and 48 bytes a node */
     assert_true(b.asked[0] >= 3 * strlen(conversion_body));
     /* three empty objects as json-c trees, twice: a kilobyte each */
-    assert_true(b.asked[1] >= 2 * 3 * 1024);
+    assert_true(b.asked[1] >= (size_t)2 * 3 * 1024);
     wh_http_response_dispose(&r);
 
     b = (budget_fake){1, CO_EUNAVAILABLE, 0, {0}};
@@ -383,12 +383,14 @@ static void test_wh_http__budget_takes_and_gives_back(void **state)
 static void test_wh_http__estimates_follow_the_shape(void **state)
 {
     (void)state;
-    size_t n = 256 * 1024;
+    size_t n = (size_t)256 * 1024;
     char *objs = malloc(n + 2), *text = malloc(n + 2);
     memset(objs, ' ', n + 1);
     objs[0] = text[0] = '[';
     for (size_t i = 1; i + 3 < n; i += 3) {
-        memcpy(objs + i, "{},", 3);
+        objs[i] = '{';
+        objs[i + 1] = '}';
+        objs[i + 2] = ',';
     }
     objs[n - 1] = '0';
     objs[n] = ']';
