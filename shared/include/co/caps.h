@@ -106,4 +106,19 @@
 /** Rendered output of all templates of one Helm chart. */
 #define CO_MAX_HELM_OUTPUT (128 * CO_MIB)
 
+/* Render budgets (co/budget.h): what one render of a Component may use, over all its steps.
+ * The controller renders --max-concurrent-reconciles Components at once (5 by default) under the
+ * memory limit of deploy/base/controller.yaml (512Mi). A render stopped at a 64 MiB budget peaks
+ * at about 73 MB of resident memory (what the budget does not count: allocator overhead, parse
+ * trees, the buffers of the steps in between), so five take 365 MB, and the process itself
+ * (about 25 MB with a few Components; the informer cache grows with their number) leaves some
+ * 100 MiB of room. Thirty seconds of CPU time is three orders of magnitude above the largest
+ * chart and kustomization of the benchmarks (20 ms at most) and ends a template that loops
+ * forever before it holds a worker for long. */
+/** Default CPU time of one render, nanoseconds (--render-cpu-budget). */
+#define CO_DEFAULT_RENDER_CPU (30LL * 1000 * 1000 * 1000)
+/** Default memory of one render: template values, rendered output, decoded documents and source
+ * files held in memory (--render-memory-budget). */
+#define CO_DEFAULT_RENDER_MEMORY (64 * CO_MIB)
+
 #endif
