@@ -92,12 +92,21 @@
 #define CO_MAX_TEMPLATE_SOURCE (16 * CO_MIB)
 /** The output of one template execution. */
 #define CO_MAX_TEMPLATE_OUTPUT (64 * CO_MIB)
-/** Memory one template render session may allocate (values built by templates). */
-#define CO_MAX_TEMPLATE_MEMORY (512 * CO_MIB)
 /** Nesting of parenthesised pipelines and control structures in one template. */
 #define CO_MAX_TEMPLATE_NESTING 1000
 /** Nesting of template/include/tpl calls during execution. */
 #define CO_MAX_TEMPLATE_CALL_DEPTH 1000
+/** Control structures, pipelines and template calls active at once during one execution, all
+ * templates together: each template stays within CO_MAX_TEMPLATE_NESTING and the calls within
+ * CO_MAX_TEMPLATE_CALL_DEPTH, but a template nesting 1000 levels that calls itself 1000 times
+ * would need a million stack frames. 10000 levels take at most 2.5 MiB of stack in a release
+ * build (6 MiB with sanitizers), within the 8 MiB of a thread together with a parse of
+ * CO_MAX_TEMPLATE_NESTING levels (`tpl`). */
+#define CO_MAX_TEMPLATE_EXEC_NESTING 10000
+/** Nesting of the values a template walks (maps and lists in maps and lists) for printing,
+ * encoding, comparing, copying and merging; deeper values, and values that contain themselves,
+ * are a template error. */
+#define CO_MAX_TEMPLATE_VALUE_DEPTH 1000
 /** Execution steps (nodes evaluated, loop iterations) of one render session. */
 #define CO_MAX_TEMPLATE_STEPS 100000000ULL
 
