@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "co/budget.h"
+#include "co/buf.h"
 #include "co/caps.h"
 #include "co/duration.h"
+#include "co/yaml.h"
 #include "tests/support/test_support.h"
 
 static void test_budget__without_a_budget_nothing_is_counted(void **state)
@@ -142,6 +144,29 @@ static void test_budget__json_documents_are_charged(void **state)
     json_object_put(o);
 }
 
+/* The YAML decoder charges what it builds as it goes, so a stream of empty mappings (800 bytes
+ * of json-c each from 5 bytes of text) stops at the budget instead of taking 160 times it. */
+static void test_budget__yaml_is_charged_while_decoded(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    for (int i = 0; i < 100000; i++) {
+        assert_co_pass(co_buf_puts(&b, "- {}\n"));
+    }
+    co_budget_limits l = {.memory = CO_MIB};
+    co_budget_begin(&l);
+    struct json_object *out = NULL;
+    assert_co_fail_with(CO_ETOOBIG, co_yaml_parse(&out, b.ptr, b.len, 0));
+    assert_null(out);
+    assert_contains(co_error_last(), "render budget exceeded: more than 1 MiB of memory");
+    co_budget_end();
+    /* without a budget the same stream decodes */
+    assert_co_pass(co_yaml_parse(&out, b.ptr, b.len, 0));
+    assert_int_equal(json_object_array_length(out), 100000);
+    json_object_put(out);
+    co_buf_dispose(&b);
+}
+
 static void test_budget__sizes_parse_like_quantities(void **state)
 {
     (void)state;
@@ -196,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_budget__process_default_applies_to_zero_limits),
         cmocka_unit_test(test_budget__refused_allocation_fails_the_budget),
         cmocka_unit_test(test_budget__json_documents_are_charged),
+        cmocka_unit_test(test_budget__yaml_is_charged_while_decoded),
         cmocka_unit_test(test_budget__sizes_parse_like_quantities),
         cmocka_unit_test(test_budget__flag_values_become_limits),
     };
