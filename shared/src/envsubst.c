@@ -27,6 +27,7 @@
 
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 
@@ -811,6 +812,12 @@ trim_prefix(co_buf *out, const char *s, size_t len, const char *pat, size_t plen
 {
     size_t cut = 0;
     for (size_t i = 0; i < len; i++) {
+        /* a match per prefix: quadratic in the value (as drone's), so it counts against the
+         * render's CPU time */
+        int rc = co_budget_tick();
+        if (rc < 0) {
+            return rc;
+        }
         int m = path_match(pat, plen, s, len - i);
         if (m < 0) {
             return co_buf_put(out, s, len);
@@ -1117,6 +1124,9 @@ int co_envsubst_eval(co_buf *out,
     scanner s = {.buf = co_xmemdup(input, len), .len = len, .vars = vars, .flags = flags};
     int error = 0;
     for (;;) {
+        if ((error = co_budget_tick()) < 0) {
+            break;
+        }
         s.accept = accept_any;
         s.mode = M_IDENT | M_LBRACK | M_ESCAPE;
         token t = sc_scan(&s);
@@ -1134,7 +1144,7 @@ int co_envsubst_eval(co_buf *out,
             break;
         }
     }
-    if (error == CO_ETOOBIG) {
+    if (error == CO_ETOOBIG && co_budget_status() == 0) {
         co_error_set(CO_ETOOBIG, "substitution output exceeds %zu bytes", max);
     }
     if (error == 0 && (error = co_buf_put(out, tmp.ptr ? tmp.ptr : "", tmp.len)) < 0) {

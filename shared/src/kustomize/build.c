@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 
@@ -310,6 +311,11 @@ static char *res_id_string(const kz_res *r)
 static int ra_append(kz_resmap *ra, kz_res *r)
 {
     for (size_t i = 0; i < ra->n; i++) {
+        int rc = co_budget_tick();
+        if (rc < 0) {
+            kz_res_free(r);
+            return rc;
+        }
         if (same_cur_id(ra->v[i], r)) {
             char *id = res_id_string(r);
             co_error_set(CO_EINVALID, "may not add resource with an already registered id: %s", id);
@@ -505,6 +511,11 @@ static int accumulate_target(kz_dir *d, kz_resmap *ra)
  * Kustomization on a fresh list that is then appended. */
 static int build_dir(kz_build *b, const char *dir, int component, kz_resmap *ra)
 {
+    CO_ASSERT(dir != NULL);
+    int rc0 = co_budget_check();
+    if (rc0 < 0) {
+        return rc0;
+    }
     if (b->depth >= CO_MAX_KUSTOMIZE_DEPTH) {
         return co_error_set(CO_ETOOBIG, "kustomizations nested deeper than %d",
                             CO_MAX_KUSTOMIZE_DEPTH);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 
 static json_object *get(json_object *o, const char *key)
@@ -441,6 +442,9 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
         for (size_t i = 0; i < ra->n && rc == 0; i++) {
             kz_res *r = ra->v[i];
             int err = 0;
+            if ((rc = co_budget_tick()) < 0) {
+                break;
+            }
             if (!kz_selector_labels_match(r, sel, &err)) {
                 rc = err;
                 continue;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 #include "co/json.h"
 
@@ -422,6 +423,10 @@ static int merge_map(json_object *dest, json_object *patch, smp_ctx *c, char *pa
 static int merge_value(json_object **dest, json_object *patch, smp_ctx *c, char *path, int *cleared)
 {
     *cleared = 0;
+    int rc0 = co_budget_tick();
+    if (rc0 < 0) {
+        return rc0;
+    }
     json_object *d = *dest;
     if (json_object_is_type(patch, json_type_object)) {
         int dir = DIR_NONE;

@@ -14,6 +14,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 
 /* --- small helpers ------------------------------------------------------------------------------
@@ -161,6 +162,13 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
  * anchored regular expressions; labelSelector, annotationSelector). */
 static int selected(const kz_res *r, json_object *sel, int *err)
 {
+    /* every patch with a target asks this of every resource: counted against the render's CPU
+     * time (the field transformers count in kz_fs_apply()) */
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        *err = rc;
+        return 0;
+    }
     char g[256], v[256];
     res_gv(r, g, v);
     const char *ok_kind, *org_name, *org_ns;
@@ -965,7 +973,10 @@ static int t_images(kz_dir *d, kz_resmap *ra)
 
 int kz_transform_all(kz_dir *d, kz_resmap *ra)
 {
-    int rc = t_patches_sm(d, ra);
+    int rc = co_budget_check();
+    if (rc == 0) {
+        rc = t_patches_sm(d, ra);
+    }
     if (rc == 0) {
         rc = t_patches(d, ra);
     }
@@ -1080,10 +1091,16 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
     const char *rr_kind = sget(roleref, "kind");
     int have_rr = role_ref && get(roleref, "apiGroup") && get(roleref, "kind");
     int ref_cluster = kz_kind_is_cluster_scoped(kz_res_kind(ref));
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         kz_res *r = ra->v[i];
         if (!c->cand[i]) {
             continue;
+        }
+        /* every name field of every resource looks at every resource, as kustomize does */
+        if ((rc = co_budget_tick()) < 0) {
+            free(cand);
+            return rc;
         }
         if (ns_filter) {
             const char *ok, *on, *ons;
@@ -1106,7 +1123,6 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
         cand[nc++] = r;
     }
     *out = NULL;
-    int rc = 0;
     if (nc == 1) {
         *out = cand[0];
         goto done;
