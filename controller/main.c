@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/log.h"
@@ -34,6 +35,8 @@ typedef struct options {
     const char *leader_namespace;
     const char *cache_dir;
     long long target_client_ttl;
+    const char *render_cpu_budget;
+    const char *render_memory_budget;
     int help;
     int version;
 } options;
@@ -84,6 +87,12 @@ int main(int argc, char **argv)
          "where downloaded source artifacts are kept (default: $TMPDIR/component-controller)"},
         {"target-client-ttl", CO_FLAG_INT, &o.target_client_ttl, "SECONDS",
          "clients of remote or impersonated targets unused this long are dropped (default 900)"},
+        {"render-cpu-budget", CO_FLAG_STRING, &o.render_cpu_budget, "DURATION",
+         "CPU time one render of a Component may take; beyond it the Component fails (default "
+         "30s)"},
+        {"render-memory-budget", CO_FLAG_STRING, &o.render_memory_budget, "BYTES",
+         "memory one render may take for template values, rendered output and decoded documents, "
+         "e.g. 64Mi or 1Gi; beyond it the Component fails (default 64Mi)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -125,6 +134,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
         return 2;
     }
+    co_budget_limits budget;
+    if (co_budget_limits_parse(&budget, o.render_cpu_budget, o.render_memory_budget) < 0) {
+        fprintf(stderr, "component-controller: %s\n", co_error_last());
+        return 2;
+    }
+    /* before any worker starts: they read it without locking */
+    co_budget_set_default(&budget);
     co_log_setup("controller", level, format);
 
     sigset_t set;
