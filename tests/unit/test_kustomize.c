@@ -4,12 +4,15 @@
  * unsupported features, the content hash, and errors that name the file and field. The
  * behaviour against real kustomize is covered by test_kustomize_corpus.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "co/buf.h"
 #include "co/kustomize.h"
 #include "co/vfs.h"
 #include "tests/support/test_support.h"
@@ -287,6 +290,56 @@ static void test_kustomize__post_build_rejects_malformed_entries(void **state)
     json_object_put(bad3);
 }
 
+/* Appends printf-formatted text to @p b (the test's own growing buffer). */
+CO_PRINTF(2, 3) static void add(co_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    assert_int_equal(co_buf_vprintf(b, fmt, ap), 0);
+    va_end(ap);
+}
+
+static void put_buf(co_vfs *fs, const char *path, co_buf *b)
+{
+    assert_co_pass(co_vfs_mem_put(fs, path, b->ptr, b->len));
+    co_buf_dispose(b);
+}
+
+/* A replacement with a delimiter into a field of 400000 parts: the parts were joined with
+ * strcat, which looks for the end of the string from its start each time. */
+static void test_kustomize__replacement_with_delimiter_into_a_long_field(void **state)
+{
+    (void)state;
+    enum { PARTS = 400000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    add(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  v: b\n---\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dst\ndata:\n  list: \"");
+    for (int i = 0; i < PARTS; i++) {
+        add(&b, i ? ",a" : "a");
+    }
+    add(&b, "\"\n");
+    put_buf(fs, "app/res.yaml", &b);
+    put(fs, "app/kustomization.yaml",
+        "resources: [res.yaml]\n"
+        "replacements:\n"
+        "- source: {kind: ConfigMap, name: src, fieldPath: data.v}\n"
+        "  targets:\n"
+        "  - select: {name: dst}\n"
+        "    fieldPaths: [data.list]\n"
+        "    options: {delimiter: \",\", index: 1}\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_string_equal(name_of(out, 0), "dst");
+    json_object *dst = json_object_array_get_idx(out, 0);
+    json_object *data = json_object_object_get(dst, "data");
+    const char *list = json_object_get_string(json_object_object_get(data, "list"));
+    assert_int_equal(strlen(list), 2 * PARTS - 1);
+    assert_memory_equal(list, "a,b,a,a", 7);
+    assert_string_equal(list + (2 * (size_t)PARTS - 5), ",a,a");
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
+        cmocka_unit_test(test_kustomize__replacement_with_delimiter_into_a_long_field),
     };
     return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
 }
