@@ -305,6 +305,65 @@ static void put_buf(co_vfs *fs, const char *path, co_buf *b)
     co_buf_dispose(b);
 }
 
+static const char *kind_of(json_object *arr, size_t i)
+{
+    return json_object_get_string(
+        json_object_object_get(json_object_array_get_idx(arr, i), "kind"));
+}
+
+/* Thousands of resources: the id check and the output order used to compare every resource
+ * with every other (seconds for 5000); the result is the same. */
+static void test_kustomize__thousands_of_resources_are_accumulated_and_sorted(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    for (int i = N - 1; i >= 0; i--) {
+        add(&b, "---\napiVersion: v1\nkind: %s\nmetadata:\n  name: r%d\n%s",
+            i % 3 == 0 ? "Service" : "ConfigMap", i, i % 2 ? "  labels:\n    odd: \"true\"\n" : "");
+    }
+    add(&b, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n");
+    put_buf(fs, "app/all.yaml", &b);
+    /* every odd one is deleted by a patch: each selected resource is found after the last */
+    put(fs, "app/kustomization.yaml",
+        "resources: [all.yaml]\n"
+        "patches:\n"
+        "- target: {labelSelector: odd=true}\n"
+        "  patch: |\n"
+        "    $patch: delete\n"
+        "    apiVersion: v1\n"
+        "    kind: ConfigMap\n"
+        "    metadata:\n"
+        "      name: any\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_int_equal(json_object_array_length(out), 1 + N / 2);
+    assert_string_equal(kind_of(out, 0), "Namespace");
+    size_t cms = 0;
+    for (size_t i = 1; i < json_object_array_length(out); i++) {
+        const char *k = kind_of(out, i);
+        const char *n = name_of(out, i);
+        assert_int_equal(strtol(n + 1, NULL, 10) % 2, 0);
+        if (strcmp(k, "ConfigMap") == 0) {
+            cms++;
+            assert_int_equal(cms, i); /* ConfigMaps before Services */
+        }
+        if (i > 1 && strcmp(k, kind_of(out, i - 1)) == 0) {
+            assert_true(strcmp(name_of(out, i - 1), n) < 0);
+        }
+    }
+    assert_int_equal(cms, N / 2 - N / 6);
+    json_object_put(out);
+
+    /* a second resource with an id already accumulated is still refused */
+    put(fs, "app/dup.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r4\n");
+    put(fs, "app/kustomization.yaml", "resources: [all.yaml, dup.yaml]\n");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", NULL));
+    assert_contains(co_error_last(), "may not add resource with an already registered id: "
+                                     "ConfigMap.v1.[noGrp]/r4.[noNs]");
+    co_vfs_free(fs);
+}
+
 /* A replacement with a delimiter into a field of 400000 parts: the parts were joined with
  * strcat, which looks for the end of the string from its start each time. */
 static void test_kustomize__replacement_with_delimiter_into_a_long_field(void **state)
@@ -355,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
+        cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),
         cmocka_unit_test(test_kustomize__replacement_with_delimiter_into_a_long_field),
     };
     return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
