@@ -399,6 +399,64 @@ static void test_kustomize__replacement_with_delimiter_into_a_long_field(void **
     co_vfs_free(fs);
 }
 
+/* Strategic merges of lists of thousands of elements (env by name, finalizers as a set): each
+ * element of the patch was compared with each of the target. */
+static void test_kustomize__patches_merge_long_lists(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    add(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  finalizers:\n");
+    for (int i = 0; i < N; i++) {
+        add(&b, "  - f%d\n", i);
+    }
+    add(&b, "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        env:\n");
+    for (int i = 0; i < N; i++) {
+        add(&b, "        - {name: e%d, value: old}\n", i);
+    }
+    put_buf(fs, "app/d.yaml", &b);
+    /* the patch: the upper half of the target's and as many new ones */
+    add(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  finalizers:\n");
+    for (int i = N / 2; i < N + N / 2; i++) {
+        add(&b, "  - f%d\n", i);
+    }
+    add(&b, "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        env:\n");
+    for (int i = N / 2; i < N + N / 2; i++) {
+        add(&b, "        - {name: e%d, value: new}\n", i);
+    }
+    put_buf(fs, "app/patch.yaml", &b);
+    put(fs, "app/kustomization.yaml", "resources: [d.yaml]\npatches:\n- path: patch.yaml\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    json_object *d = json_object_array_get_idx(out, 0);
+    json_object *fin = json_object_object_get(json_object_object_get(d, "metadata"), "finalizers");
+    assert_int_equal(json_object_array_length(fin), N + N / 2);
+    /* the patch's values first, then the target's others */
+    char want[32];
+    snprintf(want, sizeof(want), "f%d", N / 2);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fin, 0)), want);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fin, N)), "f0");
+    json_object *c = json_object_array_get_idx(
+        json_object_object_get(
+            json_object_object_get(
+                json_object_object_get(json_object_object_get(d, "spec"), "template"), "spec"),
+            "containers"),
+        0);
+    json_object *env = json_object_object_get(c, "env");
+    assert_int_equal(json_object_array_length(env), N + N / 2);
+    for (size_t i = 0; i < json_object_array_length(env); i++) {
+        json_object *e = json_object_array_get_idx(env, i);
+        int n =
+            (int)strtol(json_object_get_string(json_object_object_get(e, "name")) + 1, NULL, 10);
+        const char *v = json_object_get_string(json_object_object_get(e, "value"));
+        /* patched ones first, in the patch's order, then the rest of the target's */
+        assert_int_equal(n, i < (size_t)N ? N / 2 + (int)i : (int)i - N);
+        assert_string_equal(v, n >= N / 2 ? "new" : "old");
+    }
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
         cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),
         cmocka_unit_test(test_kustomize__replacement_with_delimiter_into_a_long_field),
+        cmocka_unit_test(test_kustomize__patches_merge_long_lists),
     };
     return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
 }
