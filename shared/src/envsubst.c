@@ -287,9 +287,13 @@ enum { M_IDENT = 1, M_LBRACK = 2, M_RBRACK = 4, M_ESCAPE = 8 };
 typedef enum token { T_ILLEGAL, T_EOF, T_IDENT, T_LBRACK, T_RBRACK } token;
 typedef bool (*accept_fn)(int32_t r, size_t i);
 
+/* The input is read at pos; what has been read, less the escape characters removed, is kept
+ * compacted before it at [0, out), so that removing an escape moves nothing but the characters
+ * read after it (moving the rest of the input for each one made "$$"-heavy input quadratic).
+ * A token is [start, out). */
 typedef struct scanner {
     char *buf;
-    size_t len, pos, start, width;
+    size_t len, pos, out, start, width;
     unsigned mode;
     accept_fn accept;
     const co_envsubst_vars *vars;
@@ -306,13 +310,22 @@ static int32_t sc_read(scanner *s)
         return EOF_RUNE;
     }
     int32_t r = decode_rune((const unsigned char *)s->buf + s->pos, s->len - s->pos, &s->width);
+    if (s->out != s->pos) {
+        memmove(s->buf + s->out, s->buf + s->pos, s->width);
+    }
     s->pos += s->width;
+    s->out += s->width;
     return r;
 }
 
 static void sc_unread(scanner *s)
 {
     s->pos -= s->width;
+    s->out -= s->width;
+    /* the copy may have overwritten what is read again */
+    if (s->out != s->pos) {
+        memmove(s->buf + s->pos, s->buf + s->out, s->width);
+    }
 }
 
 static int32_t sc_peek(scanner *s)
@@ -322,11 +335,13 @@ static int32_t sc_peek(scanner *s)
     return r;
 }
 
-/* Removes the byte just read (an escape character) from the buffer. */
+/* Drops the escape character just read: the byte after it ('$', '/' or '\\', which the caller
+ * has peeked at) takes its place and is not scanned again, as when drone deletes the escape
+ * from its buffer. */
 static void sc_skip(scanner *s)
 {
-    memmove(s->buf + s->pos - 1, s->buf + s->pos, s->len - s->pos);
-    s->len--;
+    s->buf[s->out - 1] = s->buf[s->pos];
+    s->pos++;
 }
 
 static bool scan_lbrack(scanner *s, int32_t r)
@@ -363,7 +378,7 @@ static bool scan_ident(scanner *s, int32_t r)
     }
     if (scan_escaped(s, r)) {
         sc_skip(s);
-    } else if (!s->accept(r, s->pos - s->start)) {
+    } else if (!s->accept(r, s->out - s->start)) {
         return false;
     }
     for (;;) {
@@ -381,7 +396,7 @@ static bool scan_ident(scanner *s, int32_t r)
             sc_skip(s);
             continue;
         }
-        if (!s->accept(r, s->pos - s->start)) {
+        if (!s->accept(r, s->out - s->start)) {
             sc_unread(s);
             break;
         }
@@ -391,7 +406,7 @@ static bool scan_ident(scanner *s, int32_t r)
 
 static token sc_scan(scanner *s)
 {
-    s->start = s->pos;
+    s->start = s->out;
     int32_t r = sc_read(s);
     if (r == EOF_RUNE) {
         return T_EOF;
@@ -949,7 +964,7 @@ static int parse_param(scanner *s, accept_fn accept, unsigned mode, co_buf *arg)
         return parse_func(s, arg);
     case T_IDENT:
     case T_RBRACK:
-        return co_buf_put(arg, s->buf + s->start, s->pos - s->start);
+        return co_buf_put(arg, s->buf + s->start, s->out - s->start);
     default:
         return bad(s, ERR_FUNC);
     }
@@ -966,11 +981,11 @@ static int scan_operator(scanner *s, accept_fn accept, char *fname, size_t size,
     if (!fname) {
         return 0;
     }
-    if (s->pos - s->start >= size) {
+    if (s->out - s->start >= size) {
         return bad(s, err);
     }
-    memcpy(fname, s->buf + s->start, s->pos - s->start);
-    fname[s->pos - s->start] = '\0';
+    memcpy(fname, s->buf + s->start, s->out - s->start);
+    fname[s->out - s->start] = '\0';
     return 0;
 }
 
@@ -1085,7 +1100,7 @@ static int parse_func(scanner *s, co_buf *out)
             if (sc_scan(s) != T_IDENT) {
                 error = bad(s, ERR_BAD);
             } else {
-                char *name = co_xstrndup(s->buf + s->start, s->pos - s->start);
+                char *name = co_xstrndup(s->buf + s->start, s->out - s->start);
                 args a = {0};
                 error = consume_rbrack(s);
                 if (error == 0) {
@@ -1103,7 +1118,7 @@ static int parse_func(scanner *s, co_buf *out)
         s->depth--;
         return bad(s, ERR_NAME);
     }
-    char *name = co_xstrndup(s->buf + s->start, s->pos - s->start);
+    char *name = co_xstrndup(s->buf + s->start, s->out - s->start);
     error = parse_body(s, out, name);
     free(name);
     s->depth--;
@@ -1134,7 +1149,7 @@ int co_envsubst_eval(co_buf *out,
             break;
         }
         if (t == T_IDENT) {
-            error = co_buf_put(&tmp, s.buf + s.start, s.pos - s.start);
+            error = co_buf_put(&tmp, s.buf + s.start, s.out - s.start);
         } else if (t == T_LBRACK) {
             error = parse_func(&s, &tmp);
         } else {
