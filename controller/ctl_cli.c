@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
@@ -247,6 +248,21 @@ static int parse_flags(int *next,
     return -1;
 }
 
+/* --- render budget ------------------------------------------------------------------------- */
+
+/* Applies the budget flags as the process default, as the controller does with its flags of
+ * the same names. Returns EXIT_USAGE for a bad value, else -1. */
+static int apply_budget(const subcommand *cmd, const char *cpu, const char *memory, FILE *err)
+{
+    co_budget_limits l;
+    if (co_budget_limits_parse(&l, cpu, memory) < 0) {
+        fprintf(err, "component-controller %s: %s\n", cmd->name, co_error_last());
+        return EXIT_USAGE;
+    }
+    co_budget_set_default(&l);
+    return -1;
+}
+
 /* --- kustomize ------------------------------------------------------------------------------- */
 
 static const subcommand *find(const char *name);
@@ -362,6 +378,8 @@ static int run_template(int argc, char **argv, FILE *out, FILE *err)
     co_flag_list sets = {NULL, 0};
     int help = 0;
     int allow_env = 0;
+    const char *cpu_budget = NULL;
+    const char *memory_budget = NULL;
     const co_flag flags[] = {
         {"data", CO_FLAG_STRING, &data_file, "FILE",
          "YAML or JSON document that becomes the data root (. and $); none: an empty object"},
@@ -371,10 +389,17 @@ static int run_template(int argc, char **argv, FILE *out, FILE *err)
         {"env", CO_FLAG_BOOL, &allow_env, NULL,
          "let env and expandenv read the process environment (default: every variable unset, "
          "as in the controller)"},
+        {"render-cpu-budget", CO_FLAG_STRING, &cpu_budget, "DURATION",
+         "CPU time the render may take, as in the controller (default 30s)"},
+        {"render-memory-budget", CO_FLAG_STRING, &memory_budget, "BYTES",
+         "memory the render may take, as in the controller (default 64Mi)"},
         {"help", CO_FLAG_BOOL, &help, NULL, "print this help and exit"},
     };
     int next = 0;
     int status = parse_flags(&next, flags, CO_ARRAY_SIZE(flags), argc, argv, cmd, &help, out, err);
+    if (status < 0) {
+        status = apply_budget(cmd, cpu_budget, memory_budget, err);
+    }
     if (status >= 0) {
         co_flag_list_dispose(&sets);
         return status;
@@ -1646,6 +1671,8 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
     long long revision = 1;
     int no_hook_mapping = 0;
     int help = 0;
+    const char *cpu_budget = NULL;
+    const char *memory_budget = NULL;
     const co_flag flags[] = {
         {"values", CO_FLAG_LIST, &values_files, "FILE",
          "values (YAML or JSON mapping), deep-merged in order over the Component's (repeatable)"},
@@ -1675,6 +1702,10 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
          "leave Helm hooks as Helm renders them (comparable with helm template)"},
         {"o", CO_FLAG_STRING, &format_name, "FORMAT", "output format: yaml (default) or json"},
         {"output", CO_FLAG_STRING, &format_name, "FORMAT", "same as -o"},
+        {"render-cpu-budget", CO_FLAG_STRING, &cpu_budget, "DURATION",
+         "CPU time the render may take, as in the controller (default 30s)"},
+        {"render-memory-budget", CO_FLAG_STRING, &memory_budget, "BYTES",
+         "memory the render may take, as in the controller (default 64Mi)"},
         {"help", CO_FLAG_BOOL, &help, NULL, "print this help and exit"},
     };
     co_flag_list *lists[] = {&values_files, &sets,        &api_versions,
@@ -1694,6 +1725,9 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
     if (status < 0 && revision < 1) {
         fprintf(err, "component-controller render: --revision must be at least 1\n");
         status = EXIT_USAGE;
+    }
+    if (status < 0) {
+        status = apply_budget(cmd, cpu_budget, memory_budget, err);
     }
     if (status >= 0) {
         for (size_t i = 0; i < CO_ARRAY_SIZE(lists); i++) {

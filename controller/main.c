@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 #include "co/flags.h"
 #include "co/log.h"
@@ -36,6 +37,8 @@ typedef struct options {
     const char *cache_dir;
     long long target_client_ttl;
     co_flag_list deny_cidrs;
+    const char *render_cpu_budget;
+    const char *render_memory_budget;
     int help;
     int version;
 } options;
@@ -89,6 +92,12 @@ int main(int argc, char **argv)
         {"deny-cidr", CO_FLAG_LIST, &o.deny_cidrs, "CIDR[,CIDR...]",
          "addresses that source downloads, git remotes and kubeconfigs from Secrets must never "
          "reach, e.g. cloud metadata (repeatable; default: none)"},
+        {"render-cpu-budget", CO_FLAG_STRING, &o.render_cpu_budget, "DURATION",
+         "CPU time one render of a Component may take; beyond it the Component fails (default "
+         "30s)"},
+        {"render-memory-budget", CO_FLAG_STRING, &o.render_memory_budget, "BYTES",
+         "memory one render may take for template values, rendered output and decoded documents, "
+         "e.g. 64Mi or 1Gi; beyond it the Component fails (default 64Mi)"},
         {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
          "error, warn, info, debug or trace (default \"info\")"},
         {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
@@ -138,6 +147,14 @@ int main(int argc, char **argv)
         co_flag_list_dispose(&o.namespaces);
         return 2;
     }
+    co_budget_limits budget;
+    if (co_budget_limits_parse(&budget, o.render_cpu_budget, o.render_memory_budget) < 0) {
+        fprintf(stderr, "component-controller: %s\n", co_error_last());
+        co_flag_list_dispose(&o.namespaces);
+        return 2;
+    }
+    /* before any worker starts: they read it without locking */
+    co_budget_set_default(&budget);
     co_log_setup("controller", level, format);
 
     sigset_t set;

@@ -27,6 +27,7 @@
 
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/hash.h"
@@ -278,9 +279,13 @@ enum { M_IDENT = 1, M_LBRACK = 2, M_RBRACK = 4, M_ESCAPE = 8 };
 typedef enum token { T_ILLEGAL, T_EOF, T_IDENT, T_LBRACK, T_RBRACK } token;
 typedef bool (*accept_fn)(int32_t r, size_t i);
 
+/* The input is read at pos; what has been read, less the escape characters removed, is kept
+ * compacted before it at [0, out), so that removing an escape moves nothing but the characters
+ * read after it (moving the rest of the input for each one made "$$"-heavy input quadratic).
+ * A token is [start, out). */
 typedef struct scanner {
     char *buf;
-    size_t len, pos, start, width;
+    size_t len, pos, out, start, width;
     unsigned mode;
     accept_fn accept;
     const co_envsubst_vars *vars;
@@ -297,13 +302,22 @@ static int32_t sc_read(scanner *s)
         return EOF_RUNE;
     }
     int32_t r = decode_rune((const unsigned char *)s->buf + s->pos, s->len - s->pos, &s->width);
+    if (s->out != s->pos) {
+        memmove(s->buf + s->out, s->buf + s->pos, s->width);
+    }
     s->pos += s->width;
+    s->out += s->width;
     return r;
 }
 
 static void sc_unread(scanner *s)
 {
     s->pos -= s->width;
+    s->out -= s->width;
+    /* the copy may have overwritten what is read again */
+    if (s->out != s->pos) {
+        memmove(s->buf + s->pos, s->buf + s->out, s->width);
+    }
 }
 
 static int32_t sc_peek(scanner *s)
@@ -313,11 +327,13 @@ static int32_t sc_peek(scanner *s)
     return r;
 }
 
-/* Removes the byte just read (an escape character) from the buffer. */
+/* Drops the escape character just read: the byte after it ('$', '/' or '\\', which the caller
+ * has peeked at) takes its place and is not scanned again, as when drone deletes the escape
+ * from its buffer. */
 static void sc_skip(scanner *s)
 {
-    memmove(s->buf + s->pos - 1, s->buf + s->pos, s->len - s->pos);
-    s->len--;
+    s->buf[s->out - 1] = s->buf[s->pos];
+    s->pos++;
 }
 
 static bool scan_lbrack(scanner *s, int32_t r)
@@ -354,7 +370,7 @@ static bool scan_ident(scanner *s, int32_t r)
     }
     if (scan_escaped(s, r)) {
         sc_skip(s);
-    } else if (!s->accept(r, s->pos - s->start)) {
+    } else if (!s->accept(r, s->out - s->start)) {
         return false;
     }
     for (;;) {
@@ -372,7 +388,7 @@ static bool scan_ident(scanner *s, int32_t r)
             sc_skip(s);
             continue;
         }
-        if (!s->accept(r, s->pos - s->start)) {
+        if (!s->accept(r, s->out - s->start)) {
             sc_unread(s);
             break;
         }
@@ -382,7 +398,7 @@ static bool scan_ident(scanner *s, int32_t r)
 
 static token sc_scan(scanner *s)
 {
-    s->start = s->pos;
+    s->start = s->out;
     int32_t r = sc_read(s);
     if (r == EOF_RUNE) {
         return T_EOF;
@@ -803,6 +819,12 @@ trim_prefix(co_buf *out, const char *s, size_t len, const char *pat, size_t plen
 {
     size_t cut = 0;
     for (size_t i = 0; i < len; i++) {
+        /* a match per prefix: quadratic in the value (as drone's), so it counts against the
+         * render's CPU time */
+        int rc = co_budget_tick();
+        if (rc < 0) {
+            return rc;
+        }
         int m = path_match(pat, plen, s, len - i);
         if (m < 0) {
             return co_buf_put(out, s, len);
@@ -934,7 +956,7 @@ static int parse_param(scanner *s, accept_fn accept, unsigned mode, co_buf *arg)
         return parse_func(s, arg);
     case T_IDENT:
     case T_RBRACK:
-        return co_buf_put(arg, s->buf + s->start, s->pos - s->start);
+        return co_buf_put(arg, s->buf + s->start, s->out - s->start);
     default:
         return bad(s, ERR_FUNC);
     }
@@ -951,11 +973,11 @@ static int scan_operator(scanner *s, accept_fn accept, char *fname, size_t size,
     if (!fname) {
         return 0;
     }
-    if (s->pos - s->start >= size) {
+    if (s->out - s->start >= size) {
         return bad(s, err);
     }
-    memcpy(fname, s->buf + s->start, s->pos - s->start);
-    fname[s->pos - s->start] = '\0';
+    memcpy(fname, s->buf + s->start, s->out - s->start);
+    fname[s->out - s->start] = '\0';
     return 0;
 }
 
@@ -1070,7 +1092,7 @@ static int parse_func(scanner *s, co_buf *out)
             if (sc_scan(s) != T_IDENT) {
                 error = bad(s, ERR_BAD);
             } else {
-                char *name = co_xstrndup(s->buf + s->start, s->pos - s->start);
+                char *name = co_xstrndup(s->buf + s->start, s->out - s->start);
                 args a = {0};
                 error = consume_rbrack(s);
                 if (error == 0) {
@@ -1088,7 +1110,7 @@ static int parse_func(scanner *s, co_buf *out)
         s->depth--;
         return bad(s, ERR_NAME);
     }
-    char *name = co_xstrndup(s->buf + s->start, s->pos - s->start);
+    char *name = co_xstrndup(s->buf + s->start, s->out - s->start);
     error = parse_body(s, out, name);
     free(name);
     s->depth--;
@@ -1109,6 +1131,9 @@ int co_envsubst_eval(co_buf *out,
     scanner s = {.buf = co_xmemdup(input, len), .len = len, .vars = vars, .flags = flags};
     int error = 0;
     for (;;) {
+        if ((error = co_budget_tick()) < 0) {
+            break;
+        }
         s.accept = accept_any;
         s.mode = M_IDENT | M_LBRACK | M_ESCAPE;
         token t = sc_scan(&s);
@@ -1116,7 +1141,7 @@ int co_envsubst_eval(co_buf *out,
             break;
         }
         if (t == T_IDENT) {
-            error = co_buf_put(&tmp, s.buf + s.start, s.pos - s.start);
+            error = co_buf_put(&tmp, s.buf + s.start, s.out - s.start);
         } else if (t == T_LBRACK) {
             error = parse_func(&s, &tmp);
         } else {
@@ -1126,7 +1151,7 @@ int co_envsubst_eval(co_buf *out,
             break;
         }
     }
-    if (error == CO_ETOOBIG) {
+    if (error == CO_ETOOBIG && co_budget_status() == 0) {
         co_error_set(CO_ETOOBIG, "substitution output exceeds %zu bytes", max);
     }
     if (error == 0 && (error = co_buf_put(out, tmp.ptr ? tmp.ptr : "", tmp.len)) < 0) {

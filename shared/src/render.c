@@ -2,7 +2,8 @@
 /*
  * The rendering pipeline (see co/render.h). A chart tree is copied into memory with every
  * file decrypted on the way, so the source tree on disk is never written; kustomizations get
- * the generator's decrypt hook.
+ * the generator's decrypt hook. The whole render runs under one budget (co/budget.h), which
+ * the engines below charge and check.
  */
 #include "co/render.h"
 
@@ -12,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/envsubst.h"
@@ -78,7 +80,14 @@ static int decrypted_copy(co_vfs **out, const co_vfs *disk, co_sops_keys *keys)
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char *data = NULL, *plain = NULL;
         size_t len = 0, plain_len = 0;
-        rc = co_vfs_read(&data, &len, disk, files[i]);
+        rc = co_budget_tick();
+        if (rc == 0) {
+            rc = co_vfs_read(&data, &len, disk, files[i]);
+        }
+        /* the copy lives for the whole render */
+        if (rc == 0 && (rc = co_budget_charge(len)) < 0) {
+            co_error_wrap("%s", files[i]);
+        }
         if (rc == 0) {
             rc = decrypt_bytes(&plain, &plain_len, keys, files[i], data, len);
         }
@@ -165,7 +174,10 @@ static int substitute_one(struct json_object **out,
 {
     co_buf yaml = CO_BUF_INIT(CO_MAX_SOURCE_FILE);
     co_buf expanded = CO_BUF_INIT(CO_MAX_SOURCE_FILE);
-    int rc = co_yaml_emit(&yaml, obj, 0);
+    int rc = co_budget_tick();
+    if (rc == 0) {
+        rc = co_yaml_emit(&yaml, obj, 0);
+    }
     if (rc == 0) {
         rc = co_envsubst_eval(&expanded, yaml.ptr ? yaml.ptr : "", yaml.len, vars,
                               (flags & CO_RENDER_STRICT_SUBST) ? CO_ENVSUBST_STRICT : 0u);
@@ -227,12 +239,8 @@ static const struct json_object *non_empty_array(const struct json_object *pb, c
                                                                                            : NULL;
 }
 
-int co_render(struct json_object **out, const co_render_input *in)
+static int render(struct json_object **out, const co_render_input *in)
 {
-    *out = NULL;
-    if (in == NULL || in->dir == NULL) {
-        return co_error_set(CO_EINVALID, "render: no source directory");
-    }
     co_vfs *disk = NULL;
     struct json_object *objects = NULL;
     int rc = co_vfs_new_disk(&disk, in->dir);
@@ -255,10 +263,26 @@ int co_render(struct json_object **out, const co_render_input *in)
             objects = built;
         }
     }
+    /* a charge that could not fail where it was made (the template arena) fails the render */
+    if (rc == 0) {
+        rc = co_budget_status();
+    }
     if (rc < 0) {
         json_object_put(objects);
         return rc;
     }
     *out = objects;
     return 0;
+}
+
+int co_render(struct json_object **out, const co_render_input *in)
+{
+    *out = NULL;
+    if (in == NULL || in->dir == NULL) {
+        return co_error_set(CO_EINVALID, "render: no source directory");
+    }
+    co_budget_begin(&in->budget);
+    int rc = render(out, in);
+    co_budget_end();
+    return rc;
 }

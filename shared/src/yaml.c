@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/digest.h"
 #include "co/error.h"
@@ -925,8 +926,31 @@ static int on_alias(reader *rd, const yaml_event_t *ev)
                        CO_MAX_YAML_ALIAS_NODES);
     }
     rd->alias_nodes += a->nodes;
+    struct json_object *copy = co_json_copy(a->value);
+    int rc = co_budget_charge_json(copy, NULL);
+    if (rc < 0) {
+        json_object_put(copy);
+        return rc;
+    }
     /* An alias to the plain scalar "<<" is a string, never a merge key. */
-    return deliver(rd, co_json_copy(a->value), 0, a->nodes, a->depth, ev->start_mark);
+    return deliver(rd, copy, 0, a->nodes, a->depth, ev->start_mark);
+}
+
+/* Charges the render budget (co/budget.h) with what the json-c value of @p ev will hold, so
+ * that a render's decoded documents count against its memory (an empty mapping costs 800
+ * bytes: a flow of "{}" takes 160 times its text), and counts the event against its CPU time. */
+static int budget_event(const yaml_event_t *ev)
+{
+    size_t bytes = 0;
+    if (ev->type == YAML_SCALAR_EVENT) {
+        bytes = 64 + ev->data.scalar.length;
+    } else if (ev->type == YAML_MAPPING_START_EVENT) {
+        bytes = 800;
+    } else if (ev->type == YAML_SEQUENCE_START_EVENT) {
+        bytes = 352;
+    }
+    int rc = bytes ? co_budget_charge(bytes) : 0;
+    return rc < 0 ? rc : co_budget_tick();
 }
 
 static int on_scalar(reader *rd, const yaml_event_t *ev)
@@ -1078,6 +1102,9 @@ int co_yaml_parse_stream(co_yaml_docs *out, const char *data, size_t len, unsign
             break;
         default:
             break;
+        }
+        if (rc == 0) {
+            rc = budget_event(&ev);
         }
         yaml_event_delete(&ev);
         if (rc < 0) {

@@ -4,13 +4,16 @@
  * options (missingkey mode, number decoding, whether sprig, the runtime and Helm's functions
  * exist); the rest is template text, optionally followed by a NUL byte and JSON data for the dot.
  * Any crash, sanitizer report, leak or hang is a finding, as is a success with an output over
- * the cap, or a failure without an error message.
+ * the cap, or a failure without an error message. Each run has a small render budget (co/budget.h)
+ * so that templates that build large or shared values stay short; the seeds include values that
+ * contain themselves, values nested 5000 levels deep and executions nested without end.
  */
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/json.h"
@@ -47,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     co_template_numbers numbers =
         (opt & 4) ? CO_TEMPLATE_NUMBERS_INT64 : CO_TEMPLATE_NUMBERS_FLOAT64;
     co_template_set *set = NULL;
+    co_budget_limits budget = {.cpu_ns = 2LL * 1000 * 1000 * 1000, .memory = 16 * CO_MIB};
+    co_budget_begin(&budget);
     co_template_set_new(&set, funcs[(opt >> 3) & 1], &o);
     if (co_template_set_parse(set, "fuzz", text, tlen) == 0) {
         char *out = NULL;
@@ -69,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     co_template_set_free(set);
+    co_budget_end();
     json_object_put(dot);
     co_error_clear();
     return 0;

@@ -25,6 +25,8 @@
 
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/budget.h"
+#include "co/duration.h"
 #include "co/envsubst.h"
 #include "co/error.h"
 #include "shared/src/sops_int.h"
@@ -413,6 +415,56 @@ static void test_envsubst__same_as_drone_envsubst(void **state)
     free(inputs);
 }
 
+/* Input of a million escapes: each removal moved the rest of the input (minutes for a few
+ * megabytes); an escaped "${" stays literal as before. */
+static void test_envsubst__many_escapes(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    co_buf in = CO_BUF_INIT(SIZE_MAX);
+    for (int i = 0; i < N; i++) {
+        assert_co_pass(co_buf_puts(&in, i % 2 ? "$$" : "\\\\"));
+    }
+    assert_co_pass(co_buf_puts(&in, "$${V} ${V}"));
+    kv defs[] = {{"V", "v"}, {NULL, NULL}};
+    co_envsubst_vars *vars = make_vars(defs, 1);
+    co_buf out = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_envsubst_eval(&out, in.ptr, in.len, vars, 0));
+    assert_int_equal(out.len, N + strlen("${V} v"));
+    for (size_t i = 0; i < N; i++) {
+        if (out.ptr[i] != (i % 2 ? '$' : '\\')) {
+            fail_msg("byte %zu: %c", i, out.ptr[i]);
+        }
+    }
+    assert_string_equal(out.ptr + N, "${V} v");
+    co_buf_dispose(&out);
+    co_buf_dispose(&in);
+    co_envsubst_vars_free(vars);
+}
+
+/* ${v#pattern} tries the pattern against every prefix of the value, as drone does: the work
+ * counts against the render's CPU time. */
+static void test_envsubst__prefix_patterns_count_against_the_budget(void **state)
+{
+    (void)state;
+    char *value = co_xmalloc(200001);
+    memset(value, 'a', 200000);
+    value[200000] = '\0';
+    kv defs[] = {{"V", value}, {NULL, NULL}};
+    co_envsubst_vars *vars = make_vars(defs, 1);
+    co_buf out = CO_BUF_INIT(SIZE_MAX);
+    static const char in[] = "${V#*a*a*a*b}";
+    co_budget_limits l = {.cpu_ns = 100 * CO_MILLISECOND};
+    co_budget_begin(&l);
+    int rc = co_envsubst_eval(&out, in, strlen(in), vars, 0);
+    co_budget_end();
+    assert_int_equal(rc, CO_ETIMEOUT);
+    assert_contains(co_error_last(), "render budget exceeded: more than 100ms of CPU time");
+    co_buf_dispose(&out);
+    co_envsubst_vars_free(vars);
+    free(value);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -421,6 +473,8 @@ int main(void)
         cmocka_unit_test(test_envsubst__strict_mode),
         cmocka_unit_test(test_envsubst__variables_and_caps),
         cmocka_unit_test(test_envsubst__same_as_drone_envsubst),
+        cmocka_unit_test(test_envsubst__many_escapes),
+        cmocka_unit_test(test_envsubst__prefix_patterns_count_against_the_budget),
     };
     return cmocka_run_group_tests_name("envsubst", tests, NULL, NULL);
 }

@@ -4,12 +4,15 @@
  * unsupported features, the content hash, and errors that name the file and field. The
  * behaviour against real kustomize is covered by test_kustomize_corpus.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "co/buf.h"
 #include "co/kustomize.h"
 #include "co/vfs.h"
 #include "tests/support/test_support.h"
@@ -287,6 +290,173 @@ static void test_kustomize__post_build_rejects_malformed_entries(void **state)
     json_object_put(bad3);
 }
 
+/* Appends printf-formatted text to @p b (the test's own growing buffer). */
+CO_PRINTF(2, 3) static void add(co_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    assert_int_equal(co_buf_vprintf(b, fmt, ap), 0);
+    va_end(ap);
+}
+
+static void put_buf(co_vfs *fs, const char *path, co_buf *b)
+{
+    assert_co_pass(co_vfs_mem_put(fs, path, b->ptr, b->len));
+    co_buf_dispose(b);
+}
+
+static const char *kind_of(json_object *arr, size_t i)
+{
+    return json_object_get_string(
+        json_object_object_get(json_object_array_get_idx(arr, i), "kind"));
+}
+
+/* Thousands of resources: the id check and the output order used to compare every resource
+ * with every other (seconds for 5000); the result is the same. */
+static void test_kustomize__thousands_of_resources_are_accumulated_and_sorted(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    for (int i = N - 1; i >= 0; i--) {
+        add(&b, "---\napiVersion: v1\nkind: %s\nmetadata:\n  name: r%d\n%s",
+            i % 3 == 0 ? "Service" : "ConfigMap", i, i % 2 ? "  labels:\n    odd: \"true\"\n" : "");
+    }
+    add(&b, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n");
+    put_buf(fs, "app/all.yaml", &b);
+    /* every odd one is deleted by a patch: each selected resource is found after the last */
+    put(fs, "app/kustomization.yaml",
+        "resources: [all.yaml]\n"
+        "patches:\n"
+        "- target: {labelSelector: odd=true}\n"
+        "  patch: |\n"
+        "    $patch: delete\n"
+        "    apiVersion: v1\n"
+        "    kind: ConfigMap\n"
+        "    metadata:\n"
+        "      name: any\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_int_equal(json_object_array_length(out), 1 + N / 2);
+    assert_string_equal(kind_of(out, 0), "Namespace");
+    size_t cms = 0;
+    for (size_t i = 1; i < json_object_array_length(out); i++) {
+        const char *k = kind_of(out, i);
+        const char *n = name_of(out, i);
+        assert_int_equal(strtol(n + 1, NULL, 10) % 2, 0);
+        if (strcmp(k, "ConfigMap") == 0) {
+            cms++;
+            assert_int_equal(cms, i); /* ConfigMaps before Services */
+        }
+        if (i > 1 && strcmp(k, kind_of(out, i - 1)) == 0) {
+            assert_true(strcmp(name_of(out, i - 1), n) < 0);
+        }
+    }
+    assert_int_equal(cms, N / 2 - N / 6);
+    json_object_put(out);
+
+    /* a second resource with an id already accumulated is still refused */
+    put(fs, "app/dup.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r4\n");
+    put(fs, "app/kustomization.yaml", "resources: [all.yaml, dup.yaml]\n");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", NULL));
+    assert_contains(co_error_last(), "may not add resource with an already registered id: "
+                                     "ConfigMap.v1.[noGrp]/r4.[noNs]");
+    co_vfs_free(fs);
+}
+
+/* A replacement with a delimiter into a field of 400000 parts: the parts were joined with
+ * strcat, which looks for the end of the string from its start each time. */
+static void test_kustomize__replacement_with_delimiter_into_a_long_field(void **state)
+{
+    (void)state;
+    enum { PARTS = 400000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    add(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  v: b\n---\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dst\ndata:\n  list: \"");
+    for (int i = 0; i < PARTS; i++) {
+        add(&b, i ? ",a" : "a");
+    }
+    add(&b, "\"\n");
+    put_buf(fs, "app/res.yaml", &b);
+    put(fs, "app/kustomization.yaml",
+        "resources: [res.yaml]\n"
+        "replacements:\n"
+        "- source: {kind: ConfigMap, name: src, fieldPath: data.v}\n"
+        "  targets:\n"
+        "  - select: {name: dst}\n"
+        "    fieldPaths: [data.list]\n"
+        "    options: {delimiter: \",\", index: 1}\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    assert_string_equal(name_of(out, 0), "dst");
+    json_object *dst = json_object_array_get_idx(out, 0);
+    json_object *data = json_object_object_get(dst, "data");
+    const char *list = json_object_get_string(json_object_object_get(data, "list"));
+    assert_int_equal(strlen(list), 2 * PARTS - 1);
+    assert_memory_equal(list, "a,b,a,a", 7);
+    assert_string_equal(list + (2 * (size_t)PARTS - 5), ",a,a");
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
+/* Strategic merges of lists of thousands of elements (env by name, finalizers as a set): each
+ * element of the patch was compared with each of the target. */
+static void test_kustomize__patches_merge_long_lists(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    co_vfs *fs = co_vfs_new_mem();
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    add(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  finalizers:\n");
+    for (int i = 0; i < N; i++) {
+        add(&b, "  - f%d\n", i);
+    }
+    add(&b, "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        env:\n");
+    for (int i = 0; i < N; i++) {
+        add(&b, "        - {name: e%d, value: old}\n", i);
+    }
+    put_buf(fs, "app/d.yaml", &b);
+    /* the patch: the upper half of the target's and as many new ones */
+    add(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  finalizers:\n");
+    for (int i = N / 2; i < N + N / 2; i++) {
+        add(&b, "  - f%d\n", i);
+    }
+    add(&b, "spec:\n  template:\n    spec:\n      containers:\n      - name: c\n        env:\n");
+    for (int i = N / 2; i < N + N / 2; i++) {
+        add(&b, "        - {name: e%d, value: new}\n", i);
+    }
+    put_buf(fs, "app/patch.yaml", &b);
+    put(fs, "app/kustomization.yaml", "resources: [d.yaml]\npatches:\n- path: patch.yaml\n");
+    json_object *out = build_ok(fs, "app", NULL);
+    json_object *d = json_object_array_get_idx(out, 0);
+    json_object *fin = json_object_object_get(json_object_object_get(d, "metadata"), "finalizers");
+    assert_int_equal(json_object_array_length(fin), N + N / 2);
+    /* the patch's values first, then the target's others */
+    char want[32];
+    snprintf(want, sizeof(want), "f%d", N / 2);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fin, 0)), want);
+    assert_string_equal(json_object_get_string(json_object_array_get_idx(fin, N)), "f0");
+    json_object *c = json_object_array_get_idx(
+        json_object_object_get(
+            json_object_object_get(
+                json_object_object_get(json_object_object_get(d, "spec"), "template"), "spec"),
+            "containers"),
+        0);
+    json_object *env = json_object_object_get(c, "env");
+    assert_int_equal(json_object_array_length(env), N + N / 2);
+    for (size_t i = 0; i < json_object_array_length(env); i++) {
+        json_object *e = json_object_array_get_idx(env, i);
+        int n =
+            (int)strtol(json_object_get_string(json_object_object_get(e, "name")) + 1, NULL, 10);
+        const char *v = json_object_get_string(json_object_object_get(e, "value"));
+        /* patched ones first, in the patch's order, then the rest of the target's */
+        assert_int_equal(n, i < (size_t)N ? N / 2 + (int)i : (int)i - N);
+        assert_string_equal(v, n >= N / 2 ? "new" : "old");
+    }
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +472,9 @@ int main(void)
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
+        cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),
+        cmocka_unit_test(test_kustomize__replacement_with_delimiter_into_a_long_field),
+        cmocka_unit_test(test_kustomize__patches_merge_long_lists),
     };
     return cmocka_run_group_tests_name("kustomize", tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 /*
  * Unit tests for the rendering pipeline over small trees written to a temporary directory:
  * generator choice, SOPS decryption as files are read (Flux's age-encrypted Secret from
- * ../shared/fixtures/sops with its key), postBuild substitution and images, and the errors.
+ * ../shared/fixtures/sops with its key), postBuild substitution and images, the errors, and the
+ * render budget.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,9 @@
 
 #include <json-c/json.h>
 
+#include "co/budget.h"
+#include "co/caps.h"
+#include "co/duration.h"
 #include "co/error.h"
 #include "co/json.h"
 #include "co/render.h"
@@ -263,6 +267,92 @@ static void test_render__errors_name_the_problem(void **state)
     json_object_put(subs);
 }
 
+/* A template that doubles a list until the memory budget stops it, in a kustomization and in a
+ * chart; the message names the budget, and a render within it passes. */
+static void test_render__memory_budget_stops_a_doubling_list(void **state)
+{
+    fixture *f = *state;
+    static const char doubling[] = "{{ $l := list 1 }}{{ range until 40 }}{{ $l = concat $l $l }}"
+                                   "{{ end }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                   "  name: c\ndata:\n  count: \"{{ len $l }}\"\n";
+    put(f, "cm.yaml", doubling);
+    co_render_input in = {.dir = f->dir, .namespace = "ns", .name = "c"};
+    in.budget.memory = 8 * CO_MIB;
+    struct json_object *objs = NULL;
+    assert_co_fail_with(CO_ETOOBIG, co_render(&objs, &in));
+    assert_null(objs);
+    assert_contains(co_error_last(), "error calling concat: render budget exceeded: more than 8 "
+                                     "MiB of memory for template values, rendered output and "
+                                     "decoded documents");
+
+    char *chart = co_xasprintf("%s/chart", f->dir);
+    assert_int_equal(mkdir(chart, 0700), 0);
+    put(f, "chart/Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+    put(f, "chart/templates/cm.yaml", doubling);
+    in.dir = chart;
+    assert_co_fail_with(CO_ETOOBIG, co_render(&objs, &in));
+    assert_contains(co_error_last(), "render budget exceeded: more than 8 MiB of memory");
+
+    /* ten doublings fit */
+    put(f, "chart/templates/cm.yaml",
+        "{{ $l := list 1 }}{{ range until 10 }}{{ $l = concat $l $l }}{{ end }}"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  count: \"{{ len $l "
+        "}}\"\n");
+    assert_co_pass(co_render(&objs, &in));
+    assert_string_equal(str_at(json_object_array_get_idx(objs, 0), "data", "count"), "1024");
+    json_object_put(objs);
+    free(chart);
+}
+
+/* A template that loops without end (within the step cap: each step is slow) fails on the CPU
+ * budget; so does a chart whose values schema references itself twice at every level. */
+static void test_render__cpu_budget_stops_an_endless_loop(void **state)
+{
+    fixture *f = *state;
+    put(f, "cm.yaml",
+        "{{ $s := repeat 100000 \"x\" }}{{ range until 100000 }}{{ $_ := sha256sum $s }}{{ end }}"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    co_render_input in = {.dir = f->dir, .namespace = "ns", .name = "c"};
+    in.budget.cpu_ns = 200 * CO_MILLISECOND;
+    struct json_object *objs = NULL;
+    assert_co_fail_with(CO_ETIMEOUT, co_render(&objs, &in));
+    assert_null(objs);
+    assert_contains(co_error_last(), "render budget exceeded: more than 200ms of CPU time");
+
+    char *chart = co_xasprintf("%s/chart", f->dir);
+    assert_int_equal(mkdir(chart, 0700), 0);
+    put(f, "chart/Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+    put(f, "chart/values.yaml", "a: 1\n");
+    put(f, "chart/values.schema.json",
+        "{\"$defs\": {\"x\": {\"anyOf\": [{\"$ref\": \"#/$defs/x\"}, {\"$ref\": \"#/$defs/x\"}]}},"
+        " \"$ref\": \"#/$defs/x\"}");
+    put(f, "chart/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    in.dir = chart;
+    assert_co_fail_with(CO_ETIMEOUT, co_render(&objs, &in));
+    assert_contains(co_error_last(), "render budget exceeded: more than 200ms of CPU time");
+    free(chart);
+}
+
+/* The process default applies to renders that set no budget of their own. */
+static void test_render__default_budget_applies(void **state)
+{
+    fixture *f = *state;
+    put(f, "cm.yaml",
+        "{{ $l := list 1 }}{{ range until 18 }}{{ $l = concat $l $l }}{{ end }}"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n");
+    co_budget_limits small = {.memory = 4 * CO_MIB};
+    co_budget_set_default(&small);
+    co_render_input in = {.dir = f->dir, .namespace = "ns", .name = "c"};
+    struct json_object *objs = NULL;
+    int rc = co_render(&objs, &in);
+    co_budget_set_default(NULL);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "more than 4 MiB of memory");
+    /* with the built-in default (64 MiB) the same render passes */
+    assert_co_pass(co_render(&objs, &in));
+    json_object_put(objs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +363,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_render__helm_chart_with_encrypted_template, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_render__errors_name_the_problem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_render__memory_budget_stops_a_doubling_list, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_render__cpu_budget_stops_an_endless_loop, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_render__default_budget_applies, setup, teardown),
     };
     return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

@@ -3,12 +3,15 @@
  * checked against Go by test_template_oracle). */
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
+#include "co/duration.h"
 #include "co/template.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_support.h"
@@ -202,6 +205,256 @@ static void test_template__nesting_is_capped(void **state)
     co_buf_dispose(&b);
     assert_null(out);
     assert_contains(co_error_last(), "max nesting depth exceeded");
+}
+
+/* One function applied to a value no walk can finish: the expression and the part of the
+ * error every engine walk must report instead of exhausting the stack. */
+typedef struct walk_case {
+    const char *expr;
+    const char *cycle; /* expected for a map that contains itself */
+    const char *deep;  /* expected for 200000 levels of nesting */
+} walk_case;
+
+#define CYCLE      "value contains itself"
+#define DEEP       "value nested deeper than 1000 levels"
+#define JSON_CYCLE "json: unsupported value: encountered a cycle via map[string]interface {}"
+#define JSON_DEEP  "json: unsupported value: nested deeper than 1000 levels"
+
+static const walk_case walk_cases[] = {
+    {"{{ $d }}", "at <{{$d}}>: " CYCLE, "at <{{$d}}>: " DEEP},
+    {"{{ print $d }}", "error calling print: " CYCLE, "error calling print: " DEEP},
+    {"{{ println $d }}", "error calling println: " CYCLE, "error calling println: " DEEP},
+    {"{{ printf \"%v\" $d }}", "error calling printf: " CYCLE, "error calling printf: " DEEP},
+    {"{{ printf \"%#v\" $d }}", "error calling printf: " CYCLE, "error calling printf: " DEEP},
+    {"{{ toString $d }}", "error calling toString: " CYCLE, "error calling toString: " DEEP},
+    {"{{ toStrings (list $d) }}", "error calling toStrings: " CYCLE,
+     "error calling toStrings: " DEEP},
+    {"{{ join \",\" (list $d) }}", "error calling join: " CYCLE, "error calling join: " DEEP},
+    {"{{ sortAlpha (list $d) }}", "error calling sortAlpha: " CYCLE,
+     "error calling sortAlpha: " DEEP},
+    {"{{ cat $d }}", "error calling cat: " CYCLE, "error calling cat: " DEEP},
+    {"{{ quote $d }}", "error calling quote: " CYCLE, "error calling quote: " DEEP},
+    {"{{ squote $d }}", "error calling squote: " CYCLE, "error calling squote: " DEEP},
+    {"{{ dict $d 1 }}", "error calling dict: " CYCLE, "error calling dict: " DEEP},
+    {"{{ html $d }}", "error calling html: " CYCLE, "error calling html: " DEEP},
+    {"{{ js $d }}", "error calling js: " CYCLE, "error calling js: " DEEP},
+    {"{{ urlquery $d }}", "error calling urlquery: " CYCLE, "error calling urlquery: " DEEP},
+    {"{{ toJson $d }}", "error calling toJson: " JSON_CYCLE, "error calling toJson: " JSON_DEEP},
+    {"{{ mustToJson $d }}", "error calling mustToJson: " JSON_CYCLE,
+     "error calling mustToJson: " JSON_DEEP},
+    {"{{ toPrettyJson $d }}", "error calling toPrettyJson: " JSON_CYCLE,
+     "error calling toPrettyJson: " JSON_DEEP},
+    {"{{ toRawJson $d }}", "error calling toRawJson: " JSON_CYCLE,
+     "error calling toRawJson: " JSON_DEEP},
+    {"{{ toYaml $d }}", "error calling toYaml: " JSON_CYCLE, "error calling toYaml: " JSON_DEEP},
+    {"{{ toToml $d }}", "error calling toToml: " CYCLE, "error calling toToml: " DEEP},
+    {"{{ eq $d $e }}", "error calling eq: non-comparable type", NULL},
+    {"{{ ne $d $e }}", "error calling ne: non-comparable type", NULL},
+    {"{{ deepEqual $d $e }}", "error calling deepEqual: " CYCLE, "error calling deepEqual: " DEEP},
+    {"{{ has $d (list $e) }}", "error calling has: " CYCLE, "error calling has: " DEEP},
+    {"{{ mustHas $d (list $e) }}", "error calling mustHas: " CYCLE, "error calling mustHas: " DEEP},
+    {"{{ uniq (list $d $e) }}", "error calling uniq: " CYCLE, "error calling uniq: " DEEP},
+    {"{{ without (list $d) $e }}", "error calling without: " CYCLE, "error calling without: " DEEP},
+    {"{{ deepCopy $d }}", "error calling deepCopy: " CYCLE, "error calling deepCopy: " DEEP},
+    {"{{ mustDeepCopy $d }}", "error calling mustDeepCopy: " CYCLE,
+     "error calling mustDeepCopy: " DEEP},
+    {"{{ merge $d $e }}", "error calling merge: " CYCLE, "error calling merge: " DEEP},
+    {"{{ mergeOverwrite $d $e }}", "error calling mergeOverwrite: " CYCLE,
+     "error calling mergeOverwrite: " DEEP},
+    {"{{ mustMerge $d $e }}", "error calling mustMerge: " CYCLE, "error calling mustMerge: " DEEP},
+    {"{{ mustMergeOverwrite $d $e }}", "error calling mustMergeOverwrite: " CYCLE,
+     "error calling mustMergeOverwrite: " DEEP},
+    {"{{ parseIPv4Address $d }}", "error calling parseIPv4Address: unable to cast", NULL},
+    {"{{ include \"show\" $d }}",
+     "error calling include: template: show:1:3: executing \"show\" "
+     "at <{{.}}>: " CYCLE,
+     "error calling include: template: show:1:3: executing \"show\" at <{{.}}>: " DEEP},
+    {"{{ tpl \"{{ . }}\" $d }}",
+     "error calling tpl: template: gotpl:1:3: executing \"gotpl\" "
+     "at <{{.}}>: " CYCLE,
+     "error calling tpl: template: gotpl:1:3: executing \"gotpl\" at <{{.}}>: " DEEP},
+    {"{{ pass $d }}", "error calling pass: " CYCLE, "error calling pass: " DEEP},
+};
+
+static int
+ext_pass(void *ctx, struct json_object **out, struct json_object *const *args, size_t nargs)
+{
+    (void)ctx;
+    *out = nargs ? json_object_get(args[0]) : NULL;
+    return 0;
+}
+
+/* Renders @p prelude followed by each case's expression; @p deep picks the expectation. */
+static void expect_walk_errors(const char *prelude, bool deep)
+{
+    co_template_funcs *f;
+    co_template_funcs_new(&f, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                  CO_TEMPLATE_FUNCS_HELM);
+    assert_co_pass(co_template_funcs_add(f, "pass", 1, CO_TEMPLATE_NUMBERS_FLOAT64, ext_pass));
+    for (size_t i = 0; i < CO_ARRAY_SIZE(walk_cases); i++) {
+        const walk_case *c = &walk_cases[i];
+        const char *want = deep ? c->deep : c->cycle;
+        if (!want) {
+            continue;
+        }
+        co_template_set *set;
+        co_template_set_new(&set, f, NULL);
+        static const char show[] = "{{ . }}";
+        assert_co_pass(co_template_set_parse(set, "show", show, strlen(show)));
+        char *text = co_xasprintf("%s%s", prelude, c->expr);
+        assert_co_pass(co_template_set_parse(set, "t", text, strlen(text)));
+        char *out = NULL;
+        int rc = co_template_render(set, "t", NULL, CO_TEMPLATE_NUMBERS_FLOAT64, NULL, &out, NULL);
+        if (rc == 0) {
+            fail_msg("%s rendered instead of failing", c->expr);
+        }
+        assert_null(out);
+        assert_contains(co_error_last(), want);
+        free(text);
+        co_template_set_free(set);
+    }
+    co_template_funcs_free(f);
+}
+
+static void test_template__self_referencing_dict_is_an_error(void **state)
+{
+    (void)state;
+    expect_walk_errors("{{ $d := dict \"a\" 1 }}{{ $_ := set $d \"self\" $d }}"
+                       "{{ $e := dict \"a\" 1 }}{{ $_ := set $e \"self\" $e }}",
+                       false);
+}
+
+static void test_template__deep_nesting_is_an_error(void **state)
+{
+    (void)state;
+    /* two values of 200000 levels take more than the default memory budget */
+    co_budget_limits big = {.memory = 1024 * CO_MIB};
+    co_budget_begin(&big);
+    expect_walk_errors("{{ $d := dict }}{{ $e := dict }}{{ range until 200000 }}"
+                       "{{ $d = dict \"a\" $d }}{{ $e = dict \"a\" $e }}{{ end }}",
+                       true);
+    /* lists nest the same way */
+    int rc;
+    char *out = render("{{ $l := list }}{{ range until 200000 }}{{ $l = list $l }}{{ end }}"
+                       "{{ toString $l }}",
+                       NULL, &rc);
+    co_budget_end();
+    assert_null(out);
+    assert_contains(co_error_last(), "error calling toString: " DEEP);
+}
+
+/* Control structures nested in a template that calls itself: each call is within the call
+ * depth and each template within the nesting cap, together they would exhaust the stack. */
+static void test_template__deep_execution_is_an_error(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_int_equal(co_buf_puts(&b, "{{ define \"r\" }}"), 0);
+    for (size_t i = 0; i < 900; i++) {
+        assert_int_equal(co_buf_puts(&b, "{{ with . }}"), 0);
+    }
+    assert_int_equal(co_buf_puts(&b, "{{ template \"r\" . }}"), 0);
+    for (size_t i = 0; i < 900; i++) {
+        assert_int_equal(co_buf_puts(&b, "{{ end }}"), 0);
+    }
+    assert_int_equal(co_buf_puts(&b, "{{ end }}{{ template \"r\" 1 }}"), 0);
+    int rc;
+    char *out = render(co_buf_cstr(&b), NULL, &rc);
+    co_buf_dispose(&b);
+    assert_null(out);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "nested deeper than");
+}
+
+/* Renders @p text under a budget of @p memory bytes and @p cpu_ns; returns the code, the
+ * message is in co_error_last(). */
+static int render_budget(const char *text, size_t memory, int64_t cpu_ns)
+{
+    co_budget_limits l = {.cpu_ns = cpu_ns, .memory = memory};
+    co_budget_begin(&l);
+    int rc;
+    char *out = render(text, NULL, &rc);
+    co_budget_end();
+    free(out);
+    return rc;
+}
+
+static void test_template__budget_stops_a_doubling_list(void **state)
+{
+    (void)state;
+    int rc = render_budget("{{ $l := list 1 }}{{ range until 64 }}{{ $l = concat $l $l }}{{ end }}"
+                           "{{ len $l }}",
+                           16 * CO_MIB, 0);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "error calling concat: render budget exceeded: more than 16 "
+                                     "MiB of memory");
+    /* strings double the same way */
+    rc = render_budget("{{ $s := \"x\" }}{{ range until 64 }}{{ $s = print $s $s }}{{ end }}",
+                       16 * CO_MIB, 0);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "render budget exceeded: more than 16 MiB of memory");
+    /* and so does the output */
+    rc = render_budget("{{ $s := repeat 1000000 \"x\" }}{{ range until 64 }}{{ $s }}{{ end }}",
+                       16 * CO_MIB, 0);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "render budget exceeded: more than 16 MiB of memory");
+}
+
+static void test_template__budget_stops_an_endless_range(void **state)
+{
+    (void)state;
+    int rc = render_budget("{{ $s := repeat 100000 \"x\" }}{{ range 1000000000 }}"
+                           "{{ $_ := sha256sum $s }}{{ end }}",
+                           0, 100 * CO_MILLISECOND);
+    assert_int_equal(rc, CO_ETIMEOUT);
+    assert_contains(co_error_last(), "render budget exceeded: more than 100ms of CPU time");
+}
+
+/* Values that share their parts: a list of the same list twice, sixty times over, is small but
+ * would print, encode or compare 2^60 elements. Each walk stops on the output cap or the
+ * budget. */
+static void test_template__shared_values_stay_within_the_budget(void **state)
+{
+    (void)state;
+    static const char dag[] =
+        "{{ $a := list 1 2 }}{{ range until 60 }}{{ $a = list $a $a }}{{ end }}"
+        "{{ $b := list 1 2 }}{{ range until 60 }}{{ $b = list $b $b }}{{ end }}";
+    /* which limit is reached first depends on the machine: either stops the walk */
+    static const char *const cases[] = {
+        "{{ toString $a }}",      "{{ $a }}",          "{{ toJson $a }}",
+        "{{ toYaml $a }}",        "{{ deepCopy $a }}", "{{ deepEqual $a $b }}",
+        "{{ has $a (list $b) }}",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        char *text = co_xasprintf("%s%s", dag, cases[i]);
+        int rc = render_budget(text, 4 * CO_MIB, 100 * CO_MILLISECOND);
+        free(text);
+        if (rc != CO_ETOOBIG && rc != CO_ETIMEOUT) {
+            fail_msg("%s: got %d (%s)", cases[i], rc, co_error_last());
+        }
+        assert_contains(co_error_last(), "render budget exceeded: more than ");
+    }
+}
+
+/* fromJson decodes into a compact document whose size is reserved first: JSON of empty objects
+ * would take 250 times its size as a json-c tree. */
+static void test_template__from_json_is_within_the_budget(void **state)
+{
+    (void)state;
+    int rc = render_budget("{{ $j := printf \"[%s{}]\" (repeat 300000 \"{},\") }}"
+                           "{{ len (fromJson $j) }}",
+                           4 * CO_MIB, 0);
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "error calling fromJson: render budget exceeded");
+    co_budget_limits l = {.memory = 64 * CO_MIB};
+    co_budget_begin(&l);
+    char *out = render("{{ $j := printf \"[%s{}]\" (repeat 3000 \"{},\") }}{{ len (fromJson $j) }} "
+                       "{{ (fromJson \"{\\\"a\\\": [1, 2.5, \\\"x\\\", null, true]}\").a }}",
+                       NULL, &rc);
+    co_budget_end();
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "3001 [1 2.5 x <nil> true]");
+    free(out);
 }
 
 static void test_template__source_is_capped(void **state)
@@ -401,6 +654,13 @@ int main(void)
         cmocka_unit_test(test_template__recursion_is_capped),
         cmocka_unit_test(test_template__steps_are_capped),
         cmocka_unit_test(test_template__nesting_is_capped),
+        cmocka_unit_test(test_template__self_referencing_dict_is_an_error),
+        cmocka_unit_test(test_template__deep_nesting_is_an_error),
+        cmocka_unit_test(test_template__deep_execution_is_an_error),
+        cmocka_unit_test(test_template__budget_stops_a_doubling_list),
+        cmocka_unit_test(test_template__budget_stops_an_endless_range),
+        cmocka_unit_test(test_template__shared_values_stay_within_the_budget),
+        cmocka_unit_test(test_template__from_json_is_within_the_budget),
         cmocka_unit_test(test_template__source_is_capped),
         cmocka_unit_test(test_template__unknown_template_is_not_found),
         cmocka_unit_test(test_template__caller_functions),

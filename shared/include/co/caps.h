@@ -104,12 +104,21 @@
 #define CO_MAX_TEMPLATE_SOURCE (16 * CO_MIB)
 /** The output of one template execution. */
 #define CO_MAX_TEMPLATE_OUTPUT (64 * CO_MIB)
-/** Memory one template render session may allocate (values built by templates). */
-#define CO_MAX_TEMPLATE_MEMORY (512 * CO_MIB)
 /** Nesting of parenthesised pipelines and control structures in one template. */
 #define CO_MAX_TEMPLATE_NESTING 1000
 /** Nesting of template/include/tpl calls during execution. */
 #define CO_MAX_TEMPLATE_CALL_DEPTH 1000
+/** Control structures, pipelines and template calls active at once during one execution, all
+ * templates together: each template stays within CO_MAX_TEMPLATE_NESTING and the calls within
+ * CO_MAX_TEMPLATE_CALL_DEPTH, but a template nesting 1000 levels that calls itself 1000 times
+ * would need a million stack frames. 10000 levels take at most 2.5 MiB of stack in a release
+ * build (6 MiB with sanitizers), within the 8 MiB of a thread together with a parse of
+ * CO_MAX_TEMPLATE_NESTING levels (`tpl`). */
+#define CO_MAX_TEMPLATE_EXEC_NESTING 10000
+/** Nesting of the values a template walks (maps and lists in maps and lists) for printing,
+ * encoding, comparing, copying and merging; deeper values, and values that contain themselves,
+ * are a template error. */
+#define CO_MAX_TEMPLATE_VALUE_DEPTH 1000
 /** Execution steps (nodes evaluated, loop iterations) of one render session. */
 #define CO_MAX_TEMPLATE_STEPS 100000000ULL
 
@@ -117,5 +126,20 @@
 #define CO_MAX_HELM_CHART_DEPTH 32
 /** Rendered output of all templates of one Helm chart. */
 #define CO_MAX_HELM_OUTPUT (128 * CO_MIB)
+
+/* Render budgets (co/budget.h): what one render of a Component may use, over all its steps.
+ * The controller renders --max-concurrent-reconciles Components at once (5 by default) under the
+ * memory limit of deploy/base/controller.yaml (512Mi). A render stopped at a 64 MiB budget peaks
+ * at about 73 MB of resident memory (what the budget does not count: allocator overhead, parse
+ * trees, the buffers of the steps in between), so five take 365 MB, and the process itself
+ * (about 25 MB with a few Components; the informer cache grows with their number) leaves some
+ * 100 MiB of room. Thirty seconds of CPU time is three orders of magnitude above the largest
+ * chart and kustomization of the benchmarks (20 ms at most) and ends a template that loops
+ * forever before it holds a worker for long. */
+/** Default CPU time of one render, nanoseconds (--render-cpu-budget). */
+#define CO_DEFAULT_RENDER_CPU (30LL * 1000 * 1000 * 1000)
+/** Default memory of one render: template values, rendered output, decoded documents and source
+ * files held in memory (--render-memory-budget). */
+#define CO_DEFAULT_RENDER_MEMORY (64 * CO_MIB)
 
 #endif

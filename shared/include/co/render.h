@@ -15,6 +15,11 @@
  * No cluster access happens here: what the cluster provides comes in through the input (values
  * already merged, keys already loaded, substitution variables already resolved) or through
  * the lookup callbacks.
+ *
+ * Every render runs under a budget of CPU time and memory (co/budget.h): the input's limits, or
+ * the process default (co_budget_set_default(), the controller's --render-cpu-budget and
+ * --render-memory-budget) for zero fields. A render that exceeds it fails with CO_ETIMEOUT or
+ * CO_ETOOBIG and "render budget exceeded: more than ...".
  */
 #ifndef CO_RENDER_H
 #define CO_RENDER_H
@@ -22,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "co/budget.h"
 #include "co/common.h"
 #include "co/kzgen.h"
 #include "co/sops.h"
@@ -63,6 +69,8 @@ typedef struct co_render_input {
     const struct json_object *substitutions; /**< resolved variables (object of strings) or
                                                   NULL; substitution runs when non-empty */
     unsigned flags;                          /**< CO_RENDER_* */
+    co_budget_limits budget; /**< CPU time and memory of this render; zero fields: the process
+                                  default */
 } co_render_input;
 
 /**
@@ -71,7 +79,8 @@ typedef struct co_render_input {
  *             reorder as kustomize does); release with json_object_put()
  * @return 0; CO_ENOTFOUND (no such directory); CO_EINVALID (a template, chart, encrypted file
  *         without keys, substitution or patch failed: the message names the file or field);
- *         CO_EAUTH (decryption failed); CO_ETOOBIG (a cap).
+ *         CO_EAUTH (decryption failed); CO_ETOOBIG (a cap, or the memory budget);
+ *         CO_ETIMEOUT (the CPU time budget).
  */
 CO_MUST_CHECK int co_render(struct json_object **out, const co_render_input *in);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
@@ -277,7 +278,7 @@ static int files_yaml(tpl_x *x, tv *ret, tv *args, bool secrets)
         json_object_object_add(obj, data.u.m->keys[i]->s,
                                json_object_new_string_len(v->s, (int)v->len));
     }
-    co_buf y = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf y = CO_BUF_INIT(tpl_out_cap());
     int rc = co_yaml_emit(&y, obj, CO_YAML_SORTED);
     json_object_put(obj);
     if (rc < 0) {
@@ -390,7 +391,7 @@ static int fn_include(tpl_x *x, tv *ret, tv *args, size_t n)
                         name);
     }
     (*count)++;
-    co_buf out = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf out = CO_BUF_INIT(tpl_out_cap());
     int r = tpl_execute(x, x->set, name, args[1], &out);
     count = include_counter(rc, name);
     (*count)--;
@@ -419,11 +420,11 @@ static int fn_tpl(tpl_x *x, tv *ret, tv *args, size_t n)
     co_buf q = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
     (void)tpl_quote(&q, text->s, text->len, false);
     if (r < 0) {
-        r = tpl_fail_code(x, co_error_last_code() == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID,
-                          "cannot parse template %s: %s", co_buf_cstr(&q), co_error_last());
+        r = tpl_fail_code(x, tpl_error_code(co_error_last_code()), "cannot parse template %s: %s",
+                          co_buf_cstr(&q), co_error_last());
         goto done;
     }
-    co_buf out = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf out = CO_BUF_INIT(tpl_out_cap());
     r = tpl_execute(x, child, "gotpl", args[1], &out);
     if (r < 0) {
         char *msg = co_buf_take(x->err, NULL);
@@ -1307,7 +1308,7 @@ int co_helm_template(struct json_object **out,
         const tmpl *t = &b.t.items[i];
         rc = co_template_set_parse(set, t->name, t->file->data, t->file->len);
         if (rc < 0) {
-            rc = parse_error(rc == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID, co_error_last());
+            rc = parse_error(tpl_error_code(rc), co_error_last());
             goto done;
         }
     }
@@ -1322,17 +1323,12 @@ int co_helm_template(struct json_object **out,
         map_put(&x, &tmap, "Name", tv_cstring(&x, t->name));
         map_put(&x, &tmap, "BasePath", tv_cstring(&x, t->base_path));
         map_put(&x, t->data, "Template", tmap);
-        co_buf buf = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+        co_buf buf = CO_BUF_INIT(tpl_out_cap());
         co_buf_reset(&err);
         x.code = CO_EINVALID;
         if (tpl_execute(&x, set, t->name, *t->data, &buf) < 0) {
             co_buf_dispose(&buf);
-            rc = exec_error(x.code == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID, co_buf_cstr(&err));
-            goto done;
-        }
-        if (sess->arena.used > CO_MAX_TEMPLATE_MEMORY) {
-            co_buf_dispose(&buf);
-            rc = co_error_set(CO_ETOOBIG, "%s: rendering exceeds the memory limit", t->name);
+            rc = exec_error(tpl_error_code(x.code), co_buf_cstr(&err));
             goto done;
         }
         size_t len = 0;
@@ -1343,6 +1339,12 @@ int co_helm_template(struct json_object **out,
             free(text);
             rc = co_error_set(CO_ETOOBIG, "rendered output exceeds %zu bytes",
                               (size_t)CO_MAX_HELM_OUTPUT);
+            goto done;
+        }
+        /* the text stays until the documents are parsed, which charge what they build */
+        if ((rc = co_budget_charge(len)) < 0) {
+            free(text);
+            rc = co_error_wrap("%s", t->name);
             goto done;
         }
         files[nfiles++] = (rendered){co_xstrdup(t->name), text, len};

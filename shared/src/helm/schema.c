@@ -15,6 +15,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
@@ -26,6 +27,7 @@ typedef struct vctx {
     co_buf *errs;
     size_t nerrs;
     int depth;
+    int budget; /* the render budget's error once spent: validation stops */
 } vctx;
 
 static void report(vctx *v, const char *path, const char *fmt, ...) CO_PRINTF(3, 4);
@@ -389,7 +391,8 @@ validate_object(vctx *v, struct json_object *s, struct json_object *inst, const 
 static void
 validate(vctx *v, struct json_object *schema, struct json_object *inst, const char *path)
 {
-    if (!schema) {
+    /* references that branch (anyOf: [$ref: A, $ref: A]) multiply the work with each level */
+    if (!schema || v->budget < 0 || (v->budget = co_budget_tick()) < 0) {
         return;
     }
     if (json_object_is_type(schema, json_type_boolean)) {
@@ -517,7 +520,7 @@ static int validate_node(co_buf *out, const helm_node *n, struct json_object *va
             return co_error_wrap("%s: values.schema.json", n->meta.name);
         }
         co_buf errs = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
-        vctx v = {schema, &errs, 0, 0};
+        vctx v = {schema, &errs, 0, 0, 0};
         struct json_object *inst = values ? values : NULL;
         struct json_object *empty = NULL;
         if (!inst) {
@@ -525,6 +528,11 @@ static int validate_node(co_buf *out, const helm_node *n, struct json_object *va
         }
         validate(&v, schema, inst, "");
         json_object_put(empty);
+        if (v.budget < 0) {
+            co_buf_dispose(&errs);
+            json_object_put(schema);
+            return co_budget_status();
+        }
         if (v.nerrs > 0) {
             if (co_buf_printf(out, "%s:\n%s", n->meta.name, co_buf_cstr(&errs)) < 0) {
                 co_error_clear();

@@ -8,10 +8,12 @@
  */
 #include "kz_int.h"
 
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 
@@ -306,24 +308,96 @@ static char *res_id_string(const kz_res *r)
                         ns[0] ? ns : "[noNs]");
 }
 
-/* Appends @p r (consumed), refusing a second resource with the same current id. */
-static int ra_append(kz_resmap *ra, kz_res *r)
+/* The current ids of the resources being accumulated, in a search tree (POSIX tsearch, a
+ * red-black tree in glibc), so that each new resource is checked in O(log n): kustomize checks
+ * it against every resource before it, which makes a few thousand resources take seconds. The
+ * ids change only when transformers run, after the accumulation. */
+typedef struct id_index {
+    void *root; /* of id_key */
+} id_index;
+
+/* The fields same_cur_id() compares, NUL-separated. */
+typedef struct id_key {
+    size_t len;
+    char text[];
+} id_key;
+
+static id_key *id_key_of(const kz_res *r)
 {
+    char g[256], v[256];
+    kz_split_api_version(kz_res_api_version(r), g, v, sizeof(g));
+    const char *parts[5] = {g, v, kz_res_kind(r), kz_res_name(r),
+                            kz_effective_ns(kz_res_kind(r), kz_res_ns(r))};
+    size_t len = 0;
+    for (size_t i = 0; i < 5; i++) {
+        len += strlen(parts[i]) + 1;
+    }
+    id_key *k = co_xmalloc(sizeof(*k) + len);
+    k->len = len;
+    char *p = k->text;
+    for (size_t i = 0; i < 5; i++) {
+        size_t n = strlen(parts[i]) + 1;
+        memcpy(p, parts[i], n);
+        p += n;
+    }
+    return k;
+}
+
+static int id_key_cmp(const void *a, const void *b)
+{
+    const id_key *x = a;
+    const id_key *y = b;
+    int c = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
+    return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Adds the id of @p r; 0 when it was there already (@p k is then freed). */
+static int id_index_add(id_index *idx, id_key *k)
+{
+    id_key **at = tsearch(k, &idx->root, id_key_cmp);
+    CO_ASSERT(at != NULL);
+    if (*at != k) {
+        free(k);
+        return 0;
+    }
+    return 1;
+}
+
+static void id_index_init(id_index *idx, const kz_resmap *ra)
+{
+    idx->root = NULL;
     for (size_t i = 0; i < ra->n; i++) {
-        if (same_cur_id(ra->v[i], r)) {
-            char *id = res_id_string(r);
-            co_error_set(CO_EINVALID, "may not add resource with an already registered id: %s", id);
-            free(id);
-            kz_res_free(r);
-            return CO_EINVALID;
-        }
+        (void)id_index_add(idx, id_key_of(ra->v[i]));
+    }
+}
+
+static void id_index_dispose(id_index *idx)
+{
+    tdestroy(idx->root, free);
+    idx->root = NULL;
+}
+
+/* Appends @p r (consumed), refusing a second resource with the same current id. */
+static int ra_append(kz_resmap *ra, id_index *idx, kz_res *r)
+{
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        kz_res_free(r);
+        return rc;
+    }
+    if (!id_index_add(idx, id_key_of(r))) {
+        char *id = res_id_string(r);
+        co_error_set(CO_EINVALID, "may not add resource with an already registered id: %s", id);
+        free(id);
+        kz_res_free(r);
+        return CO_EINVALID;
     }
     kz_resmap_push(ra, r);
     return 0;
 }
 
 /* Turns decoded documents into resources; List kinds are flattened. */
-static int append_docs(kz_resmap *ra, json_object *docs, const char *what)
+static int append_docs(kz_resmap *ra, id_index *idx, json_object *docs, const char *what)
 {
     size_t n = json_object_array_length(docs);
     for (size_t i = 0; i < n; i++) {
@@ -342,7 +416,7 @@ static int append_docs(kz_resmap *ra, json_object *docs, const char *what)
             if (items && !json_object_is_type(items, json_type_array)) {
                 return co_error_set(CO_EINVALID, "%s: 'items' of a %s must be a list", what, kind);
             }
-            int rc = items ? append_docs(ra, items, what) : 0;
+            int rc = items ? append_docs(ra, idx, items, what) : 0;
             if (rc < 0) {
                 return rc;
             }
@@ -356,7 +430,7 @@ static int append_docs(kz_resmap *ra, json_object *docs, const char *what)
             return co_error_set(CO_EINVALID, "%s: missing metadata.name in object of kind %s", what,
                                 kind);
         }
-        int rc = ra_append(ra, kz_res_new(json_object_get(o)));
+        int rc = ra_append(ra, idx, kz_res_new(json_object_get(o)));
         if (rc < 0) {
             return co_error_wrap("%s", what);
         }
@@ -372,6 +446,8 @@ static int build_dir(kz_build *b, const char *dir, int component, kz_resmap *ra)
 static int accumulate_resources(kz_dir *d, kz_resmap *ra)
 {
     json_object *list = NULL;
+    id_index idx;
+    id_index_init(&idx, ra);
     int rc = klist(&list, d, "resources");
     json_object *bases = NULL;
     if (rc == 0) {
@@ -383,7 +459,8 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
         for (size_t i = 0; i < n && rc == 0; i++) {
             json_object *e = json_object_array_get_idx(lists[l], i);
             if (!json_object_is_type(e, json_type_string)) {
-                return co_error_set(CO_EINVALID, "%s: resources[%zu] must be a string", d->file, i);
+                rc = co_error_set(CO_EINVALID, "%s: resources[%zu] must be a string", d->file, i);
+                break;
             }
             const char *rel = json_object_get_string(e);
             char *p = NULL;
@@ -401,7 +478,7 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
                 }
                 free(data);
                 if (rc == 0) {
-                    rc = append_docs(ra, docs, p);
+                    rc = append_docs(ra, &idx, docs, p);
                 }
                 json_object_put(docs);
                 if (rc < 0) {
@@ -411,7 +488,7 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
                 kz_resmap sub = {0};
                 rc = build_dir(d->b, p, 0, &sub);
                 for (size_t j = 0; j < sub.n && rc == 0; j++) {
-                    rc = ra_append(ra, sub.v[j]);
+                    rc = ra_append(ra, &idx, sub.v[j]);
                     sub.v[j] = NULL;
                 }
                 for (size_t j = 0; j < sub.n; j++) {
@@ -428,6 +505,7 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
             free(p);
         }
     }
+    id_index_dispose(&idx);
     return rc;
 }
 
@@ -505,6 +583,11 @@ static int accumulate_target(kz_dir *d, kz_resmap *ra)
  * Kustomization on a fresh list that is then appended. */
 static int build_dir(kz_build *b, const char *dir, int component, kz_resmap *ra)
 {
+    CO_ASSERT(dir != NULL);
+    int rc0 = co_budget_check();
+    if (rc0 < 0) {
+        return rc0;
+    }
     if (b->depth >= CO_MAX_KUSTOMIZE_DEPTH) {
         return co_error_set(CO_ETOOBIG, "kustomizations nested deeper than %d",
                             CO_MAX_KUSTOMIZE_DEPTH);
@@ -669,5 +752,9 @@ char *kz_res_id_string(const kz_res *r)
 
 int kz_append_docs(kz_resmap *ra, json_object *docs, const char *what)
 {
-    return append_docs(ra, docs, what);
+    id_index idx;
+    id_index_init(&idx, ra);
+    int rc = append_docs(ra, &idx, docs, what);
+    id_index_dispose(&idx);
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 
 static const kz_fieldspec kz_fs_common_labels_v[] = {
@@ -452,6 +453,10 @@ done:
 
 static int walk_node(fs_walk *w, size_t i, json_object *parent, const char *key, json_object *node)
 {
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        return rc;
+    }
     if (i >= w->nparts) {
         return w->visit(parent, key, node, w->ctx);
     }
@@ -465,7 +470,7 @@ static int walk_node(fs_walk *w, size_t i, json_object *parent, const char *key,
             if (json_object_is_type(e, json_type_array)) {
                 continue;
             }
-            int rc = walk_node(w, i, NULL, NULL, e);
+            rc = walk_node(w, i, NULL, NULL, e);
             if (rc < 0) {
                 return rc;
             }

@@ -8,6 +8,7 @@
 #include "co/kzgen.h"
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +16,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/buf.h"
 #include "co/caps.h"
 #include "co/error.h"
@@ -174,6 +176,11 @@ static int read_source(char **out,
     size_t len = 0;
     int rc = co_vfs_read(&data, &len, fs, path);
     if (rc < 0) {
+        return co_error_wrap("%s", path);
+    }
+    /* the file stays in memory for the whole render */
+    if (co_budget_charge(len) < 0) {
+        free(data);
         return co_error_wrap("%s", path);
     }
     if (o && o->decrypt) {
@@ -1074,15 +1081,16 @@ static int generate_kustomization(co_vfs *tree, const char *dir)
     return rc;
 }
 
-/* Counts @p len more bytes of rendered output against CO_MAX_KZGEN_OUTPUT. */
-static int count_output(size_t *total, size_t len)
+/* Counts @p len more bytes of rendered output against CO_MAX_KZGEN_OUTPUT; @p copy: bytes the
+ * render budget has not been charged for yet (a template's output already was). */
+static int count_output(size_t *total, size_t len, bool copy)
 {
     *total += len;
     if (*total > CO_MAX_KZGEN_OUTPUT) {
         return co_error_set(CO_ETOOBIG, "the rendered kustomization is larger than %zu bytes",
                             (size_t)CO_MAX_KZGEN_OUTPUT);
     }
-    return 0;
+    return copy ? co_budget_charge(len) : 0;
 }
 
 static int render_kust(co_vfs *tree,
@@ -1094,7 +1102,7 @@ static int render_kust(co_vfs *tree,
     int rc = 0;
     for (size_t i = 0; i < k->nverbatim && rc == 0; i++) {
         const kg_file *f = &k->files[k->verbatim[i]];
-        if ((rc = count_output(total, f->len)) < 0) {
+        if ((rc = count_output(total, f->len, true)) < 0) {
             break;
         }
         char *p = tree_join(k->path, f->name);
@@ -1123,7 +1131,7 @@ static int render_kust(co_vfs *tree,
         char *text = NULL;
         size_t len = 0;
         rc = co_template_session_execute(s, k->tpls[i].name, &text, &len);
-        if (rc == 0 && (rc = count_output(total, len)) == 0) {
+        if (rc == 0 && (rc = count_output(total, len, false)) == 0) {
             len = co_template_strip_no_value(text, len);
             char *p = tree_join(k->path, k->tpls[i].out);
             rc = co_vfs_mem_put(tree, p, text, len);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 
 static json_object *get(json_object *o, const char *key)
@@ -242,16 +243,37 @@ static int sel_empty_id(json_object *sel)
     return 1;
 }
 
+/* The first @p delim in s[0..len), or s + len: memchr and memcmp read only what they look at
+ * (strstr reads to the end of the string first under the sanitizers, which made the split of a
+ * long value quadratic there). */
+static const char *find_delim(const char *s, size_t len, const char *delim, size_t dl)
+{
+    const char *end = s + len;
+    while ((size_t)(end - s) >= dl) {
+        const char *p = memchr(s, delim[0], (size_t)(end - s) - dl + 1);
+        if (!p) {
+            break;
+        }
+        if (memcmp(p, delim, dl) == 0) {
+            return p;
+        }
+        s = p + 1;
+    }
+    return end;
+}
+
 static int split_delim(char ***out, const char *s, const char *delim)
 {
-    size_t n = 1, dl = strlen(delim);
-    for (const char *p = strstr(s, delim); p; p = strstr(p + dl, delim)) {
+    size_t n = 1, dl = strlen(delim), len = strlen(s);
+    const char *end = s + len;
+    for (const char *p = find_delim(s, len, delim, dl); p < end;
+         p = find_delim(p + dl, (size_t)(end - p - dl), delim, dl)) {
         n++;
     }
     char **v = co_xcalloc(n + 1, sizeof(char *));
     const char *p = s;
     for (size_t i = 0; i < n; i++) {
-        const char *e = i + 1 < n ? strstr(p, delim) : p + strlen(p);
+        const char *e = find_delim(p, (size_t)(end - p), delim, dl);
         v[i] = co_xstrndup(p, (size_t)(e - p));
         p = e + dl;
     }
@@ -336,17 +358,25 @@ static int apply_value(const hit *h, json_object *value, json_object *opts)
         if (index >= n) {
             np[m++] = co_xstrdup(v);
         }
+        /* joined by appending at the end: strcat would look for the end from the start each
+         * time, quadratic in the number of parts */
+        size_t dl = strlen(delim);
         size_t total = 1;
         for (int i = 0; i < m; i++) {
-            total += strlen(np[i]) + strlen(delim);
+            total += strlen(np[i]) + dl;
         }
-        char *joined = co_xcalloc(total, 1);
+        char *joined = co_xmalloc(total);
+        char *end = joined;
         for (int i = 0; i < m; i++) {
             if (i) {
-                strcat(joined, delim); /* NOLINT: sized above */
+                memcpy(end, delim, dl);
+                end += dl;
             }
-            strcat(joined, np[i]); /* NOLINT: sized above */
+            size_t pl = strlen(np[i]);
+            memcpy(end, np[i], pl);
+            end += pl;
         }
+        *end = '\0';
         int rc = set_hit(h, old ? retyped(old, joined) : json_object_new_string(joined));
         free(joined);
         free_strv(parts, n);
@@ -441,6 +471,9 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
         for (size_t i = 0; i < ra->n && rc == 0; i++) {
             kz_res *r = ra->v[i];
             int err = 0;
+            if ((rc = co_budget_tick()) < 0) {
+                break;
+            }
             if (!kz_selector_labels_match(r, sel, &err)) {
                 rc = err;
                 continue;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 #include "co/json.h"
 
@@ -283,6 +284,175 @@ static int same_element(json_object *a, json_object *b, const list_schema *s)
 static int
 merge_value(json_object **dest, json_object *patch, smp_ctx *c, char *path, int *cleared);
 
+/* --- lists of thousands of elements ----------------------------------------------------------
+ * Comparing each element of the patch with each of the target is quadratic, so equal elements
+ * are found by sorting instead (a sort, unlike a hash table, cannot be flooded). */
+
+/* One scalar of a primitive list, with what json_object_equal() compares of it. */
+typedef struct prim {
+    size_t pos; /* in the patch, then the target */
+    int type;   /* json_type */
+    char *text; /* the value (doubles: canonical), NULL for one that equals nothing */
+} prim;
+
+static int prim_cmp(const void *a, const void *b)
+{
+    const prim *x = a;
+    const prim *y = b;
+    if (x->type != y->type) {
+        return x->type < y->type ? -1 : 1;
+    }
+    int c = strcmp(x->text, y->text);
+    return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The text json_object_equal() agrees with: strings as they are, doubles by value (0 and -0
+ * alike), other scalars as JSON; NULL for NaN (equal to nothing) and for containers. */
+static char *prim_text(json_object *e)
+{
+    switch (json_object_get_type(e)) {
+    case json_type_null:
+        return co_xstrdup("");
+    case json_type_string:
+        return co_xstrndup(json_object_get_string(e), (size_t)json_object_get_string_len(e));
+    case json_type_double: {
+        double d = json_object_get_double(e);
+        if (d != d) {
+            return NULL;
+        }
+        return co_xasprintf("%.17g", d == 0 ? 0.0 : d);
+    }
+    case json_type_boolean:
+    case json_type_int:
+        return co_xstrdup(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN));
+    default:
+        return NULL;
+    }
+}
+
+/* Primitive list: the union of @p all[0] and @p all[1], each value once, at its first place. */
+static void primitive_union(json_object *res, json_object *const all[2])
+{
+    size_t n0 = json_object_array_length(all[0]);
+    size_t n = n0 + json_object_array_length(all[1]);
+    prim *p = co_xcalloc(n + 1, sizeof(*p));
+    char *keep = co_xcalloc(n + 1, 1);
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(all[i >= n0], i < n0 ? i : i - n0);
+        char *text = prim_text(e);
+        keep[i] = 1;
+        if (text) {
+            p[np].pos = i;
+            p[np].type = (int)json_object_get_type(e);
+            p[np].text = text;
+            np++;
+        }
+    }
+    qsort(p, np, sizeof(*p), prim_cmp);
+    for (size_t i = 1; i < np; i++) {
+        if (p[i].type == p[i - 1].type && strcmp(p[i].text, p[i - 1].text) == 0) {
+            keep[p[i].pos] = 0; /* a later copy of an equal value */
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!keep[i]) {
+            continue;
+        }
+        json_object *e = json_object_array_get_idx(all[i >= n0], i < n0 ? i : i - n0);
+        /* containers (not expected in a primitive list) are compared as before */
+        int seen = 0;
+        if (json_object_is_type(e, json_type_object) || json_object_is_type(e, json_type_array)) {
+            for (size_t j = 0; j < json_object_array_length(res) && !seen; j++) {
+                seen = json_object_equal(json_object_array_get_idx(res, j), e);
+            }
+        }
+        if (!seen) {
+            json_object_array_add(res, deep_copy(e));
+        }
+    }
+    for (size_t i = 0; i < np; i++) {
+        free(p[i].text);
+    }
+    free(p);
+    free(keep);
+}
+
+/* The elements of a target list with one merge key, sorted by it: the element a patch element
+ * merges into is the first unused one with its key, and since they are used in that order, a
+ * cursor per key finds it. */
+typedef struct keyed {
+    char *key;
+    size_t pos;  /* in the target */
+    size_t next; /* for the first of a key: its first unused one */
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a;
+    const keyed *y = b;
+    int c = strcmp(x->key, y->key);
+    return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static keyed *keyed_index(json_object *d, const char *key, size_t *count)
+{
+    size_t nd = json_object_array_length(d);
+    keyed *k = co_xcalloc(nd + 1, sizeof(*k));
+    size_t n = 0;
+    for (size_t j = 0; j < nd; j++) {
+        char buf[64];
+        const char *v = key_value(json_object_array_get_idx(d, j), key, buf, sizeof(buf));
+        if (v[0]) {
+            k[n].key = co_xstrdup(v);
+            k[n].pos = j;
+            n++;
+        }
+    }
+    qsort(k, n, sizeof(*k), keyed_cmp);
+    for (size_t i = 0; i < n; i++) {
+        k[i].next = i;
+    }
+    *count = n;
+    return k;
+}
+
+/* The target element @p pe merges into (by the single key @p key), or @p none. */
+static size_t keyed_match(keyed *k, size_t n, json_object *pe, const char *key, size_t none)
+{
+    char buf[64];
+    const char *v = key_value(pe, key, buf, sizeof(buf));
+    if (!v[0]) {
+        return none;
+    }
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(k[mid].key, v) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == n || strcmp(k[lo].key, v) != 0) {
+        return none;
+    }
+    size_t at = k[lo].next;
+    if (at >= n || strcmp(k[at].key, v) != 0) {
+        return none;
+    }
+    k[lo].next++;
+    return k[at].pos;
+}
+
+static void keyed_free(keyed *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(k[i].key);
+    }
+    free(k);
+}
+
 /* Merges keyed (or primitive) list @p patch into @p dest; the result replaces *dest. */
 static int merge_keyed_list(json_object **dest,
                             json_object *patch,
@@ -298,27 +468,26 @@ static int merge_keyed_list(json_object **dest,
     if (!s->keys[0]) {
         /* primitive list: union, patch values first */
         json_object *all[2] = {patch, d};
-        for (int a = 0; a < 2; a++) {
-            size_t n = json_object_array_length(all[a]);
-            for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(all[a], i);
-                int seen = 0;
-                for (size_t j = 0; j < json_object_array_length(res) && !seen; j++) {
-                    seen = json_object_equal(json_object_array_get_idx(res, j), e);
-                }
-                if (!seen) {
-                    json_object_array_add(res, deep_copy(e));
-                }
-            }
-        }
+        primitive_union(res, all);
         goto done;
     }
+    size_t nk = 0;
+    keyed *index = s->keys[1] ? NULL : keyed_index(d, s->keys[0], &nk);
     for (size_t i = 0; i < np && rc == 0; i++) {
         json_object *pe = json_object_array_get_idx(patch, i);
         size_t match = nd;
-        for (size_t j = 0; j < nd; j++) {
-            if (!used[j] && same_element(json_object_array_get_idx(d, j), pe, s)) {
-                match = j;
+        if (index) {
+            match = keyed_match(index, nk, pe, s->keys[0], nd);
+        } else {
+            /* two keys, either of which may be missing on either side: compared one by one */
+            for (size_t j = 0; j < nd && rc == 0; j++) {
+                rc = co_budget_tick();
+                if (rc == 0 && !used[j] && same_element(json_object_array_get_idx(d, j), pe, s)) {
+                    match = j;
+                    break;
+                }
+            }
+            if (rc < 0) {
                 break;
             }
         }
@@ -355,6 +524,7 @@ static int merge_keyed_list(json_object **dest,
             json_object_array_add(res, deep_copy(json_object_array_get_idx(d, j)));
         }
     }
+    keyed_free(index, nk);
 done:
     free(used);
     if (rc < 0) {
@@ -422,6 +592,10 @@ static int merge_map(json_object *dest, json_object *patch, smp_ctx *c, char *pa
 static int merge_value(json_object **dest, json_object *patch, smp_ctx *c, char *path, int *cleared)
 {
     *cleared = 0;
+    int rc0 = co_budget_tick();
+    if (rc0 < 0) {
+        return rc0;
+    }
     json_object *d = *dest;
     if (json_object_is_type(patch, json_type_object)) {
         int dir = DIR_NONE;

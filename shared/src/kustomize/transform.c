@@ -14,6 +14,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/budget.h"
 #include "co/error.h"
 
 /* --- small helpers ------------------------------------------------------------------------------
@@ -161,6 +162,13 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
  * anchored regular expressions; labelSelector, annotationSelector). */
 static int selected(const kz_res *r, json_object *sel, int *err)
 {
+    /* every patch with a target asks this of every resource: counted against the render's CPU
+     * time (the field transformers count in kz_fs_apply()) */
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        *err = rc;
+        return 0;
+    }
     char g[256], v[256];
     res_gv(r, g, v);
     const char *ok_kind, *org_name, *org_ns;
@@ -300,13 +308,16 @@ apply_sm_docs(kz_resmap *ra, json_object *docs, json_object *target, int allow_n
             if (ns) {
                 memcpy(snapshot, ra->v, ns * sizeof(kz_res *));
             }
+            /* patching only removes resources, so each one is found after the one before */
+            size_t from = 0;
             for (size_t s = 0; s < ns && rc == 0 && err == 0; s++) {
                 if (!sel[s]) {
                     continue;
                 }
-                for (size_t i = 0; i < ra->n; i++) {
+                for (size_t i = from; i < ra->n; i++) {
                     if (ra->v[i] == snapshot[s]) {
                         rc = apply_smp(ra, &i, patch, allow_name, allow_kind);
+                        from = i + 1; /* i went back by one (wrapping at 0) when deleted */
                         break;
                     }
                 }
@@ -965,7 +976,10 @@ static int t_images(kz_dir *d, kz_resmap *ra)
 
 int kz_transform_all(kz_dir *d, kz_resmap *ra)
 {
-    int rc = t_patches_sm(d, ra);
+    int rc = co_budget_check();
+    if (rc == 0) {
+        rc = t_patches_sm(d, ra);
+    }
     if (rc == 0) {
         rc = t_patches(d, ra);
     }
@@ -1080,10 +1094,16 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
     const char *rr_kind = sget(roleref, "kind");
     int have_rr = role_ref && get(roleref, "apiGroup") && get(roleref, "kind");
     int ref_cluster = kz_kind_is_cluster_scoped(kz_res_kind(ref));
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         kz_res *r = ra->v[i];
         if (!c->cand[i]) {
             continue;
+        }
+        /* every name field of every resource looks at every resource, as kustomize does */
+        if ((rc = co_budget_tick()) < 0) {
+            free(cand);
+            return rc;
         }
         if (ns_filter) {
             const char *ok, *on, *ons;
@@ -1106,7 +1126,6 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
         cand[nc++] = r;
     }
     *out = NULL;
-    int rc = 0;
     if (nc == 1) {
         *out = cand[0];
         goto done;
@@ -1381,36 +1400,68 @@ static char *gvk_sort_string(const char *g, const char *v, const char *k)
     return co_xasprintf("%s_%s_%s", g[0] ? g : "~G", v[0] ? v : "~V", k[0] ? k : "~K");
 }
 
-static int legacy_less(const sort_cfg *s, const kz_res *a, const kz_res *b)
+/* What the legacy order compares of a resource, computed once per resource: the comparisons
+ * of a sort would otherwise format the same strings again each time. */
+typedef struct sort_key {
+    kz_res *r;
+    char g[256], v[256];
+    const char *k;
+    int type;
+    char *gvk; /* gvk_sort_string() */
+    char *id;  /* kind.version.group|namespace|name */
+} sort_key;
+
+static void sort_key_init(sort_key *key, const sort_cfg *s, kz_res *r)
 {
-    char ag[256], av[256], bg[256], bv[256];
-    res_gv(a, ag, av);
-    res_gv(b, bg, bv);
-    const char *ak = kz_res_kind(a), *bk = kz_res_kind(b);
-    if (strcmp(ag, bg) != 0 || strcmp(av, bv) != 0 || strcmp(ak, bk) != 0) {
-        int ia = type_order(s, ak), ib = type_order(s, bk);
-        if (ia != ib) {
-            return ia < ib;
+    key->r = r;
+    res_gv(r, key->g, key->v);
+    key->k = kz_res_kind(r);
+    key->type = type_order(s, key->k);
+    key->gvk = gvk_sort_string(key->g, key->v, key->k);
+    key->id = co_xasprintf("%s.%s.%s|%s|%s", key->k[0] ? key->k : "[noKind]",
+                           key->v[0] ? key->v : "[noVer]", key->g[0] ? key->g : "[noGrp]",
+                           kz_res_ns(r)[0] ? kz_res_ns(r) : "~X",
+                           kz_res_name(r)[0] ? kz_res_name(r) : "~N");
+}
+
+static int legacy_less(const sort_key *a, const sort_key *b)
+{
+    if (strcmp(a->g, b->g) != 0 || strcmp(a->v, b->v) != 0 || strcmp(a->k, b->k) != 0) {
+        if (a->type != b->type) {
+            return a->type < b->type;
         }
-        char *x = gvk_sort_string(ag, av, ak), *y = gvk_sort_string(bg, bv, bk);
-        int c = strcmp(x, y);
-        if (strcmp(ak, "Namespace") == 0 && strcmp(bk, "Namespace") == 0 && (!ag[0] || !bg[0])) {
+        int c = strcmp(a->gvk, b->gvk);
+        if (strcmp(a->k, "Namespace") == 0 && strcmp(b->k, "Namespace") == 0 &&
+            (!a->g[0] || !b->g[0])) {
             c = -c;
         }
-        free(x);
-        free(y);
         return c < 0;
     }
-    char *x = co_xasprintf("%s.%s.%s|%s|%s", ak[0] ? ak : "[noKind]", av[0] ? av : "[noVer]",
-                           ag[0] ? ag : "[noGrp]", kz_res_ns(a)[0] ? kz_res_ns(a) : "~X",
-                           kz_res_name(a)[0] ? kz_res_name(a) : "~N");
-    char *y = co_xasprintf("%s.%s.%s|%s|%s", bk[0] ? bk : "[noKind]", bv[0] ? bv : "[noVer]",
-                           bg[0] ? bg : "[noGrp]", kz_res_ns(b)[0] ? kz_res_ns(b) : "~X",
-                           kz_res_name(b)[0] ? kz_res_name(b) : "~N");
-    int c = strcmp(x, y);
-    free(x);
-    free(y);
-    return c < 0;
+    return strcmp(a->id, b->id) < 0;
+}
+
+/* A stable merge sort of @p v by legacy_less(): equal resources keep their order, as they did
+ * with the insertion sort this replaces (which took seconds for a few thousand resources). */
+static void legacy_sort(sort_key **v, size_t n, sort_key **tmp)
+{
+    if (n < 2) {
+        return;
+    }
+    size_t h = n / 2;
+    legacy_sort(v, h, tmp);
+    legacy_sort(v + h, n - h, tmp);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        /* the right one goes first only when strictly less */
+        tmp[k++] = legacy_less(v[j], v[i]) ? v[j++] : v[i++];
+    }
+    while (i < h) {
+        tmp[k++] = v[i++];
+    }
+    while (j < n) {
+        tmp[k++] = v[j++];
+    }
+    memcpy(v, tmp, n * sizeof(sort_key *));
 }
 
 static int string_array(const char ***out, size_t *n, json_object *list)
@@ -1469,16 +1520,23 @@ int kz_sort(kz_resmap *ra, json_object *so, const char *file)
             }
         }
     }
-    /* insertion sort keeps equal elements stable; lists are small */
-    for (size_t i = 1; i < ra->n; i++) {
-        kz_res *x = ra->v[i];
-        size_t j = i;
-        while (j > 0 && legacy_less(&s, x, ra->v[j - 1])) {
-            ra->v[j] = ra->v[j - 1];
-            j--;
-        }
-        ra->v[j] = x;
+    size_t n = ra->n;
+    sort_key *keys = co_xcalloc(n + 1, sizeof(*keys));
+    sort_key **order = co_xcalloc(n + 1, sizeof(sort_key *));
+    sort_key **tmp = co_xcalloc(n + 1, sizeof(sort_key *));
+    for (size_t i = 0; i < n; i++) {
+        sort_key_init(&keys[i], &s, ra->v[i]);
+        order[i] = &keys[i];
     }
+    legacy_sort(order, n, tmp);
+    for (size_t i = 0; i < n; i++) {
+        ra->v[i] = order[i]->r;
+        free(keys[i].gvk);
+        free(keys[i].id);
+    }
+    free(tmp);
+    free(order);
+    free(keys);
     free(first);
     free(last);
     return 0;

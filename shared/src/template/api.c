@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/template.h"
@@ -122,12 +123,12 @@ struct tpl_ext_func {
 static const tv_type *const P_ANY[] = {&T_IFACE, &T_IFACE, &T_IFACE, &T_IFACE, &T_IFACE,
                                        &T_IFACE, &T_IFACE, &T_IFACE, &T_IFACE, &T_IFACE};
 
-/* A template value as json-c (new reference; NULL for nil). */
-static struct json_object *to_json(const tv *v, int depth)
+/* A template value as json-c (*out: new reference; NULL for nil); -1 after tpl_fail for a value
+ * too deep to hand over. */
+static int to_json(tpl_x *x, tv_path *path, const tv *v, struct json_object **out);
+
+static struct json_object *to_json_scalar(const tv *v)
 {
-    if (depth > CO_MAX_NESTING) {
-        return NULL;
-    }
     switch (tv_kind(v)) {
     case TK_INVALID:
     case TK_IFACE:
@@ -153,50 +154,93 @@ static struct json_object *to_json(const tv *v, int depth)
     case TK_STRING:
         return json_object_new_string_len(v->u.s->s, (int)v->u.s->len);
     case TK_SLICE:
-    case TK_ARRAY: {
-        if (v->t == &T_BYTES) {
-            return v->u.s ? json_object_new_string_len(v->u.s->s, (int)v->u.s->len) : NULL;
+    case TK_ARRAY:
+        if (v->t == &T_BYTES && v->u.s) {
+            return json_object_new_string_len(v->u.s->s, (int)v->u.s->len);
         }
-        if (!v->u.l) {
-            return NULL;
-        }
-        struct json_object *a = json_object_new_array_ext((int)v->u.l->n);
-        for (size_t i = 0; i < v->u.l->n; i++) {
-            json_object_array_add(a, to_json(&v->u.l->items[i], depth + 1));
-        }
-        return a;
-    }
-    case TK_MAP: {
-        if (!v->u.m) {
-            return NULL;
-        }
-        struct json_object *o = json_object_new_object();
-        for (size_t i = 0; i < v->u.m->n; i++) {
-            json_object_object_add(o, v->u.m->keys[i]->s, to_json(&v->u.m->vals[i], depth + 1));
-        }
-        return o;
-    }
+        return NULL;
     default:
         return NULL;
     }
+}
+
+static int to_json_container(tpl_x *x, tv_path *path, const tv *v, struct json_object **out)
+{
+    int rc = 0;
+    if (tv_kind(v) == TK_MAP) {
+        struct json_object *o = json_object_new_object();
+        for (size_t i = 0; i < v->u.m->n && rc == 0; i++) {
+            struct json_object *e = NULL;
+            rc = to_json(x, path, &v->u.m->vals[i], &e);
+            json_object_object_add(o, v->u.m->keys[i]->s, e);
+        }
+        *out = o;
+    } else {
+        struct json_object *a = json_object_new_array_ext((int)v->u.l->n);
+        for (size_t i = 0; i < v->u.l->n && rc == 0; i++) {
+            struct json_object *e = NULL;
+            rc = to_json(x, path, &v->u.l->items[i], &e);
+            json_object_array_add(a, e);
+        }
+        *out = a;
+    }
+    if (rc < 0) {
+        json_object_put(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int to_json(tpl_x *x, tv_path *path, const tv *v, struct json_object **out)
+{
+    tk k = tv_kind(v);
+    bool container =
+        (k == TK_MAP && v->u.m) || ((k == TK_SLICE || k == TK_ARRAY) && v->t != &T_BYTES && v->u.l);
+    if (!container) {
+        *out = to_json_scalar(v);
+        return 0;
+    }
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        return tpl_fail_budget(x, rc);
+    }
+    int in = tv_path_enter(path, v);
+    if (in < 0) {
+        return tv_path_fail(x, path, v);
+    }
+    rc = to_json_container(x, path, v, out);
+    tv_path_leave(path);
+    return rc;
 }
 
 static int ext_trampoline(tpl_x *x, tv *ret, tv *args, size_t n)
 {
     const tpl_ext_func *e = (const tpl_ext_func *)x->cur;
     struct json_object **jargs = tpl_alloc(x, (n ? n : 1) * sizeof(void *));
+    tv_path path;
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        jargs[i] = to_json(&args[i], 0);
+        path.n = 0;
+        jargs[i] = NULL;
+        if (rc == 0) {
+            rc = to_json(x, &path, &args[i], &jargs[i]);
+        }
+    }
+    if (rc < 0) {
+        for (size_t i = 0; i < n; i++) {
+            json_object_put(jargs[i]);
+        }
+        return -1;
     }
     struct json_object *res = NULL;
     co_error_clear();
-    int rc = e->cb(x->sess->env.ctx, &res, jargs, n);
+    rc = e->cb(x->sess->env.ctx, &res, jargs, n);
     for (size_t i = 0; i < n; i++) {
         json_object_put(jargs[i]);
     }
     if (rc < 0) {
         json_object_put(res);
-        return tpl_fail_code(x, rc == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID, "%s", co_error_last());
+        return tpl_fail_code(x, tpl_error_code(rc), "%s", co_error_last());
     }
     *ret = res ? tv_from_json(x, res, e->numbers) : tv_nil(&T_IFACE);
     json_object_put(res);
@@ -332,6 +376,8 @@ void co_template_session_new(co_template_session **out,
                              const co_template_set *set,
                              const co_template_env *env)
 {
+    /* every execution is bounded: by the render's budget, or by one of its own */
+    co_budget_begin(NULL);
     co_template_session *s = co_xcalloc(1, sizeof(*s));
     s->set = set;
     if (env) {
@@ -386,11 +432,7 @@ int co_template_session_set_data(co_template_session *s,
     x_init(&x, s, &err);
     s->root = data ? tv_from_json(&x, data, numbers) : tv_invalid();
     co_buf_dispose(&err);
-    if (s->arena.used > CO_MAX_TEMPLATE_MEMORY) {
-        return co_error_set(CO_ETOOBIG, "template data exceeds the memory limit of %zu bytes",
-                            (size_t)CO_MAX_TEMPLATE_MEMORY);
-    }
-    return 0;
+    return co_budget_status();
 }
 
 int co_template_session_execute(co_template_session *s,
@@ -399,7 +441,7 @@ int co_template_session_execute(co_template_session *s,
                                 size_t *len_out)
 {
     co_buf err = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
-    co_buf result = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf result = CO_BUF_INIT(tpl_out_cap());
     tpl_x x;
     x_init(&x, s, &err);
     int rc = tpl_execute(&x, s->set, name, s->root, &result);
@@ -410,6 +452,12 @@ int co_template_session_execute(co_template_session *s,
         return rc;
     }
     co_buf_dispose(&err);
+    /* the output leaves the session but stays with the render */
+    rc = co_budget_charge(result.len);
+    if (rc < 0) {
+        co_buf_dispose(&result);
+        return rc;
+    }
     *out = co_buf_take(&result, len_out);
     return 0;
 }
@@ -421,6 +469,7 @@ void co_template_session_free(co_template_session *s)
     }
     tpl_arena_dispose(&s->arena);
     free(s);
+    co_budget_end();
 }
 
 int co_template_render(const co_template_set *set,

@@ -222,10 +222,10 @@ static int eval_args(tpl_x *x, tv *args, size_t n, const char **s, size_t *len)
     for (size_t i = 0; i < n; i++) {
         pa[i] = printable(x, &args[i]);
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (tpl_sprint(x, &b, pa, n) < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return -1;
     }
     tv r = tv_string_take(x, &b);
     *s = r.u.s->s;
@@ -235,10 +235,10 @@ static int eval_args(tpl_x *x, tv *args, size_t n, const char **s, size_t *len)
 
 static int fn_print(tpl_x *x, tv *ret, tv *args, size_t n)
 {
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (tpl_sprint(x, &b, args, n) < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return -1;
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -246,10 +246,10 @@ static int fn_print(tpl_x *x, tv *ret, tv *args, size_t n)
 
 static int fn_println(tpl_x *x, tv *ret, tv *args, size_t n)
 {
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (tpl_sprintln(x, &b, args, n) < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return -1;
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -257,10 +257,10 @@ static int fn_println(tpl_x *x, tv *ret, tv *args, size_t n)
 
 static int fn_printf(tpl_x *x, tv *ret, tv *args, size_t n)
 {
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (tpl_sprintf(x, &b, args[0].u.s->s, args[0].u.s->len, args + 1, n - 1) < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return -1;
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -273,7 +273,7 @@ static int fn_html(tpl_x *x, tv *ret, tv *args, size_t n)
     if (eval_args(x, args, n, &s, &len) < 0) {
         return -1;
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     int rc = 0;
     for (size_t i = 0; i < len && rc == 0; i++) {
         switch (s[i]) {
@@ -300,7 +300,7 @@ static int fn_html(tpl_x *x, tv *ret, tv *args, size_t n)
         }
     }
     if (rc < 0) {
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return tpl_fail_out(x, &b);
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -313,7 +313,7 @@ static int fn_js(tpl_x *x, tv *ret, tv *args, size_t n)
     if (eval_args(x, args, n, &s, &len) < 0) {
         return -1;
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     int rc = 0;
     for (size_t i = 0; i < len && rc == 0; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -360,7 +360,7 @@ static int fn_js(tpl_x *x, tv *ret, tv *args, size_t n)
         i += w - 1;
     }
     if (rc < 0) {
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return tpl_fail_out(x, &b);
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -397,9 +397,9 @@ static int fn_urlquery(tpl_x *x, tv *ret, tv *args, size_t n)
     if (eval_args(x, args, n, &s, &len) < 0) {
         return -1;
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (tpl_query_escape(&b, s, len, false) < 0) {
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large");
+        return tpl_fail_out(x, &b);
     }
     *ret = tv_string_take(x, &b);
     return 0;
@@ -551,8 +551,10 @@ static int eq_values(tpl_x *x, const tv *a1, tv *rest, size_t nrest, bool *out)
                     if (!comparable_type(arg.t)) {
                         return tpl_fail(x, "non-comparable type %s: %s", vs(x, &arg), arg.t->name);
                     }
-                    truth = tv_deep_equal(&arg1, &arg) &&
-                            (arg1.t->kind != TK_PTR || arg1.u.o == arg.u.o);
+                    if (tv_deep_equal(x, &arg1, &arg, &truth) < 0) {
+                        return -1;
+                    }
+                    truth = truth && (arg1.t->kind != TK_PTR || arg1.u.o == arg.u.o);
                 }
             }
             }

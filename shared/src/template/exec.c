@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "tpl.h"
@@ -174,9 +175,9 @@ static int step(tpl_x *x)
         return errorf_code(x, CO_ETOOBIG, "execution exceeds the limit of %llu steps",
                            (unsigned long long)max);
     }
-    if (x->sess->arena.used > CO_MAX_TEMPLATE_MEMORY) {
-        return errorf_code(x, CO_ETOOBIG, "execution exceeds the memory limit of %zu bytes",
-                           (size_t)CO_MAX_TEMPLATE_MEMORY);
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        return errorf_code(x, rc, "%s", co_error_last());
     }
     return 0;
 }
@@ -927,6 +928,11 @@ int tpl_call(tpl_x *x, const tpl_func *f, tv *ret, tv *args, size_t n)
     x->code = 0;
     int rc = f->fn(x, ret, args, n);
     x->cur = saved;
+    /* the arena cannot refuse an allocation, so a function may have gone over the budget */
+    int brc;
+    if (rc >= 0 && (brc = co_budget_status()) < 0) {
+        rc = tpl_fail_budget(x, brc);
+    }
     if (rc >= 0) {
         x->code = saved_code;
     }
@@ -994,6 +1000,28 @@ static int eval_command(tpl_x *x, tv dot, const node *cmd, tv final, tv *out)
     return -1;
 }
 
+/* What one level of walk() and of eval_pipeline() weighs against CO_MAX_TEMPLATE_EXEC_NESTING:
+ * a pipeline goes through five functions (command, function, call, argument) before the next
+ * one, about three times the stack of a walk (about 240 bytes a walk in a release build). */
+enum { NEST_WALK = 1, NEST_PIPELINE = 3 };
+
+/* Counts one more level of walks and pipelines; the recursion of execution is on the C stack,
+ * which the nesting of one template and the depth of template calls each bound, but not
+ * together. */
+static int nest(tpl_x *x, unsigned weight)
+{
+    if (x->sess->nesting + weight > CO_MAX_TEMPLATE_EXEC_NESTING) {
+        return errorf_code(x, CO_ETOOBIG,
+                           "execution nested deeper than %d levels (control structures, "
+                           "pipelines and template calls together)",
+                           CO_MAX_TEMPLATE_EXEC_NESTING);
+    }
+    x->sess->nesting += weight;
+    return 0;
+}
+
+static int eval_pipeline_nested(tpl_x *x, tv dot, const node *pipe, tv *out);
+
 static int eval_pipeline(tpl_x *x, tv dot, const node *pipe, tv *out)
 {
     if (!pipe) {
@@ -1001,6 +1029,16 @@ static int eval_pipeline(tpl_x *x, tv dot, const node *pipe, tv *out)
         return 0;
     }
     at(x, pipe);
+    if (nest(x, NEST_PIPELINE) < 0) {
+        return -1;
+    }
+    int rc = eval_pipeline_nested(x, dot, pipe, out);
+    x->sess->nesting -= NEST_PIPELINE;
+    return rc;
+}
+
+static int eval_pipeline_nested(tpl_x *x, tv dot, const node *pipe, tv *out)
+{
     tv value = missing();
     for (size_t i = 0; i < pipe->list.n; i++) {
         tv next = tv_invalid();
@@ -1030,11 +1068,22 @@ static int eval_pipeline(tpl_x *x, tv dot, const node *pipe, tv *out)
 /* Walking                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The error of output that did not fit in x->out (the output cap, or the budget's). */
+static int out_failed(tpl_x *x)
+{
+    size_t max = x->out->max;
+    co_buf_init(x->out, max);
+    if (max < CO_MAX_TEMPLATE_OUTPUT && co_budget_memory_left() <= max) {
+        int rc = co_budget_refuse(max + 1);
+        return errorf_code(x, rc, "%s", co_error_last());
+    }
+    return errorf_code(x, CO_ETOOBIG, "output exceeds the limit of %zu bytes", max);
+}
+
 static int write_out(tpl_x *x, const char *s, size_t n)
 {
     if (co_buf_put(x->out, s, n) < 0) {
-        return errorf_code(x, CO_ETOOBIG, "output exceeds the limit of %zu bytes",
-                           (size_t)CO_MAX_TEMPLATE_OUTPUT);
+        return out_failed(x);
     }
     return 0;
 }
@@ -1053,14 +1102,17 @@ static int print_value(tpl_x *x, const node *n, tv v)
     if ((v.t->kind == TK_FUNC || v.t->kind == TK_CHAN) && !implements_error(v.t)) {
         return errorf(x, "can't print %s of type %s", nstr(x, n), v.t->name);
     }
-    size_t before = x->out->len;
-    (void)before;
+    co_buf_reset(x->err);
     if (tpl_print_value(x, x->out, &v) < 0) {
-        if (x->code == CO_ETOOBIG || !x->out->ptr) {
-            co_buf_init(x->out, CO_MAX_TEMPLATE_OUTPUT);
-            return errorf_code(x, CO_ETOOBIG, "output exceeds the limit of %zu bytes",
-                               (size_t)CO_MAX_TEMPLATE_OUTPUT);
+        if (!x->out->ptr) {
+            return out_failed(x);
         }
+        /* a value too deep to print, or the budget: the message is in x->err */
+        char *msg = co_buf_take(x->err, NULL);
+        int code = x->code;
+        at(x, n);
+        errorf_code(x, code, "%s", msg ? msg : "");
+        free(msg);
         return -1;
     }
     return 0;
@@ -1251,9 +1303,21 @@ static int walk_template(tpl_x *x, tv dot, const node *n)
     return execute_tree(x, t, ndot, x->out);
 }
 
+static int walk_node(tpl_x *x, tv dot, const node *n);
+
 static int walk(tpl_x *x, tv dot, const node *n)
 {
     at(x, n);
+    if (nest(x, NEST_WALK) < 0) {
+        return -1;
+    }
+    int rc = walk_node(x, dot, n);
+    x->sess->nesting -= NEST_WALK;
+    return rc;
+}
+
+static int walk_node(tpl_x *x, tv dot, const node *n)
+{
     if (step(x) < 0) {
         return -1;
     }

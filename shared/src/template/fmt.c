@@ -11,10 +11,12 @@
  * precision, two-digit exponents.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "tpl.h"
@@ -563,6 +565,8 @@ typedef struct pp {
     const tv *arg;   /* current argument (p.arg) */
     const tv *value; /* current reflect value (p.value) */
     int rc;          /* first buffer failure */
+    bool failed;     /* a value too deep to print, or the budget spent: message set */
+    tv_path path;    /* containers being printed */
 } pp;
 
 static void clear_flags(pp *p)
@@ -857,7 +861,7 @@ static void fmt_float_flags(pp *p, double v, bool is32, int32_t verb, int prec)
     if (p->prec_present) {
         prec = p->prec;
     }
-    co_buf nb = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf nb = CO_BUF_INIT(tpl_out_cap());
     if (putc_(&nb, '+') < 0 || format_float(&nb, v, (char)verb, prec, is32) < 0) {
         p->rc = CO_ETOOBIG;
         co_buf_dispose(&nb);
@@ -886,7 +890,7 @@ static void fmt_float_flags(pp *p, double v, bool is32, int32_t verb, int prec)
         co_buf_dispose(&nb);
         return;
     }
-    co_buf out = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf out = CO_BUF_INIT(tpl_out_cap());
     if (p->sharp && verb != 'b') {
         int digits = 0;
         if (verb == 'v' || verb == 'g' || verb == 'G' || verb == 'x') {
@@ -1075,7 +1079,7 @@ static void fmt_sbx(pp *p, const char *s, size_t len, bool upper)
 static void fmt_q(pp *p, const char *s, size_t n)
 {
     n = truncate_len(p, s, n);
-    co_buf q = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf q = CO_BUF_INIT(tpl_out_cap());
     int rc;
     if (p->sharp && can_backquote(s, n)) {
         rc = putc_(&q, '`');
@@ -1278,7 +1282,56 @@ static const tv *list_at(const tv *v, size_t i, tv *tmp)
     return &v->u.l->items[i];
 }
 
+static void print_value_body(pp *p, const tv *v, int32_t verb, int depth);
+
+/* Whether printing @p v at @p depth prints the values inside it. */
+static bool prints_contents(const tv *v, int depth)
+{
+    switch (tv_kind(v)) {
+    case TK_MAP:
+    case TK_STRUCT:
+        return true;
+    case TK_ARRAY:
+    case TK_SLICE:
+        return v->t != &T_BYTES;
+    case TK_PTR:
+        return depth == 0 && v->u.o && v->t->elem;
+    default:
+        return false;
+    }
+}
+
+/* printValue, with a bound on the depth (a map can contain itself) and a stop once the output
+ * is full: what is left could only be thrown away, and a value that shares its parts prints
+ * exponentially many of them. */
 static void print_value(pp *p, const tv *v, int32_t verb, int depth)
+{
+    if (p->rc || p->failed) {
+        return;
+    }
+    if (!prints_contents(v, depth)) {
+        print_value_body(p, v, verb, depth);
+        return;
+    }
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        p->failed = true;
+        tpl_ignore(tpl_fail_budget(p->x, rc));
+        return;
+    }
+    int in = tv_path_enter(&p->path, v);
+    if (in < 0) {
+        p->failed = true;
+        tpl_ignore(tv_path_fail(p->x, &p->path, v));
+        return;
+    }
+    print_value_body(p, v, verb, depth);
+    if (in > 0) {
+        tv_path_leave(&p->path);
+    }
+}
+
+static void print_value_body(pp *p, const tv *v, int32_t verb, int depth)
 {
     if (depth > 0 && v->t && v->t->kind != TK_IFACE) {
         const tv *saved = p->arg;
@@ -1533,19 +1586,19 @@ static void print_arg(pp *p, const tv *arg, int32_t verb)
 
 static void pp_init(pp *p, tpl_x *x, co_buf *b)
 {
-    memset(p, 0, sizeof(*p));
+    memset(p, 0, offsetof(pp, path));
+    p->path.n = 0;
     p->x = x;
     p->b = b;
 }
 
 static int pp_done(pp *p)
 {
-    if (p->rc) {
-        co_error_set(CO_ETOOBIG, "formatted output exceeds the limit");
-        if (p->x) {
-            p->x->code = CO_ETOOBIG;
-        }
+    if (p->failed) {
         return -1;
+    }
+    if (p->rc) {
+        return tpl_fail_out(p->x, p->b);
     }
     return 0;
 }

@@ -6,14 +6,16 @@
  * encoder's error text as its result instead of failing.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* the TOML type of a value (BurntSushi's tomlTypeOfGo) */
 enum ttype {
@@ -35,14 +37,41 @@ typedef struct tenc {
     const char *err;  /* the encoder's error (becomes the result) */
     const char *fail; /* a Go runtime panic (fails the call) */
     int rc;           /* the output buffer failed */
+    bool failed;      /* too deep, or the budget spent: the message is set */
     const tv_str **key;
     size_t depth;
     size_t cap;
+    tv_path path; /* containers being encoded */
 } tenc;
 
 static bool stopped(const tenc *e)
 {
-    return e->err || e->fail || e->rc < 0;
+    return e->err || e->fail || e->rc < 0 || e->failed;
+}
+
+/* Enters a container of the value: 1 to leave with tleave(), 0 for nothing to leave, -1 when
+ * the value is too deep (a map can contain itself) or the budget is spent. */
+static int tenter(tenc *e, const tv *v)
+{
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        e->failed = true;
+        tpl_ignore(tpl_fail_budget(e->x, rc));
+        return -1;
+    }
+    int in = tv_path_enter(&e->path, v);
+    if (in < 0) {
+        e->failed = true;
+        tpl_ignore(tv_path_fail(e->x, &e->path, v));
+    }
+    return in;
+}
+
+static void tleave(tenc *e, int in)
+{
+    if (in > 0) {
+        tv_path_leave(&e->path);
+    }
 }
 
 static void put(tenc *e, const char *s, size_t n)
@@ -94,20 +123,27 @@ static int table_array(tenc *e, const tv *v)
         return TT_ARRAY;
     }
     bool all = true;
+    int in = tenter(e, v);
+    if (in < 0) {
+        return TT_NONE;
+    }
     for (int64_t i = 0; i < n; i++) {
         tv item = sp_list_item(v, (size_t)i);
         int t = ttype_of(e, &item);
         if (stopped(e)) {
+            tleave(e, in);
             return TT_NONE;
         }
         if (t == TT_NONE) {
             e->err = "toml: cannot encode array with nil element";
+            tleave(e, in);
             return TT_NONE;
         }
         if (t != TT_HASH) {
             all = false;
         }
     }
+    tleave(e, in);
     return all ? TT_ARRAY_HASH : TT_ARRAY;
 }
 
@@ -316,6 +352,10 @@ static void element(tenc *e, const tv *v)
     }
     case TK_SLICE:
     case TK_ARRAY: {
+        int in = tenter(e, v);
+        if (in < 0) {
+            return;
+        }
         int64_t n = tv_len(v);
         puts_(e, "[");
         for (int64_t i = 0; i < n && !stopped(e); i++) {
@@ -326,15 +366,24 @@ static void element(tenc *e, const tv *v)
             }
         }
         puts_(e, "]");
+        tleave(e, in);
         return;
     }
     case TK_MAP:
-        map_body(e, v, true);
-        return;
     case TK_STRUCT:
-    case TK_PTR:
-        struct_body(e, v, true);
+    case TK_PTR: {
+        int in = tenter(e, v);
+        if (in < 0) {
+            return;
+        }
+        if (tv_kind(v) == TK_MAP) {
+            map_body(e, v, true);
+        } else {
+            struct_body(e, v, true);
+        }
+        tleave(e, in);
         return;
+    }
     default:
         if (tk_is_int(tv_kind(v))) {
             snprintf(num, sizeof(num), "%lld", (long long)v->u.i);
@@ -348,6 +397,10 @@ static void element(tenc *e, const tv *v)
 
 static void table(tenc *e, const tv *v)
 {
+    int in = tenter(e, v);
+    if (in < 0) {
+        return;
+    }
     if (e->depth == 1) {
         newline(e);
     }
@@ -363,12 +416,17 @@ static void table(tenc *e, const tv *v)
     } else {
         struct_body(e, v, false);
     }
+    tleave(e, in);
 }
 
 static void array_of_tables(tenc *e, const tv *v)
 {
     if (e->depth == 0) {
         e->err = "toml: top-level values must be Go maps or structs";
+        return;
+    }
+    int list_in = tenter(e, v);
+    if (list_in < 0) {
         return;
     }
     int64_t n = tv_len(v);
@@ -383,12 +441,18 @@ static void array_of_tables(tenc *e, const tv *v)
         key_path(e);
         puts_(e, "]]");
         newline(e);
+        int in = tenter(e, &item);
+        if (in < 0) {
+            break;
+        }
         if (tv_kind(&item) == TK_MAP) {
             map_body(e, &item, false);
         } else {
             struct_body(e, &item, false);
         }
+        tleave(e, in);
     }
+    tleave(e, list_in);
 }
 
 /* encode(key, v) with the key on e->key. */
@@ -531,13 +595,18 @@ static int fn_to_toml(tpl_x *x, tv *ret, tv *a, size_t n)
     }
     co_buf b = OUT_INIT;
     tenc e;
-    memset(&e, 0, sizeof(e));
+    memset(&e, 0, offsetof(tenc, path));
+    e.path.n = 0;
     e.x = x;
     e.b = &b;
     encode(&e, &a[0]);
+    if (e.failed) {
+        co_buf_dispose(&b);
+        return -1;
+    }
     if (e.rc < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, CO_ETOOBIG, "template output too large");
+        return tpl_fail_out(x, &b);
     }
     if (e.fail) {
         co_buf_dispose(&b);

@@ -10,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 #include "co/yaml.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* A template value as json-c, through Go's encoding (so that every type marshals as in Go). */
 static int to_json_c(tpl_x *x, const tv *v, struct json_object **out)
@@ -44,12 +46,22 @@ static int fn_to_yaml(tpl_x *x, tv *ret, tv *a, size_t n)
     if (to_json_c(x, &a[0], &j) < 0) {
         return -1;
     }
+    /* the json-c tree lives while the YAML is written: a few times the value's size */
+    uint64_t budget = co_budget_id();
+    size_t charged = 0;
+    int rc = co_budget_charge_json(j, &charged);
+    if (rc < 0) {
+        json_object_put(j);
+        co_budget_release(budget, charged);
+        return tpl_fail_budget(x, rc);
+    }
     co_buf b = OUT_INIT;
-    int rc = co_yaml_emit(&b, j, CO_YAML_SORTED);
+    rc = co_yaml_emit(&b, j, CO_YAML_SORTED);
     json_object_put(j);
+    co_budget_release(budget, charged);
     if (rc < 0) {
         co_buf_dispose(&b);
-        return tpl_fail_code(x, rc == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID, "%s", co_error_last());
+        return tpl_fail_code(x, tpl_error_code(rc), "%s", co_error_last());
     }
     size_t len = b.len;
     if (len > 0 && b.ptr[len - 1] == '\n') {
@@ -63,7 +75,16 @@ static int fn_to_yaml(tpl_x *x, tv *ret, tv *a, size_t n)
 static int from_yaml(tpl_x *x, tv *ret, const tv_str *s, bool array)
 {
     struct json_object *j = NULL;
-    if (co_yaml_parse(&j, s->s, s->len, CO_YAML_GO_UNMARSHAL) < 0) {
+    /* the parser charges the tree it builds; it is gone again once converted */
+    uint64_t budget = co_budget_id();
+    size_t before = co_budget_used();
+    int rc = co_yaml_parse(&j, s->s, s->len, CO_YAML_GO_UNMARSHAL);
+    size_t tree = co_budget_used() - before;
+    if (rc < 0) {
+        co_budget_release(budget, tree);
+        if ((rc = co_budget_status()) < 0) {
+            return tpl_fail_budget(x, rc);
+        }
         return tpl_fail(x, "error converting YAML to JSON: yaml: %s", co_error_last());
     }
     if (array && j && !json_object_is_type(j, json_type_array)) {
@@ -72,6 +93,7 @@ static int from_yaml(tpl_x *x, tv *ret, const tv_str *s, bool array)
                            : json_object_is_type(j, json_type_boolean) ? "bool"
                                                                        : "number";
         json_object_put(j);
+        co_budget_release(budget, tree);
         return tpl_fail(x,
                         "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal "
                         "%s into Go value of type []interface {}",
@@ -80,6 +102,7 @@ static int from_yaml(tpl_x *x, tv *ret, const tv_str *s, bool array)
     *ret = j ? tv_from_json(x, j, CO_TEMPLATE_NUMBERS_FLOAT64)
              : (array ? tv_nil(&T_LIST_ANY) : tv_nil(&T_IFACE));
     json_object_put(j);
+    co_budget_release(budget, tree);
     return 0;
 }
 
@@ -126,24 +149,22 @@ static int fn_to_raw_json(tpl_x *x, tv *ret, tv *a, size_t n)
 
 static int from_json(tpl_x *x, tv *ret, const tv_str *s, bool array)
 {
-    struct json_object *j = NULL;
     if (s->len == 0) {
         return tpl_fail(x, "unexpected end of JSON input");
     }
-    if (co_json_parse(&j, s->s, s->len) < 0) {
-        return tpl_fail(x, "%s", co_error_last());
+    tv v;
+    int type = CO_JV_NULL;
+    if (tpl_json_decode(x, s->s, s->len, &v, &type) < 0) {
+        return -1;
     }
-    if (array && j && !json_object_is_type(j, json_type_array)) {
-        const char *what = json_object_is_type(j, json_type_object)    ? "object"
-                           : json_object_is_type(j, json_type_string)  ? "string"
-                           : json_object_is_type(j, json_type_boolean) ? "bool"
-                                                                       : "number";
-        json_object_put(j);
+    if (array && type != CO_JV_NULL && type != CO_JV_ARRAY) {
+        const char *what = type == CO_JV_OBJECT   ? "object"
+                           : type == CO_JV_STRING ? "string"
+                           : type == CO_JV_BOOL   ? "bool"
+                                                  : "number";
         return tpl_fail(x, "json: cannot unmarshal %s into Go value of type []interface {}", what);
     }
-    *ret = j ? tv_from_json(x, j, CO_TEMPLATE_NUMBERS_FLOAT64)
-             : (array ? tv_nil(&T_LIST_ANY) : tv_nil(&T_IFACE));
-    json_object_put(j);
+    *ret = type != CO_JV_NULL ? v : (array ? tv_nil(&T_LIST_ANY) : tv_nil(&T_IFACE));
     return 0;
 }
 
@@ -295,7 +316,7 @@ static int to_string_e(tpl_x *x, const tv *v, co_buf *out)
 static int fn_parse_ipv4(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    co_buf s = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf s = CO_BUF_INIT(tpl_out_cap());
     if (to_string_e(x, &a[0], &s) < 0) {
         co_buf_dispose(&s);
         return -1;
@@ -398,7 +419,7 @@ static int fn_tpl(tpl_x *x, tv *ret, tv *a, size_t n)
     memcpy(clone.trees, orig->trees, orig->ntrees * sizeof(tpl_tree *));
     int rc = tpl_parse(&clone, "gotpl", a[0].u.s->s, a[0].u.s->len);
     if (rc < 0) {
-        rc = tpl_fail_code(x, rc == CO_ETOOBIG ? CO_ETOOBIG : CO_EINVALID, "%s", co_error_last());
+        rc = tpl_fail_code(x, tpl_error_code(rc), "%s", co_error_last());
     } else {
         co_buf b = OUT_INIT;
         tv dot = sp_is_nil(&a[1]) ? tv_invalid() : a[1];

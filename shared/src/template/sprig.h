@@ -39,9 +39,9 @@ const char *sp_cstr(const tv_str *s);
 bool sp_is_nil(const tv *v);
 
 /* sprig's strval: strings and []byte as they are, values with Error()/String() through them,
- * anything else as fmt's %v. */
+ * anything else as fmt's %v. -1 after tpl_fail (output cap, a value too deep to print). */
 int sp_strval(tpl_x *x, co_buf *b, const tv *v);
-tv sp_strval_tv(tpl_x *x, const tv *v);
+int sp_strval_tv(tpl_x *x, const tv *v, tv *out);
 
 /* cast.ToInt64E / ToFloat64E / ToUint64E: false when the value cannot be converted (the
  * non-E forms then use 0). */
@@ -59,7 +59,9 @@ int64_t sp_f2i(double f);
 bool sp_parse_int(const char *s, size_t len, int base, int64_t *out);
 bool sp_parse_float(const char *s, size_t len, double *out);
 
-/* A new string result from a buffer (disposed); a failed append (output cap) fails. */
+/* A new string result from a buffer (disposed). @p rc: 0, the error of a failed append (the
+ * output cap: fails with its message), or -1 from a function that failed with tpl_fail (its
+ * message stays). */
 int sp_ret_buf(tpl_x *x, tv *ret, co_buf *b, int rc);
 
 /* Go's runtime panics as text/template reports them. */

@@ -50,7 +50,7 @@
 #include "co/error.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* ---- the certificate value ---------------------------------------------------------------- */
 

@@ -27,7 +27,7 @@
 #include "co/time.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* The largest zone file we read (the biggest in tzdata are a few KiB). */
 #define MAX_ZONE_FILE ((size_t)256 * 1024)

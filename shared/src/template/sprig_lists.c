@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "sprig.h"
@@ -168,14 +169,20 @@ static int fn_compact(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
-static bool in_items(const tv *items, size_t n, const tv *needle)
+/* Whether @p needle is among @p items (reflect.DeepEqual), into @p found. */
+static int in_items(tpl_x *x, const tv *items, size_t n, const tv *needle, bool *found)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (tv_deep_equal(needle, &items[i])) {
-            return true;
+    *found = false;
+    for (size_t i = 0; i < n && !*found; i++) {
+        int rc = co_budget_tick();
+        if (rc < 0) {
+            return tpl_fail_budget(x, rc);
+        }
+        if (tv_deep_equal(x, needle, &items[i], found) < 0) {
+            return -1;
         }
     }
-    return false;
+    return 0;
 }
 
 static int fn_uniq(tpl_x *x, tv *ret, tv *a, size_t n)
@@ -189,7 +196,11 @@ static int fn_uniq(tpl_x *x, tv *ret, tv *a, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < len; i++) {
         tv it = sp_list_item(&a[0], i);
-        if (!in_items(l.u.l->items, k, &it)) {
+        bool found = false;
+        if (in_items(x, l.u.l->items, k, &it, &found) < 0) {
+            return -1;
+        }
+        if (!found) {
             l.u.l->items[k++] = it;
         }
     }
@@ -212,7 +223,11 @@ static int fn_without(tpl_x *x, tv *ret, tv *a, size_t n)
     }
     for (size_t i = 0; i < len; i++) {
         tv it = sp_list_item(&a[0], i);
-        if (!in_items(omit, n - 1, &it)) {
+        bool found = false;
+        if (in_items(x, omit, n - 1, &it, &found) < 0) {
+            return -1;
+        }
+        if (!found) {
             l.u.l->items[k++] = it;
         }
     }
@@ -235,7 +250,11 @@ static int fn_has(tpl_x *x, tv *ret, tv *a, size_t n)
     tv needle = boxed(&a[0]);
     for (size_t i = 0; i < len; i++) {
         tv it = sp_list_item(&a[1], i);
-        if (tv_deep_equal(&needle, &it)) {
+        bool eq = false;
+        if (tv_deep_equal(x, &needle, &it, &eq) < 0) {
+            return -1;
+        }
+        if (eq) {
             *ret = tv_bool(true);
             return 0;
         }
@@ -297,6 +316,10 @@ static int fn_concat(tpl_x *x, tv *ret, tv *a, size_t n)
         *ret = tv_nil(&T_LIST_ANY);
         return 0;
     }
+    /* doubling a list in a loop is how a template would take all memory */
+    if (tpl_reserve(x, total, sizeof(tv)) < 0) {
+        return -1;
+    }
     tv l = any_list(x, total);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -320,6 +343,10 @@ static int fn_chunk(tpl_x *x, tv *ret, tv *a, size_t n)
     int64_t cs = sp_f2i(floor((double)(len - 1) / (double)size) + 1);
     if (cs < 0 || cs > (int64_t)CO_MAX_TEMPLATE_OUTPUT) {
         return tpl_fail(x, "runtime error: makeslice: len out of range");
+    }
+    /* the chunks, their headers and the items again */
+    if (tpl_reserve(x, (size_t)cs + (size_t)len, 3 * sizeof(tv)) < 0) {
+        return -1;
     }
     tv out = tv_list_new(x, &T_LIST_LIST_ANY, (size_t)cs);
     for (int64_t i = 0; i < cs; i++) {
@@ -353,7 +380,10 @@ static int fn_dict(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     tv m = tv_map_new(x, &T_MAP_ANY, (n + 1) / 2);
     for (size_t i = 0; i < n; i += 2) {
-        tv k = sp_strval_tv(x, &a[i]);
+        tv k;
+        if (sp_strval_tv(x, &a[i], &k) < 0) {
+            return -1;
+        }
         tv v = i + 1 < n ? boxed(&a[i + 1]) : tv_string(x, "", 0);
         tv_map_set(x, m.u.m, k.u.s, v);
     }
@@ -420,6 +450,9 @@ static int fn_keys(tpl_x *x, tv *ret, tv *a, size_t n)
     for (size_t i = 0; i < n; i++) {
         total += a[i].u.m ? a[i].u.m->n : 0;
     }
+    if (tpl_reserve(x, total, sizeof(tv)) < 0) {
+        return -1;
+    }
     tv l = tv_list_new(x, &T_LIST_STRING, total);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -485,13 +518,19 @@ static bool merge_empty(const tv *v)
 }
 
 /* mergo.Merge / MergeWithOverwrite of two map[string]interface{} (see the rules in
- * mergo's deepMerge for map elements). */
-static int merge_maps(tpl_x *x, tv_map *dst, const tv_map *src, bool overwrite, int depth)
+ * mergo's deepMerge for map elements). @p path holds the maps of @p dst being merged into. */
+static int merge_maps(tpl_x *x, tv_path *path, tv *dstv, const tv_map *src, bool overwrite)
 {
-    if (depth > CO_MAX_TEMPLATE_NESTING) {
-        return tpl_fail(x, "merge: nesting deeper than %d", CO_MAX_TEMPLATE_NESTING);
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        return tpl_fail_budget(x, rc);
     }
-    for (size_t i = 0; src && i < src->n; i++) {
+    int in = tv_path_enter(path, dstv);
+    if (in < 0) {
+        return tv_path_fail(x, path, dstv);
+    }
+    tv_map *dst = dstv->u.m;
+    for (size_t i = 0; src && i < src->n && rc == 0; i++) {
         const tv_str *key = src->keys[i];
         tv sv = src->vals[i];
         tv *dp = tv_map_get(dst, key->s, key->len);
@@ -503,8 +542,9 @@ static int merge_maps(tpl_x *x, tv_map *dst, const tv_map *src, bool overwrite, 
         }
         tk sk = tv_kind(&sv);
         if (sk == TK_MAP && dp && tv_kind(dp) == TK_MAP && dp->u.m && sv.u.m && dp->t == sv.t) {
-            if (merge_maps(x, dp->u.m, sv.u.m, overwrite, depth + 1) < 0) {
-                return -1;
+            tv sub = *dp;
+            if ((rc = merge_maps(x, path, &sub, sv.u.m, overwrite)) < 0) {
+                break;
             }
         }
         /* the element may have moved while merging into the same map */
@@ -519,17 +559,22 @@ static int merge_maps(tpl_x *x, tv_map *dst, const tv_map *src, bool overwrite, 
             tv_map_set(x, dst, key, sv);
         }
     }
-    return 0;
+    if (in > 0) {
+        tv_path_leave(path);
+    }
+    return rc;
 }
 
 static int merge(tpl_x *x, tv *ret, tv *a, size_t n, bool overwrite)
 {
     tv dst = a[0];
+    tv_path path;
+    path.n = 0;
     for (size_t i = 1; i < n; i++) {
         if (!dst.u.m && a[i].u.m) {
             dst = tv_map_new(x, &T_MAP_ANY, a[i].u.m->n);
         }
-        if (dst.u.m && merge_maps(x, dst.u.m, a[i].u.m, overwrite, 0) < 0) {
+        if (dst.u.m && merge_maps(x, &path, &dst, a[i].u.m, overwrite) < 0) {
             return -1;
         }
     }
@@ -553,8 +598,7 @@ static int fn_deep_copy(tpl_x *x, tv *ret, tv *a, size_t n)
     if (sp_is_nil(&a[0])) {
         return tpl_fail(x, "reflect: call of reflect.Value.Type on zero Value");
     }
-    *ret = tv_deep_copy(x, &a[0]);
-    return 0;
+    return tv_deep_copy(x, &a[0], ret);
 }
 
 static int assert_fail(tpl_x *x, const tv *v, const char *want)
@@ -715,11 +759,14 @@ static int fn_kind_is(tpl_x *x, tv *ret, tv *a, size_t n)
 
 static int fn_deep_equal(tpl_x *x, tv *ret, tv *a, size_t n)
 {
-    (void)x;
     (void)n;
     tv l = boxed(&a[0]);
     tv r = boxed(&a[1]);
-    *ret = tv_bool(tv_deep_equal(&l, &r));
+    bool eq = false;
+    if (tv_deep_equal(x, &l, &r, &eq) < 0) {
+        return -1;
+    }
+    *ret = tv_bool(eq);
     return 0;
 }
 

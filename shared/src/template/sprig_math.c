@@ -5,6 +5,7 @@
  * bools and nil count as numbers and unconvertible values as 0.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -254,9 +255,13 @@ static int fn_atoi(tpl_x *x, tv *ret, tv *a, size_t n)
 static int fn_to_decimal(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     int64_t v = 0;
-    if (tpl_sprint(x, &b, &a[0], 1) < 0 || !sp_parse_int(b.ptr ? b.ptr : "", b.len, 8, &v)) {
+    if (tpl_sprint(x, &b, &a[0], 1) < 0) {
+        co_buf_dispose(&b);
+        return -1;
+    }
+    if (!sp_parse_int(b.ptr ? b.ptr : "", b.len, 8, &v)) {
         v = 0;
     }
     co_buf_dispose(&b);
@@ -276,9 +281,9 @@ static int until_step(tpl_x *x, tv *ret, int64_t start, int64_t stop, int64_t st
     } else if (step > 0) {
         count = ((uint64_t)stop - (uint64_t)start + (uint64_t)step - 1) / (uint64_t)step;
     }
-    if (count > CO_MAX_TEMPLATE_MEMORY / sizeof(tv)) {
-        return tpl_fail_code(x, CO_ETOOBIG, "list too large (%llu items)",
-                             (unsigned long long)count);
+    if (tpl_reserve(x, count > SIZE_MAX / sizeof(tv) ? SIZE_MAX / sizeof(tv) : (size_t)count,
+                    sizeof(tv)) < 0) {
+        return -1;
     }
     tv l = tv_list_new(x, &T_LIST_INT, (size_t)count);
     int64_t v = start;
@@ -343,7 +348,7 @@ static int fn_seq(tpl_x *x, tv *ret, tv *a, size_t n)
     if (rc < 0) {
         return -1;
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     for (size_t i = 0; l.u.l && i < l.u.l->n && rc == 0; i++) {
         rc = co_buf_printf(&b, i ? " %lld" : "%lld", (long long)l.u.l->items[i].u.i);
     }

@@ -21,15 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/digest.h"
 #include "co/duration.h"
 #include "co/error.h"
+#include "co/jdoc.h"
 #include "co/json.h"
 #include "co/semver.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* ---- JSON --------------------------------------------------------------------------------- */
 
@@ -83,19 +85,24 @@ static int fn_to_raw_json(tpl_x *x, tv *ret, tv *a, size_t n)
 /* json.Unmarshal into interface{}: numbers become float64. */
 static int from_json(tpl_x *x, tv *ret, const tv_str *s, bool must)
 {
-    struct json_object *j = NULL;
-    if (co_json_parse(&j, s->s, s->len) < 0) {
+    int type = 0;
+    if (s->len == 0 || tpl_json_decode(x, s->s, s->len, ret, &type) < 0) {
+        if (co_budget_status() < 0) {
+            return -1;
+        }
         if (!must) {
+            co_buf_reset(x->err);
             *ret = tv_nil(&T_IFACE);
             return 0;
         }
         if (s->len == 0) {
             return tpl_fail(x, "unexpected end of JSON input");
         }
-        return tpl_fail(x, "%s", co_error_last());
+        return -1;
     }
-    *ret = tv_from_json(x, j, CO_TEMPLATE_NUMBERS_FLOAT64);
-    json_object_put(j);
+    if (type == CO_JV_NULL) {
+        *ret = tv_nil(&T_IFACE);
+    }
     return 0;
 }
 
@@ -395,6 +402,9 @@ static int random_string(tpl_x *x, tv *ret, int64_t count, const char *alphabet)
         return tpl_fail_code(x, CO_ETOOBIG, "output too large (more than %zu bytes)",
                              (size_t)CO_MAX_TEMPLATE_OUTPUT);
     }
+    if (tpl_reserve(x, (size_t)count + 1, 1) < 0) {
+        return -1;
+    }
     char *s = tpl_alloc(x, (size_t)count + 1);
     uint32_t alen = (uint32_t)strlen(alphabet);
     for (int64_t i = 0; i < count; i++) {
@@ -462,6 +472,9 @@ static int fn_rand_bytes(tpl_x *x, tv *ret, tv *a, size_t n)
     int64_t count = a[0].u.i;
     if (count < 0 || (uint64_t)count > CO_MAX_TEMPLATE_OUTPUT / 2) {
         return tpl_fail(x, "runtime error: makeslice: len out of range");
+    }
+    if (tpl_reserve(x, (size_t)count + 1, 3) < 0) {
+        return -1;
     }
     unsigned char *buf = tpl_alloc(x, (size_t)count + 1);
     if (random_bytes(x, buf, (size_t)count) < 0) {
@@ -595,7 +608,11 @@ static int rx_all(tpl_x *x, rx *r, const tv_str *s, int64_t n, rx_visit fn, void
     long prev_end = -1;
     int64_t count = 0;
     while ((n < 0 || count < n) && pos <= s->len) {
-        int rc = rx_exec(x, r, s, pos);
+        int rc = co_budget_tick();
+        if (rc < 0) {
+            return tpl_fail_budget(x, rc);
+        }
+        rc = rx_exec(x, r, s, pos);
         if (rc <= 0) {
             return rc;
         }
@@ -692,7 +709,7 @@ static int collect_match(tpl_x *x, void *ctx, const PCRE2_SIZE *ov, uint32_t npa
     collect *c = ctx;
     tv v = tv_string(x, c->s->s + ov[0], ov[1] - ov[0]);
     if (co_buf_put(&c->items, &v, sizeof(v)) < 0) {
-        return tpl_fail_code(x, CO_ETOOBIG, "too many matches");
+        return tpl_fail_budget(x, co_budget_refuse(c->items.max + sizeof(v)));
     }
     return 0;
 }
@@ -716,7 +733,7 @@ static int regex_find_all(tpl_x *x, tv *ret, tv *a, bool must)
     if (rx_compile(x, &r, a[0].u.s, !must) < 0) {
         return -1;
     }
-    collect c = {a[1].u.s, CO_BUF_INIT(CO_MAX_TEMPLATE_MEMORY)};
+    collect c = {a[1].u.s, CO_BUF_INIT(co_budget_memory_left())};
     int rc = rx_all(x, &r, a[1].u.s, a[2].u.i, collect_match, &c);
     rx_free(&r);
     if (rc < 0) {
@@ -909,7 +926,7 @@ static int collect_span(tpl_x *x, void *ctx, const PCRE2_SIZE *ov, uint32_t npai
     spans *c = ctx;
     size_t pair[2] = {ov[0], ov[1]};
     if (co_buf_put(&c->items, pair, sizeof(pair)) < 0) {
-        return tpl_fail_code(x, CO_ETOOBIG, "too many matches");
+        return tpl_fail_budget(x, co_budget_refuse(c->items.max + sizeof(pair)));
     }
     return 0;
 }
@@ -935,7 +952,7 @@ static int regex_split(tpl_x *x, tv *ret, tv *a, bool must)
         *ret = l;
         return 0;
     }
-    spans sp = {CO_BUF_INIT(CO_MAX_TEMPLATE_MEMORY)};
+    spans sp = {CO_BUF_INIT(co_budget_memory_left())};
     int rc = rx_all(x, &r, s, n, collect_span, &sp);
     rx_free(&r);
     if (rc < 0) {

@@ -13,7 +13,7 @@
 #include "co/error.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 static const tv_str *S(const tv *v)
 {
@@ -391,14 +391,12 @@ static int repeat(tpl_x *x, co_buf *b, const tv_str *s, int64_t count)
     if (count < 0) {
         return tpl_fail(x, "strings: negative Repeat count");
     }
-    if (s->len > 0 && (uint64_t)count > (uint64_t)CO_MAX_TEMPLATE_OUTPUT / s->len) {
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large (more than %zu bytes)",
-                             (size_t)CO_MAX_TEMPLATE_OUTPUT);
+    if (s->len > 0 && (uint64_t)count > (uint64_t)(b->max - b->len) / s->len) {
+        return tpl_fail_out(x, b);
     }
     for (int64_t i = 0; i < count; i++) {
         if (co_buf_put(b, s->s, s->len) < 0) {
-            return tpl_fail_code(x, CO_ETOOBIG, "output too large (more than %zu bytes)",
-                                 (size_t)CO_MAX_TEMPLATE_OUTPUT);
+            return tpl_fail_out(x, b);
         }
     }
     return 0;
@@ -597,7 +595,7 @@ static int fn_cat(tpl_x *x, tv *ret, tv *a, size_t n)
 
 static int indent(tpl_x *x, tv *ret, int64_t spaces, const tv_str *s, bool newline)
 {
-    co_buf pad = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf pad = CO_BUF_INIT(tpl_out_cap());
     static const tv_str space = {1, " "};
     if (repeat(x, &pad, &space, spaces) < 0) {
         co_buf_dispose(&pad);
@@ -683,11 +681,14 @@ static int fn_to_string(tpl_x *x, tv *ret, tv *a, size_t n)
     return sp_ret_buf(x, ret, &b, sp_strval(x, &b, &a[0]));
 }
 
-/* strings.SplitN(s, sep, limit); limit < 0: all. Returns the parts in a []string. */
-static tv split_n(tpl_x *x, const tv_str *s, const tv_str *sep, int64_t limit)
+/* strings.SplitN(s, sep, limit); limit < 0: all. The parts in a []string; -1 when they
+ * would not fit in the budget (@p extra: bytes the caller adds per part). */
+static int
+split_n(tpl_x *x, tv *out, const tv_str *s, const tv_str *sep, int64_t limit, size_t extra)
 {
     if (limit == 0) {
-        return tv_nil(&T_LIST_STRING);
+        *out = tv_nil(&T_LIST_STRING);
+        return 0;
     }
     size_t cnt = 0;
     if (sep->len == 0) {
@@ -711,27 +712,34 @@ static tv split_n(tpl_x *x, const tv_str *s, const tv_str *sep, int64_t limit)
     if (limit > 0 && (uint64_t)limit < cnt) {
         cnt = (size_t)limit;
     }
-    tv out = tv_list_new(x, &T_LIST_STRING, cnt);
+    /* a one-byte separator makes a part of every other byte: an item and a string header each */
+    if (tpl_reserve(x, cnt, sizeof(tv) + sizeof(tv_str) + 16 + extra) < 0) {
+        return -1;
+    }
+    *out = tv_list_new(x, &T_LIST_STRING, cnt);
     size_t i = 0;
     for (size_t k = 0; k < cnt; k++) {
         if (k == cnt - 1) {
-            out.u.l->items[k] = tv_string(x, s->s + i, s->len - i);
+            out->u.l->items[k] = tv_string(x, s->s + i, s->len - i);
             break;
         }
         size_t w;
         if (sep->len == 0) {
             tpl_ignore(tpl_utf8_decode(s->s + i, s->len - i, &w));
-            out.u.l->items[k] = tv_string(x, s->s + i, w);
+            out->u.l->items[k] = tv_string(x, s->s + i, w);
             i += w;
             continue;
         }
         const char *hit = memmem(s->s + i, s->len - i, sep->s, sep->len);
         size_t at = (size_t)(hit - s->s);
-        out.u.l->items[k] = tv_string(x, s->s + i, at - i);
+        out->u.l->items[k] = tv_string(x, s->s + i, at - i);
         i = at + sep->len;
     }
-    return out;
+    return 0;
 }
+
+/* What parts_map() adds per part: a key "_N", an index slot and a map entry. */
+enum { PART_KEY_BYTES = 96 };
 
 static tv parts_map(tpl_x *x, tv list)
 {
@@ -748,62 +756,75 @@ static tv parts_map(tpl_x *x, tv list)
 static int fn_split(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    *ret = parts_map(x, split_n(x, S(&a[1]), S(&a[0]), -1));
+    tv parts;
+    if (split_n(x, &parts, S(&a[1]), S(&a[0]), -1, PART_KEY_BYTES) < 0) {
+        return -1;
+    }
+    *ret = parts_map(x, parts);
     return 0;
 }
 
 static int fn_splitn(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    *ret = parts_map(x, split_n(x, S(&a[2]), S(&a[0]), a[1].u.i));
+    tv parts;
+    if (split_n(x, &parts, S(&a[2]), S(&a[0]), a[1].u.i, PART_KEY_BYTES) < 0) {
+        return -1;
+    }
+    *ret = parts_map(x, parts);
     return 0;
 }
 
 static int fn_split_list(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    *ret = split_n(x, S(&a[1]), S(&a[0]), -1);
-    return 0;
+    return split_n(x, ret, S(&a[1]), S(&a[0]), -1, 0);
 }
 
 /* strslice */
-static tv strslice(tpl_x *x, const tv *v)
+static int strslice(tpl_x *x, const tv *v, tv *out)
 {
     if (v->t == &T_LIST_STRING) {
-        return *v;
+        *out = *v;
+        return 0;
     }
     if (sp_is_list(v)) {
         size_t len = (size_t)tv_len(v);
-        tv out = tv_list_new(x, &T_LIST_STRING, len);
+        if (tpl_reserve(x, len, sizeof(tv)) < 0) {
+            return -1;
+        }
+        *out = tv_list_new(x, &T_LIST_STRING, len);
         size_t k = 0;
         for (size_t i = 0; i < len; i++) {
             tv it = sp_list_item(v, i);
-            if (!sp_is_nil(&it)) {
-                out.u.l->items[k++] = sp_strval_tv(x, &it);
+            if (!sp_is_nil(&it) && sp_strval_tv(x, &it, &out->u.l->items[k++]) < 0) {
+                return -1;
             }
         }
-        out.u.l->n = k;
-        return out;
+        out->u.l->n = k;
+        return 0;
     }
     if (sp_is_nil(v)) {
-        return tv_list_new(x, &T_LIST_STRING, 0);
+        *out = tv_list_new(x, &T_LIST_STRING, 0);
+        return 0;
     }
-    tv out = tv_list_new(x, &T_LIST_STRING, 1);
-    out.u.l->items[0] = sp_strval_tv(x, v);
-    return out;
+    *out = tv_list_new(x, &T_LIST_STRING, 1);
+    return sp_strval_tv(x, v, &out->u.l->items[0]);
 }
 
 static int fn_to_strings(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    *ret = strslice(x, &a[0]);
-    return 0;
+    return strslice(x, &a[0], ret);
 }
 
 static int fn_join(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    tv l = strslice(x, &a[1]);
+    tv l;
+    if (strslice(x, &a[1], &l) < 0) {
+        return -1;
+    }
     const tv_str *sep = S(&a[0]);
     co_buf b = OUT_INIT;
     int rc = 0;
@@ -833,11 +854,16 @@ static int fn_sort_alpha(tpl_x *x, tv *ret, tv *a, size_t n)
     (void)n;
     if (!sp_is_list(&a[0])) {
         tv out = tv_list_new(x, &T_LIST_STRING, 1);
-        out.u.l->items[0] = sp_strval_tv(x, &a[0]);
+        if (sp_strval_tv(x, &a[0], &out.u.l->items[0]) < 0) {
+            return -1;
+        }
         *ret = out;
         return 0;
     }
-    tv l = strslice(x, &a[0]);
+    tv l;
+    if (strslice(x, &a[0], &l) < 0) {
+        return -1;
+    }
     if (l.u.l && l.u.l->n > 1) {
         /* sorting a []string argument sorts the caller's slice, as in Go */
         qsort(l.u.l->items, l.u.l->n, sizeof(tv), str_cmp);

@@ -12,7 +12,7 @@
 #include "co/error.h"
 #include "sprig.h"
 
-#define OUT_INIT CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT)
+#define OUT_INIT CO_BUF_INIT(tpl_out_cap())
 
 /* net/url's encoding modes */
 enum mode {
@@ -320,8 +320,8 @@ static int parse_authority(tpl_x *x, url_parts *u, span a)
         return tpl_fail(x, "net/url: invalid userinfo");
     }
     const char *colon = memchr(info.s, ':', info.n);
-    co_buf name = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
-    co_buf pass = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf name = CO_BUF_INIT(tpl_out_cap());
+    co_buf pass = CO_BUF_INIT(tpl_out_cap());
     int rc;
     if (!colon) {
         rc = unescape(x, &name, info, ENC_USER_PASSWORD);
@@ -554,7 +554,7 @@ static int url_string(co_buf *b,
                 rc = rc < 0 ? rc : escape(b, host, ENC_HOST);
             }
         }
-        co_buf ep = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+        co_buf ep = CO_BUF_INIT(tpl_out_cap());
         if (path.n == 1 && path.s[0] == '*') {
             rc = rc < 0 ? rc : co_buf_putc(&ep, '*');
         } else {
@@ -603,7 +603,7 @@ static int fn_url_join(tpl_x *x, tv *ret, tv *a, size_t n)
     int rc = 0;
     if (info.n) {
         /* sprig re-parses the userinfo inside a made-up URL to unescape and check it */
-        co_buf probe = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+        co_buf probe = CO_BUF_INIT(tpl_out_cap());
         rc = co_buf_puts(&probe, "proto://");
         rc = rc < 0 ? rc : co_buf_put(&probe, info.s, info.n);
         rc = rc < 0 ? rc : co_buf_puts(&probe, "@host");

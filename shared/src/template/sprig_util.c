@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/digest.h"
 #include "co/error.h"
@@ -44,21 +46,27 @@ bool sp_is_nil(const tv *v)
 int sp_strval(tpl_x *x, co_buf *b, const tv *v)
 {
     if (tv_kind(v) == TK_STRING || v->t == &T_BYTES) {
-        return v->u.s ? co_buf_put(b, v->u.s->s, v->u.s->len) : 0;
+        if (v->u.s && co_buf_put(b, v->u.s->s, v->u.s->len) < 0) {
+            return tpl_fail_out(x, b);
+        }
+        return 0;
     }
     return tpl_print_value(x, b, v);
 }
 
-tv sp_strval_tv(tpl_x *x, const tv *v)
+int sp_strval_tv(tpl_x *x, const tv *v, tv *out)
 {
     if (tv_kind(v) == TK_STRING) {
-        return *v;
+        *out = *v;
+        return 0;
     }
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(tpl_out_cap());
     if (sp_strval(x, &b, v) < 0) {
-        co_buf_reset(&b);
+        co_buf_dispose(&b);
+        return -1;
     }
-    return tv_string_take(x, &b);
+    *out = tv_string_take(x, &b);
+    return 0;
 }
 
 int64_t sp_f2i(double f)
@@ -448,10 +456,15 @@ bool sp_to_uint64(const tv *v, uint64_t *out)
 
 int sp_cast_fail(tpl_x *x, const tv *v, const char *type)
 {
-    co_buf b = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+    co_buf b = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE / 2);
     static const char f[] = "unable to cast %#v of type %T to ";
+    /* a value too large (or deep) for the message is left out */
+    static const char brief[] = "unable to cast a value of type %T to ";
     tv args[2] = {*v, *v};
-    tpl_ignore(tpl_sprintf(x, &b, f, sizeof(f) - 1, args, 2));
+    if (tpl_sprintf(x, &b, f, sizeof(f) - 1, args, 2) < 0) {
+        co_buf_reset(&b);
+        tpl_ignore(tpl_sprintf(x, &b, brief, sizeof(brief) - 1, args + 1, 1));
+    }
     tpl_ignore(co_buf_puts(&b, type));
     int rc = tpl_fail(x, "%.*s", (int)b.len, b.ptr ? b.ptr : "");
     co_buf_dispose(&b);
@@ -462,10 +475,13 @@ int sp_cast_fail(tpl_x *x, const tv *v, const char *type)
 
 int sp_ret_buf(tpl_x *x, tv *ret, co_buf *b, int rc)
 {
+    if (rc == -1) {
+        co_buf_dispose(b);
+        return -1;
+    }
     if (rc < 0) {
         co_buf_dispose(b);
-        return tpl_fail_code(x, CO_ETOOBIG, "output too large (more than %zu bytes)",
-                             (size_t)CO_MAX_TEMPLATE_OUTPUT);
+        return tpl_fail_out(x, b);
     }
     *ret = tv_string_take(x, b);
     return 0;
@@ -570,13 +586,13 @@ typedef struct jenc {
     const char *indent;
     int depth;
     int rc;
+    tv_path path;
 } jenc;
 
 static void jput(jenc *e, const char *s, size_t n)
 {
     if (e->rc == 0 && co_buf_put(e->b, s, n) < 0) {
-        e->rc = tpl_fail_code(e->x, CO_ETOOBIG, "output too large (more than %zu bytes)",
-                              (size_t)CO_MAX_TEMPLATE_OUTPUT);
+        e->rc = tpl_fail_out(e->x, e->b);
     }
 }
 
@@ -697,6 +713,39 @@ static void jfloat(jenc *e, double f, bool is32)
 
 static void jvalue(jenc *e, const tv *v);
 
+/* Enters a map, list or struct: Go's encoder reports a cycle (it looks for one once it is 1000
+ * levels deep); a value that is merely that deep is refused here too. */
+static int jenter(jenc *e, const tv *v)
+{
+    int rc = co_budget_tick();
+    if (rc < 0) {
+        e->rc = tpl_fail_budget(e->x, rc);
+        return -1;
+    }
+    int in = tv_path_enter(&e->path, v);
+    if (in < 0) {
+        if (tv_path_cycle(&e->path, v)) {
+            e->rc = tpl_fail(e->x, "json: unsupported value: encountered a cycle via %s",
+                             tv_type_name(v));
+        } else {
+            e->rc = tpl_fail(e->x, "json: unsupported value: nested deeper than %d levels",
+                             CO_MAX_TEMPLATE_VALUE_DEPTH);
+        }
+        return -1;
+    }
+    e->depth++;
+    return in;
+}
+
+/* Leaves what jenter() entered (@p in: its result). */
+static void jleave(jenc *e, int in)
+{
+    e->depth--;
+    if (in > 0) {
+        tv_path_leave(&e->path);
+    }
+}
+
 static void jmap(jenc *e, const tv *v)
 {
     tv_map *m = v->u.m;
@@ -795,7 +844,7 @@ static void jvalue(jenc *e, const tv *v)
         return;
     }
     if (v->t->marshal_json) {
-        co_buf tmp = CO_BUF_INIT(CO_MAX_TEMPLATE_OUTPUT);
+        co_buf tmp = CO_BUF_INIT(tpl_out_cap());
         if (v->t->marshal_json(e->x, &tmp, v) < 0) {
             co_buf_dispose(&tmp);
             e->rc = -1;
@@ -803,11 +852,6 @@ static void jvalue(jenc *e, const tv *v)
         }
         jput(e, tmp.ptr ? tmp.ptr : "", tmp.len);
         co_buf_dispose(&tmp);
-        return;
-    }
-    if (e->depth >= CO_MAX_TEMPLATE_NESTING) {
-        e->rc =
-            tpl_fail(e->x, "json: unsupported value: encountered a cycle via %s", tv_type_name(v));
         return;
     }
     char num[32];
@@ -843,17 +887,23 @@ static void jvalue(jenc *e, const tv *v)
     case TK_STRING:
         jstring(e, v->u.s->s, v->u.s->len);
         return;
-    case TK_MAP:
-        e->depth++;
-        jmap(e, v);
-        e->depth--;
+    case TK_MAP: {
+        int in = jenter(e, v);
+        if (in >= 0) {
+            jmap(e, v);
+            jleave(e, in);
+        }
         return;
+    }
     case TK_SLICE:
-    case TK_ARRAY:
-        e->depth++;
-        jlist(e, v);
-        e->depth--;
+    case TK_ARRAY: {
+        int in = jenter(e, v);
+        if (in >= 0) {
+            jlist(e, v);
+            jleave(e, in);
+        }
         return;
+    }
     case TK_PTR:
         if (!v->u.o) {
             jputs(e, "null");
@@ -866,15 +916,18 @@ static void jvalue(jenc *e, const tv *v)
         }
         break;
     case TK_STRUCT: {
+        int in = jenter(e, v);
+        if (in < 0) {
+            return;
+        }
         bool first = true;
-        e->depth++;
         jput(e, "{", 1);
         jstruct(e, v, v->t, v->u.o ? v->u.o->fields : NULL, &first);
         if (!first) {
             jnewline(e, e->depth - 1);
         }
         jput(e, "}", 1);
-        e->depth--;
+        jleave(e, in);
         return;
     }
     default:
@@ -885,7 +938,13 @@ static void jvalue(jenc *e, const tv *v)
 
 int sp_json_encode(tpl_x *x, co_buf *b, const tv *v, bool escape_html, const char *indent)
 {
-    jenc e = {.x = x, .b = b, .html = escape_html, .indent = indent};
+    jenc e;
+    memset(&e, 0, offsetof(jenc, path));
+    e.path.n = 0;
+    e.x = x;
+    e.b = b;
+    e.html = escape_html;
+    e.indent = indent;
     jvalue(&e, v);
     return e.rc;
 }

@@ -13,8 +13,12 @@
  * always unwrapped to their dynamic value; a nil interface is a value of type interface{}.
  *
  * Memory. Everything created while rendering lives in a per-session arena and is released at
- * once; values are never freed individually. Maps are the only mutable values (sprig's set,
- * unset, merge mutate in place, as in Go).
+ * once; values are never freed individually, so a map that contains itself (sprig's set can
+ * make one) is no problem for memory, only for walks over it: every recursive walk over values
+ * keeps a tv_path and stops at CO_MAX_TEMPLATE_VALUE_DEPTH. Maps are the only mutable values
+ * (sprig's set, unset, merge mutate in place, as in Go). The arena charges its chunks to the
+ * render budget (co/budget.h); buffers of text that become values are capped by what the
+ * budget has left (tpl_out_cap()).
  */
 #ifndef CO_TEMPLATE_TPL_H
 #define CO_TEMPLATE_TPL_H
@@ -24,6 +28,8 @@
 #include <stdint.h>
 
 #include "co/buf.h"
+#include "co/caps.h"
+#include "co/error.h"
 #include "co/template.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -293,9 +299,11 @@ struct co_template_funcs {
 /* An arena of fixed chunks; allocations never fail (abort on OOM like co_xmalloc). */
 typedef struct tpl_arena {
     struct arena_chunk *head;
-    size_t used; /* bytes handed out, for the memory cap */
+    size_t used; /* bytes handed out */
     char *cur;
     size_t left;
+    uint64_t budget; /* the render budget its chunks are charged to (co_budget_id()) */
+    size_t charged;  /* bytes charged to it, given back when the arena is disposed */
 } tpl_arena;
 
 void *tpl_arena_alloc(tpl_arena *a, size_t n);
@@ -340,6 +348,7 @@ struct co_template_session {
     tpl_arena arena;
     tv root;
     uint64_t steps;
+    unsigned nesting; /* walks and pipelines active, against CO_MAX_TEMPLATE_EXEC_NESTING */
     const tpl_zone *local_zone; /* time.Local, loaded on first use (sprig_date.c) */
 };
 
@@ -366,6 +375,13 @@ struct tpl_x {
  * x->err and the code in x->code. */
 int tpl_execute(tpl_x *parent, const co_template_set *set, const char *name, tv dot, co_buf *out);
 
+/* The code a template error keeps from a failure below it: caps and the render budget are
+ * reported as such (CO_ETOOBIG, CO_ETIMEOUT), everything else is an invalid template. */
+static inline int tpl_error_code(int rc)
+{
+    return rc == CO_ETOOBIG || rc == CO_ETIMEOUT ? rc : CO_EINVALID;
+}
+
 /* Drops a result that cannot matter (best-effort text into an error message). */
 static inline void tpl_ignore(int rc)
 {
@@ -377,9 +393,25 @@ int tpl_fail(tpl_x *x, const char *fmt, ...) CO_PRINTF(2, 3);
 /* Like tpl_fail with an explicit error code (CO_ETOOBIG, ...). */
 int tpl_fail_code(tpl_x *x, int code, const char *fmt, ...) CO_PRINTF(3, 4);
 
-/* Arena allocation for the current session (aborts on OOM; the memory cap is checked by the
- * engine between steps). */
+/* Arena allocation for the current session (aborts on OOM; the render budget is charged here
+ * and checked by the engine between steps and after each function call, so functions that size
+ * an allocation from their arguments check tpl_reserve() first). */
 void *tpl_alloc(tpl_x *x, size_t n);
+
+/* Fails (CO_ETOOBIG, the budget's message) when @p n items of @p size bytes would not fit in
+ * what the render's memory budget has left. */
+int tpl_reserve(tpl_x *x, size_t n, size_t size);
+
+/* The cap for a buffer of text that becomes a value or output: CO_MAX_TEMPLATE_OUTPUT, or what
+ * the render's memory budget has left when that is less. */
+size_t tpl_out_cap(void);
+
+/* The failure of a buffer capped with tpl_out_cap() (@p b keeps its cap after the failure):
+ * the budget's error when the budget set the cap, else "output too large". */
+int tpl_fail_out(tpl_x *x, const co_buf *b);
+
+/* A failure of the render budget (co_budget_tick() and friends returned @p rc). */
+int tpl_fail_budget(tpl_x *x, int rc);
 
 /* Value constructors. */
 tv tv_invalid(void);
@@ -407,8 +439,13 @@ tv tv_map_copy(tpl_x *x, const tv *src);
 /* Arena allocation usable without a tpl_x. */
 void *tpl_session_alloc(co_template_session *s, size_t n);
 
-/* Conversions from json-c. */
+/* Conversions from json-c and from co_jdoc documents (both at most CO_MAX_NESTING deep). */
 tv tv_from_json(tpl_x *x, struct json_object *j, co_template_numbers mode);
+struct co_jv;
+tv tv_from_jv(tpl_x *x, const struct co_jv *j, co_template_numbers mode);
+/* json.Unmarshal into interface{} (numbers are float64): the value (no value for null) and the
+ * root's co_jv_type; -1 after tpl_fail with the parser's message, or over the budget. */
+int tpl_json_decode(tpl_x *x, const char *s, size_t len, tv *out, int *type);
 
 /* Kind helpers. */
 static inline tk tv_kind(const tv *v)
@@ -423,14 +460,36 @@ bool tv_truth(const tv *v, bool *ok);
 /* Length of array, slice, map, string; -1 for other kinds. */
 int64_t tv_len(const tv *v);
 
-/* Go's reflect.DeepEqual. */
-bool tv_deep_equal(const tv *a, const tv *b);
+/* The maps, lists and structs on the way down a recursive walk over a value: the walk goes no
+ * deeper than CO_MAX_TEMPLATE_VALUE_DEPTH, and when it would, the path tells a value that
+ * contains itself from one that is merely deep. */
+typedef struct tv_path {
+    const void *nodes[CO_MAX_TEMPLATE_VALUE_DEPTH];
+    size_t n;
+} tv_path;
+
+/* Enters @p v: 0 for a value that holds no others (nothing to leave), 1 for a container (leave
+ * it with tv_path_leave()), -1 when the walk would go too deep (see tv_path_fail()). */
+int tv_path_enter(tv_path *p, const tv *v);
+static inline void tv_path_leave(tv_path *p)
+{
+    p->n--;
+}
+/* Whether @p v, which tv_path_enter() refused, is one of the containers on the path. */
+bool tv_path_cycle(const tv_path *p, const tv *v);
+/* tpl_fail() with "value contains itself" or "value nested deeper than 1000 levels". */
+int tv_path_fail(tpl_x *x, const tv_path *p, const tv *v);
+
+/* Go's reflect.DeepEqual into @p eq; -1 (after tpl_fail) for values too deep to compare or a
+ * spent budget. */
+int tv_deep_equal(tpl_x *x, const tv *a, const tv *b, bool *eq);
 /* time.Time (sprig_date.c) and == on two of its values. */
 extern const tv_type T_TIME;
 bool tpl_time_equal(const tv *a, const tv *b);
 
-/* Deep copy (copystructure): maps and slices are duplicated. */
-tv tv_deep_copy(tpl_x *x, const tv *v);
+/* Deep copy (copystructure): maps and slices are duplicated; -1 (after tpl_fail) for values
+ * too deep to copy or a spent budget. */
+int tv_deep_copy(tpl_x *x, const tv *v, tv *out);
 
 /* Method lookup on a value's type (NULL when none). */
 const tpl_func *tv_method(const tv *v, const char *name, size_t len);
@@ -443,7 +502,8 @@ int tpl_call(tpl_x *x, const tpl_func *f, tv *ret, tv *args, size_t n);
 /* fmt                                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* fmt.Sprint / Sprintln / Sprintf over template values. */
+/* fmt.Sprint / Sprintln / Sprintf over template values. On failure (-1) the message is set
+ * with tpl_fail: output over @p b's cap, a value too deep to print, a spent budget. */
 int tpl_sprint(tpl_x *x, co_buf *b, const tv *args, size_t n);
 int tpl_sprintln(tpl_x *x, co_buf *b, const tv *args, size_t n);
 int tpl_sprintf(tpl_x *x, co_buf *b, const char *f, size_t end, const tv *a, size_t n);

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/budget.h"
 #include "co/caps.h"
 #include "co/error.h"
 #include "co/hash.h"
+#include "co/jdoc.h"
 #include "tpl.h"
 #include "unicode_tables.h"
 
@@ -36,6 +38,15 @@ void *tpl_arena_alloc(tpl_arena *a, size_t n)
     if (n > a->left) {
         size_t size = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
         struct arena_chunk *c = co_xmalloc(sizeof(*c) + size);
+        /* the charge cannot fail the allocation; an exceeded budget stops the execution at
+         * the next step or function return */
+        if (a->charged == 0) {
+            a->budget = co_budget_id();
+        }
+        if (a->budget != 0 && a->budget == co_budget_id()) {
+            tpl_ignore(co_budget_charge(sizeof(*c) + size));
+            a->charged += sizeof(*c) + size;
+        }
         if (n > ARENA_CHUNK / 4 && a->head) {
             /* a big block gets its own chunk behind the current one */
             c->next = a->head->next;
@@ -57,6 +68,7 @@ void *tpl_arena_alloc(tpl_arena *a, size_t n)
 
 void tpl_arena_dispose(tpl_arena *a)
 {
+    co_budget_release(a->budget, a->charged);
     struct arena_chunk *c = a->head;
     while (c) {
         struct arena_chunk *next = c->next;
@@ -74,6 +86,36 @@ void *tpl_alloc(tpl_x *x, size_t n)
 void *tpl_session_alloc(co_template_session *s, size_t n)
 {
     return tpl_arena_alloc(&s->arena, n);
+}
+
+int tpl_fail_budget(tpl_x *x, int rc)
+{
+    return tpl_fail_code(x, rc, "%s", co_error_last());
+}
+
+int tpl_reserve(tpl_x *x, size_t n, size_t size)
+{
+    size_t left = co_budget_memory_left();
+    if (size != 0 && n > left / size) {
+        return tpl_fail_budget(x, co_budget_refuse(n > SIZE_MAX / size ? SIZE_MAX : n * size));
+    }
+    return 0;
+}
+
+size_t tpl_out_cap(void)
+{
+    size_t left = co_budget_memory_left();
+    return left < CO_MAX_TEMPLATE_OUTPUT ? left : CO_MAX_TEMPLATE_OUTPUT;
+}
+
+int tpl_fail_out(tpl_x *x, const co_buf *b)
+{
+    /* a buffer capped below the output cap by the budget: the budget has no more left now (a
+     * small buffer for an error message fills long before) */
+    if (b->max < CO_MAX_TEMPLATE_OUTPUT && co_budget_memory_left() <= b->max) {
+        return tpl_fail_budget(x, co_budget_refuse(b->max + 1));
+    }
+    return tpl_fail_code(x, CO_ETOOBIG, "output too large (more than %zu bytes)", b->max);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -448,6 +490,86 @@ tv tv_from_json(tpl_x *x, struct json_object *j, co_template_numbers mode)
     return from_json(x, j, mode, 0);
 }
 
+tv tv_from_jv(tpl_x *x, const co_jv *j, co_template_numbers mode)
+{
+    switch (j->type) {
+    case CO_JV_BOOL:
+        return tv_bool((j->flags & CO_JV_TRUE) != 0);
+    case CO_JV_NUMBER:
+        if (j->flags & CO_JV_DOUBLE) {
+            return tv_float(j->as.d);
+        }
+        if (j->flags & CO_JV_UINT) {
+            return tv_float((double)j->as.u);
+        }
+        return mode == CO_TEMPLATE_NUMBERS_INT64 ? tv_int(&T_INT64, j->as.i)
+                                                 : tv_float((double)j->as.i);
+    case CO_JV_STRING:
+        return tv_string(x, j->as.s, j->len);
+    case CO_JV_ARRAY: {
+        tv l = tv_list_new(x, &T_LIST_ANY, j->len);
+        size_t i = 0;
+        for (const co_jv *e = co_jv_first(j); e; e = co_jv_next(j, e)) {
+            l.u.l->items[i++] = tv_from_jv(x, e, mode);
+        }
+        return l;
+    }
+    case CO_JV_OBJECT: {
+        tv m = tv_map_new(x, &T_MAP_ANY, j->len);
+        for (const co_jv *k = co_jv_first(j); k; k = co_jv_next(j, k)) {
+            tv_map_set(x, m.u.m, tv_str_new(x, k->as.s, k->len), tv_from_jv(x, k + 1, mode));
+        }
+        return m;
+    }
+    default:
+        return tv_nil(&T_IFACE);
+    }
+}
+
+/* An upper bound of the values and member keys of JSON text: each one but the first follows a
+ * comma, a colon or an opening bracket outside strings. */
+static size_t json_nodes_bound(const char *s, size_t len)
+{
+    size_t n = 1;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\') {
+                i++;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == ',' || c == ':' || c == '[' || c == '{') {
+            n++;
+        }
+    }
+    return n;
+}
+
+int tpl_json_decode(tpl_x *x, const char *s, size_t len, tv *out, int *type)
+{
+    /* a co_jdoc document (24 bytes a node, its vector grown by doubling, the text copied twice
+     * at most) instead of a json-c tree, which spends up to 800 bytes on an empty object, and
+     * reserved before parsing, so that no text makes the parser take more than the budget */
+    size_t nodes = json_nodes_bound(s, len);
+    if (tpl_reserve(x, nodes * 2 * sizeof(co_jv) + len * 3, 1) < 0) {
+        return -1;
+    }
+    co_jdoc *doc = NULL;
+    if (co_jdoc_parse(&doc, s, len, CO_MAX_DOCUMENT, NULL) < 0) {
+        return tpl_fail(x, "%s", co_error_last());
+    }
+    const co_jv *root = co_jdoc_root(doc);
+    *type = root->type;
+    *out =
+        root->type == CO_JV_NULL ? tv_invalid() : tv_from_jv(x, root, CO_TEMPLATE_NUMBERS_FLOAT64);
+    co_jdoc_free(doc);
+    return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Predicates                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -557,131 +679,261 @@ static const tv *list_item(const tv *v, size_t i, tv *tmp)
     return &v->u.l->items[i];
 }
 
-bool tv_deep_equal(const tv *a, const tv *b)
+/* The payload that identifies a container (NULL for everything else). */
+static const void *container(const tv *v)
+{
+    switch (tv_kind(v)) {
+    case TK_MAP:
+        return v->u.m;
+    case TK_SLICE:
+    case TK_ARRAY:
+        return v->t == &T_BYTES ? NULL : (const void *)v->u.l;
+    case TK_STRUCT:
+    case TK_PTR:
+        return v->u.o;
+    default:
+        return NULL;
+    }
+}
+
+int tv_path_enter(tv_path *p, const tv *v)
+{
+    const void *c = container(v);
+    if (!c) {
+        return 0;
+    }
+    if (p->n >= CO_MAX_TEMPLATE_VALUE_DEPTH) {
+        return -1;
+    }
+    p->nodes[p->n++] = c;
+    return 1;
+}
+
+bool tv_path_cycle(const tv_path *p, const tv *v)
+{
+    const void *c = container(v);
+    for (size_t i = 0; c && i < p->n; i++) {
+        /* nodes[0..n) were written by tv_path_enter(); the rest is never read */
+        if (p->nodes[i] == c) { // NOLINT(clang-analyzer-core.UndefinedBinaryOperatorResult)
+            return true;
+        }
+    }
+    return false;
+}
+
+int tv_path_fail(tpl_x *x, const tv_path *p, const tv *v)
+{
+    if (tv_path_cycle(p, v)) {
+        return tpl_fail(x, "value contains itself");
+    }
+    return tpl_fail(x, "value nested deeper than %d levels", CO_MAX_TEMPLATE_VALUE_DEPTH);
+}
+
+typedef struct walk {
+    tpl_x *x;
+    tv_path path;
+} walk;
+
+/* Counts one value of a walk against the CPU budget. */
+static int walk_tick(walk *w)
+{
+    int rc = co_budget_tick();
+    return rc < 0 ? tpl_fail_budget(w->x, rc) : 0;
+}
+
+static int deep_equal(walk *w, const tv *a, const tv *b, bool *eq);
+
+static int deep_equal_container(walk *w, const tv *a, const tv *b, bool *eq)
+{
+    *eq = true;
+    switch (tv_kind(a)) {
+    case TK_SLICE:
+    case TK_ARRAY: {
+        if (tv_is_nil(a) || tv_is_nil(b)) {
+            *eq = tv_is_nil(a) == tv_is_nil(b);
+            return 0;
+        }
+        int64_t n = tv_len(a);
+        if (n != tv_len(b)) {
+            *eq = false;
+            return 0;
+        }
+        for (int64_t i = 0; i < n && *eq; i++) {
+            tv ta;
+            tv tb;
+            if (deep_equal(w, list_item(a, (size_t)i, &ta), list_item(b, (size_t)i, &tb), eq) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    case TK_MAP: {
+        if (!a->u.m || !b->u.m) {
+            *eq = a->u.m == b->u.m;
+            return 0;
+        }
+        if (a->u.m->n != b->u.m->n) {
+            *eq = false;
+            return 0;
+        }
+        if (a->u.m == b->u.m) {
+            return 0;
+        }
+        for (size_t i = 0; i < a->u.m->n && *eq; i++) {
+            const tv_str *k = a->u.m->keys[i];
+            tv *v = tv_map_get(b->u.m, k->s, k->len);
+            if (!v) {
+                *eq = false;
+            } else if (deep_equal(w, &a->u.m->vals[i], v, eq) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    case TK_PTR:
+    case TK_STRUCT: {
+        if (!a->u.o || !b->u.o) {
+            *eq = a->u.o == b->u.o;
+            return 0;
+        }
+        if (a->u.o == b->u.o) {
+            return 0;
+        }
+        const tv_type *st = a->t->kind == TK_PTR ? a->t->elem : a->t;
+        if (st == &T_TIME && a->t == b->t) {
+            *eq = tpl_time_equal(a, b);
+            return 0;
+        }
+        if (a->t->marshal_json || (st && st->marshal_json)) {
+            /* native payloads (time, semver) compare by their canonical encoding */
+            *eq = a->u.o->native == b->u.o->native;
+            return 0;
+        }
+        for (size_t i = 0; st && i < st->nfields && *eq; i++) {
+            if (deep_equal(w, &a->u.o->fields[i], &b->u.o->fields[i], eq) < 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    default:
+        *eq = false;
+        return 0;
+    }
+}
+
+static int deep_equal(walk *w, const tv *a, const tv *b, bool *eq)
 {
     if (!a->t || !b->t) {
-        return !a->t && !b->t;
+        *eq = !a->t && !b->t;
+        return 0;
     }
     if (a->t != b->t && strcmp(a->t->name, b->t->name) != 0) {
-        return false;
+        *eq = false;
+        return 0;
     }
     switch (tv_kind(a)) {
     case TK_BOOL:
-        return a->u.b == b->u.b;
+        *eq = a->u.b == b->u.b;
+        return 0;
     case TK_INT:
     case TK_INT8:
     case TK_INT16:
     case TK_INT32:
     case TK_INT64:
-        return a->u.i == b->u.i;
+        *eq = a->u.i == b->u.i;
+        return 0;
     case TK_UINT:
     case TK_UINT8:
     case TK_UINT16:
     case TK_UINT32:
     case TK_UINT64:
     case TK_UINTPTR:
-        return a->u.u == b->u.u;
+        *eq = a->u.u == b->u.u;
+        return 0;
     case TK_FLOAT32:
     case TK_FLOAT64:
-        return a->u.f == b->u.f;
+        *eq = a->u.f == b->u.f;
+        return 0;
     case TK_COMPLEX64:
     case TK_COMPLEX128:
-        return a->u.c[0] == b->u.c[0] && a->u.c[1] == b->u.c[1];
+        *eq = a->u.c[0] == b->u.c[0] && a->u.c[1] == b->u.c[1];
+        return 0;
     case TK_STRING:
-        return a->u.s->len == b->u.s->len && memcmp(a->u.s->s, b->u.s->s, a->u.s->len) == 0;
+        *eq = a->u.s->len == b->u.s->len && memcmp(a->u.s->s, b->u.s->s, a->u.s->len) == 0;
+        return 0;
     case TK_IFACE:
-        return true; /* both nil */
-    case TK_SLICE:
-    case TK_ARRAY: {
-        if (tv_is_nil(a) || tv_is_nil(b)) {
-            return tv_is_nil(a) == tv_is_nil(b);
-        }
-        int64_t n = tv_len(a);
-        if (n != tv_len(b)) {
-            return false;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            tv ta;
-            tv tb;
-            if (!tv_deep_equal(list_item(a, (size_t)i, &ta), list_item(b, (size_t)i, &tb))) {
-                return false;
-            }
-        }
-        return true;
-    }
-    case TK_MAP: {
-        if (!a->u.m || !b->u.m) {
-            return a->u.m == b->u.m;
-        }
-        if (a->u.m->n != b->u.m->n) {
-            return false;
-        }
-        if (a->u.m == b->u.m) {
-            return true;
-        }
-        for (size_t i = 0; i < a->u.m->n; i++) {
-            const tv_str *k = a->u.m->keys[i];
-            tv *w = tv_map_get(b->u.m, k->s, k->len);
-            if (!w || !tv_deep_equal(&a->u.m->vals[i], w)) {
-                return false;
-            }
-        }
-        return true;
-    }
-    case TK_PTR:
-    case TK_STRUCT: {
-        if (!a->u.o || !b->u.o) {
-            return a->u.o == b->u.o;
-        }
-        if (a->u.o == b->u.o) {
-            return true;
-        }
-        const tv_type *st = a->t->kind == TK_PTR ? a->t->elem : a->t;
-        if (st == &T_TIME && a->t == b->t) {
-            return tpl_time_equal(a, b);
-        }
-        if (a->t->marshal_json || (st && st->marshal_json)) {
-            /* native payloads (time, semver) compare by their canonical encoding */
-            return a->u.o->native == b->u.o->native;
-        }
-        for (size_t i = 0; st && i < st->nfields; i++) {
-            if (!tv_deep_equal(&a->u.o->fields[i], &b->u.o->fields[i])) {
-                return false;
-            }
-        }
-        return true;
-    }
+        *eq = true; /* both nil */
+        return 0;
     default:
-        return false;
+        break;
     }
+    if (walk_tick(w) < 0) {
+        return -1;
+    }
+    int in = tv_path_enter(&w->path, a);
+    if (in < 0) {
+        return tv_path_fail(w->x, &w->path, a);
+    }
+    int rc = deep_equal_container(w, a, b, eq);
+    if (in > 0) {
+        tv_path_leave(&w->path);
+    }
+    return rc;
 }
 
-tv tv_deep_copy(tpl_x *x, const tv *v)
+int tv_deep_equal(tpl_x *x, const tv *a, const tv *b, bool *eq)
 {
-    switch (tv_kind(v)) {
-    case TK_MAP: {
-        if (!v->u.m) {
-            return *v;
-        }
-        tv out = tv_map_new(x, v->t, v->u.m->n);
-        for (size_t i = 0; i < v->u.m->n; i++) {
-            tv_map_set(x, out.u.m, v->u.m->keys[i], tv_deep_copy(x, &v->u.m->vals[i]));
-        }
-        return out;
+    walk w;
+    w.x = x;
+    w.path.n = 0;
+    return deep_equal(&w, a, b, eq);
+}
+
+static int deep_copy(walk *w, const tv *v, tv *out)
+{
+    tk k = tv_kind(v);
+    if ((k != TK_MAP && k != TK_SLICE) || tv_is_nil(v) || v->t == &T_BYTES) {
+        *out = *v;
+        return 0;
     }
-    case TK_SLICE: {
-        if (v->t == &T_BYTES || !v->u.l) {
-            return *v;
-        }
-        tv out = tv_list_new(x, v->t, v->u.l->n);
-        for (size_t i = 0; i < v->u.l->n; i++) {
-            out.u.l->items[i] = tv_deep_copy(x, &v->u.l->items[i]);
-        }
-        return out;
+    if (walk_tick(w) < 0) {
+        return -1;
     }
-    default:
-        return *v;
+    int in = tv_path_enter(&w->path, v);
+    if (in < 0) {
+        return tv_path_fail(w->x, &w->path, v);
     }
+    int rc = 0;
+    if (k == TK_MAP) {
+        *out = tv_map_new(w->x, v->t, v->u.m->n);
+        for (size_t i = 0; i < v->u.m->n && rc == 0; i++) {
+            tv c;
+            rc = deep_copy(w, &v->u.m->vals[i], &c);
+            if (rc == 0) {
+                tv_map_set(w->x, out->u.m, v->u.m->keys[i], c);
+            }
+        }
+    } else {
+        *out = tv_list_new(w->x, v->t, v->u.l->n);
+        for (size_t i = 0; i < v->u.l->n && rc == 0; i++) {
+            rc = deep_copy(w, &v->u.l->items[i], &out->u.l->items[i]);
+        }
+    }
+    /* copies of shared values multiply: stop as soon as the budget is spent */
+    if (rc == 0 && (rc = co_budget_status()) < 0) {
+        rc = tpl_fail_budget(w->x, rc);
+    }
+    tv_path_leave(&w->path);
+    return rc;
+}
+
+int tv_deep_copy(tpl_x *x, const tv *v, tv *out)
+{
+    walk w;
+    w.x = x;
+    w.path.n = 0;
+    return deep_copy(&w, v, out);
 }
 
 const char *tv_type_name(const tv *v)
