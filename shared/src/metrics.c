@@ -340,7 +340,10 @@ double co_metric_value(co_metric *m, const char *const *values)
 
 /* ---- rendering ------------------------------------------------------------------------------- */
 
-/* Go's strconv.FormatFloat(v, 'g', -1, 64) as the Prometheus client prints sample values. */
+/* Go's strconv.FormatFloat(v, 'g', -1, 64) as the Prometheus client prints sample values: the
+ * fewest significant digits that read back as v, in exponent form only when the decimal
+ * exponent is below -4 or at least 6 (C's %g decides by the precision instead, and would print
+ * 560 as "5.6e+02"). */
 static int put_number(co_buf *out, double v)
 {
     if (isnan(v)) {
@@ -350,11 +353,19 @@ static int put_number(co_buf *out, double v)
         return co_buf_puts(out, v > 0 ? "+Inf" : "-Inf");
     }
     char tmp[64];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+    int digits = 1;
+    for (; digits < 17; digits++) {
+        snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
         if (strtod(tmp, NULL) == v) {
             break;
         }
+    }
+    snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
+    int exp = atoi(strchr(tmp, 'e') + 1);
+    if (exp >= -4 && exp < 6) {
+        /* %f with just the digits that are significant */
+        int decimals = digits - 1 - exp;
+        snprintf(tmp, sizeof(tmp), "%.*f", decimals > 0 ? decimals : 0, v);
     }
     return co_buf_puts(out, tmp);
 }

@@ -155,6 +155,36 @@ static void test_metrics__gauge_func_and_special_values(void **state)
     co_metrics_free(reg);
 }
 
+/* Sample values print as Go's strconv.FormatFloat(v, 'g', -1, 64): plain decimals from 1e-4
+ * up to below 1e6 (560 is "560", never C's "5.6e+02"), exponent form outside. */
+static void test_metrics__numbers_print_as_go_does(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {0, "0"},           {10, "10"},
+        {560, "560"},       {999999, "999999"},
+        {1e6, "1e+06"},     {1234567, "1.234567e+06"},
+        {0.0001, "0.0001"}, {0.00012, "0.00012"},
+        {0.00001, "1e-05"}, {-20, "-20"},
+        {0.1, "0.1"},       {123.25, "123.25"},
+        {1e21, "1e+21"},    {9007199254740993.0, "9.007199254740992e+15"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        co_metrics *reg = co_metrics_new();
+        co_metric *g = co_metrics_gauge(reg, "v", "V.", NULL, 0);
+        co_metric_set(g, NULL, cases[i].v);
+        char *text = render(reg);
+        char want[96];
+        snprintf(want, sizeof(want), "\nv %s\n", cases[i].text);
+        assert_contains(text, want);
+        free(text);
+        co_metrics_free(reg);
+    }
+}
+
 static void test_metrics__render_respects_buffer_cap(void **state)
 {
     (void)state;
@@ -204,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_metrics__label_values_are_escaped),
         cmocka_unit_test(test_metrics__remove_series_and_reregister),
         cmocka_unit_test(test_metrics__gauge_func_and_special_values),
+        cmocka_unit_test(test_metrics__numbers_print_as_go_does),
         cmocka_unit_test(test_metrics__render_respects_buffer_cap),
         cmocka_unit_test(test_metrics__concurrent_increments_are_not_lost),
     };
