@@ -361,7 +361,7 @@ static int put_number(co_buf *out, double v)
         }
     }
     snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
-    int exp = atoi(strchr(tmp, 'e') + 1);
+    int exp = (int)strtol(strchr(tmp, 'e') + 1, NULL, 10);
     if (exp >= -4 && exp < 6) {
         /* %f with just the digits that are significant */
         int decimals = digits - 1 - exp;
