@@ -721,9 +721,10 @@ static co_kube_informer *policy_informer(ctl_manager *m)
 }
 
 /* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
- * bypassed or fail open), and the grants of the applying policies. Policies with user or group
- * exemptions do not apply here (no user). Whatever keeps the policies from being evaluated is
- * an error of the pass: a policy never fails open. */
+ * bypassed or fail open), and the grants of the applying policies. User and group exemptions
+ * hold for the requester the webhook recorded on the Component (co/policy.h); an unreadable
+ * record exempts nobody. Whatever keeps the policies from being evaluated is an error of the
+ * pass: a policy never fails open. */
 static int cache_policy_check(void *ctx,
                               const struct json_object *component,
                               char **msg_out,
@@ -756,6 +757,7 @@ static int cache_policy_check(void *ctx,
     co_component *c = NULL;
     co_kube_ref ref = {"v1", "Namespace", NULL, ns};
     co_policy_result res = {0};
+    co_policy_requester requester = {NULL, NULL, 0};
     if (co_kube_get(&nsobj, m->client, &ref, NULL) < 0) {
         rc = co_error_wrap("reading namespace %s for its labels", ns ? ns : "");
         goto done;
@@ -767,6 +769,14 @@ static int cache_policy_check(void *ctx,
     co_policy_request req = {0};
     req.ns = ns;
     req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
+    if (co_policy_requester_of(&requester, component) < 0) {
+        /* the webhook never writes such a record: somebody wrote it past the webhook */
+        const char *name = str_at(co_json_get(component, "metadata", NULL), "name");
+        co_log(CO_LOG_DEBUG, "exemption record ignored", "namespace", ns ? ns : "", "name",
+               name ? name : "", "error", co_error_last(), NULL);
+        co_error_clear();
+    }
+    co_policy_request_set_requester(&req, &requester);
     /* grants first: a Component being deleted needs them even when a rule now denies it */
     if ((rc = co_policy_permissions_of(perm_out, set, &req)) < 0 ||
         (rc = co_policy_evaluate(&res, set, c, &req)) < 0) {
@@ -790,6 +800,7 @@ static int cache_policy_check(void *ctx,
         rc = CO_EINVALID;
     }
 done:
+    co_policy_requester_dispose(&requester);
     co_policy_result_dispose(&res);
     co_component_free(c);
     json_object_put(defaulted);

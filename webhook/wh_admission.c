@@ -7,7 +7,8 @@
  * and missing-target rules: Deny rejects, Warn becomes an AdmissionReview warning, Audit an
  * audit annotation. An admitted Component's new edges go into the graph tentatively, under the
  * same lock as the check, so a concurrent request cannot close a cycle through them.
- * Defaulting is a JSON Patch from the object as received to its defaulted copy.
+ * Mutation is a JSON Patch from the object as received to its defaulted copy, with the
+ * ComponentPolicy exemption record set from the requester (co/policy.h).
  */
 #include "webhook/wh_admission.h"
 
@@ -305,37 +306,106 @@ static int validate_component(wh_decision *d, wh_state *st, const wh_admission_r
     return rc;
 }
 
+/* The exemption record of @p obj (the annotation's node), NULL when it carries none. */
+static const co_jv *record_node(const co_jv *obj)
+{
+    return co_jv_get(co_jv_get(co_jv_get(obj, "metadata"), "annotations"),
+                     CO_POLICY_REQUESTER_ANNOTATION);
+}
+
+/* Whether the request sets, changes or removes the exemption record itself. */
+static int record_touched(const wh_admission_request *req)
+{
+    const co_jv *now = record_node(req->object);
+    const co_jv *before = req->old_object ? record_node(req->old_object) : NULL;
+    if (!now || !before) {
+        return !now != !before;
+    }
+    return !co_jv_equal(now, before);
+}
+
+/* Sets the exemption record of @p obj to @p value (NULL removes it). */
+static void set_record(struct json_object *obj, const char *value)
+{
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    struct json_object *ann = co_json_get(meta, "annotations", NULL);
+    if (!value) {
+        if (json_object_is_type(ann, json_type_object)) {
+            json_object_object_del(ann, CO_POLICY_REQUESTER_ANNOTATION);
+        }
+        return;
+    }
+    if (!json_object_is_type(meta, json_type_object)) {
+        return; /* nothing to annotate: the API server refuses such an object anyway */
+    }
+    if (!json_object_is_type(ann, json_type_object)) {
+        ann = json_object_new_object();
+        json_object_object_add(meta, "annotations", ann);
+    }
+    json_object_object_add(ann, CO_POLICY_REQUESTER_ANNOTATION, json_object_new_string(value));
+}
+
+/*
+ * Two things, each only when the request asks for it, so that a write leaving spec and the
+ * exemption record alone (labels, finalizers, whatever the controller writes) gets no patch and
+ * never moves metadata.generation or the Component digest:
+ * - defaults (built-in constants and ComponentPolicy defaults) when the spec is written, except
+ *   on an object being deleted;
+ * - the exemption record (co/policy.h) when the spec or the record itself is written: set from
+ *   the authenticated requester, whatever the request says, so that nobody can claim another
+ *   user's exemption, and removed when the requester is exempt by no policy.
+ */
 static int mutate_component(wh_decision *d, wh_state *st, const wh_admission_request *req)
 {
+    int spec_written = !spec_unchanged(req);
+    int defaults = spec_written && !being_deleted(req->object);
+    int record = spec_written || record_touched(req);
+    if (!defaults && !record) {
+        return 0;
+    }
     wh_state_view v;
     wh_state_enter(&v, st, 0);
     who w;
     fill_request(&w, &v, req);
-    co_policy_defaults pd;
-    int rc = merge_defaults(&pd, d, v.policies, &w.req);
     /* defaults and the patch are computed on json-c trees */
     struct json_object *obj = co_jv_to_json(req->object);
-    struct json_object *defaulted = NULL;
-    if (rc == 0) {
-        rc = co_component_default(&defaulted, obj, w.req.ns, &pd.defaults);
-        co_policy_defaults_dispose(&pd);
+    struct json_object *mutated = NULL;
+    char *value = NULL;
+    int rc = 0;
+    if (record && co_policy_requester_record(&value, v.policies, &w.req) < 0) {
+        /* recording nobody only makes the Component stricter */
+        wh_decision_warn_text(d, co_error_last());
+        co_error_clear();
+        value = NULL;
+    }
+    if (defaults) {
+        co_policy_defaults pd;
+        rc = merge_defaults(&pd, d, v.policies, &w.req);
+        if (rc == 0) {
+            rc = co_component_default(&mutated, obj, w.req.ns, &pd.defaults);
+            co_policy_defaults_dispose(&pd);
+        }
     }
     wh_state_leave(&v);
     if (rc == CO_EINVALID) {
         /* Not something we can default (a v1beta1 object that does not convert, say): the
-         * validating webhook explains; mutation leaves it as it is. */
+         * validating webhook explains; mutation leaves the spec as it is. */
         co_error_clear();
-        json_object_put(obj);
-        return 0;
+        rc = 0;
     }
-    if (rc < 0) {
-        json_object_put(obj);
-        return rc;
+    if (rc == 0) {
+        if (!mutated) {
+            mutated = co_json_copy(obj);
+        }
+        if (record) {
+            set_record(mutated, value);
+        }
+        wh_decision_set_patch(d, co_json_patch_diff(obj, mutated));
     }
-    wh_decision_set_patch(d, co_json_patch_diff(obj, defaulted));
-    json_object_put(defaulted);
+    free(value);
+    json_object_put(mutated);
     json_object_put(obj);
-    return 0;
+    return rc;
 }
 
 static int validate_policy(wh_decision *d, const wh_admission_request *req)
@@ -370,11 +440,11 @@ int wh_admission_admit(wh_decision *d, void *ctx, wh_route route, const wh_admis
     if (route == WH_ROUTE_VALIDATE_POLICY) {
         return validate_policy(d, req);
     }
-    if (spec_unchanged(req) || being_deleted(req->object)) {
-        return 0;
-    }
     if (wh_route_get(route)->kind == WH_KIND_MUTATE) {
         return mutate_component(d, st, req);
+    }
+    if (spec_unchanged(req) || being_deleted(req->object)) {
+        return 0;
     }
     return validate_component(d, st, req);
 }
@@ -392,17 +462,18 @@ int wh_admission_convert(struct json_object **out,
  * What the decisions above never read, so that the review is parsed without it (still checked
  * for syntax: malformed JSON there is refused as before). metadata.managedFields, the API
  * server's field ownership and often the larger part of metadata, is read by nothing; nor are
- * metadata.annotations, which after a client-side `kubectl apply` hold the whole object again
- * as escaped JSON (no rule or policy looks at annotations, and the API server has checked
- * their types before any webhook sees the object). Of oldObject only spec is read
- * (spec_unchanged()), so its status goes too; nor are the request's resource, requestKind,
- * requestResource and options, or the user's uid and extra (exemptions name users and groups).
- * object.status is read on the validating
- * Component routes: co_component_parse() checks its types, and a malformed status there is
- * answered as an internal error, so it stays. The mutating routes default a copy that keeps
- * status as it was, which the patch therefore never touches, and ComponentPolicy validation
- * passes over status. Conversion judges nothing and leaves out nothing: status is converted
- * with the rest.
+ * metadata.annotations outside the mutating Component routes, which after a client-side
+ * `kubectl apply` hold the whole object again as escaped JSON (no rule or policy looks at
+ * annotations, and the API server has checked their types before any webhook sees the object;
+ * the mutating routes read the exemption record among them, in object and oldObject). Of
+ * oldObject only spec is read (spec_unchanged()), and on the mutating routes its annotations,
+ * so its status goes too; nor are the request's resource, requestKind, requestResource and
+ * options, or the user's uid and extra (exemptions name users and groups). object.status is
+ * read on the validating Component routes: co_component_parse() checks its types, and a
+ * malformed status there is answered as an internal error, so it stays. The mutating routes
+ * default a copy that keeps status as it was, which the patch therefore never touches, and
+ * ComponentPolicy validation passes over status. Conversion judges nothing and leaves out
+ * nothing: status is converted with the rest.
  */
 static const char *const object_managed_fields[] = {"request", "object", "metadata",
                                                     "managedFields", NULL};
@@ -439,6 +510,17 @@ static const char *const *const unread_others[] = {object_status,
                                                    user_extra,
                                                    NULL};
 static const char *const *const *const unread_validating = unread_others + 1;
+static const char *const *const unread_mutating[] = {object_status,
+                                                     object_managed_fields,
+                                                     old_managed_fields,
+                                                     old_status,
+                                                     resource,
+                                                     request_kind,
+                                                     request_resource,
+                                                     options,
+                                                     user_uid,
+                                                     user_extra,
+                                                     NULL};
 
 const char *const *const *wh_admission_unread(wh_route route)
 {
@@ -448,6 +530,7 @@ const char *const *const *wh_admission_unread(wh_route route)
         return unread_validating;
     case WH_ROUTE_MUTATE_V1ALPHA1:
     case WH_ROUTE_MUTATE_V1BETA1:
+        return unread_mutating;
     case WH_ROUTE_VALIDATE_POLICY:
         return unread_others;
     case WH_ROUTE_CONVERT:

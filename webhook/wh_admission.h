@@ -6,9 +6,11 @@
  * a wh_state as context.
  *
  * Only CREATE and UPDATE of the main resource are judged; an UPDATE that leaves spec as it was
- * (finalizers, labels, annotations: what the controller itself writes) is always admitted and
- * never mutated, so a Component that a newer policy would refuse can still be finalized and
- * deleted. dryRun requests get the same decision and leave no trace.
+ * (finalizers, labels, annotations: what the controller itself writes) is always admitted, so a
+ * Component that a newer policy would refuse can still be finalized and deleted, and is never
+ * mutated unless it writes the ComponentPolicy exemption record (co/policy.h), which the
+ * mutating routes set from the requester. dryRun requests get the same decision and leave no
+ * trace.
  */
 #ifndef WH_ADMISSION_H
 #define WH_ADMISSION_H

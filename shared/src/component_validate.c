@@ -54,11 +54,10 @@ void co_component__default_spec(struct json_object *spec,
                     co_missing_namespaces_policy_name(d->missing_namespaces_policy));
         default_str(spec, "serviceAccountName", d->service_account_name);
     }
+    /* Only constants are written. retryInterval and timeout derive from the effective
+     * requeueInterval when they are read (co_component_retry_ns()); written here they would
+     * stop following a later change of requeueInterval. */
     default_str(spec, "requeueInterval", "10m");
-    /* retry and timeout follow the effective requeue interval, as the controller would */
-    const char *requeue = co_json__str(spec, "requeueInterval");
-    default_str(spec, "retryInterval", requeue);
-    default_str(spec, "timeout", requeue);
     default_str(spec, "adoptionPolicy", co_adoption_policy_name(CO_ADOPTION_IF_UNOWNED));
     default_str(spec, "updatePolicy", co_update_policy_name(CO_UPDATE_SSA_OVERRIDE));
     default_str(spec, "deletePolicy", co_delete_policy_name(CO_DELETE_DELETE));

@@ -15,6 +15,7 @@
 #include "co/caps.h"
 #include "co/duration.h"
 #include "co/error.h"
+#include "co/json.h"
 #include "schema_int.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -100,11 +101,13 @@ static const co_schema policy_spec_fields[] = {
                 "Namespaces the policy does not apply to; shell patterns "
                 "such as kube-* are allowed."),
     STRING_LIST("exemptUsers",
-                "Users whose requests the policy does not apply to (admission "
-                "only); shell patterns are allowed."),
+                "Users whose requests the policy does not apply to, nor, at reconcile time, "
+                "to the Components whose spec such a user wrote last (recorded by the "
+                "webhook); shell patterns are allowed."),
     STRING_LIST("exemptGroups",
-                "Groups whose members' requests the policy does not apply to "
-                "(admission only); shell patterns are allowed."),
+                "Groups whose members' requests the policy does not apply to, nor, at "
+                "reconcile time, to the Components whose spec such a member wrote last "
+                "(recorded by the webhook); shell patterns are allowed."),
     {.name = "rules",
      .type = CO_SCHEMA_OBJECT,
      .description = "What Components must satisfy; every rule is optional.",
@@ -765,24 +768,33 @@ static int selector_matches(const co_policy *p, const json_object *labels)
     return 1;
 }
 
+/* Whether the requester of @p req (at reconcile time: the recorded one, if any) is exempt. */
+static int requester_exempt(const co_policy *p, const co_policy_request *req)
+{
+    if (glob_any(&p->exempt_users, req->username)) {
+        return 1;
+    }
+    for (size_t i = 0; i < req->ngroups; i++) {
+        if (glob_any(&p->exempt_groups, req->groups[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A user or group exemption holds only for a requester that matches it; a request without one
+ * (a reconcile of a Component whose spec no exempt user wrote) is judged by the policy. Skipping
+ * such policies instead would leave their rules unchecked for every Component that bypassed the
+ * webhook, the case the reconcile-time check exists for.
+ */
 static int applies(const co_policy *p, const co_policy_request *req, const char *ns)
 {
     if (ns && glob_any(&p->exempt_ns, ns)) {
         return 0;
     }
-    if (!req->username) {
-        if (p->exempt_users.n || p->exempt_groups.n) {
-            return 0;
-        }
-    } else {
-        if (glob_any(&p->exempt_users, req->username)) {
-            return 0;
-        }
-        for (size_t i = 0; i < req->ngroups; i++) {
-            if (glob_any(&p->exempt_groups, req->groups[i])) {
-                return 0;
-            }
-        }
+    if (requester_exempt(p, req)) {
+        return 0;
     }
     return selector_matches(p, req->namespace_labels);
 }
@@ -1272,6 +1284,161 @@ int co_policy_evaluate_graph(co_policy_result *out,
     }
     *out = collect(slots);
     return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Exemption records
+ * ------------------------------------------------------------------------------------------- */
+
+/* Whether some policy of @p set exempts @p s by its exemptGroups (@p group) or exemptUsers. */
+static int exempt_by_any(const co_policy_set *set, int group, const char *s)
+{
+    for (size_t i = 0; set && i < set->len; i++) {
+        const co_policy *p = set->items[i];
+        if (glob_any(group ? &p->exempt_groups : &p->exempt_users, s)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int co_policy_requester_record(char **out, const co_policy_set *set, const co_policy_request *req)
+{
+    json_object *groups = json_object_new_array();
+    for (size_t i = 0; i < req->ngroups; i++) {
+        const char *g = req->groups[i];
+        int seen = !g;
+        for (size_t k = 0; !seen && k < json_object_array_length(groups); k++) {
+            seen = !strcmp(json_object_get_string(json_object_array_get_idx(groups, k)), g);
+        }
+        if (!seen && exempt_by_any(set, 1, g)) {
+            json_object_array_add(groups, json_object_new_string(g));
+        }
+    }
+    int user = exempt_by_any(set, 0, req->username);
+    size_t ngroups = json_object_array_length(groups);
+    if (!user && ngroups == 0) {
+        json_object_put(groups);
+        *out = NULL;
+        return 0;
+    }
+    if (ngroups > CO_MAX_EXEMPTION_RECORD_GROUPS) {
+        json_object_put(groups);
+        return co_error_set(CO_ETOOBIG, "annotation %s: %zu exempt groups, more than %d",
+                            CO_POLICY_REQUESTER_ANNOTATION, ngroups,
+                            CO_MAX_EXEMPTION_RECORD_GROUPS);
+    }
+    json_object *rec = json_object_new_object();
+    if (ngroups) {
+        json_object_object_add(rec, "groups", groups);
+    } else {
+        json_object_put(groups);
+    }
+    if (user) {
+        json_object_object_add(rec, "user", json_object_new_string(req->username));
+    }
+    co_buf b = CO_BUF_INIT(CO_MAX_EXEMPTION_RECORD);
+    int rc = co_json_encode(&b, rec, CO_JSON_CANONICAL);
+    json_object_put(rec);
+    if (rc < 0) {
+        return co_error_wrap("annotation %s", CO_POLICY_REQUESTER_ANNOTATION);
+    }
+    *out = co_buf_take(&b, NULL);
+    return 0;
+}
+
+int co_policy_requester_parse(co_policy_requester *out, const char *value)
+{
+    static const char *const key = CO_POLICY_REQUESTER_ANNOTATION;
+    size_t len = strlen(value);
+    if (len > CO_MAX_EXEMPTION_RECORD) {
+        return co_error_set(CO_ETOOBIG, "annotation %s: longer than %zu bytes", key,
+                            CO_MAX_EXEMPTION_RECORD);
+    }
+    json_object *rec = NULL;
+    int rc = co_json_parse(&rec, value, len);
+    if (rc < 0) {
+        return co_error_wrap("annotation %s", key);
+    }
+    co_policy_requester r = {NULL, NULL, 0};
+    if (!json_object_is_type(rec, json_type_object)) {
+        rc = co_error_set(CO_EINVALID, "annotation %s: not a JSON object", key);
+        goto done;
+    }
+    json_object_object_foreach (rec, name, v) {
+        if (!strcmp(name, "user") && json_object_is_type(v, json_type_string)) {
+            free(r.username);
+            r.username = co_xstrdup(json_object_get_string(v));
+        } else if (!strcmp(name, "groups") && json_object_is_type(v, json_type_array)) {
+            size_t n = json_object_array_length(v);
+            if (n > CO_MAX_EXEMPTION_RECORD_GROUPS) {
+                rc = co_error_set(CO_ETOOBIG, "annotation %s: groups: more than %d", key,
+                                  CO_MAX_EXEMPTION_RECORD_GROUPS);
+                goto done;
+            }
+            for (size_t i = 0; i < n; i++) {
+                json_object *g = json_object_array_get_idx(v, i);
+                if (!json_object_is_type(g, json_type_string)) {
+                    rc = co_error_set(CO_EINVALID, "annotation %s: groups[%zu]: not a string", key,
+                                      i);
+                    goto done;
+                }
+            }
+            for (size_t i = 0; i < r.ngroups; i++) {
+                free(r.groups[i]);
+            }
+            free(r.groups);
+            r.groups = co_xcalloc(n ? n : 1, sizeof(char *));
+            for (r.ngroups = 0; r.ngroups < n; r.ngroups++) {
+                r.groups[r.ngroups] =
+                    co_xstrdup(json_object_get_string(json_object_array_get_idx(v, r.ngroups)));
+            }
+        } else {
+            rc = co_error_set(CO_EINVALID, "annotation %s: unexpected member \"%s\" (%s)", key,
+                              name, co_json_type_name(v));
+            goto done;
+        }
+    }
+done:
+    json_object_put(rec);
+    if (rc < 0) {
+        co_policy_requester_dispose(&r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int co_policy_requester_of(co_policy_requester *out, const struct json_object *component)
+{
+    const char *value =
+        co_json__str(co_json__get(co_json__get(component, "metadata"), "annotations"),
+                     CO_POLICY_REQUESTER_ANNOTATION);
+    if (!value) {
+        memset(out, 0, sizeof(*out));
+        return 0;
+    }
+    return co_policy_requester_parse(out, value);
+}
+
+void co_policy_request_set_requester(co_policy_request *req, const co_policy_requester *r)
+{
+    req->username = r->username;
+    req->groups = (const char *const *)r->groups;
+    req->ngroups = r->ngroups;
+}
+
+void co_policy_requester_dispose(co_policy_requester *r)
+{
+    if (!r) {
+        return;
+    }
+    free(r->username);
+    for (size_t i = 0; i < r->ngroups; i++) {
+        free(r->groups[i]);
+    }
+    free(r->groups);
+    memset(r, 0, sizeof(*r));
 }
 
 void co_policy_result_dispose(co_policy_result *res)

@@ -14,6 +14,7 @@
 
 #include "co/caps.h"
 #include "co/component.h"
+#include "co/duration.h"
 #include "co/field_error.h"
 #include "co/json.h"
 #include "shared/src/schema_int.h"
@@ -385,6 +386,79 @@ static void test_component__defaults_fixtures(void **state)
         json_object_put(c);
     }
     co_test_names_free(&files);
+}
+
+/* Parses @p obj and checks its effective retry interval and timeout against @p want_ns. */
+static void assert_retry_and_timeout(const json_object *obj, int64_t want_ns)
+{
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, obj));
+    assert_int_equal(co_component_retry_ns(c), want_ns);
+    assert_int_equal(co_component_timeout_ns(c), want_ns);
+    co_component_free(c);
+}
+
+/*
+ * Defaulting writes no retryInterval or timeout, in either version, so that a stored Component
+ * whose requeueInterval is changed later (a merge patch touching only that field) retries and
+ * times out at the new interval, as the Go operator derives them.
+ */
+static void test_component__defaulted_retry_and_timeout_follow_requeue(void **state)
+{
+    (void)state;
+    static const char *const objects[] = {
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+        "\"metadata\":{\"namespace\":\"apps\",\"name\":\"app\"},"
+        "\"spec\":{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"r\"}},"
+        "\"requeueInterval\":\"5m\"}}",
+        "{\"apiVersion\":\"core.cs.sap.com/v1beta1\",\"kind\":\"Component\","
+        "\"metadata\":{\"namespace\":\"apps\",\"name\":\"app\"},"
+        "\"spec\":{\"source\":{\"fluxGitRepository\":{\"name\":\"r\"}},"
+        "\"intervals\":{\"requeue\":\"5m\"}}}",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(objects); i++) {
+        json_object *o = json_tokener_parse(objects[i]);
+        json_object *stored = NULL;
+        assert_co_pass(co_component_default(&stored, o, NULL, NULL));
+        json_object *alpha = NULL;
+        assert_co_pass(co_component_convert(&alpha, stored, CO_COMPONENT_V1ALPHA1));
+        json_object *spec = co_json_get(alpha, "spec", NULL);
+        assert_null(co_json_get(spec, "retryInterval", NULL));
+        assert_null(co_json_get(spec, "timeout", NULL));
+        assert_string_equal(json_object_get_string(co_json_get(spec, "requeueInterval", NULL)),
+                            "5m");
+        assert_retry_and_timeout(alpha, 5 * CO_MINUTE);
+        /* a later merge patch of requeueInterval alone, defaulted again as the webhook does */
+        json_object_object_add(spec, "requeueInterval", json_object_new_string("7m"));
+        json_object *again = NULL;
+        assert_co_pass(co_component_default(&again, alpha, NULL, NULL));
+        assert_retry_and_timeout(again, 7 * CO_MINUTE);
+        /* without any interval the built-in requeue interval is written and both follow it */
+        json_object_object_del(co_json_get(again, "spec", NULL), "requeueInterval");
+        json_object *bare = NULL;
+        assert_co_pass(co_component_default(&bare, again, NULL, NULL));
+        assert_string_equal(
+            json_object_get_string(co_json_get(bare, "spec", "requeueInterval", NULL)), "10m");
+        assert_retry_and_timeout(bare, 10 * CO_MINUTE);
+        json_object_put(bare);
+        json_object_put(again);
+        json_object_put(alpha);
+        json_object_put(stored);
+        json_object_put(o);
+    }
+
+    /* explicit policy defaults for them are the admins' choice and are written */
+    co_component_defaults d = {0};
+    d.retry_interval = "1m";
+    d.timeout = "30m";
+    json_object *o = json_tokener_parse(objects[0]);
+    json_object *out = NULL;
+    assert_co_pass(co_component_default(&out, o, NULL, &d));
+    assert_string_equal(json_object_get_string(co_json_get(out, "spec", "retryInterval", NULL)),
+                        "1m");
+    assert_string_equal(json_object_get_string(co_json_get(out, "spec", "timeout", NULL)), "30m");
+    json_object_put(out);
+    json_object_put(o);
 }
 
 static void test_component__default_rejects_foreign_objects(void **state)
@@ -1244,6 +1318,7 @@ int main(void)
         cmocka_unit_test(test_component__error_flood_is_capped),
         cmocka_unit_test(test_component__validate_rejects_non_objects),
         cmocka_unit_test(test_component__defaults_fixtures),
+        cmocka_unit_test(test_component__defaulted_retry_and_timeout_follow_requeue),
         cmocka_unit_test(test_component__default_rejects_foreign_objects),
         cmocka_unit_test(test_component__conversion_fixtures),
         cmocka_unit_test(test_component__round_trips),

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "co/caps.h"
 #include "co/component.h"
 #include "co/depgraph.h"
 #include "co/json.h"
@@ -105,24 +106,39 @@ typedef struct request_holder {
     co_policy_request req;
     const char *groups[8];
     co_depgraph *graph;
+    co_policy_requester recorded; /* a reconcile's requester, from "record" */
 } request_holder;
 
+/*
+ * The request of a fixture: an admission's (username, default "tester", and groups), or with
+ * "reconcile": true the controller's, whose requester is only what the exemption record
+ * "record" (the annotation's value, absent = none) says.
+ */
 static void build_request(request_holder *h, json_object *c)
 {
     json_object *r = co_json_get(c, "request", NULL);
     memset(h, 0, sizeof(*h));
     h->req.ns = str_member(r, "namespace");
     h->req.namespace_labels = co_json_get(r, "namespaceLabels", NULL);
-    h->req.username = str_member(r, "username");
-    json_object *unknown = co_json_get(r, "unknownUser", NULL);
-    if (!h->req.username && !(unknown && json_object_get_boolean(unknown))) {
-        h->req.username = "tester";
+    json_object *reconcile = co_json_get(r, "reconcile", NULL);
+    if (reconcile && json_object_get_boolean(reconcile)) {
+        const char *record = str_member(r, "record");
+        if (record) {
+            assert_co_pass(co_policy_requester_parse(&h->recorded, record));
+        }
+        co_policy_request_set_requester(&h->req, &h->recorded);
+    } else {
+        h->req.username = str_member(r, "username");
+        if (!h->req.username) {
+            h->req.username = "tester";
+        }
+        json_object *groups = co_json_get(r, "groups", NULL);
+        for (size_t i = 0; groups && i < json_object_array_length(groups) && i < 8; i++) {
+            h->groups[h->req.ngroups++] =
+                json_object_get_string(json_object_array_get_idx(groups, i));
+        }
+        h->req.groups = h->groups;
     }
-    json_object *groups = co_json_get(r, "groups", NULL);
-    for (size_t i = 0; groups && i < json_object_array_length(groups) && i < 8; i++) {
-        h->groups[h->req.ngroups++] = json_object_get_string(json_object_array_get_idx(groups, i));
-    }
-    h->req.groups = h->groups;
     json_object *graph = co_json_get(c, "graph", NULL);
     if (graph) {
         assert_co_pass(co_depgraph_new(&h->graph));
@@ -241,6 +257,7 @@ static void test_policy__evaluate_fixtures(void **state)
         co_policy_result_dispose(&res);
         co_component_free(comp);
         co_depgraph_free(h.graph);
+        co_policy_requester_dispose(&h.recorded);
         co_policy_set_free(set);
         json_object_put(c);
     }
@@ -336,7 +353,8 @@ static void test_policy__defaults_reach_the_component(void **state)
     assert_co_pass(co_component_default(&out, comp, NULL, &d.defaults));
     json_object *spec = co_json_get(out, "spec", NULL);
     assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "requeue"), "30m");
-    assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "retry"), "30m");
+    /* the policy sets no retry interval, so none is derived: it follows requeue when read */
+    assert_null(co_json_get(spec, "intervals", "retry", NULL));
     assert_string_equal(str_member(co_json_get(spec, "intervals", NULL), "timeout"), "1h");
     assert_string_equal(str_member(co_json_get(spec, "policies", NULL), "delete"), "Orphan");
     assert_string_equal(str_member(co_json_get(spec, "target", NULL), "serviceAccountName"),
@@ -410,8 +428,15 @@ static void test_policy__applies(void **state)
     req.ns = "apps";
     req.username = "system:serviceaccount:ops:robot";
     assert_false(co_policy_applies(p, &req));
+    /* no requester (a reconcile without an exemption record): no user exemption holds */
     req.username = NULL;
+    assert_true(co_policy_applies(p, &req));
+    /* a recorded group alone is enough */
+    const char *const groups[] = {"platform-admins"};
+    req.groups = groups;
+    req.ngroups = 1;
     assert_false(co_policy_applies(p, &req));
+    req.ngroups = 0;
     json_object_object_add(labels, "example.com/legacy", json_object_new_string("x"));
     req.username = "alice";
     assert_false(co_policy_applies(p, &req));
@@ -507,6 +532,187 @@ static void test_policy__kubeconfig_denial_reaches_templates(void **state)
     co_policy_permissions_dispose(&perm);
     assert_null(perm.kubeconfig_denied_by);
     co_policy_set_free(set);
+}
+
+/* Grants follow the same rule as rules: a user or group exemption needs the requester. */
+static void test_policy__grants_follow_the_exemption_rule(void **state)
+{
+    (void)state;
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    put_policy(set, "admins-exempt",
+               "{\"exemptGroups\":[\"admins\"],\"grants\":{\"nestedComponents\":true},"
+               "\"rules\":{\"remoteKubeConfig\":{}}}");
+    put_policy(set, "ci-exempt",
+               "{\"exemptUsers\":[\"ci-*\"],\"grants\":{\"lookupsOutsideNamespace\":false}}");
+    put_policy(set, "plain", "{\"grants\":{\"lookupsOutsideNamespace\":true}}");
+    co_policy_request req = {.ns = "apps"};
+    co_policy_permissions perm;
+    /* no requester: both exempting policies apply, with their grant, refusal and denial */
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, CO_GRANT_NESTED_COMPONENTS);
+    assert_string_equal(perm.kubeconfig_denied_by, "admins-exempt");
+    co_policy_permissions_dispose(&perm);
+    /* a recorded admin: "admins-exempt" is out, with its grant and its denial */
+    co_policy_requester who;
+    assert_co_pass(co_policy_requester_parse(&who, "{\"groups\":[\"admins\"]}"));
+    co_policy_request_set_requester(&req, &who);
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, 0);
+    assert_null(perm.kubeconfig_denied_by);
+    co_policy_permissions_dispose(&perm);
+    co_policy_requester_dispose(&who);
+    /* a recorded CI user: "ci-exempt" no longer refuses the lookup grant */
+    assert_co_pass(co_policy_requester_parse(&who, "{\"user\":\"ci-robot\"}"));
+    co_policy_request_set_requester(&req, &who);
+    assert_co_pass(co_policy_permissions_of(&perm, set, &req));
+    assert_int_equal(perm.grants, CO_GRANT_NESTED_COMPONENTS | CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE);
+    co_policy_permissions_dispose(&perm);
+    co_policy_requester_dispose(&who);
+    co_policy_set_free(set);
+}
+
+/* --- exemption records ----------------------------------------------------------------------- */
+
+/* Whether a policy with spec @p spec (JSON text) applies to @p req. */
+static int policy_applies(const char *spec, const co_policy_request *req)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                              "\"ComponentPolicy\",\"metadata\":{\"name\":\"p\"},\"spec\":%s}",
+                              spec);
+    json_object *o = json_tokener_parse(text);
+    co_policy *p = NULL;
+    assert_co_pass(co_policy_parse(&p, o));
+    int r = co_policy_applies(p, req);
+    co_policy_free(p);
+    json_object_put(o);
+    free(text);
+    return r;
+}
+
+static void test_policy__requester_record_keeps_what_exemptions_match(void **state)
+{
+    (void)state;
+    co_policy_set *set = NULL;
+    assert_co_pass(co_policy_set_new(&set));
+    co_policy_request req = {.ns = "apps", .username = "ci-robot"};
+    const char *const groups[] = {"devs", "platform-a", "admins", "platform-a", "system:masters"};
+    req.groups = groups;
+    req.ngroups = CO_ARRAY_SIZE(groups);
+    /* nothing exempts anybody: no record */
+    char unset[] = "unset";
+    char *rec = unset;
+    assert_co_pass(co_policy_requester_record(&rec, set, &req));
+    assert_null(rec);
+    put_policy(set, "a", "{\"exemptUsers\":[\"ci-*\"],\"exemptGroups\":[\"admins\"]}");
+    /* a policy whose selector matches no namespace still counts: labels may change later */
+    put_policy(set, "b",
+               "{\"namespaceSelector\":{\"matchLabels\":{\"never\":\"x\"}},"
+               "\"exemptGroups\":[\"platform-*\"],\"exemptNamespaces\":[\"apps\"]}");
+    assert_co_pass(co_policy_requester_record(&rec, set, &req));
+    assert_string_equal(rec, "{\"groups\":[\"platform-a\",\"admins\"],\"user\":\"ci-robot\"}");
+    /* The record exempts from the policies that exempted the request; a group no policy
+     * exempted then ("devs") was not recorded, so a policy exempting it later does not. */
+    co_policy_requester who;
+    assert_co_pass(co_policy_requester_parse(&who, rec));
+    assert_string_equal(who.username, "ci-robot");
+    assert_int_equal(who.ngroups, 2);
+    co_policy_request later = {.ns = "other"};
+    co_policy_request_set_requester(&later, &who);
+    assert_false(policy_applies("{\"exemptUsers\":[\"ci-*\"]}", &later));
+    assert_false(policy_applies("{\"exemptGroups\":[\"admins\"]}", &later));
+    assert_false(policy_applies("{\"exemptGroups\":[\"platform-?\"]}", &later));
+    assert_true(policy_applies("{\"exemptGroups\":[\"devs\"]}", &later));
+    assert_true(policy_applies("{\"exemptUsers\":[\"nobody\"]}", &later));
+    co_policy_requester_dispose(&who);
+    free(rec);
+
+    /* only the user */
+    co_policy_request alone = {.ns = "apps", .username = "ci-1"};
+    assert_co_pass(co_policy_requester_record(&rec, set, &alone));
+    assert_string_equal(rec, "{\"user\":\"ci-1\"}");
+    free(rec);
+    /* an unexempt user with unexempt groups: nothing */
+    const char *const plain[] = {"devs-2"};
+    co_policy_request nobody = {.ns = "apps", .username = "alice", .groups = plain, .ngroups = 1};
+    assert_co_pass(co_policy_requester_record(&rec, set, &nobody));
+    assert_null(rec);
+    co_policy_set_free(set);
+}
+
+static void test_policy__requester_parse_refuses_malformed_records(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value;
+        int code;
+        const char *message;
+    } bad[] = {
+        {"", CO_EINVALID, "annotation component-operator.cs.sap.com/exempt-requester"},
+        {"[]", CO_EINVALID, "not a JSON object"},
+        {"\"admins\"", CO_EINVALID, "not a JSON object"},
+        {"{\"user\":1}", CO_EINVALID, "unexpected member \"user\" (number)"},
+        {"{\"groups\":\"admins\"}", CO_EINVALID, "unexpected member \"groups\" (string)"},
+        {"{\"groups\":[\"a\",2]}", CO_EINVALID, "groups[1]: not a string"},
+        {"{\"groups\":[],\"role\":\"admin\"}", CO_EINVALID, "unexpected member \"role\""},
+        {"{\"user\":\"a\"} x", CO_EINVALID, "annotation"},
+    };
+    char untouched[] = "untouched";
+    for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
+        co_policy_requester who = {untouched, NULL, 0};
+        int rc = co_policy_requester_parse(&who, bad[i].value);
+        if (rc != bad[i].code || !strstr(co_error_last(), bad[i].message)) {
+            fail_msg("%s: %d %s", bad[i].value, rc, co_error_last());
+        }
+        assert_string_equal(who.username, "untouched");
+    }
+    /* caps: length and number of groups */
+    co_buf big = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&big, "{\"user\":\""));
+    for (size_t i = 0; i < CO_MAX_EXEMPTION_RECORD; i++) {
+        assert_co_pass(co_buf_putc(&big, 'u'));
+    }
+    assert_co_pass(co_buf_puts(&big, "\"}"));
+    co_policy_requester who;
+    assert_co_fail_with(CO_ETOOBIG, co_policy_requester_parse(&who, co_buf_cstr(&big)));
+    co_buf_dispose(&big);
+    co_buf many = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&many, "{\"groups\":["));
+    for (int i = 0; i <= CO_MAX_EXEMPTION_RECORD_GROUPS; i++) {
+        assert_co_pass(co_buf_printf(&many, "%s\"g\"", i ? "," : ""));
+    }
+    assert_co_pass(co_buf_puts(&many, "]}"));
+    assert_co_fail_with(CO_ETOOBIG, co_policy_requester_parse(&who, co_buf_cstr(&many)));
+    co_buf_dispose(&many);
+    /* an empty record is a record of nobody */
+    assert_co_pass(co_policy_requester_parse(&who, "{}"));
+    assert_null(who.username);
+    assert_int_equal(who.ngroups, 0);
+    co_policy_requester_dispose(&who);
+    co_policy_requester_dispose(NULL);
+}
+
+static void test_policy__requester_of_a_component(void **state)
+{
+    (void)state;
+    json_object *c = json_tokener_parse(
+        "{\"apiVersion\":\"core.cs.sap.com/v1beta1\",\"kind\":\"Component\",\"metadata\":{"
+        "\"name\":\"x\",\"annotations\":{\"component-operator.cs.sap.com/exempt-requester\":"
+        "\"{\\\"groups\\\":[\\\"admins\\\"]}\"}}}");
+    assert_non_null(c);
+    co_policy_requester who;
+    assert_co_pass(co_policy_requester_of(&who, c));
+    assert_null(who.username);
+    assert_int_equal(who.ngroups, 1);
+    assert_string_equal(who.groups[0], "admins");
+    co_policy_requester_dispose(&who);
+    json_object_object_del(co_json_get(c, "metadata", NULL), "annotations");
+    char stale[] = "stale";
+    who.username = stale;
+    assert_co_pass(co_policy_requester_of(&who, c));
+    assert_null(who.username);
+    assert_null(who.groups);
+    json_object_put(c);
 }
 
 /* --- the CRD --------------------------------------------------------------------------------- */
@@ -629,6 +835,10 @@ int main(void)
         cmocka_unit_test(test_policy__applies),
         cmocka_unit_test(test_policy__grants_need_one_true_and_no_false),
         cmocka_unit_test(test_policy__kubeconfig_denial_reaches_templates),
+        cmocka_unit_test(test_policy__grants_follow_the_exemption_rule),
+        cmocka_unit_test(test_policy__requester_record_keeps_what_exemptions_match),
+        cmocka_unit_test(test_policy__requester_parse_refuses_malformed_records),
+        cmocka_unit_test(test_policy__requester_of_a_component),
         cmocka_unit_test(test_policy__committed_crd_is_generated),
         cmocka_unit_test(test_policy__fixture_covers_schema),
     };

@@ -334,13 +334,159 @@ static void test_wh_admission__mutating_v1beta1_uses_its_own_paths(void **ctx)
     const char *text = json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN |
                                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
     assert_contains(text, "\"/spec/policies/adoption\"");
-    assert_contains(text, "\"/spec/intervals/retry\"");
+    /* retry and timeout are left to follow the requeue interval */
+    assert_null(strstr(text, "/spec/intervals/retry"));
+    assert_null(strstr(text, "/spec/intervals/timeout"));
     assert_null(strstr(text, "/spec/adoptionPolicy"));
     /* The v1beta1 spec already says "update": that stays. */
     assert_null(strstr(text, "/spec/policies/update"));
     done(&a);
     free(body);
     free(rel);
+}
+
+/* The JSON Patch of @p a as compact text ("" when there is none), for substring checks. */
+static const char *patch_text(const answer *a)
+{
+    return a->patch ? json_object_to_json_string_ext(a->patch, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE)
+                    : "";
+}
+
+/*
+ * An AdmissionReview of a Component in @p version ("v1alpha1", "v1beta1") in namespace "ns" by
+ * @p user in @p groups (a JSON array). @p meta and @p old_meta are the members of metadata
+ * besides name and namespace (JSON text without braces, may be empty); @p old_spec NULL makes it
+ * a CREATE.
+ */
+static char *review_of(const char *version,
+                       const char *user,
+                       const char *groups,
+                       const char *meta,
+                       const char *spec,
+                       const char *old_meta,
+                       const char *old_spec)
+{
+    char *obj = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/%s\",\"kind\":\"Component\","
+                             "\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\"%s%s},\"spec\":%s}",
+                             version, *meta ? "," : "", meta, spec);
+    char *old = old_spec ? co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/%s\",\"kind\":"
+                                        "\"Component\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                                        "\"ns\"%s%s},\"spec\":%s}",
+                                        version, *old_meta ? "," : "", old_meta, old_spec)
+                         : NULL;
+    char *body = co_xasprintf(
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"u\",\"operation\":\"%s\",\"namespace\":\"ns\",\"name\":\"c\","
+        "\"kind\":{\"group\":\"core.cs.sap.com\",\"version\":\"%s\",\"kind\":\"Component\"},"
+        "\"userInfo\":{\"username\":\"%s\",\"groups\":%s},\"object\":%s%s%s}}",
+        old ? "UPDATE" : "CREATE", version, user, groups, obj, old ? ",\"oldObject\":" : "",
+        old ? old : "");
+    free(obj);
+    free(old);
+    return body;
+}
+
+static void ask_review(answer *a,
+                       const char *version,
+                       const char *user,
+                       const char *groups,
+                       const char *meta,
+                       const char *spec,
+                       const char *old_meta,
+                       const char *old_spec)
+{
+    char *body = review_of(version, user, groups, meta, spec, old_meta, old_spec);
+    char *path = co_xasprintf("/mutate/%s/components", version);
+    ask(a, path, body, strlen(body));
+    assert_int_equal(a->status, 200);
+    assert_true(a->allowed);
+    free(path);
+    free(body);
+}
+
+#define ALPHA_SPEC "{\"sourceRef\":" GIT_SRC ",\"dependencies\":[{\"name\":\"base\"}]}"
+#define BETA_SPEC  "{\"source\":" GIT_SRC ",\"dependencies\":[{\"name\":\"base\"}]}"
+#define TENANT     "[\"developers\",\"system:authenticated\"]"
+#define ADMINS     "[\"platform-admins\",\"system:authenticated\"]"
+#define RECORD_KEY "component-operator.cs.sap.com/exempt-requester"
+#define ADMINS_RECORD                                                                              \
+    "\"annotations\":{\"" RECORD_KEY "\":\"{\\\"groups\\\":[\\\"platform-admins\\\"]}\"}"
+#define FORGED_RECORD "\"annotations\":{\"" RECORD_KEY "\":\"{\\\"groups\\\":[\\\"root\\\"]}\"}"
+
+/* retryInterval and timeout are not written: they follow requeueInterval when it changes. */
+static void test_wh_admission__mutating_writes_no_retry_interval_or_timeout(void **ctx)
+{
+    (void)ctx;
+    answer a;
+    ask_review(&a, "v1alpha1", "alice", TENANT, "",
+               "{\"sourceRef\":" GIT_SRC ",\"requeueInterval\":\"5m\"}", NULL, NULL);
+    assert_contains(patch_text(&a), "/spec/adoptionPolicy");
+    assert_null(strstr(patch_text(&a), "/spec/retryInterval"));
+    assert_null(strstr(patch_text(&a), "/spec/timeout"));
+    assert_null(strstr(patch_text(&a), "/spec/requeueInterval"));
+    done(&a);
+    /* a later change of requeueInterval alone adds neither */
+    ask_review(&a, "v1alpha1", "alice", TENANT, "",
+               "{\"sourceRef\":" GIT_SRC ",\"requeueInterval\":\"7m\",\"adoptionPolicy\":"
+               "\"IfUnowned\",\"updatePolicy\":\"SsaOverride\",\"deletePolicy\":\"Delete\","
+               "\"missingNamespacesPolicy\":\"Create\"}",
+               "",
+               "{\"sourceRef\":" GIT_SRC ",\"requeueInterval\":\"5m\",\"adoptionPolicy\":"
+               "\"IfUnowned\",\"updatePolicy\":\"SsaOverride\",\"deletePolicy\":\"Delete\","
+               "\"missingNamespacesPolicy\":\"Create\"}");
+    assert_null(a.patch);
+    done(&a);
+    ask_review(&a, "v1beta1", "alice", TENANT, "",
+               "{\"source\":" GIT_SRC ",\"intervals\":{\"requeue\":\"5m\"}}", NULL, NULL);
+    assert_contains(patch_text(&a), "/spec/policies");
+    assert_null(strstr(patch_text(&a), "/spec/intervals"));
+    done(&a);
+}
+
+/*
+ * A Component stored without defaults (as one created under the Go operator, which has no
+ * webhook) gets no patch from an UPDATE that leaves its spec alone, whoever sends it and
+ * whatever policies default or exempt: metadata.generation and the digest stay where they are.
+ */
+static void test_wh_admission__unchanged_spec_update_gets_no_patch(void **ctx)
+{
+    (void)ctx;
+    policy_exists("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+                  "\"metadata\":{\"name\":\"defaults-and-exemptions\"},\"spec\":{"
+                  "\"exemptGroups\":[\"platform-admins\"],\"defaults\":{\"deletePolicy\":"
+                  "\"Orphan\",\"serviceAccountName\":\"deployer\",\"retryInterval\":\"1m\"}}}");
+    static const struct {
+        const char *meta, *old_meta;
+    } writes[] = {
+        {"\"labels\":{\"team\":\"a\"}", ""},
+        {"\"annotations\":{\"note\":\"x\"}", ""},
+        {"\"finalizers\":[\"component-operator.cs.sap.com\"]", ""},
+        {"", "\"finalizers\":[\"component-operator.cs.sap.com\"]"},
+        {"\"labels\":{\"team\":\"b\"}," ADMINS_RECORD,
+         "\"labels\":{\"team\":\"a\"}," ADMINS_RECORD},
+        {"\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"", ""},
+    };
+    static const char *const users[][2] = {{"alice", TENANT},
+                                           {"bob", ADMINS},
+                                           {"system:serviceaccount:co:controller", "[]"}};
+    for (size_t w = 0; w < CO_ARRAY_SIZE(writes); w++) {
+        for (size_t u = 0; u < CO_ARRAY_SIZE(users); u++) {
+            answer a;
+            ask_review(&a, "v1alpha1", users[u][0], users[u][1], writes[w].meta, ALPHA_SPEC,
+                       writes[w].old_meta, ALPHA_SPEC);
+            if (a.patch) {
+                fail_msg("v1alpha1 write %zu by %s: patch %s", w, users[u][0], patch_text(&a));
+            }
+            done(&a);
+            ask_review(&a, "v1beta1", users[u][0], users[u][1], writes[w].meta, BETA_SPEC,
+                       writes[w].old_meta, BETA_SPEC);
+            if (a.patch) {
+                fail_msg("v1beta1 write %zu by %s: patch %s", w, users[u][0], patch_text(&a));
+            }
+            done(&a);
+        }
+    }
 }
 
 /* --- dependency cycles ---------------------------------------------------------------------- */
@@ -608,6 +754,111 @@ static void test_wh_admission__policy_selector_and_exemptions(void **ctx)
     done(&a);
 }
 
+/* Applies @p a's patch to the object of the review it answered and returns the record. */
+static char *record_after(const answer *a, const char *body)
+{
+    struct json_object *r = parse(body);
+    struct json_object *obj = member(member(r, "request"), "object");
+    struct json_object *patched = NULL;
+    if (a->patch) {
+        assert_co_pass(co_json_patch_apply(&patched, obj, a->patch));
+    } else {
+        patched = json_object_get(obj);
+    }
+    struct json_object *v = co_json_get(patched, "metadata", "annotations", RECORD_KEY, NULL);
+    char *out = v ? co_xstrdup(json_object_get_string(v)) : NULL;
+    json_object_put(patched);
+    json_object_put(r);
+    return out;
+}
+
+/* Asks the mutating route and returns the exemption record the object is stored with. */
+static char *stored_record(const char *version,
+                           const char *user,
+                           const char *groups,
+                           const char *meta,
+                           const char *spec,
+                           const char *old_meta,
+                           const char *old_spec)
+{
+    char *body = review_of(version, user, groups, meta, spec, old_meta, old_spec);
+    char *path = co_xasprintf("/mutate/%s/components", version);
+    answer a;
+    ask(&a, path, body, strlen(body));
+    assert_true(a.allowed);
+    char *rec = record_after(&a, body);
+    done(&a);
+    free(path);
+    free(body);
+    return rec;
+}
+
+static void assert_record(char *got, const char *want)
+{
+    if (want) {
+        assert_non_null(got);
+        assert_string_equal(got, want);
+    } else if (got) {
+        fail_msg("record %s, expected none", got);
+    }
+    free(got);
+}
+
+/*
+ * The exemption record is set from the authenticated requester whenever a request writes the
+ * spec or the record; what the request itself says there never counts. Other writes keep it.
+ */
+static void test_wh_admission__exemption_record_comes_from_the_requester(void **ctx)
+{
+    (void)ctx;
+    with_sources_policy("Deny");
+    static const char *const want = "{\"groups\":[\"platform-admins\"]}";
+    static const char *const versions[][2] = {{"v1alpha1", ALPHA_SPEC}, {"v1beta1", BETA_SPEC}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(versions); i++) {
+        const char *ver = versions[i][0], *spec = versions[i][1];
+        char *changed = co_xasprintf("%.*s,\"path\":\"x\"}", (int)strlen(spec) - 1, spec);
+        /* CREATE: an exempt group is recorded, a tenant's claim removed */
+        assert_record(stored_record(ver, "bob", ADMINS, "", spec, "", NULL), want);
+        assert_record(stored_record(ver, "alice", TENANT, FORGED_RECORD, spec, "", NULL), NULL);
+        assert_record(stored_record(ver, "bob", ADMINS, FORGED_RECORD, spec, "", NULL), want);
+        assert_record(stored_record(ver, "root", TENANT, "", spec, "", NULL),
+                      "{\"user\":\"root\"}");
+        /* a spec write by a tenant drops an admin's record; by an admin, sets it */
+        assert_record(
+            stored_record(ver, "alice", TENANT, ADMINS_RECORD, changed, ADMINS_RECORD, spec), NULL);
+        assert_record(stored_record(ver, "bob", ADMINS, "", changed, "", spec), want);
+        /* metadata writes keep what is stored, forged (the webhook was bypassed) or not */
+        assert_record(stored_record(ver, "alice", TENANT, "\"labels\":{\"a\":\"b\"}," ADMINS_RECORD,
+                                    spec, ADMINS_RECORD, spec),
+                      want);
+        assert_record(stored_record(ver, "alice", TENANT, FORGED_RECORD, spec, FORGED_RECORD, spec),
+                      "{\"groups\":[\"root\"]}");
+        /* writing the record itself: recorded from the requester, not from the request */
+        assert_record(stored_record(ver, "alice", TENANT, FORGED_RECORD, spec, "", spec), NULL);
+        assert_record(stored_record(ver, "alice", TENANT, FORGED_RECORD, spec, ADMINS_RECORD, spec),
+                      NULL);
+        assert_record(stored_record(ver, "alice", TENANT, "", spec, ADMINS_RECORD, spec), NULL);
+        assert_record(stored_record(ver, "bob", ADMINS, FORGED_RECORD, spec, "", spec), want);
+        /* also on an object being deleted, which gets no defaults */
+        assert_record(stored_record(ver, "alice", TENANT,
+                                    "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"," FORGED_RECORD,
+                                    spec, "", spec),
+                      NULL);
+        free(changed);
+    }
+    /* the record is the only change a metadata-only write by an admin can get */
+    answer a;
+    ask_review(&a, "v1alpha1", "bob", ADMINS, FORGED_RECORD, ALPHA_SPEC, FORGED_RECORD, ALPHA_SPEC);
+    assert_null(a.patch);
+    done(&a);
+    ask_review(&a, "v1alpha1", "bob", ADMINS, "\"annotations\":{\"" RECORD_KEY "\":\"x\"}",
+               ALPHA_SPEC, "", ALPHA_SPEC);
+    assert_non_null(a.patch);
+    assert_int_equal(json_object_array_length(a.patch), 1);
+    assert_contains(patch_text(&a), "/metadata/annotations/component-operator.cs.sap.com~1exempt");
+    done(&a);
+}
+
 static void test_wh_admission__policy_defaults_in_the_mutating_path(void **ctx)
 {
     (void)ctx;
@@ -631,7 +882,8 @@ static void test_wh_admission__policy_defaults_in_the_mutating_path(void **ctx)
     assert_string_equal(json_object_get_string(member(spec, "deletePolicy")), "Orphan");
     assert_string_equal(json_object_get_string(member(spec, "serviceAccountName")), "deployer");
     assert_string_equal(json_object_get_string(member(spec, "requeueInterval")), "30m");
-    assert_string_equal(json_object_get_string(member(spec, "retryInterval")), "30m");
+    assert_null(member(spec, "retryInterval"));
+    assert_null(member(spec, "timeout"));
     assert_true(has_warning(&a, "b-defaults"));
     /* A value the Component sets itself is kept. */
     done(&a);
@@ -1014,6 +1266,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__mutating_patch_applies_defaults, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__mutating_writes_no_retry_interval_or_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__unchanged_spec_update_gets_no_patch,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wh_admission__exemption_record_comes_from_the_requester, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__mutating_v1beta1_uses_its_own_paths,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

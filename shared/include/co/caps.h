@@ -97,6 +97,10 @@
 
 /** Field errors kept by one validation (further ones are only counted). */
 #define CO_MAX_FIELD_ERRORS 100
+/** The ComponentPolicy exemption record of a Component, an annotation (co/policy.h). */
+#define CO_MAX_EXEMPTION_RECORD (64 * CO_KIB)
+/** Groups one exemption record may name (the webhook considers at most 256 of a user's). */
+#define CO_MAX_EXEMPTION_RECORD_GROUPS 256
 /** Items of one list in a Component or ComponentPolicy spec (dependencies, valuesFrom, ...);
  * also the CRD's maxItems, so the API server enforces it too. */
 #define CO_MAX_SPEC_LIST_ITEMS 1000

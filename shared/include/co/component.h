@@ -412,10 +412,12 @@ const char *co_component_ref_namespace(const co_component *c, const co_object_re
  * Returns a defaulted deep copy of @p obj (either version, fields in that version's layout).
  * Unset means absent or null. In this order:
  * - from @p defaults (ComponentPolicies): intervals, policies, serviceAccountName;
- * - requeueInterval "10m"; retryInterval and timeout = the effective requeue interval text;
- *   adoptionPolicy IfUnowned, updatePolicy SsaOverride, deletePolicy Delete,
- *   missingNamespacesPolicy Create;
+ * - the built-in constants: requeueInterval "10m", adoptionPolicy IfUnowned, updatePolicy
+ *   SsaOverride, deletePolicy Delete, missingNamespacesPolicy Create;
  * - dependencies[].namespace (absent, null or "") = the Component's namespace.
+ * retryInterval and timeout are never derived here (only a policy default sets them): unset,
+ * they follow the effective requeue interval at reconcile time (co_component_retry_ns(),
+ * co_component_timeout_ns()), also after requeueInterval changes.
  * Fields of the wrong type are left alone (validation reports them). Idempotent.
  * @param ns the Component's namespace (the AdmissionReview's request.namespace); NULL = take
  *        metadata.namespace; when neither is known, dependency namespaces stay unset

@@ -14,9 +14,14 @@
  * - defaults: filled in by the mutating webhook where the Component leaves a field unset; when
  *   two policies disagree the one whose name sorts first wins and a warning says so.
  *
- * User and group exemptions can only be decided at admission. Without a user (the controller
- * passes username NULL) policies that carry user or group exemptions are not applied, so a
- * Component admitted through such an exemption is not refused later.
+ * User and group exemptions are about who writes a Component, which only an admission knows.
+ * The mutating webhook therefore records, in the annotation CO_POLICY_REQUESTER_ANNOTATION, the
+ * part of the authenticated requester that some policy's exemptUsers or exemptGroups matches,
+ * whenever a request writes the spec or that annotation; every other write keeps the stored
+ * record (co_policy_requester_record()). The controller evaluates with the recorded requester
+ * (co_policy_requester_parse()), so a Component whose spec an exempt user wrote stays exempt and
+ * every other one is judged by every applying policy, exemptions or not. Without a user
+ * (username NULL, no groups) no user or group exemption matches: the policy applies.
  *
  * A co_policy_set is not thread-safe; evaluation only reads it (several threads may evaluate
  * concurrently while nobody modifies the set).
@@ -71,12 +76,27 @@ typedef struct co_policy_request {
     const char *ns; /**< the Component's namespace (NULL = take it from the Component) */
     /** labels of that Namespace object (a JSON object of strings); NULL = none known */
     const struct json_object *namespace_labels;
-    const char *username;      /**< requesting user; NULL = unknown (controller) */
+    const char *username;      /**< requesting user; NULL = none (exempt by no exemptUsers) */
     const char *const *groups; /**< the user's groups */
     size_t ngroups;
     /** cluster-wide dependency graph; NULL = skip cycle and missing-target checks */
     const co_depgraph *graph;
 } co_policy_request;
+
+/**
+ * The Component annotation holding the exemption record: a JSON object with "user" (the
+ * requester's name, when some policy's exemptUsers matches it) and "groups" (those of the
+ * requester's groups that some policy's exemptGroups matches), as written by the mutating
+ * webhook (docs/security.md, "ComponentPolicy exemptions").
+ */
+#define CO_POLICY_REQUESTER_ANNOTATION "component-operator.cs.sap.com/exempt-requester"
+
+/** A requester as far as exemptions go, read from an exemption record (caller-embedded). */
+typedef struct co_policy_requester {
+    char *username; /**< NULL = none recorded (owned) */
+    char **groups;  /**< owned */
+    size_t ngroups;
+} co_policy_requester;
 
 /** One rule's outcome after combining all applying policies. Strings owned by the result. */
 typedef struct co_policy_violation {
@@ -212,7 +232,7 @@ typedef struct co_policy_permissions {
 
 /**
  * The permissions the policies of @p set (NULL = none) applying to @p req give. req->ns must be
- * set; as for evaluation, policies with user or group exemptions do not apply without a user.
+ * set; applying is decided as for evaluation (a user or group exemption needs the requester).
  * @param[out] out dispose with co_policy_permissions_dispose()
  * @return 0 (cannot fail).
  */
@@ -225,6 +245,43 @@ void co_policy_permissions_dispose(co_policy_permissions *perm);
 
 /** "grants.lookupsOutsideNamespace", ... for messages. */
 const char *co_policy_grant_name(co_policy_grant g);
+
+/**
+ * The exemption record of a write by @p req's user (username and groups): the user when some
+ * policy of @p set (applying or not, so that a namespace labelled later finds it) exempts it by
+ * exemptUsers, and each of the groups that some policy exempts by exemptGroups, without
+ * duplicates, in the request's order. Canonical JSON (sorted keys).
+ * @param[out] out the annotation value (free() it); NULL when nothing is exempt (the
+ *             annotation is then removed)
+ * @return 0; CO_ETOOBIG when the record would be longer than CO_MAX_EXEMPTION_RECORD or list
+ *         more than CO_MAX_EXEMPTION_RECORD_GROUPS groups (record nothing then: stricter).
+ */
+CO_MUST_CHECK int
+co_policy_requester_record(char **out, const co_policy_set *set, const co_policy_request *req);
+
+/**
+ * Parses an exemption record (the value of CO_POLICY_REQUESTER_ANNOTATION).
+ * @param[out] out dispose with co_policy_requester_dispose()
+ * @return 0; CO_EINVALID when it is not a JSON object with at most a string "user" and an
+ *         array of strings "groups" (the message names the annotation and the problem);
+ *         CO_ETOOBIG over CO_MAX_EXEMPTION_RECORD bytes or CO_MAX_EXEMPTION_RECORD_GROUPS groups.
+ */
+CO_MUST_CHECK int co_policy_requester_parse(co_policy_requester *out, const char *value);
+
+/**
+ * The exemption record of the Component @p component (a json-c object of either version), read
+ * from its annotation.
+ * @param[out] out dispose with co_policy_requester_dispose(); empty without the annotation
+ * @return as co_policy_requester_parse().
+ */
+CO_MUST_CHECK int co_policy_requester_of(co_policy_requester *out,
+                                         const struct json_object *component);
+
+/** Points @p req's username and groups at @p r (borrowed: valid while @p r is unchanged). */
+void co_policy_request_set_requester(co_policy_request *req, const co_policy_requester *r);
+
+/** Frees what @p r holds and zeroes it. NULL is a no-op. */
+void co_policy_requester_dispose(co_policy_requester *r);
 
 /** Frees the result's items; it is empty afterwards. NULL is a no-op. */
 void co_policy_result_dispose(co_policy_result *res);
