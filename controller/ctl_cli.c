@@ -23,6 +23,7 @@
 #include "co/digest.h"
 #include "co/depgraph.h"
 #include "co/field_error.h"
+#include "co/helm.h"
 #include "co/kube_client.h"
 #include "co/kube_config.h"
 #include "co/kustomize.h"
@@ -1668,6 +1669,7 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
     const char *key_dir = NULL;
     const char *component_file = NULL;
     const char *format_name = NULL;
+    const char *release_service = NULL;
     long long revision = 1;
     int no_hook_mapping = 0;
     int help = 0;
@@ -1700,6 +1702,9 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
          "Secrets the --component references (valuesFrom, decryption, substituteFrom)"},
         {"no-hook-mapping", CO_FLAG_BOOL, &no_hook_mapping, NULL,
          "leave Helm hooks as Helm renders them (comparable with helm template)"},
+        {"release-service", CO_FLAG_STRING, &release_service, "NAME",
+         "Helm's .Release.Service (default: " CO_HELM_OPERATOR_SERVICE
+         ", as the controller; helm template: Helm)"},
         {"o", CO_FLAG_STRING, &format_name, "FORMAT", "output format: yaml (default) or json"},
         {"output", CO_FLAG_STRING, &format_name, "FORMAT", "same as -o"},
         {"render-cpu-budget", CO_FLAG_STRING, &cpu_budget, "DURATION",
@@ -1768,6 +1773,7 @@ static int run_render(int argc, char **argv, FILE *out, FILE *err)
         in.n_api_versions = api_versions.len;
         in.server_version = server_version;
         in.api_resources = api_resources;
+        in.release_service = release_service;
         in.keys = co_sops_keys_count(a.keys) > 0 ? a.keys : NULL;
         in.post_build = a.post_build;
         in.substitutions = json_object_object_length(a.substitutions) > 0 ? a.substitutions : NULL;

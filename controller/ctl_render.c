@@ -5,7 +5,8 @@
  * kustomization.yaml, so the disk is never written.
  *
  * A Component's render gathers what co_render() takes from the cluster: Secrets through the
- * local client, discovery and lookups through the target client.
+ * local client, discovery and lookups through the target client. Helm charts and templated
+ * kustomizations get the same lookup hooks, so the same identity and confinement rules.
  */
 #include "controller/ctl_render.h"
 
@@ -27,6 +28,12 @@
 #include "co/sops.h"
 #include "co/vfs.h"
 #include "co/yaml.h"
+
+/* How long the target's discovery listing is reused while its group/versions stay the same
+ * (a new group is seen at once): a new kind of a known group/version reaches .Capabilities and
+ * apiResources within this time, and a busy controller reads the whole listing of a cluster at
+ * most this often. */
+#define DISCOVERY_MAX_AGE_MS 30000
 
 static const char *base_name(const char *path)
 {
@@ -292,54 +299,6 @@ static int load_variables(struct json_object **out, const ctl_render_request *re
     return 0;
 }
 
-/* The target's group/versions ("v1", "apps/v1", ...) for .Capabilities.APIVersions. */
-static int load_api_versions(char ***out, size_t *n_out, co_kube_client *client)
-{
-    struct json_object *core = NULL, *groups = NULL;
-    char **list = NULL;
-    size_t n = 0;
-    int rc = co_kube_request_json(&core, client, "GET", "/api", NULL);
-    if (rc == 0) {
-        rc = co_kube_request_json(&groups, client, "GET", "/apis", NULL);
-    }
-    if (rc < 0) {
-        json_object_put(core);
-        return co_error_wrap("discovery of the target's API versions");
-    }
-    struct json_object *cv = co_json_get(core, "versions", NULL);
-    struct json_object *gl = co_json_get(groups, "groups", NULL);
-    size_t ncv = cv && json_object_is_type(cv, json_type_array) ? json_object_array_length(cv) : 0;
-    size_t ngl = gl && json_object_is_type(gl, json_type_array) ? json_object_array_length(gl) : 0;
-    size_t cap = ncv;
-    for (size_t i = 0; i < ngl; i++) {
-        struct json_object *vs = co_json_get(json_object_array_get_idx(gl, i), "versions", NULL);
-        cap += vs && json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
-    }
-    list = co_xcalloc(cap + 1, sizeof(char *));
-    for (size_t i = 0; i < ncv; i++) {
-        struct json_object *v = json_object_array_get_idx(cv, i);
-        if (json_object_is_type(v, json_type_string)) {
-            list[n++] = co_xstrdup(json_object_get_string(v));
-        }
-    }
-    for (size_t i = 0; i < ngl; i++) {
-        struct json_object *vs = co_json_get(json_object_array_get_idx(gl, i), "versions", NULL);
-        size_t nv =
-            vs && json_object_is_type(vs, json_type_array) ? json_object_array_length(vs) : 0;
-        for (size_t j = 0; j < nv; j++) {
-            const char *gv = str_at(json_object_array_get_idx(vs, j), "groupVersion");
-            if (gv && *gv) {
-                list[n++] = co_xstrdup(gv);
-            }
-        }
-    }
-    json_object_put(core);
-    json_object_put(groups);
-    *out = list;
-    *n_out = n;
-    return 0;
-}
-
 typedef struct lookup_ctx {
     const ctl_render_request *req;
     const char *ns; /* the Component's namespace */
@@ -526,7 +485,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
     const char *cns = non_empty(str_at(meta, "namespace"), "default");
     co_kube_client *target = req->target ? req->target : req->local;
     co_sops_keys *keys = NULL;
-    struct json_object *vars = NULL, *version = NULL;
+    struct json_object *vars = NULL, *version = NULL, *resources = NULL;
     char **api_versions = NULL;
     size_t n_api_versions = 0;
     int rc = load_keys(&keys, req, cns);
@@ -540,7 +499,13 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
     }
     if (rc == 0) {
-        rc = load_api_versions(&api_versions, &n_api_versions, target);
+        rc = co_kube_client_api_resources(&resources, target, DISCOVERY_MAX_AGE_MS);
+        if (rc < 0) {
+            rc = co_error_wrap("discovery of the target's API resources");
+        }
+    }
+    if (rc == 0) {
+        co_helm_api_versions(&api_versions, &n_api_versions, resources);
     }
     if (rc == 0) {
         lookup_ctx lc = {req, cns};
@@ -556,6 +521,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         in.api_versions = (const char *const *)api_versions;
         in.n_api_versions = n_api_versions;
         in.server_version = version;
+        in.api_resources = resources;
         in.lookup = render_lookup;
         in.lookup_list = render_lookup_list;
         in.cluster_ctx = &lc;
@@ -569,12 +535,8 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
         rc = co_render(out, &in);
     }
-    if (api_versions) {
-        for (size_t i = 0; i < n_api_versions; i++) {
-            free(api_versions[i]);
-        }
-        free(api_versions);
-    }
+    co_helm_strv_free(api_versions);
+    json_object_put(resources);
     json_object_put(version);
     json_object_put(vars);
     co_sops_keys_free(keys);

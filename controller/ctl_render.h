@@ -37,7 +37,7 @@ typedef struct ctl_render_request {
     /** Reads the Component's decryption and substituteFrom Secrets (of its own namespace
      * only); never impersonated. */
     co_kube_client *local;
-    /** The target: kube version and API versions (discovery) and `lookup`; NULL = @ref local */
+    /** The target: kube version, discovery and `lookup`; NULL = @ref local */
     co_kube_client *target;
     bool remote; /**< the target is another cluster (a kubeconfig) */
     /** `localLookup` and friends: the local cluster with the Component's identity. NULL: the
@@ -61,9 +61,12 @@ typedef struct ctl_render_request {
  * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
  * of each spec.postBuild.substituteFrom Secret in order — an entry with `kind: ConfigMap` names
  * a ConfigMap, one with `optional: true` may be missing — then spec.postBuild.substitute), the
- * target's version (/version) and API group/versions (/api, /apis) for `.Capabilities` and
- * `kubernetesVersion`, template lookups through the target, local and kubeconfig clients, and
- * the chart opt-in annotation CO_HELM_OPT_IN_ANNOTATION ("allow") of the Component.
+ * target's version (/version) and discovery listing (co_kube_client_api_resources(), reused
+ * for up to 30 s) for `.Capabilities` (KubeVersion; APIVersions with every group/version and
+ * group/version/Kind) and `kubernetesVersion` and `apiResources`, template lookups of both
+ * generators through the target, local and kubeconfig clients, and the chart opt-in annotation
+ * CO_HELM_OPT_IN_ANNOTATION ("allow") of the Component. Charts see `.Release.Service` as
+ * CO_HELM_OPERATOR_SERVICE, as in the Go original.
  * @param[out] out a new JSON array of objects (json_object_put())
  * @return 0; CO_ENOTFOUND (a referenced Secret or the directory is missing); CO_EINVALID (a
  *         bad decryption provider or key, a template, chart, encrypted file without keys,

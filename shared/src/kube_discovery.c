@@ -5,6 +5,11 @@
  * group/version), which is how CustomResourceDefinitions created at run time become usable.
  * Group/versions are fetched one by one, so an aggregated API server that is down only fails
  * lookups in its own group. The network is never touched with the cache lock held.
+ *
+ * The whole listing (every resource list of every served group/version, for templates) is
+ * cached apart: each call reads /api and /apis, so a new group/version (a CRD of a new group)
+ * is seen at once, and reuses the lists while that set is unchanged and younger than the
+ * caller's maximum age. A kind that mapping finds only on a refetch drops the listing too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 
 #include "co/caps.h"
 #include "co/error.h"
+#include "co/json.h"
 #include "co/kube_client.h"
 #include "kube_int.h"
 
@@ -47,6 +53,25 @@ static void doc_free(co_kube_gv_doc *doc)
     free(doc);
 }
 
+static void strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i]);
+    }
+    free(v);
+}
+
+/* Forgets the whole listing (caller holds disc_lock or is the last user of the core). */
+static void listing_drop(co_kube_core *core)
+{
+    core->listing_gen++;
+    json_object_put(core->listing);
+    strv_free(core->listing_gvs, core->nlisting_gvs);
+    core->listing = NULL;
+    core->listing_gvs = NULL;
+    core->nlisting_gvs = 0;
+}
+
 void co_kube__discovery_dispose(co_kube_core *core)
 {
     const char *key;
@@ -55,6 +80,7 @@ void co_kube__discovery_dispose(co_kube_core *core)
         doc_free(value);
     }
     co_kube_map_dispose(&core->discovery);
+    listing_drop(core);
 }
 
 void co_kube_client_invalidate_discovery(co_kube_client *client)
@@ -199,6 +225,7 @@ int co_kube_client_mapping(co_kube_mapping *out,
     int found = 0, refetch = 1;
     pthread_mutex_lock(&core->disc_lock);
     co_kube_gv_doc *doc = co_kube_map_get(&core->discovery, api_version);
+    int had_doc = doc != NULL;
     const gv_resource *r = find_kind(doc, kind);
     if (r) {
         fill_mapping(out, group, version, r);
@@ -220,6 +247,10 @@ int co_kube_client_mapping(co_kube_mapping *out,
         if (r) {
             fill_mapping(out, group, version, r);
             found = 1;
+            /* a kind that was not there before: the listing is out of date as well */
+            if (had_doc) {
+                listing_drop(core);
+            }
         }
         pthread_mutex_unlock(&core->disc_lock);
     }
@@ -231,6 +262,206 @@ done:
     free(group);
     free(version);
     return rc;
+}
+
+/* --- the whole listing ------------------------------------------------------------------- */
+
+/* A group/version as a server names it ("v1", "apps/v1"): it becomes a path, so nothing but
+ * the characters of group and version names, and at most one slash. */
+static int valid_group_version(const char *gv, int core_group)
+{
+    const char *slash = strchr(gv, '/');
+    if (!gv[0] || (core_group && slash) || (slash && (slash == gv || !slash[1])) ||
+        (slash && strchr(slash + 1, '/')) || strstr(gv, "..")) {
+        return 0;
+    }
+    for (const char *p = gv; *p; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-' || *p == '/')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int add_group_version(char ***gvs, size_t *n, size_t *cap, const char *gv, int core_group)
+{
+    if (!gv || !valid_group_version(gv, core_group)) {
+        return co_error_set(CO_EINVALID,
+                            "discovery: the server names an invalid group/version "
+                            "\"%s\"",
+                            gv ? gv : "");
+    }
+    if (*n >= CO_MAX_API_GROUP_VERSIONS) {
+        return co_error_set(CO_ETOOBIG, "discovery: the server serves more than %d group/versions",
+                            CO_MAX_API_GROUP_VERSIONS);
+    }
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 32;
+        *gvs = co_xreallocarray(*gvs, *cap, sizeof(char *));
+    }
+    (*gvs)[(*n)++] = co_xstrdup(gv);
+    return 0;
+}
+
+static struct json_object *array_member(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    return obj && json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_array)
+               ? v
+               : NULL;
+}
+
+/* The group/versions the server serves: the core group's from /api, then every version of
+ * every group of /apis, in the server's order. */
+static int served_group_versions(char ***out, size_t *n_out, co_kube_client *client)
+{
+    struct json_object *core_versions = NULL, *groups = NULL;
+    char **gvs = NULL;
+    size_t n = 0, cap = 0;
+    int rc = co_kube_request_json(&core_versions, client, "GET", "/api", NULL);
+    if (rc == 0) {
+        rc = co_kube_request_json(&groups, client, "GET", "/apis", NULL);
+    }
+    if (rc < 0) {
+        rc = co_error_wrap("discovery of the served API versions");
+        goto done;
+    }
+    struct json_object *cv = array_member(core_versions, "versions");
+    for (size_t i = 0; rc == 0 && cv && i < json_object_array_length(cv); i++) {
+        struct json_object *v = json_object_array_get_idx(cv, i);
+        rc = add_group_version(
+            &gvs, &n, &cap,
+            json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL, 1);
+    }
+    struct json_object *gl = array_member(groups, "groups");
+    for (size_t i = 0; rc == 0 && gl && i < json_object_array_length(gl); i++) {
+        struct json_object *vs = array_member(json_object_array_get_idx(gl, i), "versions");
+        for (size_t j = 0; rc == 0 && vs && j < json_object_array_length(vs); j++) {
+            rc = add_group_version(
+                &gvs, &n, &cap, co_kube__str(json_object_array_get_idx(vs, j), "groupVersion"), 0);
+        }
+    }
+done:
+    json_object_put(core_versions);
+    json_object_put(groups);
+    if (rc < 0) {
+        strv_free(gvs, n);
+        return rc;
+    }
+    *out = gvs;
+    *n_out = n;
+    return 0;
+}
+
+static int same_strv(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb) {
+        return 0;
+    }
+    for (size_t i = 0; i < na; i++) {
+        if (strcmp(a[i], b[i]) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Reads the resource list of every group/version, refreshing the mapping cache on the way. */
+static int
+fetch_listing(struct json_object **out, co_kube_client *client, char *const *gvs, size_t n)
+{
+    co_kube_core *core = client->core;
+    struct json_object *lists = json_object_new_array();
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *path = strchr(gvs[i], '/') ? co_xasprintf("/apis/%s", gvs[i])
+                                         : co_xasprintf("/api/%s", gvs[i]);
+        struct json_object *list = NULL;
+        rc = co_kube_request_json(&list, client, "GET", path, NULL);
+        free(path);
+        if (rc == CO_ENOTFOUND || rc == CO_EUNAVAILABLE) {
+            /* withdrawn since /apis answered, or an aggregated API server that is down: left
+             * out, as Helm leaves out groups whose discovery failed */
+            co_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (rc < 0) {
+            rc = co_error_wrap("discovery of %s", gvs[i]);
+            break;
+        }
+        co_kube_gv_doc *doc = co_xcalloc(1, sizeof(*doc));
+        rc = parse_doc(doc, list, gvs[i]);
+        if (rc < 0) {
+            doc_free(doc);
+            json_object_put(list);
+            break;
+        }
+        doc->served = 1;
+        doc->fetched_ms = co_kube__now_ms();
+        pthread_mutex_lock(&core->disc_lock);
+        doc_free(co_kube_map_put(&core->discovery, gvs[i], doc));
+        pthread_mutex_unlock(&core->disc_lock);
+        json_object_array_add(lists, list);
+    }
+    if (rc < 0) {
+        json_object_put(lists);
+        return rc;
+    }
+    *out = lists;
+    return 0;
+}
+
+int co_kube_client_api_resources(struct json_object **out,
+                                 co_kube_client *client,
+                                 int64_t max_age_ms)
+{
+    co_kube_core *core = client->core;
+    char **gvs = NULL;
+    size_t ngvs = 0;
+    struct json_object *lists = NULL;
+    int rc = served_group_versions(&gvs, &ngvs, client);
+    if (rc < 0) {
+        return rc;
+    }
+    /* one fetch at a time: the others wait for it and take its result */
+    pthread_mutex_lock(&core->disc_fetch_lock);
+    pthread_mutex_lock(&core->disc_lock);
+    if (core->listing && co_kube__now_ms() - core->listing_ms < max_age_ms &&
+        same_strv(core->listing_gvs, core->nlisting_gvs, gvs, ngvs)) {
+        lists = co_json_copy(core->listing);
+    }
+    uint64_t gen = core->listing_gen;
+    pthread_mutex_unlock(&core->disc_lock);
+    if (!lists) {
+        rc = fetch_listing(&lists, client, gvs, ngvs);
+        if (rc == 0) {
+            struct json_object *keep = co_json_copy(lists);
+            pthread_mutex_lock(&core->disc_lock);
+            /* dropped meanwhile (a new kind, an invalidation): this answer may predate it */
+            if (core->listing_gen == gen) {
+                json_object_put(core->listing);
+                strv_free(core->listing_gvs, core->nlisting_gvs);
+                core->listing = keep;
+                core->listing_gvs = gvs;
+                core->nlisting_gvs = ngvs;
+                core->listing_ms = co_kube__now_ms();
+                keep = NULL;
+                gvs = NULL;
+                ngvs = 0;
+            }
+            pthread_mutex_unlock(&core->disc_lock);
+            json_object_put(keep);
+        }
+    }
+    pthread_mutex_unlock(&core->disc_fetch_lock);
+    strv_free(gvs, ngvs);
+    if (rc < 0) {
+        return rc;
+    }
+    *out = lists;
+    return 0;
 }
 
 /* A name or namespace must be one path segment. */

@@ -188,6 +188,14 @@ typedef struct co_kube_core {
     /* discovery: "group/version" -> struct co_kube_gv_doc * */
     pthread_mutex_t disc_lock;
     co_kube_map discovery;
+    /* the whole listing (co_kube_client_api_resources()), guarded by disc_lock; one thread
+     * fetches it at a time, holding disc_fetch_lock (never disc_lock) over the requests */
+    pthread_mutex_t disc_fetch_lock;
+    struct json_object *listing; /* array of APIResourceList objects, or NULL */
+    char **listing_gvs;          /* the group/versions it was read for */
+    size_t nlisting_gvs;
+    int64_t listing_ms;
+    uint64_t listing_gen; /* counts drops, so that a fetch never stores over a newer drop */
     /* settings */
     char *user_agent;
     long connect_timeout_ms;

@@ -126,6 +126,10 @@ static int render_helm(struct json_object **out, const co_vfs *disk, const co_re
             .flags = (in->flags & CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS)
                          ? (unsigned)CO_HELM_ALLOW_OPERATOR_ANNOTATIONS
                          : 0u,
+            .release_service = in->release_service ? in->release_service : CO_HELM_OPERATOR_SERVICE,
+            .lookup = in->lookup,
+            .lookup_list = in->lookup_list,
+            .cluster_ctx = in->cluster_ctx,
         };
         rc = (in->flags & CO_RENDER_NO_HOOK_MAPPING)
                  ? co_helm_template(out, chart, in->values, &opts)

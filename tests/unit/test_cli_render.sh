@@ -347,6 +347,41 @@ else
     tap_fail "--component: spec.decryption's Secret given with --secret decrypts the file" "$got" "$(cat "$TMP/err")"
 fi
 
+# --- a chart offline: the controller's .Release.Service, lookups without a cluster ---------------
+mkdir -p "$TMP/chart/templates"
+printf 'apiVersion: v2\nname: offline\nversion: 0.1.0\n' >"$TMP/chart/Chart.yaml"
+cat >"$TMP/chart/templates/cm.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  labels:
+    app.kubernetes.io/managed-by: {{ .Release.Service }}
+data:
+  found: {{ len (lookup "v1" "Secret" .Release.Namespace "x") | quote }}
+Y
+managed_by() {
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"][0]["metadata"]["labels"]["app.kubernetes.io/managed-by"])' "$1"
+}
+if "$BIN" render -o json "$TMP/chart" >"$TMP/out.json" 2>"$TMP/err"; then
+    tap_eq "a chart's .Release.Service is the controller's" "component-operator.cs.sap.com" "$(managed_by "$TMP/out.json")"
+    tap_eq "offline, lookup finds nothing (as in helm template)" "0" \
+        "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"][0]["data"]["found"])' "$TMP/out.json")"
+else
+    tap_fail "a chart's .Release.Service is the controller's" "$(cat "$TMP/err")"
+    tap_fail "offline, lookup finds nothing (as in helm template)" "$(cat "$TMP/err")"
+fi
+"$BIN" render -o json --release-service Helm "$TMP/chart" >"$TMP/out.json" 2>"$TMP/err"
+tap_eq "--release-service Helm gives helm template's" "Helm" "$(managed_by "$TMP/out.json" 2>&1)"
+printf 'a: {{ mustLookup "v1" "Secret" "x" "y" }}\n' >"$TMP/chart/templates/cm.yaml"
+"$BIN" render "$TMP/chart" >/dev/null 2>"$TMP/err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q 'mustLookup: no cluster access' "$TMP/err"; then
+    tap_ok "offline, mustLookup in a chart fails with no cluster access"
+else
+    tap_fail "offline, mustLookup in a chart fails with no cluster access" "exit $rc" "$(cat "$TMP/err")"
+fi
+
 # --- the templated-kustomization corpus: the CLI equals the generator ---------------------------
 # tests/fixtures/kzgen/<case> as tests/unit/test_kzgen.c renders it with co_kzgen (placement
 # ns1/comp1, revision 42, Kubernetes v1.20.2, values.yaml): expected.yaml must come out, and an
@@ -457,8 +492,8 @@ for label, chart, values in cases:
     if values:
         cmd += ["-f", values]
     want = subprocess.run(cmd, capture_output=True, text=True)
-    ours = [binary, "render", "--no-hook-mapping", "-o", "json", "--namespace", "ns1",
-            "--name", "rel", "--kube-version", "1.29.4"]
+    ours = [binary, "render", "--no-hook-mapping", "--release-service", "Helm", "-o", "json",
+            "--namespace", "ns1", "--name", "rel", "--kube-version", "1.29.4"]
     for v in api:
         ours += ["--api-versions", v]
     if values:

@@ -7,6 +7,7 @@
 
 #include "co/buf.h"
 #include "co/json.h"
+#include "co/policy.h"
 #include "controller/ctl_http.h"
 #include "controller/ctl_render.h"
 #include "tests/support/fake_kube.h"
@@ -245,6 +246,101 @@ static void test_ctl_render__component_decryption_errors(void **state)
     free(dir);
 }
 
+/* A Component's chart looks up what the Component may see, as its templated kustomizations
+ * do: the same confinement without an identity, the operator's .Release.Service, and
+ * .Capabilities.APIVersions / apiResources from the target's discovery. */
+static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void **state)
+{
+    (void)state;
+    char *chart = co_test_tmpdir();
+    put(chart, "Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n");
+    put(chart, "templates/secret.yaml",
+        "{{- $s := lookup \"v1\" \"Secret\" .Release.Namespace \"x\" }}\n"
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n  labels:\n"
+        "    app.kubernetes.io/managed-by: {{ .Release.Service }}\n"
+        "  annotations:\n"
+        "    deploy: {{ .Capabilities.APIVersions.Has \"apps/v1/Deployment\" | quote }}\n"
+        "    pod: {{ .Capabilities.APIVersions.Has \"v1/Pod\" | quote }}\n"
+        "    lease: {{ .Capabilities.APIVersions.Has \"coordination.k8s.io/v1/Lease\" | quote }}\n"
+        "data:\n  password: {{ if $s }}{{ $s.data.password }}{{ else }}"
+        "{{ randAlphaNum 16 | b64enc }}{{ end }}\n");
+    co_fake_kube *f = fake_cluster();
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/x$", 200,
+                      "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"x\"},"
+                      "\"data\":{\"password\":\"c2VjcmV0\"}}");
+    co_kube_client *c = co_fake_kube_client(f);
+    struct json_object *comp =
+        co_test_json("{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    ctl_render_request rq = {0};
+    rq.dir = chart;
+    rq.component = comp;
+    rq.revision = 2;
+    rq.local = c;
+    rq.confine_target = true;
+    rq.confine_local = true;
+    struct json_object *objs = NULL;
+    assert_co_pass(ctl_render_component(&objs, &rq));
+    struct json_object *secret = json_object_array_get_idx(objs, 0);
+    assert_string_equal(json_object_get_string(co_json_get(secret, "data", "password", NULL)),
+                        "c2VjcmV0");
+    assert_string_equal(json_object_get_string(co_json_get(secret, "metadata", "labels",
+                                                           "app.kubernetes.io/managed-by", NULL)),
+                        "component-operator.cs.sap.com");
+    struct json_object *ann = co_json_get(secret, "metadata", "annotations", NULL);
+    assert_string_equal(json_object_get_string(co_json_get(ann, "deploy", NULL)), "true");
+    assert_string_equal(json_object_get_string(co_json_get(ann, "pod", NULL)), "true");
+    /* coordination.k8s.io is not among the fake's /apis groups */
+    assert_string_equal(json_object_get_string(co_json_get(ann, "lease", NULL)), "false");
+    json_object_put(objs);
+    objs = NULL;
+
+    /* no identity: a lookup elsewhere is refused before any request */
+    put(chart, "templates/secret.yaml",
+        "a: {{ (lookup \"v1\" \"Secret\" \"other\" \"x\").data.password }}\n");
+    size_t before = co_fake_kube_count(f, "GET", "/namespaces/other/");
+    assert_co_fail_with(CO_EINVALID, ctl_render_component(&objs, &rq));
+    assert_null(objs);
+    assert_contains(co_error_last(), "may only look up objects in its own namespace (ns1)");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/namespaces/other/"), before);
+    /* and so is localLookup */
+    put(chart, "templates/secret.yaml",
+        "a: {{ (localLookup \"v1\" \"Secret\" \"other\" \"x\").data.password }}\n");
+    assert_co_fail_with(CO_EINVALID, ctl_render_component(&objs, &rq));
+    assert_contains(co_error_last(), "localLookup v1 Secret in namespace other");
+    /* ... unless a policy grants it */
+    put(chart, "templates/secret.yaml",
+        "a: '{{ len (lookup \"v1\" \"Secret\" \"other\" \"x\") }}'\n");
+    rq.grants = CO_GRANT_LOOKUPS_OUTSIDE_NAMESPACE;
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/other/secrets/x$", 404,
+                      "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    assert_co_pass(ctl_render_component(&objs, &rq));
+    assert_int_equal(co_fake_kube_count(f, "GET", "/namespaces/other/secrets/x"), 1);
+    json_object_put(objs);
+    objs = NULL;
+    co_test_rmtree(chart);
+    free(chart);
+
+    /* a templated kustomization sees the same discovery as apiResources */
+    char *kust = co_test_tmpdir();
+    put(kust, "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r\ndata:\n"
+        "  lists: {{ len apiResources | quote }}\n"
+        "  kinds: '{{ range apiResources }}{{ range .APIResources }}{{ .Kind }},{{ end }}{{ end "
+        "}}'\n");
+    rq.dir = kust;
+    assert_co_pass(ctl_render_component(&objs, &rq));
+    struct json_object *cm = json_object_array_get_idx(objs, 0);
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "lists", NULL)), "2");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "kinds", NULL)),
+                        "Deployment,ConfigMap,Event,Namespace,Namespace,Pod,Pod,Secret,");
+    json_object_put(objs);
+    co_test_rmtree(kust);
+    free(kust);
+    json_object_put(comp);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static int handler(co_buf *body, const char *path, void *payload)
 {
     int *ready = payload;
@@ -316,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_ctl_render__bad_manifest_names_the_file),
         cmocka_unit_test(test_ctl_render__component_variables_and_capabilities),
         cmocka_unit_test(test_ctl_render__component_decryption_errors),
+        cmocka_unit_test(test_ctl_render__chart_lookups_capabilities_and_api_resources),
         cmocka_unit_test(test_ctl_render__http_listener_answers_probes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

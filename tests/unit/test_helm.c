@@ -5,6 +5,7 @@
  * Whole-chart behaviour is compared with a real `helm template` in test_helm_diff.
  */
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -610,6 +611,246 @@ static void test_helm__render_builtins_and_helm_functions(void **state)
     co_vfs_free(fs);
 }
 
+/* ---- the lookup family, .Release.Service, .Capabilities.APIVersions ------------------------ */
+
+/* Hooks that record their calls and answer from a tiny cluster: Secret "x" exists in every
+ * namespace, "boom" fails, anything else is not found. */
+typedef struct hook_log {
+    char calls[16][256];
+    size_t n;
+} hook_log;
+
+static void record(hook_log *l, const char *fmt, ...) CO_PRINTF(2, 3);
+static void record(hook_log *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->calls[l->n % 16], sizeof(l->calls[0]), fmt, ap);
+    va_end(ap);
+    l->n++;
+}
+
+static bool recorded(const hook_log *l, const char *call)
+{
+    for (size_t i = 0; i < l->n && i < 16; i++) {
+        if (strcmp(l->calls[i], call) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int fake_lookup(void *ctx,
+                       struct json_object **out,
+                       co_kzgen_cluster_kind cluster,
+                       const char *kubeconfig,
+                       const char *api_version,
+                       const char *kind,
+                       const char *ns,
+                       const char *name)
+{
+    record(ctx, "get %d %s %s %s %s %s", (int)cluster, kubeconfig ? kubeconfig : "-", api_version,
+           kind, ns, name);
+    if (strcmp(name, "boom") == 0) {
+        return co_error_set(CO_EAUTH, "secrets \"boom\" is forbidden");
+    }
+    *out = strcmp(name, "x") == 0 ? yaml("{apiVersion: v1, kind: Secret, metadata: {name: x}, "
+                                         "data: {password: c2VjcmV0}, count: 3}")
+                                  : NULL;
+    return 0;
+}
+
+static int fake_lookup_list(void *ctx,
+                            struct json_object **out,
+                            co_kzgen_cluster_kind cluster,
+                            const char *kubeconfig,
+                            const char *api_version,
+                            const char *kind,
+                            const char *ns,
+                            const char *selector)
+{
+    record(ctx, "list %d %s %s %s %s [%s]", (int)cluster, kubeconfig ? kubeconfig : "-",
+           api_version, kind, ns, selector);
+    *out = yaml("{kind: SecretList, items: [{metadata: {name: a}}, {metadata: {name: b}}]}");
+    return 0;
+}
+
+static co_vfs *chart_with(const char *template_text)
+{
+    return mem_tree("Chart.yaml", "apiVersion: v2\nname: l\nversion: 1.0.0\n", "templates/t.yaml",
+                    template_text, NULL);
+}
+
+/* The chart idiom that keeps a generated password: reuse the live Secret's, else generate. */
+#define REUSE_LOOKUP "{{- $s := lookup \"v1\" \"Secret\" .Release.Namespace \"x\" }}\n"
+#define REUSE_VALUE                                                                                \
+    "{{ if $s }}{{ $s.data.password }}{{ else }}{{ randAlphaNum 16 | b64enc }}{{ end }}"
+
+static void test_helm__lookup_family_goes_through_the_hooks(void **state)
+{
+    (void)state;
+    co_vfs *fs = chart_with(
+        REUSE_LOOKUP
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: x}\ndata:\n"
+        "  password: " REUSE_VALUE "\n"
+        "  missing: '{{ len (lookup \"v1\" \"Secret\" .Release.Namespace \"y\") }}'\n"
+        "  int: '{{ printf \"%T\" (lookup \"v1\" \"Secret\" \"n1\" \"x\").count }}'\n"
+        "  listed: '{{ range (lookupList \"v1\" \"Secret\" \"n1\" \"a=b\").items }}"
+        "{{ .metadata.name }}{{ end }}'\n"
+        "  all: '{{ len (lookup \"v1\" \"Secret\" \"n1\" \"\").items }}'\n"
+        "  local: '{{ (localLookup \"v1\" \"Secret\" \"n1\" \"x\").metadata.name }}'\n"
+        "  mustlocal: '{{ (mustLocalLookup \"v1\" \"Secret\" \"n1\" \"x\").metadata.name }}'\n"
+        "  locallist: '{{ len (localLookupList \"v1\" \"Secret\" \"n1\" \"\").items }}'\n"
+        "  kc: '{{ (lookupWithKubeConfig \"v1\" \"Secret\" \"n1\" \"x\" \"KC\").metadata.name }}'\n"
+        "  mustkc: '{{ (mustLookupWithKubeConfig \"v1\" \"Secret\" \"n1\" \"x\" \"KC\").kind }}'\n"
+        "  kclist: '{{ len (lookupListWithKubeConfig \"v1\" \"Secret\" \"n1\" \"\" \"KC\").items "
+        "}}'\n");
+    hook_log log = {0};
+    co_helm_options opts = {.release_namespace = "n1",
+                            .lookup = fake_lookup,
+                            .lookup_list = fake_lookup_list,
+                            .cluster_ctx = &log};
+    struct json_object *out = render_tree(fs, NULL, &opts, true, NULL);
+    if (!out) {
+        fail_msg("render failed: %s", co_error_last());
+    }
+    assert_json_eq(co_json_get(json_object_array_get_idx(out, 0), "data", NULL),
+                   "{password: c2VjcmV0, missing: '0', int: int64, listed: ab, all: '2', "
+                   "local: x, mustlocal: x, locallist: '2', kc: x, mustkc: Secret, kclist: '2'}");
+    json_object_put(out);
+    assert_true(recorded(&log, "get 0 - v1 Secret n1 x"));
+    assert_true(recorded(&log, "get 0 - v1 Secret n1 y"));
+    assert_true(recorded(&log, "list 0 - v1 Secret n1 [a=b]"));
+    assert_true(recorded(&log, "list 0 - v1 Secret n1 []")); /* lookup with an empty name */
+    assert_true(recorded(&log, "get 1 - v1 Secret n1 x"));
+    assert_true(recorded(&log, "list 1 - v1 Secret n1 []"));
+    assert_true(recorded(&log, "get 2 KC v1 Secret n1 x"));
+    assert_true(recorded(&log, "list 2 KC v1 Secret n1 []"));
+    co_vfs_free(fs);
+
+    /* mustLookup: not found is an error; a hook's error fails the render and is named */
+    fs = chart_with("a: {{ mustLookup \"v1\" \"Secret\" \"n1\" \"y\" }}\n");
+    int rc = 0;
+    assert_null(render_tree(fs, NULL, &opts, true, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "mustLookup: v1 Secret n1/y not found");
+    co_vfs_free(fs);
+    fs = chart_with("a: {{ lookup \"v1\" \"Secret\" \"n1\" \"boom\" }}\n");
+    assert_null(render_tree(fs, NULL, &opts, true, &rc));
+    assert_contains(co_error_last(), "error calling lookup: lookup: secrets \"boom\" is forbidden");
+    co_vfs_free(fs);
+    fs = chart_with("a: {{ lookup \"v1\" \"Secret\" \"n1\" 3 }}\n");
+    assert_null(render_tree(fs, NULL, &opts, true, &rc));
+    assert_contains(co_error_last(), "lookup: argument 4 must be a string");
+    co_vfs_free(fs);
+}
+
+static void test_helm__lookups_without_hooks_act_as_helm_template(void **state)
+{
+    (void)state;
+    /* helm template's lookup finds nothing: the idiom generates */
+    co_vfs *fs = chart_with(REUSE_LOOKUP "a: '{{ len (lookup \"v1\" \"Secret\" \"n1\" \"x\") }}'\n"
+                                         "b: '{{ len (lookup \"v1\" \"Secret\" \"n1\" \"\") }}'\n"
+                                         "c: " REUSE_VALUE "\n");
+    struct json_object *out = render_tree(fs, NULL, NULL, false, NULL);
+    if (!out) {
+        fail_msg("render failed: %s", co_error_last());
+    }
+    struct json_object *o = json_object_array_get_idx(out, 0);
+    assert_string_equal(json_object_get_string(co_json_get(o, "a", NULL)), "0");
+    assert_string_equal(json_object_get_string(co_json_get(o, "b", NULL)), "0");
+    assert_int_equal(json_object_get_string_len(co_json_get(o, "c", NULL)), 24);
+    json_object_put(out);
+    co_vfs_free(fs);
+    /* the operator's additions need a cluster */
+    static const char *const calls[] = {
+        "mustLookup \"v1\" \"Secret\" \"n1\" \"x\"",
+        "lookupList \"v1\" \"Secret\" \"n1\" \"\"",
+        "localLookup \"v1\" \"Secret\" \"n1\" \"x\"",
+        "mustLocalLookup \"v1\" \"Secret\" \"n1\" \"x\"",
+        "localLookupList \"v1\" \"Secret\" \"n1\" \"\"",
+        "lookupWithKubeConfig \"v1\" \"Secret\" \"n1\" \"x\" \"KC\"",
+        "mustLookupWithKubeConfig \"v1\" \"Secret\" \"n1\" \"x\" \"KC\"",
+        "lookupListWithKubeConfig \"v1\" \"Secret\" \"n1\" \"\" \"KC\"",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(calls); i++) {
+        char *text = co_xasprintf("a: {{ %s }}\n", calls[i]);
+        fs = chart_with(text);
+        int rc = 0;
+        assert_null(render_tree(fs, NULL, NULL, false, &rc));
+        assert_int_not_equal(rc, 0);
+        char *want = co_xasprintf("%.*s: no cluster access", (int)strcspn(calls[i], " "), calls[i]);
+        assert_contains(co_error_last(), want);
+        free(want);
+        free(text);
+        co_vfs_free(fs);
+    }
+}
+
+static void test_helm__release_service_defaults_to_helm_and_takes_the_operators_name(void **state)
+{
+    (void)state;
+    co_vfs *fs = chart_with("service: {{ .Release.Service }}\n");
+    struct json_object *out = render_tree(fs, NULL, NULL, false, NULL);
+    assert_json_eq(out, "[{service: Helm}]");
+    json_object_put(out);
+    co_helm_options opts = {.release_service = CO_HELM_OPERATOR_SERVICE};
+    out = render_tree(fs, NULL, &opts, true, NULL);
+    assert_json_eq(out, "[{service: component-operator.cs.sap.com}]");
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
+static void test_helm__api_versions_from_discovery_list_kinds_once(void **state)
+{
+    (void)state;
+    struct json_object *lists =
+        yaml("[{groupVersion: v1, resources: [{name: pods, kind: Pod}, "
+             "{name: pods/status, kind: Pod}, {name: pods/eviction, kind: Eviction}]},"
+             " {groupVersion: apps/v1, resources: [{name: deployments, kind: Deployment},"
+             " {name: deployments/scale, kind: Scale}]},"
+             " {groupVersion: monitoring.coreos.com/v1, resources: [{name: servicemonitors, "
+             "kind: ServiceMonitor}]}, {groupVersion: apps/v1, resources: []},"
+             " {resources: [{kind: Orphan}]}]");
+    char **v = NULL;
+    size_t n = 0;
+    co_helm_api_versions(&v, &n, lists);
+    json_object_put(lists);
+    static const char *const want[] = {
+        "v1",
+        "v1/Pod",
+        "v1/Eviction",
+        "apps/v1",
+        "apps/v1/Deployment",
+        "apps/v1/Scale",
+        "monitoring.coreos.com/v1",
+        "monitoring.coreos.com/v1/ServiceMonitor",
+    };
+    assert_int_equal(n, CO_ARRAY_SIZE(want));
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(v[i], want[i]);
+    }
+    assert_null(v[n]);
+
+    /* what a chart sees of them */
+    co_vfs *fs = chart_with(
+        "kind: '{{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1/ServiceMonitor\" }}'\n"
+        "gv: '{{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" }}'\n"
+        "no: '{{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1/PodMonitor\" }}'\n");
+    co_helm_options opts = {.api_versions = (const char *const *)v, .n_api_versions = n};
+    struct json_object *out = render_tree(fs, NULL, &opts, false, NULL);
+    assert_json_eq(out, "[{kind: 'true', gv: 'true', no: 'false'}]");
+    json_object_put(out);
+    co_vfs_free(fs);
+    co_helm_strv_free(v);
+
+    co_helm_api_versions(&v, &n, NULL);
+    assert_int_equal(n, 0);
+    assert_null(v[0]);
+    co_helm_strv_free(v);
+    co_helm_strv_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,6 +874,10 @@ int main(void)
         cmocka_unit_test(test_helm__render_errors_name_template_and_line),
         cmocka_unit_test(test_helm__render_maps_hooks_and_keeps_order),
         cmocka_unit_test(test_helm__render_builtins_and_helm_functions),
+        cmocka_unit_test(test_helm__lookup_family_goes_through_the_hooks),
+        cmocka_unit_test(test_helm__lookups_without_hooks_act_as_helm_template),
+        cmocka_unit_test(test_helm__release_service_defaults_to_helm_and_takes_the_operators_name),
+        cmocka_unit_test(test_helm__api_versions_from_discovery_list_kinds_once),
     };
     return cmocka_run_group_tests_name("helm", tests, NULL, NULL);
 }

@@ -422,6 +422,115 @@ static void test_kube_client__discovery_caches_and_refetches(void **state)
     co_fake_kube_free(f);
 }
 
+/* The group/versions of a listing, comma-joined. */
+static char *listed(struct json_object *lists)
+{
+    co_buf b = CO_BUF_INIT(4096);
+    for (size_t i = 0; i < json_object_array_length(lists); i++) {
+        struct json_object *gv = NULL;
+        assert_true(
+            json_object_object_get_ex(json_object_array_get_idx(lists, i), "groupVersion", &gv));
+        assert_co_pass(co_buf_printf(&b, "%s%s", i ? "," : "", json_object_get_string(gv)));
+    }
+    char *s = co_xstrdup(co_buf_cstr(&b));
+    co_buf_dispose(&b);
+    return s;
+}
+
+static void expect_listing(co_kube_client *c, int64_t max_age_ms, const char *want)
+{
+    struct json_object *lists = NULL;
+    assert_co_pass(co_kube_client_api_resources(&lists, c, max_age_ms));
+    char *got = listed(lists);
+    assert_string_equal(got, want);
+    free(got);
+    json_object_put(lists);
+}
+
+#define APIS_2                                                                                     \
+    "{\"kind\":\"APIGroupList\",\"groups\":[{\"name\":\"apps\",\"versions\":[{\"groupVersion\":"   \
+    "\"apps/v1\",\"version\":\"v1\"}]},{\"name\":\"metrics.k8s.io\",\"versions\":[{"               \
+    "\"groupVersion\":\"metrics.k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}"
+
+static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    /* an aggregated API whose server is down is left out, the rest is listed */
+    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
+                      "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\"}");
+    co_kube_client *c = co_fake_kube_client(f);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
+    /* the listing filled the mapping cache: no request for a kind it holds */
+    co_kube_mapping m;
+    size_t before = co_fake_kube_ncalls(f);
+    assert_co_pass(co_kube_client_mapping(&m, c, "apps/v1", "Deployment"));
+    co_kube_mapping_dispose(&m);
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
+
+    /* reused while young and the group/versions are the same: /api and /apis only */
+    before = co_fake_kube_ncalls(f);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
+    /* no reuse at age 0 */
+    expect_listing(c, 0, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 2);
+
+    /* a CRD of a new group: seen at once */
+    co_fake_kube_json(f, "GET", "/apis$", 200,
+                      APIS_2 ",{\"name\":\"example.com\",\"versions\":[{\"groupVersion\":"
+                             "\"example.com/v1\",\"version\":\"v1\"}]}]}");
+    co_fake_kube_json(f, "GET", "/apis/example.com/v1$", 200,
+                      "{\"kind\":\"APIResourceList\",\"groupVersion\":\"example.com/v1\","
+                      "\"resources\":[{\"name\":\"widgets\",\"namespaced\":true,\"kind\":"
+                      "\"Widget\"}]}");
+    expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 3);
+
+    /* a new kind of a known group/version that mapping had to fetch drops the listing */
+    co_fake_kube_json(f, "GET", "/apis/example.com/v1$", 200,
+                      "{\"kind\":\"APIResourceList\",\"groupVersion\":\"example.com/v1\","
+                      "\"resources\":[{\"name\":\"widgets\",\"namespaced\":true,\"kind\":"
+                      "\"Widget\"},{\"name\":\"gadgets\",\"namespaced\":true,\"kind\":"
+                      "\"Gadget\"}]}");
+    co_kube__sleep_ms(1100, NULL);
+    assert_co_pass(co_kube_client_mapping(&m, c, "example.com/v1", "Gadget"));
+    co_kube_mapping_dispose(&m);
+    struct json_object *lists = NULL;
+    assert_co_pass(co_kube_client_api_resources(&lists, c, 60000));
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 4);
+    struct json_object *res = NULL;
+    assert_true(json_object_object_get_ex(json_object_array_get_idx(lists, 2), "resources", &res));
+    assert_int_equal(json_object_array_length(res), 2);
+    json_object_put(lists);
+
+    /* and so does an invalidation */
+    co_kube_client_invalidate_discovery(c);
+    expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 5);
+
+    /* a group/version that is no path segment is refused, not requested */
+    co_fake_kube_json(f, "GET", "/apis$", 200,
+                      "{\"groups\":[{\"name\":\"x\",\"versions\":[{\"groupVersion\":"
+                      "\"x/../../api/v1/secrets\"}]}]}");
+    lists = NULL;
+    assert_co_fail_with(CO_EINVALID, co_kube_client_api_resources(&lists, c, 60000));
+    assert_null(lists);
+    assert_contains(co_error_last(), "invalid group/version");
+    assert_int_equal(co_fake_kube_count(f, "GET", "secrets"), 0);
+    /* /apis failing fails the listing */
+    co_fake_kube_json(f, "GET", "/apis$", 403, "{\"kind\":\"Status\",\"code\":403}");
+    assert_co_fail_with(CO_EAUTH, co_kube_client_api_resources(&lists, c, 60000));
+    assert_contains(co_error_last(), "discovery of the served API versions");
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static void test_kube_client__paths(void **state)
 {
     (void)state;
@@ -971,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__token_bucket),
         cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
         cmocka_unit_test(test_kube_client__string_map),
+        cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
 }

@@ -228,6 +228,68 @@ static void test_render__helm_chart_with_encrypted_template(void **state)
     json_object_put(pb);
 }
 
+/* A lookup hook that finds Secret "db" with a password, and nothing else. */
+static int found_db(void *ctx,
+                    struct json_object **out,
+                    co_kzgen_cluster_kind cluster,
+                    const char *kubeconfig,
+                    const char *api_version,
+                    const char *kind,
+                    const char *ns,
+                    const char *name)
+{
+    (void)kubeconfig;
+    (*(int *)ctx)++;
+    *out = cluster == CO_KZGEN_TARGET && strcmp(api_version, "v1") == 0 &&
+                   strcmp(kind, "Secret") == 0 && strcmp(ns, "ns3") == 0 && strcmp(name, "db") == 0
+               ? json_tokener_parse("{\"data\":{\"password\":\"c2VjcmV0\"}}")
+               : NULL;
+    return 0;
+}
+
+/* Charts get the same lookup hooks as kustomizations, and the operator's .Release.Service. */
+static void test_render__helm_chart_gets_lookups_and_the_operators_service(void **state)
+{
+    fixture *f = *state;
+    put(f, "Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+    put(f, "templates/secret.yaml",
+        "{{- $s := lookup \"v1\" \"Secret\" .Release.Namespace \"db\" }}\n"
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  labels:\n"
+        "    app.kubernetes.io/managed-by: {{ .Release.Service }}\n"
+        "data:\n  password: {{ if $s }}{{ $s.data.password }}{{ else }}"
+        "{{ randAlphaNum 16 | b64enc }}{{ end }}\n");
+    int calls = 0;
+    co_render_input in = {
+        .dir = f->dir,
+        .namespace = "ns3",
+        .name = "rel",
+        .lookup = found_db,
+        .cluster_ctx = &calls,
+    };
+    struct json_object *objs = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    struct json_object *secret = find(objs, "Secret", "db");
+    assert_non_null(secret);
+    assert_string_equal(str_at(secret, "data", "password"), "c2VjcmV0");
+    assert_string_equal(json_object_get_string(co_json_get(secret, "metadata", "labels",
+                                                           "app.kubernetes.io/managed-by", NULL)),
+                        "component-operator.cs.sap.com");
+    assert_int_equal(calls, 1);
+    json_object_put(objs);
+
+    /* helm template's name on request; without hooks the idiom generates */
+    in.release_service = "Helm";
+    in.lookup = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    secret = find(objs, "Secret", "db");
+    assert_string_equal(json_object_get_string(co_json_get(secret, "metadata", "labels",
+                                                           "app.kubernetes.io/managed-by", NULL)),
+                        "Helm");
+    assert_string_not_equal(str_at(secret, "data", "password"), "c2VjcmV0");
+    assert_int_equal(calls, 1);
+    json_object_put(objs);
+}
+
 static void test_render__errors_name_the_problem(void **state)
 {
     fixture *f = *state;
@@ -362,6 +424,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_render__helm_chart_with_encrypted_template, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_render__helm_chart_gets_lookups_and_the_operators_service, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render__errors_name_the_problem, setup, teardown),
         cmocka_unit_test_setup_teardown(test_render__memory_budget_stops_a_doubling_list, setup,
                                         teardown),

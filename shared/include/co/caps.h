@@ -31,6 +31,9 @@
 #define CO_MAX_CONVERSION_BODY (16 * CO_MIB)
 /** One API server response body. */
 #define CO_MAX_API_RESPONSE (512 * CO_MIB)
+/** Group/versions one discovery listing reads (co_kube_client_api_resources()): one request
+ * each, and a server is free to list any number; clusters serve a few dozen to a few hundred. */
+#define CO_MAX_API_GROUP_VERSIONS 2000
 /** One request body sent to the API server (which itself refuses bodies over 3 MiB). */
 #define CO_MAX_API_REQUEST (8 * CO_MIB)
 /** One line (event) of a watch stream. */

@@ -21,9 +21,17 @@
  * with the known `format`s asserted), the kubeVersion constraint,
  * every template parsed
  * into one set in Helm's order and executed with the builtins .Values, .Release, .Chart,
- * .Capabilities, .Template, .Files, .Subcharts and the functions include, tpl, required, fail
- * and lookup (which finds nothing, as in `helm template`). Output is split into manifests and
- * ordered as `helm template --include-crds` prints them.
+ * .Capabilities, .Template, .Files, .Subcharts and the functions include, tpl, required and
+ * fail. Output is split into manifests and ordered as `helm template --include-crds` prints
+ * them.
+ *
+ * Charts see the Go operator's function set (reference/behaviour.md §6.3): besides sprig and
+ * Helm's, the runtime's and its lookup family (lookup, mustLookup, lookupList, localLookup,
+ * mustLocalLookup, localLookupList, lookupWithKubeConfig, mustLookupWithKubeConfig,
+ * lookupListWithKubeConfig), which go through the caller's hooks (co_helm_options.lookup,
+ * with the kzgen generator's callback types). Without hooks, `lookup` finds nothing, as in
+ * `helm template`, and the others fail with "no cluster access". `lookup` with an empty name
+ * lists, as Helm's does.
  *
  * co_helm_render() then applies the operator's mapping of Helm hooks to apply waves and
  * policies (reference/behaviour.md §6.3) and of `helm.sh/resource-policy: keep`.
@@ -36,11 +44,16 @@
 #include <stdint.h>
 
 #include "co/common.h"
+#include "co/kzgen.h"
 
 struct json_object;
 typedef struct co_vfs co_vfs;
 
 typedef struct co_helm_chart co_helm_chart;
+
+/** .Release.Service of the operator's renders (its reconciler name; the Go original's too):
+ * charts put it into `app.kubernetes.io/managed-by` labels, often part of selectors. */
+#define CO_HELM_OPERATOR_SERVICE "component-operator.cs.sap.com"
 
 /** The Component annotation whose value "allow" sets CO_HELM_ALLOW_OPERATOR_ANNOTATIONS. */
 #define CO_HELM_OPT_IN_ANNOTATION "component-operator.cs.sap.com/chart-annotations"
@@ -71,6 +84,15 @@ typedef struct co_helm_options {
     const char *const *api_versions;
     size_t n_api_versions;
     unsigned flags; /**< CO_HELM_* */
+    /** .Release.Service; NULL = "Helm", as `helm template` (the operator: CO_HELM_OPERATOR_SERVICE)
+     */
+    const char *release_service;
+    /** The lookup family's hooks (co/kzgen.h): `lookup` and friends call them with @ref
+     * cluster_ctx. NULL: `lookup` finds nothing (`helm template`), the others fail with "no
+     * cluster access". */
+    co_kzgen_lookup_fn lookup;
+    co_kzgen_lookup_list_fn lookup_list; /**< lookupList, and lookup with an empty name */
+    void *cluster_ctx;
 } co_helm_options;
 
 /**
@@ -133,6 +155,19 @@ CO_MUST_CHECK int co_helm_render(struct json_object **out,
                                  const co_helm_chart *c,
                                  const struct json_object *values,
                                  const co_helm_options *opts);
+
+/**
+ * .Capabilities.APIVersions as the Go operator builds them from discovery: every
+ * `groupVersion` of @p lists and every `groupVersion/Kind` of their resources (subresources
+ * included), in that order, each once.
+ * @param lists an array of APIResourceList objects (co_kube_client_api_resources()), or NULL
+ * @param[out] out a NULL-terminated array of new strings; free with co_helm_strv_free()
+ * @param[out] n_out the number of strings
+ */
+void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *lists);
+
+/** Frees a NULL-terminated string array of this module. NULL is a no-op. */
+void co_helm_strv_free(char **v);
 
 /**
  * Maps one rendered object in place as reference/behaviour.md §6.3 prescribes: hook

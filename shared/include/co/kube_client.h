@@ -31,6 +31,7 @@
 #define CO_KUBE_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "co/buf.h"
 #include "co/common.h"
@@ -231,6 +232,27 @@ void co_kube_mapping_dispose(co_kube_mapping *mapping);
 
 /** Forgets every cached discovery document, so the next lookups fetch them again. */
 void co_kube_client_invalidate_discovery(co_kube_client *client);
+
+/**
+ * Everything the server serves, as client-go's ServerGroupsAndResources() reads it: one
+ * APIResourceList object (`groupVersion`, `resources` with subresources) per served
+ * group/version, the core group's first, then every version of every group in the server's
+ * order. A group/version whose list is not found or whose (aggregated) server is unavailable is
+ * left out, as Helm leaves it out.
+ *
+ * Every call reads /api and /apis; the lists themselves are cached on the client (shared with
+ * the clients impersonating through it) and reused while the set of group/versions is
+ * unchanged and the cache is younger than @p max_age_ms, so that a CRD of a new group shows up
+ * at once and a new kind of a known group/version within @p max_age_ms (or at once when
+ * co_kube_client_mapping() had to fetch it, or after co_kube_client_invalidate_discovery()).
+ * One thread fetches at a time; the others wait for its answer.
+ * @param[out] out a new JSON array (json_object_put())
+ * @param max_age_ms 0: never reuse the cached lists
+ * @return 0; API errors of the discovery requests; CO_EINVALID for a group/version name that
+ *         is no path segment; CO_ETOOBIG over CO_MAX_API_GROUP_VERSIONS group/versions.
+ */
+CO_MUST_CHECK int
+co_kube_client_api_resources(struct json_object **out, co_kube_client *client, int64_t max_age_ms);
 
 /**
  * Builds the request path of @p ref ("/apis/apps/v1/namespaces/ns/deployments/name").

@@ -59,9 +59,13 @@ typedef struct co_render_input {
     const char *kube_version;            /**< Helm: "1.20.2" etc; NULL = engine default */
     const char *const *api_versions;     /**< Helm: .Capabilities.APIVersions, or NULL */
     size_t n_api_versions;
+    /** Helm: .Release.Service; NULL = CO_HELM_OPERATOR_SERVICE, as the controller renders */
+    const char *release_service;
     const struct json_object *server_version; /**< kzgen: version.Info, or NULL */
     const struct json_object *api_resources;  /**< kzgen: APIResourceList array, or NULL */
-    co_kzgen_lookup_fn lookup;                /**< kzgen lookups; NULL = no cluster access */
+    /** The lookup family of both generators (kzgen's and Helm charts'); NULL = no cluster
+     * access (co/kzgen.h, co/helm.h say what each function then does) */
+    co_kzgen_lookup_fn lookup;
     co_kzgen_lookup_list_fn lookup_list;
     void *cluster_ctx;
     co_sops_keys *keys; /**< decryption keys; NULL = none (an encrypted file is an error) */

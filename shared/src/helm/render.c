@@ -361,6 +361,7 @@ typedef struct render_ctx {
         int count;
     } * included;
     size_t nincluded;
+    const co_helm_options *opts; /* the lookup hooks */
 } render_ctx;
 
 static int *include_counter(render_ctx *rc, const char *name)
@@ -470,13 +471,102 @@ static int fn_fail(tpl_x *x, tv *ret, tv *args, size_t n)
     return tpl_fail(x, WARN_START "%s" WARN_END, args[0].u.s->s);
 }
 
-static int fn_lookup(tpl_x *x, tv *ret, tv *args, size_t n)
+/* ---- the lookup family (reference/behaviour.md §6.2), through the caller's hooks ---------- */
+
+typedef struct lookup_kind {
+    const char *fn;
+    co_kzgen_cluster_kind cluster;
+    bool must;
+    bool list;
+} lookup_kind;
+
+static int lookup_arg(const char **out, struct json_object *const *args, size_t i, const char *fn)
 {
-    (void)args;
-    (void)n;
-    *ret = tv_map_new(x, &T_MAP_ANY, 0);
+    if (!args[i] || !json_object_is_type(args[i], json_type_string)) {
+        return co_error_set(CO_EINVALID, "%s: argument %zu must be a string, not %s", fn, i + 1,
+                            args[i] ? co_json_type_name(args[i]) : "nil");
+    }
+    *out = json_object_get_string(args[i]);
     return 0;
 }
+
+static int do_lookup(const render_ctx *rc,
+                     lookup_kind kind,
+                     struct json_object **out,
+                     struct json_object *const *args,
+                     size_t nargs)
+{
+    const char *s[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < nargs && i < 5; i++) {
+        int r = lookup_arg(&s[i], args, i, kind.fn);
+        if (r < 0) {
+            return r;
+        }
+    }
+    const co_helm_options *o = rc->opts;
+    const char *kubeconfig = kind.cluster == CO_KZGEN_KUBECONFIG ? s[4] : NULL;
+    /* Helm's lookup lists when the name is empty */
+    bool list = kind.list || (!kind.must && kind.cluster == CO_KZGEN_TARGET && s[3][0] == '\0');
+    bool hooked = list ? o->lookup_list != NULL : o->lookup != NULL;
+    if (!hooked) {
+        if (kind.cluster == CO_KZGEN_TARGET && !kind.must && !kind.list) {
+            *out = json_object_new_object(); /* helm template's answer */
+            return 0;
+        }
+        return co_error_set(CO_EUNSUPPORTED, "%s: no cluster access", kind.fn);
+    }
+    struct json_object *res = NULL;
+    int r = list
+                ? o->lookup_list(o->cluster_ctx, &res, kind.cluster, kubeconfig, s[0], s[1], s[2],
+                                 kind.list ? s[3] : "")
+                : o->lookup(o->cluster_ctx, &res, kind.cluster, kubeconfig, s[0], s[1], s[2], s[3]);
+    if (r < 0) {
+        return co_error_wrap("%s", kind.fn);
+    }
+    if (!res) {
+        if (kind.must) {
+            return co_error_set(CO_ENOTFOUND, "%s: %s %s %s%s%s not found", kind.fn, s[0], s[1],
+                                s[2][0] ? s[2] : "", s[2][0] ? "/" : "", s[3]);
+        }
+        res = json_object_new_object();
+    }
+    *out = res;
+    return 0;
+}
+
+#define HELM_LOOKUP(fname, gname, cl, must_, list_)                                                \
+    static int fname(void *ctx, struct json_object **out, struct json_object *const *args,         \
+                     size_t nargs)                                                                 \
+    {                                                                                              \
+        lookup_kind kind = {gname, cl, must_, list_};                                              \
+        return do_lookup(ctx, kind, out, args, nargs);                                             \
+    }
+
+HELM_LOOKUP(fn_lookup, "lookup", CO_KZGEN_TARGET, false, false)
+HELM_LOOKUP(fn_must_lookup, "mustLookup", CO_KZGEN_TARGET, true, false)
+HELM_LOOKUP(fn_lookup_list, "lookupList", CO_KZGEN_TARGET, false, true)
+HELM_LOOKUP(fn_local_lookup, "localLookup", CO_KZGEN_LOCAL, false, false)
+HELM_LOOKUP(fn_must_local_lookup, "mustLocalLookup", CO_KZGEN_LOCAL, true, false)
+HELM_LOOKUP(fn_local_lookup_list, "localLookupList", CO_KZGEN_LOCAL, false, true)
+HELM_LOOKUP(fn_lookup_kc, "lookupWithKubeConfig", CO_KZGEN_KUBECONFIG, false, false)
+HELM_LOOKUP(fn_must_lookup_kc, "mustLookupWithKubeConfig", CO_KZGEN_KUBECONFIG, true, false)
+HELM_LOOKUP(fn_lookup_list_kc, "lookupListWithKubeConfig", CO_KZGEN_KUBECONFIG, false, true)
+
+static const struct {
+    const char *name;
+    int nargs;
+    co_template_func_cb cb;
+} lookup_funcs[] = {
+    {"lookup", 4, fn_lookup},
+    {"mustLookup", 4, fn_must_lookup},
+    {"lookupList", 4, fn_lookup_list},
+    {"localLookup", 4, fn_local_lookup},
+    {"mustLocalLookup", 4, fn_must_local_lookup},
+    {"localLookupList", 4, fn_local_lookup_list},
+    {"lookupWithKubeConfig", 5, fn_lookup_kc},
+    {"mustLookupWithKubeConfig", 5, fn_must_lookup_kc},
+    {"lookupListWithKubeConfig", 5, fn_lookup_list_kc},
+};
 
 static int fn_host(tpl_x *x, tv *ret, tv *args, size_t n)
 {
@@ -486,13 +576,10 @@ static int fn_host(tpl_x *x, tv *ret, tv *args, size_t n)
     return 0;
 }
 
-static const tv_type *const P_4STRING[] = {&T_STRING, &T_STRING, &T_STRING, &T_STRING};
-
 static const tpl_func helm_funcs[] = {
     TPL_FUNC("fail", fn_fail, P_STRING, 1, false, true, &T_STRING),
     TPL_FUNC("getHostByName", fn_host, P_STRING, 1, false, false, &T_STRING),
     TPL_FUNC("include", fn_include, P_STRING_ANY, 2, false, true, &T_STRING),
-    TPL_FUNC("lookup", fn_lookup, P_4STRING, 4, false, true, &T_MAP_ANY),
     TPL_FUNC("required", fn_required, P_STRING_ANY, 2, false, true, &T_IFACE),
     TPL_FUNC("tpl", fn_tpl, P_STRING_ANY, 2, false, true, &T_STRING),
 };
@@ -657,6 +744,96 @@ static tv caps_value(tpl_x *x,
     c->fields[1] = l;
     c->fields[2] = (tv){&T_BUILDINFO, {.o = b}};
     return (tv){&T_CAPS_PTR, {.o = c}};
+}
+
+/* ---- .Capabilities.APIVersions from discovery ------------------------------------------- */
+
+typedef struct version_entry {
+    char *s;
+    size_t at; /* position of first appearance */
+} version_entry;
+
+static int version_by_text(const void *a, const void *b)
+{
+    const version_entry *x = a, *y = b;
+    int c = strcmp(x->s, y->s);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static int version_by_position(const void *a, const void *b)
+{
+    const version_entry *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static const char *json_str(const struct json_object *o, const char *key)
+{
+    struct json_object *v = NULL;
+    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
+                   json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *lists)
+{
+    size_t nlists =
+        lists && json_object_is_type(lists, json_type_array) ? json_object_array_length(lists) : 0;
+    version_entry *v = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < nlists; i++) {
+        const struct json_object *l = json_object_array_get_idx(lists, i);
+        const char *gv = json_str(l, "groupVersion");
+        if (!gv || !*gv) {
+            continue;
+        }
+        struct json_object *res = NULL;
+        size_t nres = json_object_object_get_ex(l, "resources", &res) &&
+                              json_object_is_type(res, json_type_array)
+                          ? json_object_array_length(res)
+                          : 0;
+        if (n + nres + 1 > cap) {
+            cap = (n + nres + 1) * 2;
+            v = co_xreallocarray(v, cap, sizeof(*v));
+        }
+        v[n] = (version_entry){co_xstrdup(gv), n};
+        n++;
+        for (size_t j = 0; j < nres; j++) {
+            const char *kind = json_str(json_object_array_get_idx(res, j), "kind");
+            if (kind && *kind) {
+                v[n] = (version_entry){co_xasprintf("%s/%s", gv, kind), n};
+                n++;
+            }
+        }
+    }
+    /* each once, where it first appears: sorted by text to find repeats, then back */
+    size_t kept = 0;
+    if (n > 0) {
+        qsort(v, n, sizeof(*v), version_by_text);
+        for (size_t i = 0; i < n; i++) {
+            if (kept > 0 && strcmp(v[kept - 1].s, v[i].s) == 0) {
+                free(v[i].s);
+                continue;
+            }
+            v[kept++] = v[i];
+        }
+        qsort(v, kept, sizeof(*v), version_by_position);
+    }
+    char **res = co_xcalloc(kept + 1, sizeof(char *));
+    for (size_t i = 0; i < kept; i++) {
+        res[i] = v[i].s;
+    }
+    free(v);
+    *out = res;
+    *n_out = kept;
+}
+
+void co_helm_strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++) {
+        free(v[i]);
+    }
+    free(v);
 }
 
 /* One template to parse and (unless a partial) execute. */
@@ -1272,6 +1449,14 @@ int co_helm_template(struct json_object **out,
     funcs_remove(funcs, "env");
     funcs_remove(funcs, "expandenv");
     tpl_register_all(funcs, helm_funcs, CO_ARRAY_SIZE(helm_funcs));
+    for (size_t i = 0; i < CO_ARRAY_SIZE(lookup_funcs); i++) {
+        rc = co_template_funcs_add(funcs, lookup_funcs[i].name, lookup_funcs[i].nargs,
+                                   CO_TEMPLATE_NUMBERS_INT64, lookup_funcs[i].cb);
+        if (rc < 0) {
+            goto done;
+        }
+    }
+    rctx.opts = opts;
     co_template_options topts = {.name = "gotpl", .missingkey = CO_TEMPLATE_MISSINGKEY_ZERO};
     co_template_set_new(&set, funcs, &topts);
     co_template_env env = {.ctx = &rctx};
@@ -1295,7 +1480,8 @@ int co_helm_template(struct json_object **out,
     map_put(&x, &b.release, "IsUpgrade", tv_bool(revision > 1));
     map_put(&x, &b.release, "IsInstall", tv_bool(revision == 1));
     map_put(&x, &b.release, "Revision", tv_int(&T_INT, revision));
-    map_put(&x, &b.release, "Service", tv_cstring(&x, "Helm"));
+    map_put(&x, &b.release, "Service",
+            tv_cstring(&x, opts->release_service ? opts->release_service : "Helm"));
     b.caps = caps_value(&x, kv, kmaj, kmin, opts);
     tv root_values = tv_from_json(&x, final, CO_TEMPLATE_NUMBERS_FLOAT64);
     root_values.t = &T_VALUES;
