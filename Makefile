@@ -309,17 +309,26 @@ cppcheck:
 deps:
 	$(Q)tests/env/deps.sh
 
-# crds/*.yaml are generated from the API schema in shared/src/component_schema.c and
-# policy_schema.c; the unit tests fail when the committed files differ. The Helm chart keeps
-# copies in deploy/chart/crds (tests/unit/test_deploy_chart.c compares them).
+# crds/ is generated from the API schema in shared/src/component_schema.c and policy_schema.c:
+# crds/*.yaml (the default install: the Component CRD serves v1alpha1 only), crds/v1beta1/
+# (the Component CRD serving v1beta1 too, through the conversion webhook) and the chart's
+# template of the Component CRD; the unit tests fail when the committed files differ. deploy/
+# keeps copies: deploy/crds (the kustomize base's CRDs), deploy/v1beta1 (the opt-in kustomize
+# Component) and deploy/chart/crds (the ComponentPolicy CRD, which Helm installs first).
 .PHONY: crds
-# CRDS_OUT=DIR writes them elsewhere (tests/unit/test_crds_generated.sh compares the two).
+# CRDS_OUT=DIR and DEPLOY_OUT=DIR write them elsewhere (tests/unit/test_crds_generated.sh
+# compares the two).
 CRDS_OUT ?= crds
+DEPLOY_OUT ?= deploy
 crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
-	$(Q)mkdir -p $(CRDS_OUT)
-	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_component >/dev/null
+	$(Q)mkdir -p $(CRDS_OUT)/v1beta1 $(DEPLOY_OUT)/crds $(DEPLOY_OUT)/v1beta1 \
+		$(DEPLOY_OUT)/chart/crds $(DEPLOY_OUT)/chart/templates
+	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) CO_DEPLOY_DIR=$(abspath $(DEPLOY_OUT)) \
+		build/test/tests/unit/test_component >/dev/null
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_policy >/dev/null
-	$(Q)if [ "$(CRDS_OUT)" = crds ]; then cp crds/*.yaml deploy/chart/crds/; fi
+	$(Q)cp $(CRDS_OUT)/*.yaml $(DEPLOY_OUT)/crds/
+	$(Q)cp $(CRDS_OUT)/core.cs.sap.com_componentpolicies.yaml $(DEPLOY_OUT)/chart/crds/
+	$(Q)cp $(CRDS_OUT)/v1beta1/core.cs.sap.com_components.yaml $(DEPLOY_OUT)/v1beta1/
 
 # The operator on this machine with sample Components (README "Quick start"); RUN_ARGS=--once
 # stops once they are Ready. No prerequisites: the script installs what is missing first and

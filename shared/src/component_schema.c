@@ -634,6 +634,9 @@ const co_schema *co_component__schema(co_api_version v)
 #define WEBHOOK_NAMESPACE "component-operator"
 #define WEBHOOK_SERVICE   "component-webhook"
 
+/* The chart's template takes the conversion webhook's namespace from the release. */
+#define CHART_NAMESPACE "{{ .Release.Namespace }}"
+
 static json_object *jstr(const char *s)
 {
     return json_object_new_string(s);
@@ -675,26 +678,28 @@ static json_object *crd_version(const char *name, int storage, const co_schema *
 }
 
 /*
- * Not in the category "all": `kubectl delete all --all` would otherwise delete Components and
- * with them everything they deployed, and the Go original does not list it there either.
+ * spec.conversion: strategy None (v1alpha1 alone needs no conversion), or the webhook in @p ns.
+ * None names the webhook explicitly as null: over a CRD that served v1beta1 (the opt-in, or an
+ * earlier version of this operator), the merge patches of Helm (also with --take-ownership,
+ * where no earlier manifest says the stanza was the chart's) and of client-side kubectl apply
+ * then remove the whole stanza, with the CA bundle component-webhook injected, which the API
+ * server refuses to keep next to strategy None. A server-side apply keeps the fields of other
+ * managers whatever it says, hence README.md's patch to None first.
  */
-static json_object *component_crd(void)
+static json_object *conversion(int webhook, const char *ns)
 {
-    json_object *crd = json_object_new_object();
-    json_object_object_add(crd, "apiVersion", jstr("apiextensions.k8s.io/v1"));
-    json_object_object_add(crd, "kind", jstr("CustomResourceDefinition"));
-    json_object *meta = json_object_new_object();
-    json_object_object_add(meta, "name", jstr(CO_COMPONENT_CRD_NAME));
-    json_object_object_add(crd, "metadata", meta);
-
-    json_object *spec = json_object_new_object();
     json_object *conv = json_object_new_object();
+    if (!webhook) {
+        json_object_object_add(conv, "strategy", jstr("None"));
+        json_object_object_add(conv, "webhook", NULL);
+        return conv;
+    }
     json_object_object_add(conv, "strategy", jstr("Webhook"));
     json_object *wh = json_object_new_object();
     json_object *cc = json_object_new_object();
     json_object *svc = json_object_new_object();
     json_object_object_add(svc, "name", jstr(WEBHOOK_SERVICE));
-    json_object_object_add(svc, "namespace", jstr(WEBHOOK_NAMESPACE));
+    json_object_object_add(svc, "namespace", jstr(ns));
     json_object_object_add(svc, "path", jstr("/convert"));
     json_object_object_add(svc, "port", json_object_new_int(443));
     json_object_object_add(cc, "service", svc);
@@ -703,7 +708,12 @@ static json_object *component_crd(void)
     json_object_array_add(crv, jstr("v1"));
     json_object_object_add(wh, "conversionReviewVersions", crv);
     json_object_object_add(conv, "webhook", wh);
-    json_object_object_add(spec, "conversion", conv);
+    return conv;
+}
+
+/* spec.group, names and scope. */
+static void add_names(json_object *spec)
+{
     json_object_object_add(spec, "group", jstr(CO_COMPONENT_GROUP));
     json_object *names = json_object_new_object();
     json_object_object_add(names, "kind", jstr(CO_COMPONENT_KIND));
@@ -715,26 +725,158 @@ static json_object *component_crd(void)
     json_object_object_add(names, "singular", jstr("component"));
     json_object_object_add(spec, "names", names);
     json_object_object_add(spec, "scope", jstr("Namespaced"));
+}
+
+static json_object *crd_head(int helm_keep)
+{
+    json_object *crd = json_object_new_object();
+    json_object_object_add(crd, "apiVersion", jstr("apiextensions.k8s.io/v1"));
+    json_object_object_add(crd, "kind", jstr("CustomResourceDefinition"));
+    json_object *meta = json_object_new_object();
+    if (helm_keep) {
+        json_object *ann = json_object_new_object();
+        json_object_object_add(ann, "helm.sh/resource-policy", jstr("keep"));
+        json_object_object_add(meta, "annotations", ann);
+    }
+    json_object_object_add(meta, "name", jstr(CO_COMPONENT_CRD_NAME));
+    json_object_object_add(crd, "metadata", meta);
+    return crd;
+}
+
+/*
+ * Not in the category "all": `kubectl delete all --all` would otherwise delete Components and
+ * with them everything they deployed, and the Go original does not list it there either.
+ *
+ * v1beta1 is served only on request: served, it is the preferred version (Kubernetes ranks
+ * beta above alpha), so every read of a client that takes the preferred version (`kubectl get
+ * comp`) would go through the conversion webhook and fail while the webhook is down.
+ */
+static json_object *component_crd(unsigned flags)
+{
+    int beta = (flags & CO_COMPONENT_CRD_V1BETA1) != 0;
+    json_object *crd = crd_head(0);
+    json_object *spec = json_object_new_object();
+    json_object_object_add(spec, "conversion", conversion(beta, WEBHOOK_NAMESPACE));
+    add_names(spec);
     json_object *versions = json_object_new_array();
     json_object_array_add(versions,
                           crd_version("v1alpha1", 1, co_component__schema(CO_API_V1ALPHA1)));
-    json_object_array_add(versions,
-                          crd_version("v1beta1", 0, co_component__schema(CO_API_V1BETA1)));
+    if (beta) {
+        json_object_array_add(versions,
+                              crd_version("v1beta1", 0, co_component__schema(CO_API_V1BETA1)));
+    }
     json_object_object_add(spec, "versions", versions);
     json_object_object_add(crd, "spec", spec);
     return crd;
 }
 
-int co_component_crd(struct json_object **out)
+int co_component_crd(struct json_object **out, unsigned flags)
 {
-    *out = component_crd();
+    *out = component_crd(flags);
     return 0;
 }
 
-int co_component_crd_yaml(co_buf *out)
+int co_component_crd_yaml(co_buf *out, unsigned flags)
 {
-    json_object *crd = component_crd();
+    json_object *crd = component_crd(flags);
     int rc = co_schema__yaml(out, crd);
     json_object_put(crd);
+    return rc;
+}
+
+/* Appends the YAML of the mapping @p doc with every line indented by @p indent; with @p item
+ * as an item of a block sequence ("- " before its first line). */
+static int put_indented(co_buf *out, const json_object *doc, int indent, int item)
+{
+    co_buf yaml = CO_BUF_INIT(SIZE_MAX);
+    int rc = co_schema__yaml(&yaml, doc);
+    const char *p = co_buf_cstr(&yaml);
+    if (strncmp(p, "---\n", 4) == 0) {
+        p += 4;
+    }
+    for (int first = 1; rc == 0 && *p; first = 0) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        rc = co_buf_printf(out, "%*s%s", indent, "", item ? (first ? "- " : "  ") : "");
+        if (rc == 0) {
+            rc = co_buf_put(out, p, n);
+        }
+        p += n;
+    }
+    co_buf_dispose(&yaml);
+    return rc;
+}
+
+/*
+ * The chart's template: the CRD of crds/ by default, that of crds/v1beta1/ with
+ * .Values.crds.v1beta1 (the webhook then in the release's namespace). Text the schema holds is
+ * not escaped for Go templates: tests/unit/test_deploy_chart.c renders both variants and
+ * compares them with crds/, so a description Helm would read as an action cannot slip through.
+ */
+int co_component_crd_chart_template(co_buf *out)
+{
+    static const char header[] = "# SPDX-License-Identifier: Apache-2.0\n"
+                                 "#\n"
+                                 "# Generated by `make crds` from shared/src/component_schema.c; "
+                                 "do not edit. The Component\n"
+                                 "# CRD of crds/, serving v1alpha1 only, or with crds.v1beta1 that "
+                                 "of crds/v1beta1/: v1beta1\n"
+                                 "# served too, converted by component-webhook in the release "
+                                 "namespace. A template, because\n"
+                                 "# Helm neither templates nor upgrades the files of crds/; kept "
+                                 "on `helm uninstall`, since\n"
+                                 "# deleting the CRD deletes every Component.\n"
+                                 "---\n";
+    static const char if_beta[] = "{{- if .Values.crds.v1beta1 }}\n";
+    json_object *head = crd_head(1);
+    json_object *webhook = conversion(1, CHART_NAMESPACE);
+    json_object *none = conversion(0, NULL);
+    json_object *names = json_object_new_object();
+    add_names(names);
+    json_object *alpha = crd_version("v1alpha1", 1, co_component__schema(CO_API_V1ALPHA1));
+    json_object *beta = crd_version("v1beta1", 0, co_component__schema(CO_API_V1BETA1));
+    int rc = co_buf_puts(out, header);
+    if (rc == 0) {
+        rc = put_indented(out, head, 0, 0);
+    }
+    if (rc == 0) {
+        rc = co_buf_printf(out, "spec:\n  conversion:\n%s", if_beta);
+    }
+    if (rc == 0) {
+        rc = put_indented(out, webhook, 4, 0);
+    }
+    if (rc == 0) {
+        rc = co_buf_puts(out, "{{- else }}\n");
+    }
+    if (rc == 0) {
+        rc = put_indented(out, none, 4, 0);
+    }
+    if (rc == 0) {
+        rc = co_buf_puts(out, "{{- end }}\n");
+    }
+    if (rc == 0) {
+        rc = put_indented(out, names, 2, 0);
+    }
+    if (rc == 0) {
+        rc = co_buf_puts(out, "  versions:\n");
+    }
+    if (rc == 0) {
+        rc = put_indented(out, alpha, 2, 1);
+    }
+    if (rc == 0) {
+        rc = co_buf_puts(out, if_beta);
+    }
+    if (rc == 0) {
+        rc = put_indented(out, beta, 2, 1);
+    }
+    if (rc == 0) {
+        rc = co_buf_puts(out, "{{- end }}\n");
+    }
+    json_object_put(head);
+    json_object_put(webhook);
+    json_object_put(none);
+    json_object_put(names);
+    json_object_put(alpha);
+    json_object_put(beta);
     return rc;
 }

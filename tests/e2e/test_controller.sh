@@ -111,8 +111,9 @@ http_port=$(free_port)
 python3 "$work/server.py" "$http_port" "$work/www" &
 http_pid=$!
 
-# The storage version, named explicitly: `component` alone means the preferred v1beta1, which
-# goes through the conversion webhook — not running in this suite.
+# The storage version, named explicitly: where the CRD serves the opt-in v1beta1 (another
+# suite may have left it so), `component` alone means v1beta1, which goes through the
+# conversion webhook — not running in this suite.
 COMP=components.v1alpha1.core.cs.sap.com
 
 # --- cluster set-up -----------------------------------------------------------------------------

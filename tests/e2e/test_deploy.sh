@@ -164,10 +164,14 @@ if k get crd componentpolicies.core.cs.sap.com >/dev/null 2>&1; then
     fi
 fi
 tap_check "test_deploy__install_step1_crds" \
-    k apply --server-side --field-manager=co-deploy-test -k "$ROOT/deploy/chart/crds"
+    k apply --server-side --field-manager=co-deploy-test -k "$ROOT/deploy/crds"
 tap_check "test_deploy__install_crds_established" \
     k wait --for=condition=Established --timeout=60s crd/components.core.cs.sap.com \
     crd/componentpolicies.core.cs.sap.com
+# the default install serves v1alpha1 only: nothing reads Components through the webhook
+tap_eq "test_deploy__install_crd_serves_v1alpha1_without_conversion" "v1alpha1 None" \
+    "$(k get crd components.core.cs.sap.com -o json |
+        jq -r '([.spec.versions[] | select(.served) | .name] | join(" ")) + " " + .spec.conversion.strategy')"
 # (the base itself, with the budgets in the version the test server serves)
 if out=$(k apply --server-side --field-manager=co-deploy-test -f "$work/install.json" 2>&1); then
     tap_ok "test_deploy__install_step2_base_without_the_webhook_running"
@@ -327,9 +331,12 @@ as_kubeconfig "$WSA" "$work/webhook.kubeconfig"
 tap_eq "test_deploy__impersonating_kubeconfig_is_denied_beyond_rbac" "no" \
     "$("$KUBECTL" --kubeconfig "$work/controller.kubeconfig" auth can-i create deployments -n default 2>/dev/null)"
 
+# the Component CRD with the opt-in v1beta1 (crds/v1beta1/, as deploy/v1beta1 renders it): the
+# webhook then injects its CA bundle into the CRD too, with its own rights
 install_crds() {
     local f
-    for f in "$ROOT"/crds/*.yaml; do
+    for f in "$ROOT"/crds/core.cs.sap.com_componentpolicies.yaml \
+        "$ROOT"/crds/v1beta1/core.cs.sap.com_components.yaml; do
         k replace -f "$f" >/dev/null 2>&1 || k create -f "$f" >/dev/null || return 1
     done
 }

@@ -42,8 +42,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The storage version, named explicitly: `component` alone means the preferred v1beta1, which
-# goes through the conversion webhook — not running in this suite.
+# The storage version, named explicitly: where the CRD serves the opt-in v1beta1 (another
+# suite may have left it so), `component` alone means v1beta1, which goes through the
+# conversion webhook — not running in this suite.
 COMP=components.v1alpha1.core.cs.sap.com
 
 free_port() {

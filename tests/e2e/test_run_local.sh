@@ -3,10 +3,11 @@
 #
 # `make run` (tests/env/run-local.sh) end to end, non-interactively: with --once it starts its
 # own control plane, both daemons and the sample git repository (a templated kustomization
-# and a Helm chart), and both sample Components reach Ready (shown by `kubectl get comp`,
-# which goes through the conversion webhook); then it removes everything it made. Without
-# --once it keeps running until a signal and cleans up the same way. The daemons are the test
-# build's (CO_RUN_BIN_DIR), so nothing is rebuilt here.
+# and a Helm chart), and both sample Components reach Ready (shown by `kubectl get comp`);
+# then it removes everything it made. Without --once (and here with --v1beta1, so that `comp`
+# is v1beta1 and goes through the conversion webhook) it keeps running until a signal and
+# cleans up the same way. The daemons are the test build's (CO_RUN_BIN_DIR), so nothing is
+# rebuilt here.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
@@ -67,7 +68,7 @@ tap_check "test_run_local__once_cleans_up" nothing_left "$dir"
 # --- until interrupted --------------------------------------------------------------------------
 
 env CO_RUN_BIN_DIR="$BIN" CO_RUN_SKIP_DEPS=1 "$ROOT/tests/env/run-local.sh" --timeout 300 \
-    >"$out/run.out" 2>"$out/run.err" &
+    --v1beta1 >"$out/run.out" 2>"$out/run.err" &
 bg=$!
 end=$(($(date +%s) + 400))
 while [ "$(date +%s)" -lt "$end" ] && kill -0 "$bg" 2>/dev/null &&
@@ -81,6 +82,9 @@ dir=$(state_dir "$out/run.err")
 kubeconfig=$(sed -n 's/^  export KUBECONFIG=//p' "$out/run.err" | head -n 1)
 tap_check "test_run_local__printed_kubeconfig_works" \
     "$KUBECTL" --kubeconfig "$kubeconfig" get components.v1alpha1.core.cs.sap.com -A
+tap_eq "test_run_local__v1beta1_get_comp_converts" "core.cs.sap.com/v1beta1 sample-base" \
+    "$("$KUBECTL" --kubeconfig "$kubeconfig" -n samples get comp sample-app \
+        -o 'jsonpath={.apiVersion} {.spec.dependencies[0].name}' 2>&1)"
 # what the samples rendered: the templated kustomization with the Component's values over the
 # defaults of its .component-config.yaml, the Helm chart with its release and chart metadata
 ks() { "$KUBECTL" --kubeconfig "$kubeconfig" -n samples "$@"; }

@@ -3,7 +3,8 @@
 #
 # component-operator on this machine, in one command (`make run`): installs what is missing
 # (tests/env/deps.sh), builds both daemons, starts a local control plane (the test harness's
-# etcd and kube-apiserver, tests/env/controlplane.sh), installs the CRDs, starts
+# etcd and kube-apiserver, tests/env/controlplane.sh), installs the CRDs (those of the default
+# install: Components served as v1alpha1 only; with --v1beta1 as v1beta1 too), starts
 # component-webhook with self-managed certificates and component-controller, creates a sample
 # git repository served over smart HTTP on 127.0.0.1 (no Flux needed) holding a templated
 # kustomization and a Helm chart, applies two sample Components (the chart's depends on the
@@ -13,6 +14,8 @@
 #   tests/env/run-local.sh            interactive: runs until Ctrl-C
 #   tests/env/run-local.sh --once     stops once both Components are Ready (exit 0) or after
 #                                     --timeout seconds (exit 1); used by the e2e suite
+#   tests/env/run-local.sh --v1beta1  the Component CRD of crds/v1beta1/ (README.md, "Serving
+#                                     v1beta1"), converted by the local component-webhook
 #
 # Environment: CO_RUN_BIN_DIR=DIR takes the daemons from DIR instead of building build/release
 # (the e2e suite uses build/test); CO_RUN_SKIP_DEPS=1 skips the dependency check;
@@ -21,16 +24,18 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 once=0
+v1beta1=0
 timeout=300
 while [ $# -gt 0 ]; do
     case $1 in
     --once) once=1 ;;
+    --v1beta1) v1beta1=1 ;;
     --timeout)
         timeout=$2
         shift
         ;;
     -h | --help)
-        sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -153,11 +158,16 @@ url="https://127.0.0.1:$port"
 say "installing the CRDs and the webhook configurations (pointing at $url)"
 k create namespace "$NS_OP" >/dev/null || die "cannot create namespace $NS_OP"
 k apply -f "$ROOT/crds/" >/dev/null || die "cannot install the CRDs"
+if [ "$v1beta1" = 1 ]; then
+    k apply -f "$ROOT/crds/v1beta1/" >/dev/null || die "cannot install the v1beta1 CRD"
+fi
 k wait --for=condition=Established --timeout=60s crd --all >/dev/null
-# Outside a cluster, the API server reaches the webhook on 127.0.0.1 instead of the Service.
-k patch crd components.core.cs.sap.com --type=json -p \
-    "[{\"op\":\"replace\",\"path\":\"/spec/conversion/webhook/clientConfig\",\"value\":{\"url\":\"$url/convert\"}}]" \
-    >/dev/null || die "cannot point the conversion webhook at $url"
+if [ "$v1beta1" = 1 ]; then
+    # Outside a cluster, the API server reaches the webhook on 127.0.0.1 instead of the Service.
+    k patch crd components.core.cs.sap.com --type=json -p \
+        "[{\"op\":\"replace\",\"path\":\"/spec/conversion/webhook/clientConfig\",\"value\":{\"url\":\"$url/convert\"}}]" \
+        >/dev/null || die "cannot point the conversion webhook at $url"
+fi
 "$KUBECTL" kustomize "$ROOT/deploy/webhook" | python3 -c '
 import json, sys, yaml
 url = sys.argv[1]
@@ -309,7 +319,8 @@ if ! wait_for "$timeout" both_ready; then
     die "the sample Components did not become Ready within ${timeout}s"
 fi
 say "both Components are Ready:"
-# `comp` is the preferred version v1beta1: the listing goes through the conversion webhook.
+# `comp` is the preferred version: v1beta1 with --v1beta1, and the listing then goes through
+# the conversion webhook.
 k get comp -A
 say "what they deployed:"
 k -n "$NS_SAMPLES" get configmaps,serviceaccounts -l app.kubernetes.io/part-of=sample

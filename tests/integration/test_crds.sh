@@ -2,17 +2,19 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # The CustomResourceDefinitions of crds/ against a real kube-apiserver, driven with kubectl:
-# both install and become Established; every valid Component and ComponentPolicy fixture is
+# both install and become Established, the Component CRD serving v1alpha1 only and converting
+# nothing; every valid Component and ComponentPolicy fixture is
 # accepted (server-side dry run, then a real create that must read back without a single
 # pruned field); objects that break the schema are rejected with a message naming the field
 # (for enums, exactly the message the model itself produces); unknown fields are pruned
 # everywhere except spec.values; the status subresource and its default work; `kubectl
 # explain` shows the descriptions; `kubectl get comp` shows State, Reason and Age.
 #
-# v1beta1: without a conversion webhook the apiserver cannot store or list v1beta1 objects
-# while the CRD names the webhook, so the v1beta1 checks apply the same CRD with the
-# conversion stanza replaced by strategy None (the apiserver then only relabels apiVersion).
-# Real conversion is checked end to end with the webhook (tests/e2e).
+# v1beta1: the Component CRD of crds/v1beta1/ (the opt-in) is applied over that of crds/ and
+# serves both versions, v1beta1 preferred. Without a conversion webhook the apiserver cannot
+# store or list v1beta1 objects while the CRD names the webhook, so the v1beta1 checks apply
+# the same CRD with the conversion stanza replaced by strategy None (the apiserver then only
+# relabels apiVersion). Real conversion is checked end to end with the webhook (tests/e2e).
 #
 # The control plane is shared with other suites: everything lives in a namespace of its own
 # and the CRDs are put back the way they were found (deleted if they did not exist).
@@ -108,13 +110,17 @@ in_ns() {
 
 # --- install ---------------------------------------------------------------------------------
 
-for f in "$ROOT"/crds/*.yaml; do
-    yaml_json "$f" >"$tmp/$(basename "$f" .yaml).json" || {
+for f in "$ROOT"/crds/*.yaml "$ROOT"/crds/v1beta1/*.yaml; do
+    out=$tmp/$(basename "$(dirname "$f")")-$(basename "$f" .yaml).json
+    yaml_json "$f" >"$out" || {
         tap_fail "test_crds__committed_files_parse" "$f"
     }
 done
-comp_json=$tmp/${GROUP}_components.json
-policy_json=$tmp/${GROUP}_componentpolicies.json
+comp_json=$tmp/crds-${GROUP}_components.json
+policy_json=$tmp/crds-${GROUP}_componentpolicies.json
+beta_json=$tmp/v1beta1-${GROUP}_components.json
+# the Component CRD whose descriptions `kubectl explain` shows (explains() below)
+explained_json=$comp_json
 
 tap_check "test_crds__install" \
     k apply --server-side --force-conflicts --field-manager=co-test-crds -f "$comp_json" -f "$policy_json"
@@ -128,9 +134,16 @@ done
 tap_eq "test_crds__component_versions_served_and_stored" \
     "$(jq -r '[.spec.versions[] | "\(.name):\(.served):\(.storage)"] | join(" ")' "$comp_json")" \
     "$(k get crd "$COMP_CRD" -o jsonpath='{range .spec.versions[*]}{.name}:{.served}:{.storage} {end}' | sed 's/ $//')"
-tap_eq "test_crds__conversion_webhook_kept" \
-    "$(jq -r '.spec.conversion | "\(.strategy) \(.webhook.clientConfig.service.namespace)/\(.webhook.clientConfig.service.name)\(.webhook.clientConfig.service.path)"' "$comp_json")" \
-    "$(k get crd "$COMP_CRD" -o jsonpath='{.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}{.spec.conversion.webhook.clientConfig.service.path}')"
+tap_eq "test_crds__component_versions_v1alpha1_only" "v1alpha1:true:true" \
+    "$(jq -r '[.spec.versions[] | "\(.name):\(.served):\(.storage)"] | join(" ")' "$comp_json")"
+# conversion: the CRD in the cluster as in FILE
+conversion_of_file() {
+    jq -r '.spec.conversion | "\(.strategy) \(.webhook.clientConfig.service.namespace)/\(.webhook.clientConfig.service.name)\(.webhook.clientConfig.service.path)"' "$1"
+}
+conversion() {
+    k get crd "$COMP_CRD" -o jsonpath='{.spec.conversion.strategy} {.spec.conversion.webhook.clientConfig.service.namespace}/{.spec.conversion.webhook.clientConfig.service.name}{.spec.conversion.webhook.clientConfig.service.path}'
+}
+tap_eq "test_crds__no_conversion_webhook" "None /" "$(conversion)"
 tap_eq "test_crds__component_is_namespaced" Namespaced \
     "$(k get crd "$COMP_CRD" -o jsonpath='{.spec.scope}')"
 tap_eq "test_crds__policy_is_cluster_scoped" Cluster \
@@ -153,7 +166,7 @@ discovered() {
     grep -qE "^$plural +$short +$GROUP/$3 +$4 +$kind\$" <<<"$api"
 }
 if [ "$(jq -r '.spec.names.shortNames[0]' "$comp_json")" = comp ] &&
-    discovered "$comp_json" "$comp_plural" v1beta1 true; then
+    discovered "$comp_json" "$comp_plural" v1alpha1 true; then
     tap_ok "test_crds__discovery_short_name_comp"
 else
     tap_fail "test_crds__discovery_short_name_comp" "$api"
@@ -163,8 +176,9 @@ if discovered "$policy_json" "$policy_plural" v1alpha1 false; then
 else
     tap_fail "test_crds__discovery_component_policy" "$api"
 fi
-versions=$(k api-versions | grep "^$GROUP/" | sort | tr '\n' ' ')
-tap_eq "test_crds__both_versions_discovered" "$GROUP/v1alpha1 $GROUP/v1beta1 " "$versions"
+# group_versions: the group's versions in discovery, space-separated
+group_versions() { k api-versions | grep "^$GROUP/" | sort | tr '\n' ' '; }
+tap_eq "test_crds__only_v1alpha1_discovered" "$GROUP/v1alpha1 " "$(group_versions)"
 
 tap_check "test_crds__namespace" k create namespace "$ns"
 
@@ -396,7 +410,7 @@ explains() {
         grep -qF -- "$(printf '%s' "$want" | squash)" <<<"$out" || missing+=("$want")
     done < <(jq -r --arg v "$version" --arg f "$field" '.spec.versions[] | select(.name == $v) |
         .schema.openAPIV3Schema | reduce ($f | split("."))[] as $k (.; .properties[$k]) |
-        .description, (.properties // {} | .[].description)' "$comp_json")
+        .description, (.properties // {} | .[].description)' "$explained_json")
     if [ -z "$version" ]; then
         tap_fail "$desc" "no version in the output of kubectl explain" "$out"
     elif [ ${#missing[@]} = 0 ] && [ -n "$out" ]; then
@@ -410,8 +424,8 @@ explains "test_crds__explain_spec" "" spec
 explains "test_crds__explain_v1alpha1_spec" v1alpha1 spec
 explains "test_crds__explain_v1alpha1_git_source" v1alpha1 spec.sourceRef.git
 explains "test_crds__explain_v1alpha1_status" v1alpha1 status
-explains "test_crds__explain_v1beta1_spec" v1beta1 spec
-explains "test_crds__explain_v1beta1_policies" v1beta1 spec.policies
+# the preferred version is the only one: no --api-version needed for v1alpha1's fields
+explains "test_crds__explain_update_policy" "" spec.updatePolicy
 
 # --- printer columns ------------------------------------------------------------------------
 
@@ -438,6 +452,42 @@ columns() {
     fi
 }
 columns "test_crds__printer_columns_v1alpha1" "$V1"
+columns "test_crds__printer_columns_get_comp" comp
+tap_eq "test_crds__get_comp_serves_v1alpha1" "$GROUP/v1alpha1" \
+    "$(k get comp -n "$ns" minimal -o jsonpath='{.apiVersion}')"
+
+# --- v1beta1: the CRD of crds/v1beta1/ applied over it ----------------------------------------
+
+tap_check "test_crds__v1beta1_crd_applies_over_the_default" \
+    k apply --server-side --force-conflicts --field-manager=co-test-crds -f "$beta_json"
+tap_check "test_crds__v1beta1_crd_established" \
+    k wait --for=condition=Established --timeout=120s "crd/$COMP_CRD"
+tap_eq "test_crds__v1beta1_crd_versions_served_and_stored" "v1alpha1:true:true v1beta1:true:false" \
+    "$(k get crd "$COMP_CRD" -o jsonpath='{range .spec.versions[*]}{.name}:{.served}:{.storage} {end}' | sed 's/ $//')"
+tap_eq "test_crds__v1beta1_crd_conversion_webhook_kept" "$(conversion_of_file "$beta_json")" \
+    "$(conversion)"
+tap_eq "test_crds__v1beta1_crd_conversion_names_the_webhook" \
+    "Webhook component-operator/component-webhook/convert" "$(conversion)"
+# discovery lags behind the CRD
+both_versions() { [ "$(group_versions)" = "$GROUP/v1alpha1 $GROUP/v1beta1 " ]; }
+retry 60 both_versions >/dev/null
+tap_eq "test_crds__v1beta1_crd_both_versions_discovered" "$GROUP/v1alpha1 $GROUP/v1beta1 " \
+    "$(group_versions)"
+# comp now names the preferred version, v1beta1
+for _ in $(seq 30); do
+    api=$(k api-resources --api-group=$GROUP --no-headers 2>&1)
+    discovered "$beta_json" "$comp_plural" v1beta1 true && break
+    sleep 2
+done
+if discovered "$beta_json" "$comp_plural" v1beta1 true; then
+    tap_ok "test_crds__v1beta1_crd_discovery_short_name_comp"
+else
+    tap_fail "test_crds__v1beta1_crd_discovery_short_name_comp" "$api"
+fi
+explained_json=$beta_json
+explains "test_crds__explain_v1beta1_spec" v1beta1 spec
+explains "test_crds__explain_v1beta1_policies" v1beta1 spec.policies
+explains "test_crds__explain_v1alpha1_spec_next_to_v1beta1" v1alpha1 spec
 
 # With the webhook named in the CRD and no webhook running, the apiserver really calls it for
 # v1beta1 (which is why the v1beta1 checks below switch conversion off).
@@ -482,7 +532,7 @@ tap_check_fails "test_crds__kubectl_reports_v1alpha1_name_in_v1beta1" \
     'unknown field "updatePolicy"' \
     k create --dry-run=server --validate=strict -f "$(invalid invalid-v1beta1/v1alpha1-name-in-v1beta1)"
 
-columns "test_crds__printer_columns_get_comp" comp
+columns "test_crds__printer_columns_get_comp_v1beta1" comp
 tap_eq "test_crds__get_comp_serves_v1beta1" "$GROUP/v1beta1" \
     "$(k get comp -n "$ns" minimal -o jsonpath='{.apiVersion}')"
 

@@ -1025,7 +1025,7 @@ static void test_component__crd_schema_matches_model(void **state)
 {
     (void)state;
     json_object *crd = NULL;
-    assert_co_pass(co_component_crd(&crd));
+    assert_co_pass(co_component_crd(&crd, CO_COMPONENT_CRD_V1BETA1));
     json_object *versions = co_json_get(crd, "spec", "versions", NULL);
     assert_int_equal(json_object_array_length(versions), 2);
     for (size_t v = 0; v < 2; v++) {
@@ -1072,9 +1072,20 @@ static char *crd_file(const char *file)
     return co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, file);
 }
 
-static void check_committed(const char *file, const char *generated)
+/* Where the generated files of deploy/ are: $CO_DEPLOY_DIR when set (`make crds DEPLOY_OUT=DIR`
+ * sets it), else the repository's deploy/. */
+static char *deploy_file(const char *file)
 {
-    char *path = crd_file(file);
+    const char *dir = getenv("CO_DEPLOY_DIR"); // NOLINT(concurrency-mt-unsafe): one thread
+    if (dir && dir[0]) {
+        return co_xasprintf("%s/%s", dir, file);
+    }
+    return co_xasprintf("%s/deploy/%s", CO_SOURCE_ROOT, file);
+}
+
+/* Takes @p path (freed here). */
+static void check_committed(char *path, const char *generated)
+{
     const char *update = getenv("CO_UPDATE_CRDS"); // NOLINT(concurrency-mt-unsafe): one thread
     if (update && strcmp(update, "1") == 0) {
         co_test_write_file(path, generated, strlen(generated));
@@ -1091,59 +1102,151 @@ static void test_component__committed_crd_is_generated(void **state)
 {
     (void)state;
     co_buf b = CO_BUF_INIT(SIZE_MAX);
-    assert_co_pass(co_component_crd_yaml(&b));
+    assert_co_pass(co_component_crd_yaml(&b, 0));
     assert_contains(co_buf_cstr(&b), "name: components.core.cs.sap.com");
-    check_committed("core.cs.sap.com_components.yaml", co_buf_cstr(&b));
+    check_committed(crd_file("core.cs.sap.com_components.yaml"), co_buf_cstr(&b));
+    co_buf_dispose(&b);
+}
+
+static void test_component__committed_v1beta1_crd_is_generated(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_component_crd_yaml(&b, CO_COMPONENT_CRD_V1BETA1));
+    assert_contains(co_buf_cstr(&b), "name: v1beta1");
+    check_committed(crd_file("v1beta1/core.cs.sap.com_components.yaml"), co_buf_cstr(&b));
+    co_buf_dispose(&b);
+}
+
+static void test_component__committed_chart_template_is_generated(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_component_crd_chart_template(&b));
+    check_committed(deploy_file("chart/templates/crd-components.yaml"), co_buf_cstr(&b));
+    co_buf_dispose(&b);
+}
+
+/* The template's text around the schema: what Helm reads (rendered and compared with crds/ in
+ * tests/unit/test_deploy_chart.c). */
+static void test_component__chart_template_shape(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_component_crd_chart_template(&b));
+    const char *t = co_buf_cstr(&b);
+    assert_contains(t, "metadata:\n  annotations:\n    helm.sh/resource-policy: keep\n"
+                       "  name: components.core.cs.sap.com\n");
+    assert_contains(t, "spec:\n  conversion:\n{{- if .Values.crds.v1beta1 }}\n"
+                       "    strategy: Webhook\n");
+    assert_contains(t, "          namespace: \"{{ .Release.Namespace }}\"\n");
+    assert_contains(t, "      - v1\n{{- else }}\n    strategy: None\n    webhook: null\n"
+                       "{{- end }}\n  group: core.cs.sap.com\n");
+    assert_contains(t, "  versions:\n  - additionalPrinterColumns:\n");
+    assert_contains(t, "\n{{- if .Values.crds.v1beta1 }}\n  - additionalPrinterColumns:\n");
+    assert_contains(t, "    name: v1beta1\n");
+    /* two conditions, each closed; no other action anywhere */
+    size_t actions = 0;
+    for (const char *p = strstr(t, "{{"); p; p = strstr(p + 2, "{{")) {
+        actions++;
+    }
+    assert_int_equal(actions, 6);
+    assert_true(strlen(t) > (size_t)2 * 20000);
     co_buf_dispose(&b);
 }
 
 static void test_component__crd_shape(void **state)
 {
     (void)state;
-    json_object *crd = NULL;
-    assert_co_pass(co_component_crd(&crd));
-    json_object *spec = co_json_get(crd, "spec", NULL);
-    assert_string_equal(json_object_get_string(co_json_get(spec, "scope", NULL)), "Namespaced");
-    json_object *names_o = co_json_get(spec, "names", NULL);
-    assert_string_equal(json_object_get_string(
-                            json_object_array_get_idx(co_json_get(names_o, "shortNames", NULL), 0)),
-                        "comp");
-    assert_null(co_json_get(names_o, "categories", NULL));
-    json_object *conv = co_json_get(spec, "conversion", NULL);
-    assert_string_equal(json_object_get_string(co_json_get(conv, "strategy", NULL)), "Webhook");
-    assert_string_equal(json_object_get_string(
-                            co_json_get(conv, "webhook", "clientConfig", "service", "path", NULL)),
-                        "/convert");
-    json_object *versions = co_json_get(spec, "versions", NULL);
-    for (size_t v = 0; v < 2; v++) {
-        json_object *ver = json_object_array_get_idx(versions, v);
-        assert_true(json_object_get_boolean(co_json_get(ver, "served", NULL)));
-        assert_int_equal(json_object_get_boolean(co_json_get(ver, "storage", NULL)), v == 0);
-        assert_non_null(co_json_get(ver, "subresources", "status", NULL));
-        json_object *cols = co_json_get(ver, "additionalPrinterColumns", NULL);
-        assert_int_equal(json_object_array_length(cols), 3);
-        assert_string_equal(json_object_get_string(
-                                co_json_get(json_object_array_get_idx(cols, 1), "jsonPath", NULL)),
-                            ".status.conditions[?(@.type=='Ready')].reason");
-        json_object *root = co_json_get(ver, "schema", "openAPIV3Schema", NULL);
-        json_object *props = co_json_get(root, "properties", NULL);
-        json_object *status = co_json_get(props, "status", NULL);
-        assert_int_equal(
-            json_object_get_int(co_json_get(status, "default", "observedGeneration", NULL)), -1);
-        /* preserve-unknown-fields only on values */
-        char *text = co_xstrdup(json_object_to_json_string(root));
-        const char *p = strstr(text, "x-kubernetes-preserve-unknown-fields");
-        assert_non_null(p);
-        assert_null(strstr(p + 1, "x-kubernetes-preserve-unknown-fields"));
-        free(text);
-        json_object *spec_props = co_json_get(props, "spec", "properties", NULL);
-        assert_true(
-            json_object_get_boolean(co_json_get(co_json_get(spec_props, "values", NULL),
-                                                "x-kubernetes-preserve-unknown-fields", NULL)));
-        json_object *src = co_json_get(spec_props, v == 0 ? "sourceRef" : "source", NULL);
-        assert_int_equal(json_object_array_length(co_json_get(src, "oneOf", NULL)), 6);
+    for (unsigned flags = 0; flags <= CO_COMPONENT_CRD_V1BETA1; flags++) {
+        json_object *crd = NULL;
+        assert_co_pass(co_component_crd(&crd, flags));
+        json_object *spec = co_json_get(crd, "spec", NULL);
+        assert_string_equal(json_object_get_string(co_json_get(spec, "scope", NULL)), "Namespaced");
+        json_object *names_o = co_json_get(spec, "names", NULL);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(
+                                co_json_get(names_o, "shortNames", NULL), 0)),
+                            "comp");
+        assert_null(co_json_get(names_o, "categories", NULL));
+        assert_null(co_json_get(crd, "metadata", "annotations", NULL));
+        json_object *conv = co_json_get(spec, "conversion", NULL);
+        json_object *versions = co_json_get(spec, "versions", NULL);
+        if (flags == 0) {
+            /* v1alpha1 alone: nothing to convert, no webhook to depend on */
+            assert_string_equal(json_object_get_string(co_json_get(conv, "strategy", NULL)),
+                                "None");
+            /* webhook: null, so that an apply over the opt-in's CRD removes the stanza */
+            json_object *wh = (json_object *)1;
+            assert_true(json_object_object_get_ex(conv, "webhook", &wh));
+            assert_null(wh);
+            assert_int_equal(json_object_object_length(conv), 2);
+            assert_int_equal(json_object_array_length(versions), 1);
+        } else {
+            assert_string_equal(json_object_get_string(co_json_get(conv, "strategy", NULL)),
+                                "Webhook");
+            json_object *svc = co_json_get(conv, "webhook", "clientConfig", "service", NULL);
+            assert_string_equal(json_object_get_string(co_json_get(svc, "path", NULL)), "/convert");
+            assert_string_equal(json_object_get_string(co_json_get(svc, "name", NULL)),
+                                "component-webhook");
+            assert_string_equal(json_object_get_string(co_json_get(svc, "namespace", NULL)),
+                                "component-operator");
+            assert_string_equal(json_object_to_json_string_ext(
+                                    co_json_get(conv, "webhook", "conversionReviewVersions", NULL),
+                                    JSON_C_TO_STRING_PLAIN),
+                                "[\"v1\"]");
+            assert_int_equal(json_object_array_length(versions), 2);
+        }
+        for (size_t v = 0; v < json_object_array_length(versions); v++) {
+            json_object *ver = json_object_array_get_idx(versions, v);
+            assert_string_equal(json_object_get_string(co_json_get(ver, "name", NULL)),
+                                v == 0 ? "v1alpha1" : "v1beta1");
+            assert_true(json_object_get_boolean(co_json_get(ver, "served", NULL)));
+            assert_int_equal(json_object_get_boolean(co_json_get(ver, "storage", NULL)), v == 0);
+            assert_non_null(co_json_get(ver, "subresources", "status", NULL));
+            json_object *cols = co_json_get(ver, "additionalPrinterColumns", NULL);
+            assert_int_equal(json_object_array_length(cols), 3);
+            assert_string_equal(json_object_get_string(co_json_get(
+                                    json_object_array_get_idx(cols, 1), "jsonPath", NULL)),
+                                ".status.conditions[?(@.type=='Ready')].reason");
+            json_object *root = co_json_get(ver, "schema", "openAPIV3Schema", NULL);
+            json_object *props = co_json_get(root, "properties", NULL);
+            json_object *status = co_json_get(props, "status", NULL);
+            assert_int_equal(
+                json_object_get_int(co_json_get(status, "default", "observedGeneration", NULL)),
+                -1);
+            /* preserve-unknown-fields only on values */
+            char *text = co_xstrdup(json_object_to_json_string(root));
+            const char *p = strstr(text, "x-kubernetes-preserve-unknown-fields");
+            assert_non_null(p);
+            assert_null(strstr(p + 1, "x-kubernetes-preserve-unknown-fields"));
+            free(text);
+            json_object *spec_props = co_json_get(props, "spec", "properties", NULL);
+            assert_true(
+                json_object_get_boolean(co_json_get(co_json_get(spec_props, "values", NULL),
+                                                    "x-kubernetes-preserve-unknown-fields", NULL)));
+            json_object *src = co_json_get(spec_props, v == 0 ? "sourceRef" : "source", NULL);
+            assert_int_equal(json_object_array_length(co_json_get(src, "oneOf", NULL)), 6);
+        }
+        json_object_put(crd);
     }
-    json_object_put(crd);
+}
+
+/* The v1alpha1 version is the same with and without v1beta1, so that adding or removing the
+ * option changes nothing for v1alpha1's clients. */
+static void test_component__crd_v1alpha1_same_with_v1beta1(void **state)
+{
+    (void)state;
+    json_object *alone = NULL;
+    json_object *both = NULL;
+    assert_co_pass(co_component_crd(&alone, 0));
+    assert_co_pass(co_component_crd(&both, CO_COMPONENT_CRD_V1BETA1));
+    assert_true(
+        co_json_equal(json_object_array_get_idx(co_json_get(alone, "spec", "versions", NULL), 0),
+                      json_object_array_get_idx(co_json_get(both, "spec", "versions", NULL), 0)));
+    assert_true(co_json_equal(co_json_get(alone, "spec", "names", NULL),
+                              co_json_get(both, "spec", "names", NULL)));
+    json_object_put(alone);
+    json_object_put(both);
 }
 
 /* Every field of the schema carries a description (kubectl explain shows them), except
@@ -1178,7 +1281,7 @@ static void test_component__crd_fields_are_described(void **state)
 {
     (void)state;
     json_object *crd = NULL;
-    assert_co_pass(co_component_crd(&crd));
+    assert_co_pass(co_component_crd(&crd, CO_COMPONENT_CRD_V1BETA1));
     json_object *versions = co_json_get(crd, "spec", "versions", NULL);
     for (size_t v = 0; v < 2; v++) {
         json_object *ver = json_object_array_get_idx(versions, v);
@@ -1334,7 +1437,11 @@ int main(void)
         cmocka_unit_test(test_component__field_error_format),
         cmocka_unit_test(test_component__crd_schema_matches_model),
         cmocka_unit_test(test_component__committed_crd_is_generated),
+        cmocka_unit_test(test_component__committed_v1beta1_crd_is_generated),
+        cmocka_unit_test(test_component__committed_chart_template_is_generated),
+        cmocka_unit_test(test_component__chart_template_shape),
         cmocka_unit_test(test_component__crd_shape),
+        cmocka_unit_test(test_component__crd_v1alpha1_same_with_v1beta1),
         cmocka_unit_test(test_component__crd_fields_are_described),
     };
     return cmocka_run_group_tests_name("component", tests, NULL, NULL);

@@ -7,7 +7,9 @@
  * PodDisruptionBudget, failurePolicy and timeout of every webhook, the opt-in cluster-admin
  * binding and with it the default service account, the NetworkPolicies, the shipped
  * ComponentPolicy), every container runs non-root with a read-only root filesystem and probes,
- * and the chart's CRDs are the ones of crds/. The shipped ComponentPolicy passes
+ * and the CRDs are the ones of crds/: the Component CRD serves v1alpha1 only, and the opt-in
+ * (the kustomize Component deploy/v1beta1, the chart's crds.v1beta1) changes that CRD into the
+ * one of crds/v1beta1/ and nothing else. The shipped ComponentPolicy passes
  * `component-controller validate` (build/test, $CO_CONTROLLER overrides it) and refuses what it
  * is meant to refuse.
  */
@@ -30,6 +32,7 @@
 #define CHART     CO_SOURCE_ROOT "/deploy/chart"
 
 #define DEFAULT_SA_ARG "--default-service-account=component-default"
+#define COMP_CRD_KEY   "apiextensions.k8s.io/v1/CustomResourceDefinition//components.core.cs.sap.com"
 #define POLICY_KEY     "core.cs.sap.com/v1alpha1/ComponentPolicy//restrict-cross-namespace-references"
 
 static char *helm_bin;
@@ -126,6 +129,43 @@ static struct json_object *kustomize(const char *dir)
     }
     struct json_object *list = parse_stream(out);
     free(out);
+    return list;
+}
+
+/* `kubectl kustomize` of an overlay of deploy/@p resource with the kustomize Component
+ * deploy/@p component, written to a scratch directory. Kustomize takes neither absolute paths
+ * nor files outside the overlay, so the overlay names both directories relative to itself. */
+static struct json_object *kustomize_with(const char *resource, const char *component)
+{
+    char *dir = co_test_tmpdir();
+    co_buf up = CO_BUF_INIT(SIZE_MAX);
+    for (const char *p = dir; *p; p++) {
+        if (*p == '/') {
+            assert_co_pass(co_buf_puts(&up, "../"));
+        }
+    }
+    char *kz = co_xasprintf("apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                            "kind: Kustomization\n"
+                            "resources: [\"%s%s/deploy/%s\"]\n"
+                            "components: [\"%s%s/deploy/%s\"]\n",
+                            co_buf_cstr(&up), CO_SOURCE_ROOT + 1, resource, co_buf_cstr(&up),
+                            CO_SOURCE_ROOT + 1, component);
+    char *file = co_xasprintf("%s/kustomization.yaml", dir);
+    co_test_write_file(file, kz, strlen(kz));
+    char *argv[] = {kubectl_bin, (char *)"kustomize", dir, NULL};
+    char *out = NULL;
+    int rc = run(&out, argv);
+    if (rc != 0) {
+        fail_msg("kubectl kustomize of deploy/%s with deploy/%s failed (%d)", resource, component,
+                 rc);
+    }
+    struct json_object *list = parse_stream(out);
+    free(out);
+    co_test_rmtree(dir);
+    free(file);
+    free(kz);
+    co_buf_dispose(&up);
+    free(dir);
     return list;
 }
 
@@ -299,6 +339,55 @@ static bool has_default_sa(struct json_object *list, const char *ns)
     return arg_in(ctl, "--default-service-account", false);
 }
 
+/* The chart's Component CRD carries helm.sh/resource-policy: keep (without it `helm uninstall`
+ * deletes the CRD and every Component with it), which the kustomize base has no use for:
+ * checks that it does and removes it, so that the rest compares with the base. */
+static void strip_keep(struct json_object *list)
+{
+    struct json_object *crd = find(list, COMP_CRD_KEY);
+    assert_non_null(crd);
+    struct json_object *meta = at(crd, "metadata");
+    struct json_object *ann = at(meta, "annotations");
+    assert_non_null(ann);
+    struct json_object *keep = NULL;
+    assert_true(json_object_object_get_ex(ann, "helm.sh/resource-policy", &keep));
+    assert_string_equal(json_object_get_string(keep), "keep");
+    assert_int_equal(json_object_object_length(ann), 1);
+    json_object_object_del(meta, "annotations");
+}
+
+/* The document of crds/@p file, parsed. */
+static struct json_object *crd_file(const char *file)
+{
+    char *path = co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, file);
+    char *text = co_test_read_file(path, NULL);
+    if (!text) {
+        fail_msg("cannot read %s", path);
+    }
+    struct json_object *list = parse_stream(text);
+    assert_int_equal(json_object_array_length(list), 1);
+    struct json_object *doc = json_object_get(json_object_array_get_idx(list, 0));
+    json_object_put(list);
+    free(text);
+    free(path);
+    return doc;
+}
+
+/* The names of the versions the Component CRD in @p list serves, space-separated. */
+static char *served(struct json_object *list)
+{
+    struct json_object *versions = at(find(list, COMP_CRD_KEY), "spec.versions");
+    assert_non_null(versions);
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    for (size_t i = 0; i < json_object_array_length(versions); i++) {
+        struct json_object *v = json_object_array_get_idx(versions, i);
+        if (bool_at(v, "served") == 1) {
+            assert_co_pass(co_buf_printf(&b, "%s%s", i ? " " : "", str_at(v, "name")));
+        }
+    }
+    return co_buf_take(&b, NULL);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -337,9 +426,18 @@ static void test_deploy_chart__defaults_equal_kustomize_base(void **state)
     struct json_object *h = helm(values, NAMESPACE);
     struct json_object *o = ours(values, NAMESPACE);
     assert_true(json_object_array_length(base) >= 20);
-    assert_same_objects("kustomize vs helm", base, h);
     assert_same_objects("helm vs ours", h, o);
     assert_true(co_json_equal(h, o)); /* helm's own order too */
+    strip_keep(h);
+    assert_same_objects("kustomize vs helm", base, h);
+    /* the Component CRD is that of crds/: v1alpha1 alone, no conversion webhook to depend on */
+    struct json_object *crd = crd_file("core.cs.sap.com_components.yaml");
+    assert_true(co_json_equal(find(base, COMP_CRD_KEY), crd));
+    char *versions = served(base);
+    assert_string_equal(versions, "v1alpha1");
+    free(versions);
+    assert_string_equal(str_at(find(base, COMP_CRD_KEY), "spec.conversion.strategy"), "None");
+    json_object_put(crd);
     /* the base has what the issue lists */
     assert_int_equal(count_kind(base, "Namespace"), 1);
     assert_int_equal(count_kind(base, "ServiceAccount"), 2);
@@ -369,8 +467,9 @@ static void test_deploy_chart__cluster_admin_equals_overlay(void **state)
     struct json_object *overlay = kustomize("cluster-admin");
     struct json_object *h = helm(values, NAMESPACE);
     struct json_object *o = ours(values, NAMESPACE);
-    assert_same_objects("kustomize vs helm", overlay, h);
     assert_true(co_json_equal(h, o));
+    strip_keep(h);
+    assert_same_objects("kustomize vs helm", overlay, h);
     struct json_object *crb = find(o, "rbac.authorization.k8s.io/v1/ClusterRoleBinding//"
                                       "component-operator:controller-cluster-admin");
     assert_non_null(crb);
@@ -381,6 +480,66 @@ static void test_deploy_chart__cluster_admin_equals_overlay(void **state)
     /* the cross-namespace policy stays */
     assert_non_null(find(overlay, POLICY_KEY));
     json_object_put(overlay);
+    json_object_put(h);
+    json_object_put(o);
+}
+
+/* The opt-in v1beta1: the kustomize Component over the base (and over the cluster-admin
+ * overlay) and the chart's crds.v1beta1 render the Component CRD of crds/v1beta1/ (v1beta1
+ * served, converted by the webhook) and otherwise the same objects as without it. */
+static void test_deploy_chart__v1beta1_option_equals_component(void **state)
+{
+    (void)state;
+    const char *values = "namespace: {create: true}\ncrds: {v1beta1: true}\n";
+    struct json_object *overlay = kustomize_with("base", "v1beta1");
+    struct json_object *h = helm(values, NAMESPACE);
+    struct json_object *o = ours(values, NAMESPACE);
+    assert_true(co_json_equal(h, o));
+    strip_keep(h);
+    assert_same_objects("kustomize vs helm", overlay, h);
+    struct json_object *crd = crd_file("v1beta1/core.cs.sap.com_components.yaml");
+    assert_true(co_json_equal(find(overlay, COMP_CRD_KEY), crd));
+    char *versions = served(overlay);
+    assert_string_equal(versions, "v1alpha1 v1beta1");
+    free(versions);
+    struct json_object *conv = at(find(overlay, COMP_CRD_KEY), "spec.conversion");
+    assert_string_equal(str_at(conv, "strategy"), "Webhook");
+    assert_string_equal(str_at(conv, "webhook.clientConfig.service.namespace"), NAMESPACE);
+    assert_string_equal(str_at(conv, "webhook.clientConfig.service.name"), "component-webhook");
+    assert_string_equal(str_at(conv, "webhook.clientConfig.service.path"), "/convert");
+    /* everything else as without the option */
+    struct json_object *base = kustomize("base");
+    assert_int_equal(json_object_array_length(base), json_object_array_length(overlay));
+    for (size_t i = 0; i < json_object_array_length(base); i++) {
+        struct json_object *b = json_object_array_get_idx(base, i);
+        char *k = key_of(b);
+        if (strcmp(k, COMP_CRD_KEY) != 0) {
+            assert_true(co_json_equal(b, find(overlay, k)));
+        }
+        free(k);
+    }
+    json_object_put(base);
+    json_object_put(crd);
+    json_object_put(overlay);
+    json_object_put(h);
+    json_object_put(o);
+
+    /* over the cluster-admin overlay too */
+    overlay = kustomize_with("cluster-admin", "v1beta1");
+    values = "namespace: {create: true}\ncrds: {v1beta1: true}\ncontroller: {clusterAdmin: true}\n";
+    h = helm(values, NAMESPACE);
+    strip_keep(h);
+    assert_same_objects("kustomize vs helm", overlay, h);
+    json_object_put(overlay);
+    json_object_put(h);
+
+    /* the chart names its own namespace in the conversion stanza */
+    h = helm("crds: {v1beta1: true}\n", "ops");
+    o = ours("crds: {v1beta1: true}\n", "ops");
+    assert_true(co_json_equal(h, o));
+    assert_string_equal(
+        str_at(find(o, COMP_CRD_KEY), "spec.conversion.webhook.clientConfig.service.namespace"),
+        "ops");
     json_object_put(h);
     json_object_put(o);
 }
@@ -743,21 +902,34 @@ static void test_deploy_chart__pods_are_locked_down(void **state)
     json_object_put(base);
 }
 
+/* The copies in deploy/ are those of crds/ (`make crds` writes both): deploy/crds for the
+ * kustomize base, deploy/v1beta1 for its opt-in, and in the chart's crds/ (which Helm installs
+ * before the templates, and never templates) only the ComponentPolicy CRD: the Component CRD is
+ * a template of the chart, and a copy in crds/ would be installed next to it. */
 static void test_deploy_chart__crds_are_those_of_crds_dir(void **state)
 {
     (void)state;
-    const char *names[] = {"core.cs.sap.com_components.yaml",
-                           "core.cs.sap.com_componentpolicies.yaml"};
-    for (size_t i = 0; i < CO_ARRAY_SIZE(names); i++) {
-        char *a = co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, names[i]);
-        char *b = co_xasprintf("%s/%s", CHART "/crds", names[i]);
+    static const struct {
+        const char *copy;
+        const char *of;
+    } copies[] = {
+        {"crds/core.cs.sap.com_components.yaml", "core.cs.sap.com_components.yaml"},
+        {"crds/core.cs.sap.com_componentpolicies.yaml", "core.cs.sap.com_componentpolicies.yaml"},
+        {"v1beta1/core.cs.sap.com_components.yaml", "v1beta1/core.cs.sap.com_components.yaml"},
+        {"chart/crds/core.cs.sap.com_componentpolicies.yaml",
+         "core.cs.sap.com_componentpolicies.yaml"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(copies); i++) {
+        char *a = co_xasprintf("%s/crds/%s", CO_SOURCE_ROOT, copies[i].of);
+        char *b = co_xasprintf("%s/deploy/%s", CO_SOURCE_ROOT, copies[i].copy);
         size_t la = 0;
         size_t lb = 0;
         char *ta = co_test_read_file(a, &la);
         char *tb = co_test_read_file(b, &lb);
         assert_non_null(ta);
-        assert_non_null(tb);
-        if (la != lb || memcmp(ta, tb, la) != 0) {
+        if (!tb) {
+            fail_msg("%s is missing: run `make crds`", b);
+        } else if (la != lb || memcmp(ta, tb, la) != 0) {
             fail_msg("%s differs from %s: run `make crds`", b, a);
         }
         free(ta);
@@ -765,6 +937,23 @@ static void test_deploy_chart__crds_are_those_of_crds_dir(void **state)
         free(a);
         free(b);
     }
+    char *stale = co_test_read_file(CHART "/crds/core.cs.sap.com_components.yaml", NULL);
+    if (stale) {
+        free(stale);
+        fail_msg("deploy/chart/crds holds the Component CRD, which templates/ renders");
+    }
+    /* helm template without --include-crds: the Component CRD is a template */
+    char *argv[] = {helm_bin,      (char *)"template",    (char *)"component-operator",
+                    (char *)CHART, (char *)"--namespace", (char *)NAMESPACE,
+                    NULL};
+    char *out = NULL;
+    assert_int_equal(run(&out, argv), 0);
+    struct json_object *list = parse_stream(out);
+    assert_non_null(find(list, COMP_CRD_KEY));
+    assert_null(find(list, "apiextensions.k8s.io/v1/CustomResourceDefinition//"
+                           "componentpolicies.core.cs.sap.com"));
+    json_object_put(list);
+    free(out);
 }
 
 int main(void)
@@ -772,6 +961,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deploy_chart__defaults_equal_kustomize_base),
         cmocka_unit_test(test_deploy_chart__cluster_admin_equals_overlay),
+        cmocka_unit_test(test_deploy_chart__v1beta1_option_equals_component),
         cmocka_unit_test(test_deploy_chart__values_take_effect),
         cmocka_unit_test(test_deploy_chart__default_service_account_values),
         cmocka_unit_test(test_deploy_chart__network_policies),

@@ -477,15 +477,33 @@ char *co_component_path_to_v1beta1(const char *v1alpha1_path);
 /* --- CustomResourceDefinition ---------------------------------------------------------------- */
 
 /**
- * The components.core.cs.sap.com CRD as a JSON object, generated from the same schema the
- * validation uses. @param[out] out a new object (json_object_put() it). @return 0.
+ * co_component_crd() flag: serve v1beta1 next to v1alpha1, converted by component-webhook's
+ * /convert (crds/v1beta1/, the opt-in of deploy/v1beta1 and the chart's crds.v1beta1). Without
+ * it the CRD serves v1alpha1 only, with conversion strategy None and the webhook stanza null
+ * (crds/), so that Helm's upgrade turns a CRD that served v1beta1 back.
  */
-CO_MUST_CHECK int co_component_crd(struct json_object **out);
+#define CO_COMPONENT_CRD_V1BETA1 0x1u
 
 /**
- * Appends the YAML of the components.core.cs.sap.com CRD (crds/core.cs.sap.com_components.yaml),
- * generated from the same schema the validation uses. @return 0 or CO_ETOOBIG.
+ * The components.core.cs.sap.com CRD as a JSON object, generated from the same schema the
+ * validation uses. @param flags 0 or CO_COMPONENT_CRD_V1BETA1.
+ * @param[out] out a new object (json_object_put() it). @return 0.
  */
-CO_MUST_CHECK int co_component_crd_yaml(co_buf *out);
+CO_MUST_CHECK int co_component_crd(struct json_object **out, unsigned flags);
+
+/**
+ * Appends the YAML of the components.core.cs.sap.com CRD (crds/core.cs.sap.com_components.yaml,
+ * with CO_COMPONENT_CRD_V1BETA1 crds/v1beta1/core.cs.sap.com_components.yaml), generated from
+ * the same schema the validation uses. @return 0 or CO_ETOOBIG.
+ */
+CO_MUST_CHECK int co_component_crd_yaml(co_buf *out, unsigned flags);
+
+/**
+ * Appends the Helm template of the CRD (deploy/chart/templates/crd-components.yaml): the CRD of
+ * co_component_crd_yaml() with flags 0, or with `.Values.crds.v1beta1` that with
+ * CO_COMPONENT_CRD_V1BETA1 (the conversion webhook in the release namespace); annotated
+ * `helm.sh/resource-policy: keep` in both. @return 0 or CO_ETOOBIG.
+ */
+CO_MUST_CHECK int co_component_crd_chart_template(co_buf *out);
 
 #endif
