@@ -116,6 +116,8 @@ struct ctl_manager {
     ctl_env env;
     ctl_source_ops source;
     ctl_apply_ops apply;
+    ctl_release_fn release; /* set before start, read-only afterwards */
+    void *release_ctx;
 
     pthread_t *workers;
     size_t nworkers;
@@ -354,6 +356,18 @@ static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
 
 /* ---- Component handlers ------------------------------------------------------------------ */
 
+/* The source of @p obj need not be followed any more (polling stops at once, not when the last
+ * reconcile of the Component happens to run). */
+static void release_obj(ctl_manager *m, const struct json_object *obj)
+{
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    const char *ns = str_at(meta, "namespace");
+    const char *name = str_at(meta, "name");
+    if (m->release && ns && name) {
+        m->release(m->release_ctx, ns, name);
+    }
+}
+
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
     enqueue_obj(payload, obj);
@@ -381,6 +395,9 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
         enqueue_obj(m, new_obj);
     }
+    if (!str_at(om, "deletionTimestamp") && str_at(nm, "deletionTimestamp")) {
+        release_obj(m, new_obj); /* a Component being deleted never reads its source again */
+    }
     /* dependants wait for this one to be Ready (and synced) */
     bool ready = ctl_state_component_ready(new_obj);
     struct json_object *os = co_json_get(old_obj, "status", NULL);
@@ -400,6 +417,7 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
 static void on_comp_delete(const struct json_object *obj, void *payload)
 {
     ctl_manager *m = payload;
+    release_obj(m, obj);
     enqueue_obj(m, obj);
     /* its dependencies may be waiting for it to go (DeletionPending) */
     co_kube_keys deps = {0};
@@ -948,6 +966,11 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
     forget_events(m, ns, name);
+    /* the informer's delete may have come while a reconcile was still resolving the source and
+     * watching it again; this pass ran after that one */
+    if (m->release) {
+        m->release(m->release_ctx, ns, name);
+    }
 }
 
 /* ---- workers ----------------------------------------------------------------------------- */
@@ -1485,6 +1508,12 @@ int ctl_manager_metrics_port(ctl_manager *m)
 int ctl_manager_probe_port(ctl_manager *m)
 {
     return m->probe_http ? ctl_http_port(m->probe_http) : 0;
+}
+
+void ctl_manager_on_release(ctl_manager *m, ctl_release_fn fn, void *ctx)
+{
+    m->release = fn;
+    m->release_ctx = ctx;
 }
 
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out)

@@ -98,6 +98,17 @@ int ctl_manager_probe_port(ctl_manager *m);
 /** Queues a Component for reconciliation. */
 void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name);
 
+/** Called when a Component no longer needs its source followed (ctl_manager_on_release()). */
+typedef void (*ctl_release_fn)(void *ctx, const char *ns, const char *name);
+
+/**
+ * Registers @p fn, called with a Component's namespace and name once it no longer needs its
+ * source followed: its deletion has begun, it was deleted (or left the watched set), or a
+ * reconcile found it gone. It runs on informer and worker threads, so it must be thread-safe and
+ * quick. Call before ctl_manager_start(); a later call replaces the earlier one.
+ */
+void ctl_manager_on_release(ctl_manager *m, ctl_release_fn fn, void *ctx);
+
 /** Copies the counters. */
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out);
 
