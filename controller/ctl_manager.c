@@ -127,6 +127,7 @@ struct ctl_manager {
     atomic_bool synced;
     atomic_bool started;
     atomic_bool stopped;
+    atomic_bool warned_dependants; /* a narrow search for dependants was logged */
 
     pthread_mutex_t ev_mu;
     last_event *events;
@@ -534,6 +535,30 @@ static int cache_claimed_by(void *ctx,
     return found;
 }
 
+typedef struct dependants_scan {
+    const char *key;
+    co_kube_keys *out;
+} dependants_scan;
+
+static int scan_dependant(struct json_object *item, void *payload)
+{
+    dependants_scan *d = payload;
+    co_kube_keys deps = {0};
+    dependency_keys(&deps, item);
+    for (size_t i = 0; i < deps.len; i++) {
+        if (strcmp(deps.items[i], d->key) == 0) {
+            char *k = co_kube_informer_key_of(item);
+            if (k && strcmp(k, d->key) != 0) {
+                co_kube_keys_add(d->out, k);
+            }
+            free(k);
+            break;
+        }
+    }
+    co_kube_keys_dispose(&deps);
+    return 0;
+}
+
 static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
 {
     ctl_manager *m = ctx;
@@ -547,6 +572,38 @@ static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
             }
         }
         co_kube_keys_dispose(&keys);
+    }
+    bool selective = m->label_selector && *m->label_selector;
+    if (m->nnamespaces == 0 && !selective) {
+        return 0;
+    }
+    /* The caches hold only the Components this instance watches, but a dependant may live in
+     * another namespace or another shard: a dependency is never deleted under one. Deletions
+     * are rare, so every Component is listed from the API server, page by page, rather than
+     * cached cluster-wide. An error blocks the deletion (the reconciler retries). */
+    co_kube_ref ref = {COMPONENT_API, "Component", NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.skip_managed_fields = 1;
+    dependants_scan d = {key, out};
+    int rc = co_kube_list_each(NULL, m->client, &ref, &lo, scan_dependant, &d);
+    if (rc == CO_EAUTH && m->nnamespaces > 0) {
+        /* Rights in the watched namespaces only (a watch of every namespace needs the list
+         * above): those are searched whole, the others cannot be, which is said once. */
+        if (!atomic_exchange(&m->warned_dependants, true)) {
+            co_log(CO_LOG_WARN,
+                   "cannot list Components in every namespace: dependants in namespaces "
+                   "not watched do not hold back a deletion",
+                   "error", co_error_last(), NULL);
+        }
+        co_error_clear();
+        rc = 0;
+        for (size_t i = 0; i < m->nnamespaces && selective && rc == 0; i++) {
+            ref.namespace = m->namespaces[i];
+            rc = co_kube_list_each(NULL, m->client, &ref, &lo, scan_dependant, &d);
+        }
+    }
+    if (rc < 0) {
+        return co_error_wrap("listing Components to find dependants");
     }
     return 0;
 }

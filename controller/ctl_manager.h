@@ -8,6 +8,12 @@
  * source reference, the keyed work queue with N workers, leader election on a Lease, the probe
  * and metrics listeners, and Component events de-duplicated for 5 minutes per object.
  *
+ * The deletion of a Component waits for its dependants wherever they live: with a namespace
+ * list or a label selector, Components outside the watched set are listed from the API server
+ * (cluster-wide list permission on Components) when one is about to be deleted. Without that
+ * permission the watched namespaces are listed whole, and a warning (once) says that
+ * dependants in other namespaces are not seen.
+ *
  * Without leader election the workers start as soon as the caches have synced. With it they
  * start when the Lease is won; when it is lost, nothing is reconciled any more (workers check
  * before every reconcile), the queue is shut down and ctl_manager_lost() turns true so that
