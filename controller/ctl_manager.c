@@ -1288,6 +1288,16 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     }
     m->targets = ctl_targets_new(m->client, opts->target_ttl_ns > 0 ? opts->target_ttl_ns
                                                                     : (int64_t)15 * 60 * CO_SECOND);
+    /* before any thread of the manager exists, so that whoever forwards events to it (the apply
+     * engine) is wired before the first reconcile, without a lock */
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_RECONCILER_NAME;
+    ro.instance = m->identity;
+    ro.dedup_window_ms = 5L * 60 * 1000;
+    if ((rc = co_kube_recorder_new(&m->recorder, m->client, &ro)) < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
     m->policy_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : POLICY_PROBE_NS;
 
     m->env.client = m->client;
@@ -1413,13 +1423,6 @@ int ctl_manager_start(ctl_manager *m)
     }
     atomic_store(&m->synced, true);
 
-    co_kube_recorder_options ro = {0};
-    ro.component = CTL_RECONCILER_NAME;
-    ro.instance = m->identity;
-    ro.dedup_window_ms = 5L * 60 * 1000;
-    if ((rc = co_kube_recorder_new(&m->recorder, m->client, &ro)) < 0) {
-        return rc;
-    }
     if (!ctl_http_disabled(m->opts.metrics_addr) &&
         (rc = ctl_http_start(&m->metrics_http, m->opts.metrics_addr, http_handler, m)) < 0) {
         return rc;

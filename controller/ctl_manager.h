@@ -68,7 +68,8 @@ typedef struct ctl_manager_stats {
 } ctl_manager_stats;
 
 /**
- * Loads the configuration and builds the client. Nothing is contacted yet.
+ * Loads the configuration and builds the client and the event recorder. Nothing is contacted
+ * yet.
  * @return 0 or the configuration error (the message names the file).
  */
 CO_MUST_CHECK int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts);
@@ -124,7 +125,8 @@ co_kube_client *ctl_manager_client(ctl_manager *m);
 /** The metrics registry (borrowed), for other parts of the daemon to add to. */
 struct co_metrics *ctl_manager_metrics(ctl_manager *m);
 
-/** The event recorder of the local cluster (borrowed; NULL before ctl_manager_start()). */
+/** The event recorder of the local cluster (borrowed; exists from ctl_manager_new() on, so
+ * that it can be handed to the apply engine before ctl_manager_start() starts workers). */
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m);
 
 /**

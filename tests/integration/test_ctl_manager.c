@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The manager's wiring against the real kube-apiserver: a dependant outside the watched
- * namespaces or the label selector still blocks its dependency's deletion, also for a
+ * The manager's wiring against the real kube-apiserver: the event recorder exists before the
+ * workers do, so the first reconciles record their dependents' events; a dependant outside the
+ * watched namespaces or the label selector still blocks its dependency's deletion, also for a
  * controller whose rights end at the namespaces it watches.
  */
 #include <curl/curl.h>
@@ -13,6 +14,8 @@
 #include "co/duration.h"
 #include "co/json.h"
 #include "co/kube_client.h"
+#include "co/kube_event.h"
+#include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
@@ -101,6 +104,55 @@ static char *condition_message(co_kube_client *c, const char *ns, const char *na
     char *msg = co_xstrdup(m ? json_object_get_string(m) : "");
     json_object_put(obj);
     return msg;
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+typedef struct event_wait {
+    const char *ns;
+    const char *name;
+    const char *reason;
+} event_wait;
+
+static int event_recorded(void *payload)
+{
+    const event_wait *w = payload;
+    struct json_object *list = NULL;
+    co_kube_list_options lo = {0};
+    char *sel = co_xasprintf("involvedObject.name=%s,reason=%s", w->name, w->reason);
+    lo.field_selector = sel;
+    int rc = co_kube_list(&list, admin, &(co_kube_ref){"v1", "Event", w->ns, NULL}, &lo);
+    free(sel);
+    size_t n = rc == 0 ? json_object_array_length(co_json_get(list, "items", NULL)) : 0;
+    json_object_put(list);
+    return n > 0;
+}
+
+/* The daemon hands the recorder to the apply engine between ctl_manager_new() and
+ * ctl_manager_start(): it must exist by then, or the first reconciles (a Component that
+ * exists when the controller starts) record nothing about their dependents. */
+static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-ev-");
+    ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
+    ctl_engine engine = {0};
+    ctl_apply_ops engine_ops = ctl_engine_ops(&engine);
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    engine.events = ctl_manager_recorder(m);
+    assert_non_null(engine.events);
+    assert_co_pass(ctl_manager_start(m));
+    ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
+    assert_co_pass(co_kube_recorder_flush(engine.events, 30000));
+    event_wait w = {ns, "first-cm", "Created"};
+    assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
+
+    delete_component(ns, "first");
+    ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
 }
 
 /* ---- dependants outside the watched set ------------------------------------------------- */
@@ -287,6 +339,7 @@ static void test_ctl_manager__without_cluster_rights_the_namespace_is_searched_w
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),
