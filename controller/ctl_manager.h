@@ -3,10 +3,11 @@
  * @file ctl_manager.h
  * The controller's manager: the local client (counting every request for metrics), the cluster
  * id (UID of kube-system, read once at start), informers for Components (all namespaces or a
- * namespace list, optionally a label selector, so several instances can shard a cluster) and
- * for the Flux source kinds the cluster serves, secondary indexes by dependency target and by
- * source reference, the keyed work queue with N workers, leader election on a Lease, the probe
- * and metrics listeners, and Component events de-duplicated for 5 minutes per object.
+ * namespace list, optionally a label selector, so several instances can shard a cluster), for
+ * ComponentPolicies and for the Flux source kinds (each CRD installed after start is looked for
+ * again until it is served), secondary indexes by dependency target and by source reference,
+ * the keyed work queue with N workers, leader election on a Lease, the probe and metrics
+ * listeners, and Component events de-duplicated for 5 minutes per object.
  *
  * The deletion of a Component waits for its dependants wherever they live: with a namespace
  * list or a label selector, Components outside the watched set are listed from the API server
@@ -52,8 +53,8 @@ typedef struct ctl_manager_options {
     void *render_ctx;              /**< for @ref render */
     double qps;                    /**< client rate limit; 0: the client's default */
     int burst;                     /**< client burst; 0: the client's default */
-    int64_t policy_probe_ns;       /**< how often to look for a ComponentPolicy CRD installed after
-                                        start; 0: 30 s */
+    int64_t policy_probe_ns;       /**< how often to look for the ComponentPolicy and Flux source
+                                        CRDs when they were not served at start; 0: 30 s */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */

@@ -3,22 +3,31 @@
  * The manager's wiring against the real kube-apiserver: the event recorder exists before the
  * workers do, so the first reconciles record their dependents' events; a dependant outside the
  * watched namespaces or the label selector still blocks its dependency's deletion, also for a
- * controller whose rights end at the namespaces it watches.
+ * controller whose rights end at the namespaces it watches; and Flux source CRDs installed
+ * after start are watched without a restart, on a private control plane that starts without
+ * them.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "co/digest.h"
 #include "co/duration.h"
 #include "co/json.h"
 #include "co/kube_client.h"
 #include "co/kube_event.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
+#include "controller/ctl_sources.h"
+#include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_archive_builder.h"
+#include "tests/support/test_httpd.h"
+#include "tests/support/test_kubectl.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS    120000L
@@ -336,6 +345,149 @@ static void test_ctl_manager__without_cluster_rights_the_namespace_is_searched_w
     free(ns);
 }
 
+/* ---- Flux source CRDs installed after start ---------------------------------------------- */
+
+/* Where the test finds the Flux source CRD of @p plural ("gitrepositories"); free(). */
+static char *flux_crd_path(const char *plural)
+{
+    return co_xasprintf("%s/../shared/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, FLUX_GROUP,
+                        plural);
+}
+
+/* Installs the Flux source CRD of @p plural through @p k and waits until it is established. */
+static void install_flux_crd(const tkc *k, const char *plural)
+{
+    char *path = flux_crd_path(plural);
+    /* no client validation: kube-apiserver 1.20 drops the CEL rules */
+    tkc_ok(k, NULL, "create", "--validate=false", "-f", path, NULL);
+    char *crd = co_xasprintf("crd/%s.%s", plural, FLUX_GROUP);
+    tkc_ok(k, NULL, "wait", "--for=condition=Established", "--timeout=120s", crd, NULL);
+    free(crd);
+    free(path);
+}
+
+typedef struct artifact {
+    char *url;
+    char *digest;
+} artifact;
+
+/* Serves a tar.gz whose app/cm.yaml is ConfigMap "late-cm" with data.v = @p value. */
+static artifact serve_artifact(test_httpd *srv, const char *value)
+{
+    char *text = co_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                              "{\"name\":\"late-cm\"},\"data\":{\"v\":\"%s\"}}\n",
+                              value);
+    tab_entry e[] = {{TAB_FILE, 0, "app/cm.yaml", text, 0}};
+    size_t len = 0;
+    void *data = tab_build(TAB_TAR_GZ, e, 1, &len);
+    char hex[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(hex, data, len);
+    char *path = co_xasprintf("/late-%s.tar.gz", value);
+    test_httpd_route(srv, path, 200, data, len, NULL);
+    artifact a = {co_xasprintf("%s%s", test_httpd_url(srv), path), co_xasprintf("sha256:%s", hex)};
+    free(path);
+    free(data);
+    free(text);
+    return a;
+}
+
+/* Writes the status source-controller would: Ready for generation 1, artifact @p a. */
+static void publish(const tkc *k, const char *ns, const artifact *a, const char *revision)
+{
+    char *patch = co_xasprintf(
+        "{\"status\":{\"observedGeneration\":1,\"conditions\":[{\"type\":\"Ready\","
+        "\"status\":\"True\",\"reason\":\"Succeeded\",\"message\":\"stored artifact\","
+        "\"observedGeneration\":1,\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],"
+        "\"artifact\":{\"url\":\"%s\",\"digest\":\"%s\",\"revision\":\"%s\",\"path\":\"x\","
+        "\"lastUpdateTime\":\"2026-01-01T00:00:00Z\"}}}",
+        a->url, a->digest, revision);
+    tkc_ok(k, NULL, "patch", "-n", ns, "gitrepositories.v1." FLUX_GROUP, "repo",
+           "--subresource=status", "--type=merge", "-p", patch, NULL);
+    free(patch);
+}
+
+static void wait_applied(co_kube_client *c, const char *ns, const char *rev)
+{
+    char last[256] = "";
+    for (long waited = 0; waited < WAIT_MS; waited += 100) {
+        struct json_object *obj = ctl_test_get_component(c, ns, "late");
+        struct json_object *v = co_json_get(obj, "status", "lastAppliedRevision", NULL);
+        bool ok = obj && ctl_state_component_ready(obj) && v &&
+                  strcmp(json_object_get_string(v), rev) == 0;
+        snprintf(last, sizeof(last), "%s, applied %s",
+                 ctl_state_get(co_json_get(obj, "status", NULL)),
+                 v ? json_object_get_string(v) : "nothing");
+        json_object_put(obj);
+        if (ok) {
+            return;
+        }
+        usleep(100 * 1000);
+    }
+    fail_msg("%s/late: not Ready at %s in time (last: %s)", ns, rev, last);
+}
+
+static void test_ctl_manager__flux_crds_installed_after_start_are_watched(void **state)
+{
+    (void)state;
+    co_test_controlplane cp = {0};
+    co_test_controlplane_start(&cp);
+    co_kube_client *pc = co_test_kube_client_for(cp.kubeconfig);
+    ctl_test_install_crd(pc);
+    char *ns = co_test_kube_namespace(pc, "ctl-mgr-flux-");
+    char *dir = co_test_tmpdir();
+    tkc k;
+    tkc_init(&k, cp.kubeconfig, dir);
+    test_httpd *srv = test_httpd_start();
+    char *cache = co_xasprintf("%s/cache", dir);
+    ctl_sources *sources = NULL;
+    assert_co_pass(ctl_sources_new(&sources, cache));
+    free(cache);
+    ctl_source_ops flux_ops = ctl_sources_ops(sources);
+    ctl_manager *m = new_manager(cp.kubeconfig, ns, NULL, &flux_ops, &app_ops);
+    assert_co_pass(ctl_sources_attach(sources, m));
+    assert_co_pass(ctl_manager_start(m));
+
+    /* Flux arrives after the controller */
+    install_flux_crd(&k, "gitrepositories");
+    char *repo = co_xasprintf("{\"apiVersion\":\"%s/v1\",\"kind\":\"GitRepository\",\"metadata\":"
+                              "{\"name\":\"repo\",\"namespace\":\"%s\"},\"spec\":{\"url\":"
+                              "\"https://example.com/app.git\",\"interval\":\"1m\"}}",
+                              FLUX_GROUP, ns);
+    tkc_ok(&k, repo, "create", "-f", "-", NULL);
+    free(repo);
+    artifact v1 = serve_artifact(srv, "v1");
+    publish(&k, ns, &v1, "main@sha1:1111");
+    /* an hour between periodic passes: only a watch of the source can bring the next artifact
+     * within the wait below */
+    ctl_test_create_component(pc, ns, "late",
+                              "{\"sourceRef\":{\"fluxGitRepository\":{\"name\":\"repo\"}},"
+                              "\"path\":\"app\",\"requeueInterval\":\"1h\"}");
+    wait_applied(pc, ns, "main@sha1:1111");
+
+    artifact v2 = serve_artifact(srv, "v2");
+    publish(&k, ns, &v2, "main@sha1:2222");
+    wait_applied(pc, ns, "main@sha1:2222");
+    co_kube_ref cm = {"v1", "ConfigMap", ns, "late-cm"};
+    struct json_object *obj = NULL;
+    assert_co_pass(co_kube_get(&obj, pc, &cm, NULL));
+    assert_string_equal(json_object_get_string(co_json_get(obj, "data", "v", NULL)), "v2");
+    json_object_put(obj);
+
+    ctl_manager_free(m);
+    ctl_sources_free(sources);
+    test_httpd_stop(srv);
+    free(v1.url);
+    free(v1.digest);
+    free(v2.url);
+    free(v2.digest);
+    tkc_dispose(&k);
+    co_kube_client_free(pc);
+    co_test_controlplane_stop(&cp);
+    co_test_rmtree(dir);
+    free(dir);
+    free(ns);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),
+        cmocka_unit_test(test_ctl_manager__flux_crds_installed_after_start_are_watched),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
