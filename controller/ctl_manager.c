@@ -1192,7 +1192,9 @@ static void *worker_main(void *arg)
 static int start_workers(ctl_manager *m)
 {
     pthread_mutex_lock(&m->mu);
-    if (m->workers) {
+    /* the elector may win the Lease while the manager stops: no workers once stop has taken
+     * them (it sets stopped before it locks mu) */
+    if (m->workers || atomic_load(&m->stopped)) {
         pthread_mutex_unlock(&m->mu);
         return 0;
     }
@@ -1204,8 +1206,9 @@ static int start_workers(ctl_manager *m)
         }
         m->nworkers++;
     }
+    bool all = m->nworkers == n;
     pthread_mutex_unlock(&m->mu);
-    return m->nworkers == n ? 0 : co_error_set(CO_ERROR, "cannot start worker threads");
+    return all ? 0 : co_error_set(CO_ERROR, "cannot start worker threads");
 }
 
 static void on_started_leading(void *payload)
@@ -1554,10 +1557,15 @@ void ctl_manager_stop(ctl_manager *m)
     if (m->queue) {
         ctl_queue_shutdown(m->queue);
     }
-    for (size_t i = 0; i < m->nworkers; i++) {
+    /* the elector's thread starts the workers: their list is read under the lock it writes
+     * them under */
+    pthread_mutex_lock(&m->mu);
+    size_t nworkers = m->nworkers;
+    m->nworkers = 0;
+    pthread_mutex_unlock(&m->mu);
+    for (size_t i = 0; i < nworkers; i++) {
         pthread_join(m->workers[i], NULL);
     }
-    m->nworkers = 0;
     if (m->leader) {
         co_kube_leader_stop(m->leader);
     }
