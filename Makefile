@@ -66,6 +66,10 @@ LDOPT_debug :=
 OPT_test := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -DCO_UNIT_TEST
 LDOPT_test := -fsanitize=address,undefined
+# ThreadSanitizer cannot share a process with AddressSanitizer: a variant of its own, for the
+# controller's integration suites (TSAN_BINS, the "tsan" lane of tests/run.sh).
+OPT_tsan := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+LDOPT_tsan := -fsanitize=thread
 
 # ---------------------------------------------------------------------------------------------
 # Sources
@@ -156,7 +160,7 @@ build/$(1)/.dir:
 -include $$(shell find build/$(1) -name '*.d' 2>/dev/null)
 endef
 
-VARIANTS := release debug test
+VARIANTS := release debug test tsan
 $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 
 .SECONDARY:
@@ -164,14 +168,18 @@ $(foreach v,$(VARIANTS),$(eval $(call VARIANT_RULES,$(v))))
 DAEMONS = build/$(1)/component-controller build/$(1)/component-webhook
 UNIT_BINS := $(UNIT_SRC:%.c=build/test/%)
 INTEG_BINS := $(INTEG_SRC:%.c=build/test/%)
+# The tsan lane: the integration suites that start the controller's manager (its informers,
+# workers, elector, prober and poller all run), once more under ThreadSanitizer. tests/run.sh
+# picks the same suites by the same rule.
+TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(INTEG_SRC)))
 
 # ---------------------------------------------------------------------------------------------
 # Main targets
 # ---------------------------------------------------------------------------------------------
 
 .PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
-	test-build test-valgrind headercheck format format-check tidy cppcheck fuzz fuzz-run \
-	bench clean deps help run
+	test-tsan test-build test-valgrind headercheck format format-check tidy cppcheck fuzz \
+	fuzz-run bench clean deps help run
 
 all: release
 
@@ -182,8 +190,8 @@ webhook: build/release/component-webhook
 
 # Everything `make test` runs, built first so that a compile error stops before any suite.
 # The release daemons too: e2e/test_webhook_release runs the webhook that ships.
-test-build: $(UNIT_BINS) $(INTEG_BINS) $(call DAEMONS,test) $(call DAEMONS,release) \
-	$(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+test-build: $(UNIT_BINS) $(INTEG_BINS) $(TSAN_BINS) $(call DAEMONS,test) \
+	$(call DAEMONS,release) $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
 # TEST_SUITES narrows the run: make test TEST_SUITES='unit/test_buf e2e/webhook'
 test: test-build
@@ -197,6 +205,9 @@ test-integration: test-build
 
 test-e2e: test-build
 	$(Q)tests/run.sh --only e2e $(TEST_SUITES)
+
+test-tsan: $(TSAN_BINS)
+	$(Q)tests/run.sh --only tsan $(TEST_SUITES)
 
 # The unit tests once more, without sanitizers, under valgrind.
 test-valgrind: $(UNIT_SRC:%.c=build/debug/%)
@@ -343,5 +354,5 @@ clean:
 help:
 	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Other targets: release debug controller webhook test-unit test-integration"
-	@echo "  test-e2e test-valgrind headercheck format format-check tidy cppcheck"
+	@echo "  test-e2e test-tsan test-valgrind headercheck format format-check tidy cppcheck"
 	@echo "  fuzz fuzz-run bench run clean crds"

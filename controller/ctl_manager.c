@@ -44,9 +44,9 @@
 #define CONTROLLER      "component"
 #define EVENT_DEDUP_NS  ((int64_t)5 * 60 * 1000000000)
 #define SYNC_TIMEOUT_MS 120000L
-/* how often a controller started before the ComponentPolicy CRD looks for it again */
-#define POLICY_PROBE_NS (30 * CO_SECOND)
-#define MAX_WORKERS     1000
+/* how often a controller started before the ComponentPolicy or Flux CRDs looks for them again */
+#define CRD_PROBE_NS (30 * CO_SECOND)
+#define MAX_WORKERS  1000
 
 static const char *const FLUX_KINDS[][2] = {
     {"fluxGitRepository", "GitRepository"},
@@ -93,14 +93,14 @@ struct ctl_manager {
 
     co_kube_informer **comp_inf; /* one per namespace, or one for all */
     size_t ncomp_inf;
-    co_kube_informer *flux_inf[NFLUX];
-    co_kube_informer *policy_inf; /* ComponentPolicies, when the CRD is served */
-    pthread_mutex_t policy_mu;    /* guards policy_inf and the prober below */
-    pthread_cond_t policy_cv;     /* wakes the prober when the manager stops */
-    pthread_t policy_prober;      /* looks for a ComponentPolicy CRD installed late */
-    bool policy_prober_on;
-    atomic_bool policy_stop;
-    int64_t policy_probe_ns; /* the interval between looks */
+    co_kube_informer *flux_inf[NFLUX]; /* Flux sources, per kind the cluster serves */
+    co_kube_informer *policy_inf;      /* ComponentPolicies, when the CRD is served */
+    pthread_mutex_t crd_mu;            /* guards flux_inf, policy_inf and the prober below */
+    pthread_cond_t crd_cv;             /* wakes the prober when the manager stops */
+    pthread_t crd_prober;              /* looks for the CRDs above when installed late */
+    bool crd_prober_on;
+    atomic_bool crd_stop;
+    int64_t crd_probe_ns; /* the interval between looks */
 
     ctl_queue *queue;
     ctl_backoff *backoff;
@@ -116,6 +116,8 @@ struct ctl_manager {
     ctl_env env;
     ctl_source_ops source;
     ctl_apply_ops apply;
+    ctl_release_fn release; /* set before start, read-only afterwards */
+    void *release_ctx;
 
     pthread_t *workers;
     size_t nworkers;
@@ -125,6 +127,7 @@ struct ctl_manager {
     atomic_bool synced;
     atomic_bool started;
     atomic_bool stopped;
+    atomic_bool warned_dependants; /* a narrow search for dependants was logged */
 
     pthread_mutex_t ev_mu;
     last_event *events;
@@ -354,6 +357,18 @@ static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
 
 /* ---- Component handlers ------------------------------------------------------------------ */
 
+/* The source of @p obj need not be followed any more (polling stops at once, not when the last
+ * reconcile of the Component happens to run). */
+static void release_obj(ctl_manager *m, const struct json_object *obj)
+{
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    const char *ns = str_at(meta, "namespace");
+    const char *name = str_at(meta, "name");
+    if (m->release && ns && name) {
+        m->release(m->release_ctx, ns, name);
+    }
+}
+
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
     enqueue_obj(payload, obj);
@@ -381,6 +396,9 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
         enqueue_obj(m, new_obj);
     }
+    if (!str_at(om, "deletionTimestamp") && str_at(nm, "deletionTimestamp")) {
+        release_obj(m, new_obj); /* a Component being deleted never reads its source again */
+    }
     /* dependants wait for this one to be Ready (and synced) */
     bool ready = ctl_state_component_ready(new_obj);
     struct json_object *os = co_json_get(old_obj, "status", NULL);
@@ -400,6 +418,7 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
 static void on_comp_delete(const struct json_object *obj, void *payload)
 {
     ctl_manager *m = payload;
+    release_obj(m, obj);
     enqueue_obj(m, obj);
     /* its dependencies may be waiting for it to go (DeletionPending) */
     co_kube_keys deps = {0};
@@ -516,6 +535,30 @@ static int cache_claimed_by(void *ctx,
     return found;
 }
 
+typedef struct dependants_scan {
+    const char *key;
+    co_kube_keys *out;
+} dependants_scan;
+
+static int scan_dependant(struct json_object *item, void *payload)
+{
+    dependants_scan *d = payload;
+    co_kube_keys deps = {0};
+    dependency_keys(&deps, item);
+    for (size_t i = 0; i < deps.len; i++) {
+        if (strcmp(deps.items[i], d->key) == 0) {
+            char *k = co_kube_informer_key_of(item);
+            if (k && strcmp(k, d->key) != 0) {
+                co_kube_keys_add(d->out, k);
+            }
+            free(k);
+            break;
+        }
+    }
+    co_kube_keys_dispose(&deps);
+    return 0;
+}
+
 static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
 {
     ctl_manager *m = ctx;
@@ -529,6 +572,38 @@ static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
             }
         }
         co_kube_keys_dispose(&keys);
+    }
+    bool selective = m->label_selector && *m->label_selector;
+    if (m->nnamespaces == 0 && !selective) {
+        return 0;
+    }
+    /* The caches hold only the Components this instance watches, but a dependant may live in
+     * another namespace or another shard: a dependency is never deleted under one. Deletions
+     * are rare, so every Component is listed from the API server, page by page, rather than
+     * cached cluster-wide. An error blocks the deletion (the reconciler retries). */
+    co_kube_ref ref = {COMPONENT_API, "Component", NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.skip_managed_fields = 1;
+    dependants_scan d = {key, out};
+    int rc = co_kube_list_each(NULL, m->client, &ref, &lo, scan_dependant, &d);
+    if (rc == CO_EAUTH && m->nnamespaces > 0) {
+        /* Rights in the watched namespaces only (a watch of every namespace needs the list
+         * above): those are searched whole, the others cannot be, which is said once. */
+        if (!atomic_exchange(&m->warned_dependants, true)) {
+            co_log(CO_LOG_WARN,
+                   "cannot list Components in every namespace: dependants in namespaces "
+                   "not watched do not hold back a deletion",
+                   "error", co_error_last(), NULL);
+        }
+        co_error_clear();
+        rc = 0;
+        for (size_t i = 0; i < m->nnamespaces && selective && rc == 0; i++) {
+            ref.namespace = m->namespaces[i];
+            rc = co_kube_list_each(NULL, m->client, &ref, &lo, scan_dependant, &d);
+        }
+    }
+    if (rc < 0) {
+        return co_error_wrap("listing Components to find dependants");
     }
     return 0;
 }
@@ -637,26 +712,29 @@ static void on_policy_update(const struct json_object *old_obj,
     }
 }
 
-/* Creates and starts a ComponentPolicy informer when the CRD is served.
- * @param[out] out the informer, or NULL when the CRD is not served (not an error) */
-static int new_policy_informer(co_kube_informer **out, ctl_manager *m)
+/* Creates and starts an informer of @p kind when the cluster serves it.
+ * @param[out] out the informer, or NULL when the kind is not served (not an error) */
+static int new_optional_informer(co_kube_informer **out,
+                                 ctl_manager *m,
+                                 const char *api_version,
+                                 const char *kind,
+                                 const co_kube_handlers *h)
 {
     co_kube_mapping mp = {0};
     *out = NULL;
-    if (co_kube_client_mapping(&mp, m->client, COMPONENT_API, "ComponentPolicy") < 0) {
+    if (co_kube_client_mapping(&mp, m->client, api_version, kind) < 0) {
         co_error_clear();
         return 0;
     }
     co_kube_mapping_dispose(&mp);
     co_kube_informer_options io = {0};
-    io.api_version = COMPONENT_API;
-    io.kind = "ComponentPolicy";
+    io.api_version = api_version;
+    io.kind = kind;
     io.strip_managed_fields = 1;
-    co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
     co_kube_informer *inf = NULL;
     int rc;
     if ((rc = co_kube_informer_new(&inf, m->client, &io)) < 0 ||
-        (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
+        (rc = co_kube_informer_add_handlers(inf, h)) < 0 ||
         (rc = co_kube_informer_start(inf)) < 0) {
         co_kube_informer_free(inf);
         return rc;
@@ -665,58 +743,153 @@ static int new_policy_informer(co_kube_informer **out, ctl_manager *m)
     return 0;
 }
 
-/*
- * Runs while the ComponentPolicy CRD is not served (it may be installed after the controller):
- * looks for it every policy_probe_ns. A new informer is published only once it has synced,
- * and every Component is then enqueued, so policies apply without a restart. Workers never
- * wait for the prober: it holds policy_mu only to publish.
- */
-static void *policy_prober(void *arg)
+static int new_policy_informer(co_kube_informer **out, ctl_manager *m)
 {
-    ctl_manager *m = arg;
-    pthread_mutex_lock(&m->policy_mu);
-    while (!atomic_load(&m->policy_stop) && !m->policy_inf) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->policy_probe_ns;
-        ts.tv_sec = (time_t)(abs / CO_SECOND);
-        ts.tv_nsec = (long)(abs % CO_SECOND);
-        pthread_cond_timedwait(&m->policy_cv, &m->policy_mu, &ts);
-        if (atomic_load(&m->policy_stop)) {
-            break;
+    co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
+    return new_optional_informer(out, m, COMPONENT_API, "ComponentPolicy", &h);
+}
+
+/* Flux source events are filtered by on_flux_update() alone (§5.2: creations and deletions of
+ * sources are ignored). */
+static int new_flux_informer(co_kube_informer **out, ctl_manager *m, size_t kind)
+{
+    co_kube_handlers h = {NULL, on_flux_update, NULL, m};
+    return new_optional_informer(out, m, FLUX_API, FLUX_KINDS[kind][1], &h);
+}
+
+/* Whether a CRD the manager watches when served is still unwatched (crd_mu held). */
+static bool crd_missing(const ctl_manager *m)
+{
+    bool missing = !m->policy_inf;
+    for (size_t i = 0; i < NFLUX; i++) {
+        missing = missing || !m->flux_inf[i];
+    }
+    return missing;
+}
+
+/* Waits for the first list of @p inf in short steps, so that stopping the manager is never held
+ * up for long. */
+static bool await_synced(ctl_manager *m, co_kube_informer *inf)
+{
+    for (long waited = 0; waited < SYNC_TIMEOUT_MS && !atomic_load(&m->crd_stop); waited += 1000) {
+        if (co_kube_informer_wait_synced(inf, 1000) == 0) {
+            return true;
         }
-        pthread_mutex_unlock(&m->policy_mu);
-        co_kube_informer *inf = NULL;
-        int rc = new_policy_informer(&inf, m);
-        /* in short waits, so that stopping the manager is never held up for long */
-        while (rc == 0 && inf && !co_kube_informer_has_synced(inf) &&
-               !atomic_load(&m->policy_stop)) {
-            if (co_kube_informer_wait_synced(inf, 1000) < 0) {
-                co_error_clear();
-            }
+        co_error_clear();
+    }
+    return co_kube_informer_has_synced(inf);
+}
+
+/* A Flux kind watched late: its sources may have published artifacts while nobody watched, so
+ * each one is judged as if it had just been updated. */
+static void flux_catch_up(ctl_manager *m, co_kube_informer *inf)
+{
+    struct json_object *all = NULL;
+    if (co_kube_informer_list(&all, inf, NULL) < 0) {
+        co_error_clear();
+        return;
+    }
+    size_t n = json_object_array_length(all);
+    for (size_t i = 0; i < n; i++) {
+        on_flux_update(NULL, json_object_array_get_idx(all, i), m);
+    }
+    json_object_put(all);
+}
+
+/* Publishes @p inf into @p slot once it has synced (else drops it, to try again at the next
+ * look) and says whether it did. */
+static bool publish_informer(ctl_manager *m, co_kube_informer **slot, co_kube_informer *inf)
+{
+    if (!await_synced(m, inf)) {
+        if (!atomic_load(&m->crd_stop)) {
+            co_log(CO_LOG_WARN, "a late informer did not sync; trying again", "error",
+                   co_error_last(), NULL);
         }
-        if (rc < 0) {
-            co_log(CO_LOG_WARN, "cannot watch ComponentPolicies", "error", co_error_last(), NULL);
+        co_error_clear();
+        co_kube_informer_free(inf);
+        return false;
+    }
+    pthread_mutex_lock(&m->crd_mu);
+    *slot = inf; /* stopped and freed with the manager */
+    pthread_mutex_unlock(&m->crd_mu);
+    return !atomic_load(&m->crd_stop);
+}
+
+/* One look for every CRD that was not served at the last one. */
+static void probe_crds(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    bool want_policy = !m->policy_inf;
+    bool want_flux[NFLUX];
+    for (size_t i = 0; i < NFLUX; i++) {
+        want_flux[i] = !m->flux_inf[i];
+    }
+    pthread_mutex_unlock(&m->crd_mu);
+    co_kube_informer *inf = NULL;
+    if (want_policy && new_policy_informer(&inf, m) < 0) {
+        co_log(CO_LOG_WARN, "cannot watch ComponentPolicies", "error", co_error_last(), NULL);
+        co_error_clear();
+    } else if (inf && publish_informer(m, &m->policy_inf, inf)) {
+        co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
+        enqueue_components(m, NULL);
+    }
+    for (size_t i = 0; i < NFLUX && !atomic_load(&m->crd_stop); i++) {
+        inf = NULL;
+        if (want_flux[i] && new_flux_informer(&inf, m, i) < 0) {
+            co_log(CO_LOG_WARN, "cannot watch Flux sources", "kind", FLUX_KINDS[i][1], "error",
+                   co_error_last(), NULL);
             co_error_clear();
-        }
-        pthread_mutex_lock(&m->policy_mu);
-        if (inf) {
-            m->policy_inf = inf; /* stopped and freed with the manager */
-            if (!atomic_load(&m->policy_stop)) {
-                co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
-                enqueue_components(m, NULL);
-            }
+        } else if (inf && publish_informer(m, &m->flux_inf[i], inf)) {
+            co_log(CO_LOG_INFO, "Flux source CRD found; its sources are watched", "kind",
+                   FLUX_KINDS[i][1], NULL);
+            flux_catch_up(m, inf);
         }
     }
-    pthread_mutex_unlock(&m->policy_mu);
+}
+
+/*
+ * Runs while a CRD the manager watches is not served: the ComponentPolicy CRD and the Flux
+ * source CRDs may be installed after the controller. It looks for them every crd_probe_ns. A new
+ * informer is published only once it has synced; then every Component is enqueued (a policy
+ * applies without a restart), or those whose Flux source has an artifact they have not seen (a
+ * new artifact does not wait for the requeue interval). Workers never wait for the prober: it
+ * holds crd_mu only to publish.
+ */
+static void *crd_prober(void *arg)
+{
+    ctl_manager *m = arg;
+    pthread_mutex_lock(&m->crd_mu);
+    while (!atomic_load(&m->crd_stop) && crd_missing(m)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->crd_probe_ns;
+        ts.tv_sec = (time_t)(abs / CO_SECOND);
+        ts.tv_nsec = (long)(abs % CO_SECOND);
+        pthread_cond_timedwait(&m->crd_cv, &m->crd_mu, &ts);
+        if (atomic_load(&m->crd_stop)) {
+            break;
+        }
+        pthread_mutex_unlock(&m->crd_mu);
+        probe_crds(m);
+        pthread_mutex_lock(&m->crd_mu);
+    }
+    pthread_mutex_unlock(&m->crd_mu);
     return NULL;
 }
 
 static co_kube_informer *policy_informer(ctl_manager *m)
 {
-    pthread_mutex_lock(&m->policy_mu);
+    pthread_mutex_lock(&m->crd_mu);
     co_kube_informer *inf = m->policy_inf;
-    pthread_mutex_unlock(&m->policy_mu);
+    pthread_mutex_unlock(&m->crd_mu);
+    return inf;
+}
+
+static co_kube_informer *flux_informer(ctl_manager *m, size_t kind)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    co_kube_informer *inf = m->flux_inf[kind];
+    pthread_mutex_unlock(&m->crd_mu);
     return inf;
 }
 
@@ -959,6 +1132,11 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
     forget_events(m, ns, name);
+    /* the informer's delete may have come while a reconcile was still resolving the source and
+     * watching it again; this pass ran after that one */
+    if (m->release) {
+        m->release(m->release_ctx, ns, name);
+    }
 }
 
 /* ---- workers ----------------------------------------------------------------------------- */
@@ -1025,7 +1203,9 @@ static void *worker_main(void *arg)
 static int start_workers(ctl_manager *m)
 {
     pthread_mutex_lock(&m->mu);
-    if (m->workers) {
+    /* the elector may win the Lease while the manager stops: no workers once stop has taken
+     * them (it sets stopped before it locks mu) */
+    if (m->workers || atomic_load(&m->stopped)) {
         pthread_mutex_unlock(&m->mu);
         return 0;
     }
@@ -1037,8 +1217,9 @@ static int start_workers(ctl_manager *m)
         }
         m->nworkers++;
     }
+    bool all = m->nworkers == n;
     pthread_mutex_unlock(&m->mu);
-    return m->nworkers == n ? 0 : co_error_set(CO_ERROR, "cannot start worker threads");
+    return all ? 0 : co_error_set(CO_ERROR, "cannot start worker threads");
 }
 
 static void on_started_leading(void *payload)
@@ -1148,11 +1329,11 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->opts = *opts;
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->ev_mu, NULL);
-    pthread_mutex_init(&m->policy_mu, NULL);
+    pthread_mutex_init(&m->crd_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->policy_cv, &ca);
+    pthread_cond_init(&m->crd_cv, &ca);
     pthread_condattr_destroy(&ca);
     m->nnamespaces = opts->nnamespaces;
     m->namespaces = co_xcalloc(opts->nnamespaces + 1, sizeof(char *));
@@ -1219,7 +1400,17 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     }
     m->targets = ctl_targets_new(m->client, opts->target_ttl_ns > 0 ? opts->target_ttl_ns
                                                                     : (int64_t)15 * 60 * CO_SECOND);
-    m->policy_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : POLICY_PROBE_NS;
+    /* before any thread of the manager exists, so that whoever forwards events to it (the apply
+     * engine) is wired before the first reconcile, without a lock */
+    co_kube_recorder_options ro = {0};
+    ro.component = CTL_RECONCILER_NAME;
+    ro.instance = m->identity;
+    ro.dedup_window_ms = 5L * 60 * 1000;
+    if ((rc = co_kube_recorder_new(&m->recorder, m->client, &ro)) < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
+    m->crd_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : CRD_PROBE_NS;
 
     m->env.client = m->client;
     m->env.default_service_account = m->default_sa;
@@ -1303,32 +1494,20 @@ int ctl_manager_start(ctl_manager *m)
         }
         m->ncomp_inf++;
     }
-    for (size_t i = 0; i < NFLUX; i++) {
-        if (co_kube_client_mapping(&mp, m->client, FLUX_API, FLUX_KINDS[i][1]) < 0) {
-            continue; /* Flux not installed: Flux sources fail per Component, clearly */
-        }
-        co_kube_mapping_dispose(&mp);
-        co_kube_informer_options io = {0};
-        io.api_version = FLUX_API;
-        io.kind = FLUX_KINDS[i][1];
-        io.strip_managed_fields = 1;
-        co_kube_handlers h = {NULL, on_flux_update, NULL, m};
-        if ((rc = co_kube_informer_new(&m->flux_inf[i], m->client, &io)) < 0 ||
-            (rc = co_kube_informer_add_handlers(m->flux_inf[i], &h)) < 0 ||
-            (rc = co_kube_informer_start(m->flux_inf[i])) < 0) {
-            return rc;
-        }
-    }
     co_kube_informer *pinf = NULL;
-    if ((rc = new_policy_informer(&pinf, m)) < 0) {
+    co_kube_informer *finf[NFLUX] = {NULL};
+    rc = new_policy_informer(&pinf, m);
+    /* Flux not installed: Flux sources fail per Component, clearly, until the prober finds it */
+    for (size_t i = 0; i < NFLUX && rc == 0; i++) {
+        rc = new_flux_informer(&finf[i], m, i);
+    }
+    pthread_mutex_lock(&m->crd_mu);
+    m->policy_inf = pinf;
+    memcpy(m->flux_inf, finf, sizeof(finf));
+    pthread_mutex_unlock(&m->crd_mu);
+    if (rc < 0) {
         return rc;
     }
-    pthread_mutex_lock(&m->policy_mu);
-    m->policy_inf = pinf;
-    if (!pinf) {
-        m->policy_prober_on = pthread_create(&m->policy_prober, NULL, policy_prober, m) == 0;
-    }
-    pthread_mutex_unlock(&m->policy_mu);
     if (pinf && co_kube_informer_wait_synced(pinf, SYNC_TIMEOUT_MS) < 0) {
         return co_error_wrap("waiting for the ComponentPolicy cache");
     }
@@ -1338,19 +1517,17 @@ int ctl_manager_start(ctl_manager *m)
         }
     }
     for (size_t i = 0; i < NFLUX; i++) {
-        if (m->flux_inf[i] && co_kube_informer_wait_synced(m->flux_inf[i], SYNC_TIMEOUT_MS) < 0) {
+        if (finf[i] && co_kube_informer_wait_synced(finf[i], SYNC_TIMEOUT_MS) < 0) {
             return co_error_wrap("waiting for the %s cache", FLUX_KINDS[i][1]);
         }
     }
+    pthread_mutex_lock(&m->crd_mu);
+    if (crd_missing(m)) {
+        m->crd_prober_on = pthread_create(&m->crd_prober, NULL, crd_prober, m) == 0;
+    }
+    pthread_mutex_unlock(&m->crd_mu);
     atomic_store(&m->synced, true);
 
-    co_kube_recorder_options ro = {0};
-    ro.component = CTL_RECONCILER_NAME;
-    ro.instance = m->identity;
-    ro.dedup_window_ms = 5L * 60 * 1000;
-    if ((rc = co_kube_recorder_new(&m->recorder, m->client, &ro)) < 0) {
-        return rc;
-    }
     if (!ctl_http_disabled(m->opts.metrics_addr) &&
         (rc = ctl_http_start(&m->metrics_http, m->opts.metrics_addr, http_handler, m)) < 0) {
         return rc;
@@ -1391,28 +1568,34 @@ void ctl_manager_stop(ctl_manager *m)
     if (m->queue) {
         ctl_queue_shutdown(m->queue);
     }
-    for (size_t i = 0; i < m->nworkers; i++) {
+    /* the elector's thread starts the workers: their list is read under the lock it writes
+     * them under */
+    pthread_mutex_lock(&m->mu);
+    size_t nworkers = m->nworkers;
+    m->nworkers = 0;
+    pthread_mutex_unlock(&m->mu);
+    for (size_t i = 0; i < nworkers; i++) {
         pthread_join(m->workers[i], NULL);
     }
-    m->nworkers = 0;
     if (m->leader) {
         co_kube_leader_stop(m->leader);
     }
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         co_kube_informer_stop(m->comp_inf[i]);
     }
+    pthread_mutex_lock(&m->crd_mu);
+    atomic_store(&m->crd_stop, true);
+    pthread_cond_broadcast(&m->crd_cv);
+    pthread_mutex_unlock(&m->crd_mu);
+    if (m->crd_prober_on) {
+        pthread_join(m->crd_prober, NULL);
+        m->crd_prober_on = false;
+    }
+    /* the prober is gone: nothing writes the slots any more */
     for (size_t i = 0; i < NFLUX; i++) {
         if (m->flux_inf[i]) {
             co_kube_informer_stop(m->flux_inf[i]);
         }
-    }
-    pthread_mutex_lock(&m->policy_mu);
-    atomic_store(&m->policy_stop, true);
-    pthread_cond_broadcast(&m->policy_cv);
-    pthread_mutex_unlock(&m->policy_mu);
-    if (m->policy_prober_on) {
-        pthread_join(m->policy_prober, NULL);
-        m->policy_prober_on = false;
     }
     if (m->policy_inf) {
         co_kube_informer_stop(m->policy_inf);
@@ -1468,8 +1651,8 @@ void ctl_manager_free(ctl_manager *m)
     free(m->cluster_id);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
-    pthread_mutex_destroy(&m->policy_mu);
-    pthread_cond_destroy(&m->policy_cv);
+    pthread_mutex_destroy(&m->crd_mu);
+    pthread_cond_destroy(&m->crd_cv);
     free(m);
 }
 
@@ -1496,6 +1679,12 @@ int ctl_manager_metrics_port(ctl_manager *m)
 int ctl_manager_probe_port(ctl_manager *m)
 {
     return m->probe_http ? ctl_http_port(m->probe_http) : 0;
+}
+
+void ctl_manager_on_release(ctl_manager *m, ctl_release_fn fn, void *ctx)
+{
+    m->release = fn;
+    m->release_ctx = ctx;
 }
 
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out)
@@ -1533,8 +1722,10 @@ int ctl_manager_read(ctl_manager *m,
 {
     if (strcmp(api_version, FLUX_API) == 0) {
         for (size_t i = 0; i < NFLUX; i++) {
-            if (strcmp(kind, FLUX_KINDS[i][1]) == 0 && m->flux_inf[i]) {
-                return co_kube_informer_get(out, m->flux_inf[i], ns, name);
+            co_kube_informer *inf =
+                strcmp(kind, FLUX_KINDS[i][1]) == 0 ? flux_informer(m, i) : NULL;
+            if (inf) {
+                return co_kube_informer_get(out, inf, ns, name);
             }
         }
     }

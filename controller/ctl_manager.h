@@ -3,10 +3,17 @@
  * @file ctl_manager.h
  * The controller's manager: the local client (counting every request for metrics), the cluster
  * id (UID of kube-system, read once at start), informers for Components (all namespaces or a
- * namespace list, optionally a label selector, so several instances can shard a cluster) and
- * for the Flux source kinds the cluster serves, secondary indexes by dependency target and by
- * source reference, the keyed work queue with N workers, leader election on a Lease, the probe
- * and metrics listeners, and Component events de-duplicated for 5 minutes per object.
+ * namespace list, optionally a label selector, so several instances can shard a cluster), for
+ * ComponentPolicies and for the Flux source kinds (each CRD installed after start is looked for
+ * again until it is served), secondary indexes by dependency target and by source reference,
+ * the keyed work queue with N workers, leader election on a Lease, the probe and metrics
+ * listeners, and Component events de-duplicated for 5 minutes per object.
+ *
+ * The deletion of a Component waits for its dependants wherever they live: with a namespace
+ * list or a label selector, Components outside the watched set are listed from the API server
+ * (cluster-wide list permission on Components) when one is about to be deleted. Without that
+ * permission the watched namespaces are listed whole, and a warning (once) says that
+ * dependants in other namespaces are not seen.
  *
  * Without leader election the workers start as soon as the caches have synced. With it they
  * start when the Lease is won; when it is lost, nothing is reconciled any more (workers check
@@ -46,8 +53,8 @@ typedef struct ctl_manager_options {
     void *render_ctx;              /**< for @ref render */
     double qps;                    /**< client rate limit; 0: the client's default */
     int burst;                     /**< client burst; 0: the client's default */
-    int64_t policy_probe_ns;       /**< how often to look for a ComponentPolicy CRD installed after
-                                        start; 0: 30 s */
+    int64_t policy_probe_ns;       /**< how often to look for the ComponentPolicy and Flux source
+                                        CRDs when they were not served at start; 0: 30 s */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */
@@ -62,7 +69,8 @@ typedef struct ctl_manager_stats {
 } ctl_manager_stats;
 
 /**
- * Loads the configuration and builds the client. Nothing is contacted yet.
+ * Loads the configuration and builds the client and the event recorder. Nothing is contacted
+ * yet.
  * @return 0 or the configuration error (the message names the file).
  */
 CO_MUST_CHECK int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts);
@@ -98,6 +106,17 @@ int ctl_manager_probe_port(ctl_manager *m);
 /** Queues a Component for reconciliation. */
 void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name);
 
+/** Called when a Component no longer needs its source followed (ctl_manager_on_release()). */
+typedef void (*ctl_release_fn)(void *ctx, const char *ns, const char *name);
+
+/**
+ * Registers @p fn, called with a Component's namespace and name once it no longer needs its
+ * source followed: its deletion has begun, it was deleted (or left the watched set), or a
+ * reconcile found it gone. It runs on informer and worker threads, so it must be thread-safe and
+ * quick. Call before ctl_manager_start(); a later call replaces the earlier one.
+ */
+void ctl_manager_on_release(ctl_manager *m, ctl_release_fn fn, void *ctx);
+
 /** Copies the counters. */
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out);
 
@@ -107,7 +126,8 @@ co_kube_client *ctl_manager_client(ctl_manager *m);
 /** The metrics registry (borrowed), for other parts of the daemon to add to. */
 struct co_metrics *ctl_manager_metrics(ctl_manager *m);
 
-/** The event recorder of the local cluster (borrowed; NULL before ctl_manager_start()). */
+/** The event recorder of the local cluster (borrowed; exists from ctl_manager_new() on, so
+ * that it can be handed to the apply engine before ctl_manager_start() starts workers). */
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m);
 
 /**

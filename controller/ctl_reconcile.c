@@ -908,8 +908,12 @@ static void delete_step(pass *p, const char *owner_id)
 {
     if (p->env->cache.dependants) {
         co_kube_keys keys = {0};
+        co_error_clear();
         int rc = p->env->cache.dependants(p->env->cache.ctx, p->key, &keys);
-        if (rc == 0 && keys.len > 0) {
+        if (rc < 0) {
+            /* not knowing the dependants must not delete under one of them */
+            fail(p, rc, true, 0, "error running pre-delete hook (0): %s", co_error_last());
+        } else if (keys.len > 0) {
             if (keys.len == 1) {
                 fail(p, CO_ECONFLICT, true, 0,
                      "error running pre-delete hook (0): deletion blocked by depending "

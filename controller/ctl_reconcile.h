@@ -123,7 +123,8 @@ typedef struct ctl_apply_ops {
 typedef struct ctl_cache_ops {
     /** A cached Component; CO_ENOTFOUND when absent. */
     int (*get_component)(void *ctx, const char *ns, const char *name, struct json_object **out);
-    /** Keys ("ns/name") of the Components that list @p key as a dependency. */
+    /** Keys ("ns/name") of the Components that list @p key as a dependency; an error blocks
+     * the deletion (retried), as a dependant would. */
     int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
     /** The dependency cycle through @p key ("ns/a -> ns/b -> ns/a"), or CO_ENOTFOUND. */
     int (*cycle_of)(void *ctx, const char *key, char **path_out);

@@ -12,11 +12,13 @@
 #include "co/error.h"
 #include "co/json.h"
 #include "co/log.h"
+#include "co/metrics.h"
 #include "co/source.h"
 
 struct ctl_sources {
     co_sources *src;
     co_source_poller *poller;
+    long http_interval_ms;
     ctl_manager *m;
 };
 
@@ -70,10 +72,48 @@ static void on_poll_error(void *ctx, const char *key, int code, const char *mess
            "message", message, NULL);
 }
 
+static void unwatch(ctl_sources *s, const char *ns, const char *name)
+{
+    if (s->poller) {
+        char *key = co_xasprintf("%s/%s", ns, name);
+        co_source_poller_unwatch(s->poller, key);
+        free(key);
+    }
+}
+
+static void on_release(void *ctx, const char *ns, const char *name)
+{
+    unwatch(ctx, ns, name);
+}
+
+static double polled_gauge(void *payload)
+{
+    return (double)ctl_sources_polled(payload);
+}
+
+void ctl_sources_set_http_interval(ctl_sources *s, long interval_ms)
+{
+    s->http_interval_ms = interval_ms;
+}
+
 int ctl_sources_attach(ctl_sources *s, ctl_manager *m)
 {
     s->m = m;
-    return co_source_poller_new(&s->poller, s->src, 0, on_changed, on_poll_error, s);
+    int rc =
+        co_source_poller_new(&s->poller, s->src, s->http_interval_ms, on_changed, on_poll_error, s);
+    if (rc < 0) {
+        return rc;
+    }
+    ctl_manager_on_release(m, on_release, s);
+    co_metrics_gauge_func(ctl_manager_metrics(m), "component_operator_polled_sources",
+                          "HTTP and git sources the poller follows, one per Component.",
+                          polled_gauge, s);
+    return 0;
+}
+
+size_t ctl_sources_polled(ctl_sources *s)
+{
+    return s->poller ? co_source_poller_len(s->poller) : 0;
 }
 
 void ctl_sources_set_leader(ctl_sources *s, int leader)
@@ -114,11 +154,15 @@ do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, in
     ctl_sources *s = ctx;
     co_source_spec ref = {0};
     *retry_ns = 0;
+    const char *ns = meta_str(component, "namespace");
     int rc = parse_ref(&ref, component);
+    if (rc < 0 || (ref.kind != CO_SOURCE_HTTP_REPOSITORY && ref.kind != CO_SOURCE_GIT)) {
+        /* switched to a Flux source (or to none that parses): nothing to poll any more */
+        unwatch(s, ns, meta_str(component, "name"));
+    }
     if (rc < 0) {
         return rc;
     }
-    const char *ns = meta_str(component, "namespace");
     co_source_artifact a = {0};
     long retry_ms = 0;
     rc = co_source_resolve(s->src, &ref, ns, &a, &retry_ms);

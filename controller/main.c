@@ -208,11 +208,12 @@ int main(int argc, char **argv)
         engine.operations = co_metrics_counter(ctl_manager_metrics(m),
                                                "component_operator_runtime_operations_total",
                                                "Dependent object operations.", labels, 2);
+        /* the engine is read by the workers without a lock: complete before they start */
+        engine.events = ctl_manager_recorder(m);
         rc = ctl_sources_attach(sources, m);
     }
     if (rc == 0) {
         rc = ctl_manager_start(m);
-        engine.events = ctl_manager_recorder(m);
     }
     if (rc < 0) {
         co_log(CO_LOG_ERROR, "cannot start", "error", co_error_last(), NULL);

@@ -5,11 +5,13 @@
 #   N passed, M failed[, K skipped]
 #
 #   tests/run.sh                     every suite
-#   tests/run.sh --only unit         one kind (unit, fuzz, integration, e2e)
+#   tests/run.sh --only unit         one kind (unit, fuzz, integration, e2e, tsan)
 #   tests/run.sh unit/test_buf e2e/test_webhook    named suites
 #
 # A suite is a cmocka binary build/test/tests/<kind>/test_<name> or an executable script
-# tests/<kind>/test_<name>.sh; both report in TAP. A suite that crashes, times out, exits
+# tests/<kind>/test_<name>.sh; both report in TAP. The tsan kind runs the integration suites
+# that start the controller's manager once more, built with ThreadSanitizer
+# (build/tsan/tests/integration/test_<name>, named tsan/test_<name>); any report fails them. A suite that crashes, times out, exits
 # non-zero without reporting a failure, or reports no test at all counts as failed.
 # Integration and e2e suites share one real control plane (etcd + kube-apiserver) started
 # here unless CO_TEST_KUBECONFIG already points at one; they run one at a time, beside the
@@ -18,7 +20,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-KINDS=(unit fuzz integration e2e)
+KINDS=(unit fuzz integration e2e tsan)
 SUITE_TIMEOUT=${CO_SUITE_TIMEOUT:-1200}
 LOGDIR=build/test/logs
 
@@ -41,7 +43,14 @@ done
 suites=()
 for kind in "${KINDS[@]}"; do
     [ -n "$only" ] && [ "$only" != "$kind" ] && continue
-    for f in build/test/tests/$kind/test_* tests/$kind/test_*.sh; do
+    if [ "$kind" = tsan ]; then
+        # the rule TSAN_BINS of the Makefile: the suites that start the manager
+        mapfile -t candidates < <(grep -lw ctl_manager_start tests/integration/test_*.c |
+            sed 's|^\(.*\)\.c$|build/tsan/\1|')
+    else
+        candidates=(build/test/tests/$kind/test_* tests/$kind/test_*.sh)
+    fi
+    for f in "${candidates[@]}"; do
         [ -e "$f" ] || continue
         case "$f" in *.o | *.d) continue ;; esac
         [ -x "$f" ] || continue
@@ -66,7 +75,7 @@ fi
 # --- control plane for integration and e2e suites -----------------------------------------
 needs_cluster=0
 for s in "${suites[@]}"; do
-    case "$s" in integration/* | e2e/*) needs_cluster=1 ;; esac
+    case "$s" in integration/* | e2e/* | tsan/*) needs_cluster=1 ;; esac
 done
 cp_dir=""
 lane=""
@@ -106,6 +115,8 @@ failed_suites=()
 export CMOCKA_MESSAGE_OUTPUT=TAP
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# every race of a run in the log, then a failing exit status
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:exitcode=66:second_deadlock_stack=1}
 export CO_SOURCE_ROOT=$ROOT
 
 # run_suite NAME PATH RESULTS: runs one suite, prints its line (and on failure its diagnostics)
@@ -114,7 +125,7 @@ run_suite() {
     local name=$1 path=$2 results=$3
     local log=$LOGDIR/$name.log
     mkdir -p "$(dirname "$log")"
-    local start rc secs pass skip fail why report
+    local start rc secs pass skip fail why report races
     start=$(date +%s)
     timeout -k 15 "$SUITE_TIMEOUT" "$path" >"$log" 2>&1 </dev/null
     rc=$?
@@ -125,7 +136,11 @@ run_suite() {
     fail=$(grep -E '^not ok [0-9]+' "$log" | grep -viE '# *SKIP' | grep -c . | tr -d ' ')
     pass=$((pass - $(grep -E '^ok [0-9]+' "$log" | grep -ciE '# *SKIP')))
     why=""
-    if [ $rc = 124 ] || [ $rc = 137 ]; then
+    races=$(grep -c '^WARNING: ThreadSanitizer' "$log" | tr -d ' ')
+    if [ "$races" -gt 0 ]; then
+        why="ThreadSanitizer: $races reports"
+        fail=$((fail + 1))
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then
         why="timed out after ${SUITE_TIMEOUT}s"
         fail=$((fail + 1))
     elif [ $rc != 0 ] && [ "$fail" = 0 ]; then
@@ -140,6 +155,11 @@ run_suite() {
             printf 'FAIL %-40s %3d passed %3d failed %3d skipped %4ss %s\n' "$name" "$pass" \
                 "$fail" "$skip" "$secs" "$why"
             grep -E '^not ok|^# ' "$log" | head -n 40 | sed 's/^/    /'
+            if [ "$races" -gt 0 ]; then
+                echo "    --- the first ThreadSanitizer report:"
+                sed -n '/^WARNING: ThreadSanitizer/,/^=======/p' "$log" | head -n 60 |
+                    sed 's/^/    /'
+            fi
             echo "    --- last lines of $log:"
             tail -n 25 "$log" | sed 's/^/    /'
         )
@@ -168,7 +188,7 @@ local_suites=()
 cluster_suites=()
 for s in "${suites[@]}"; do
     case "$s" in
-    integration/* | e2e/*) cluster_suites+=("$s") ;;
+    integration/* | e2e/* | tsan/*) cluster_suites+=("$s") ;;
     *) local_suites+=("$s") ;;
     esac
 done

@@ -176,7 +176,8 @@ int co_kube__sleep_ms(int64_t ms, const volatile int *stop)
 {
     int64_t deadline = co_kube__now_ms() + ms;
     for (;;) {
-        if (stop && *stop) {
+        /* the flag is set with an atomic store by the stopping thread */
+        if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
             return 1;
         }
         int64_t left = deadline - co_kube__now_ms();

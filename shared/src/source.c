@@ -1439,6 +1439,12 @@ void co_source_poller_unwatch(co_source_poller *p, const char *key)
             break;
         }
     }
+    if (p->n == 0) {
+        /* after a mass deletion the array would otherwise keep its peak size */
+        free(p->w);
+        p->w = NULL;
+        p->cap = 0;
+    }
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -1456,4 +1462,12 @@ unsigned long co_source_poller_rounds(co_source_poller *p)
     unsigned long r = p->rounds;
     pthread_mutex_unlock(&p->mu);
     return r;
+}
+
+size_t co_source_poller_len(co_source_poller *p)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->n;
+    pthread_mutex_unlock(&p->mu);
+    return n;
 }

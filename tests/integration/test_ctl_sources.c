@@ -5,7 +5,8 @@
  * written the way source-controller would, and artifacts are served by a loopback HTTP server.
  * Shown here: a new artifact re-queues and re-renders every Component referencing the source
  * (reference/behaviour.md §5.2); pinning by spec.revision / spec.digest (§5.3); sticky mode
- * (§5.1). Objects are applied by the minimal test applier.
+ * (§5.1); HTTP sources leave the poller when their Component goes or turns to a Flux source.
+ * Objects are applied by the minimal test applier.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -31,6 +32,8 @@
 #define WAIT_MS           120000L
 #define GROUP             "source.toolkit.fluxcd.io"
 #define STICKY_TIMEOUT_NS (40LL * 1000 * 1000 * 1000)
+#define HTTP_POLL_MS      200L /* short, so that a few polling rounds pass quickly */
+#define NPOLLED           100
 
 static co_kube_client *admin;
 static char *ns;
@@ -77,6 +80,7 @@ static int group_setup(void **state)
     srv = test_httpd_start();
     char *cache = co_xasprintf("%s/cache", dir);
     assert_co_pass(ctl_sources_new(&sources, cache));
+    ctl_sources_set_http_interval(sources, HTTP_POLL_MS);
     free(cache);
     src_ops = ctl_sources_ops(sources);
     app_ops = ctl_test_apply_ops();
@@ -93,6 +97,8 @@ static int group_setup(void **state)
     assert_co_pass(ctl_manager_new(&mgr, &o));
     assert_co_pass(ctl_sources_attach(sources, mgr));
     assert_co_pass(ctl_manager_start(mgr));
+    /* no leader election here: this instance polls, as the daemon's leader does */
+    ctl_sources_set_leader(sources, 1);
     return 0;
 }
 
@@ -511,6 +517,122 @@ static void test_ctl_sources__sticky_keeps_its_artifact_until_the_cycle_ends(voi
     served_dispose(&v2x);
 }
 
+/* ---- the HTTP poller ------------------------------------------------------------------- */
+
+/* An artifact with nothing to deploy (the Components get Ready at once), served at @p path with
+ * its digest as ETag, the header an httpRepository source reads by default. */
+static char *serve_http(const char *path)
+{
+    tab_entry e[] = {{TAB_FILE, 0, "app/notes.txt", "nothing to deploy\n", 0}};
+    size_t len = 0;
+    void *data = tab_build(TAB_TAR_GZ, e, 1, &len);
+    char *digest = sha256_digest(data, len);
+    char *etag = co_xasprintf("ETag: %s", digest);
+    test_httpd_route(srv, path, 200, data, len, etag);
+    free(etag);
+    free(digest);
+    free(data);
+    return co_xasprintf("%s%s", test_httpd_url(srv), path);
+}
+
+typedef struct polled_wait {
+    size_t want;
+} polled_wait;
+
+static int polled_is(void *payload)
+{
+    const polled_wait *w = payload;
+    return ctl_sources_polled(sources) == w->want;
+}
+
+static void wait_polled(size_t want)
+{
+    polled_wait w = {want};
+    if (!co_test_poll(polled_is, &w, WAIT_MS)) {
+        fail_msg("the poller follows %zu sources, not %zu", ctl_sources_polled(sources), want);
+    }
+}
+
+typedef struct hits_wait {
+    const char *path;
+    int above;
+} hits_wait;
+
+static int hits_above(void *payload)
+{
+    const hits_wait *w = payload;
+    return test_httpd_hits_method(srv, w->path, "HEAD") > w->above;
+}
+
+/* The HEAD requests of @p path stay where they are over several polling rounds. */
+static void assert_heads_stay_flat(const char *path)
+{
+    /* a round that began before the last release may still be under way */
+    usleep((useconds_t)(5 * HTTP_POLL_MS * 1000));
+    int settled = test_httpd_hits_method(srv, path, "HEAD");
+    usleep((useconds_t)(10 * HTTP_POLL_MS * 1000));
+    assert_int_equal(test_httpd_hits_method(srv, path, "HEAD"), settled);
+}
+
+static void test_ctl_sources__deleted_components_are_no_longer_polled(void **state)
+{
+    (void)state;
+    const char *path = "/polled/app.tar.gz";
+    char *url = serve_http(path);
+    assert_int_equal(ctl_sources_polled(sources), 0);
+    for (int i = 0; i < NPOLLED; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "polled-%03d", i);
+        ctl_test_create_component(
+            admin, ns, name,
+            "{\"sourceRef\":{\"httpRepository\":{\"url\":\"%s\"}},\"path\":\"app\"}", url);
+    }
+    wait_polled(NPOLLED);
+    /* the poller does poll them: a full round of HEADs beyond what the reconciles sent */
+    hits_wait hw = {path, test_httpd_hits_method(srv, path, "HEAD") + NPOLLED};
+    assert_true(co_test_poll(hits_above, &hw, WAIT_MS));
+
+    for (int i = 0; i < NPOLLED; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "polled-%03d", i);
+        co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, name};
+        assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+    }
+    for (int i = 0; i < NPOLLED; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "polled-%03d", i);
+        ctl_test_wait_gone(admin, ns, name, WAIT_MS);
+    }
+    wait_polled(0);
+    assert_heads_stay_flat(path);
+    free(url);
+}
+
+static void test_ctl_sources__component_switched_to_flux_is_no_longer_polled(void **state)
+{
+    (void)state;
+    const char *path = "/switched/app.tar.gz";
+    char *url = serve_http(path);
+    ctl_test_create_component(
+        admin, ns, "switched",
+        "{\"sourceRef\":{\"httpRepository\":{\"url\":\"%s\"}},\"path\":\"app\"}", url);
+    ctl_test_wait_state(admin, ns, "switched", "Ready", NULL, WAIT_MS);
+    wait_polled(1);
+
+    create_repo("switched-to");
+    served v1 = serve("switched-cm", "v1", false);
+    publish("switched-to", &v1, "main@sha1:5555");
+    patch_component("switched", "{\"spec\":{\"sourceRef\":{\"httpRepository\":null,"
+                                "\"fluxGitRepository\":{\"name\":\"switched-to\"}}}}");
+    wait_applied("switched", "main@sha1:5555");
+    wait_polled(0);
+    assert_heads_stay_flat(path);
+
+    delete_component("switched");
+    served_dispose(&v1);
+    free(url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +640,8 @@ int main(void)
         cmocka_unit_test(test_ctl_sources__every_flux_kind_requeues_on_a_new_artifact),
         cmocka_unit_test(test_ctl_sources__pinned_component_moves_only_with_its_pin),
         cmocka_unit_test(test_ctl_sources__sticky_keeps_its_artifact_until_the_cycle_ends),
+        cmocka_unit_test(test_ctl_sources__deleted_components_are_no_longer_polled),
+        cmocka_unit_test(test_ctl_sources__component_switched_to_flux_is_no_longer_polled),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -985,6 +985,7 @@ static void test_source__poller_http_leader_only(void **state)
     assert_co_pass(co_source_poller_watch(p, "team/a", &r, "team", "v1", "v1"));
     co_source_spec flux = flux_ref(CO_SOURCE_FLUX_BUCKET, NULL, "b");
     assert_co_fail_with(CO_EINVALID, co_source_poller_watch(p, "team/b", &flux, "team", "", ""));
+    assert_int_equal(co_source_poller_len(p), 1);
     /* not the leader: nothing is polled */
     test_httpd_route(f->srv, "/repo.tgz", 200, NULL, 0, "ETag: v2");
     poll_round(p);
@@ -1004,8 +1005,14 @@ static void test_source__poller_http_leader_only(void **state)
     poll_round(p);
     assert_int_equal(changes(&s), 1);
     assert_true(s.errors >= 1);
-    co_source_poller_unwatch(p, "team/a");
     co_source_poller_unwatch(p, "unknown");
+    assert_int_equal(co_source_poller_len(p), 1);
+    co_source_poller_unwatch(p, "team/a");
+    assert_int_equal(co_source_poller_len(p), 0);
+    /* watched again after the array was released */
+    assert_co_pass(co_source_poller_watch(p, "team/a", &r, "team", "v2", "v2"));
+    assert_int_equal(co_source_poller_len(p), 1);
+    co_source_poller_unwatch(p, "team/a");
     int hits = test_httpd_hits(f->srv, "/repo.tgz");
     poll_round(p);
     assert_int_equal(test_httpd_hits(f->srv, "/repo.tgz"), hits);

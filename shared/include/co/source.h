@@ -314,6 +314,9 @@ void co_source_poller_poll_now(co_source_poller *p);
 /** Number of completed poll rounds (for tests). */
 unsigned long co_source_poller_rounds(co_source_poller *p);
 
+/** Number of sources watched now (for tests and metrics). Thread-safe. */
+size_t co_source_poller_len(co_source_poller *p);
+
 /* ---- digests ----------------------------------------------------------------------------- */
 
 /**
