@@ -26,8 +26,7 @@ typedef struct options {
     const char *metrics_addr;
     const char *probe_addr;
     int leader_elect;
-    const char *log_level;
-    const char *log_format;
+    co_flags_logging logging;
     const char *default_service_account;
     long long max_concurrent_reconciles;
     co_flag_list namespaces;
@@ -58,8 +57,6 @@ int main(int argc, char **argv)
     options o = {
         .metrics_addr = ":8080",
         .probe_addr = ":8081",
-        .log_level = "info",
-        .log_format = "text",
         .max_concurrent_reconciles = 5,
         .target_client_ttl = 900,
     };
@@ -89,9 +86,7 @@ int main(int argc, char **argv)
         {"deny-cidr", CO_FLAG_LIST, &o.deny_cidrs, "CIDR[,CIDR...]",
          "addresses that source downloads, git remotes and kubeconfigs from Secrets must never "
          "reach, e.g. cloud metadata (repeatable; default: none)"},
-        {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
-         "error, warn, info, debug or trace (default \"info\")"},
-        {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
+        CO_FLAGS_LOGGING(&o.logging),
         {"version", CO_FLAG_BOOL, &o.version, NULL, "print the version and exit"},
         {"help", CO_FLAG_BOOL, &o.help, NULL, "print this help and exit"},
     };
@@ -115,13 +110,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "component-controller: unexpected argument \"%s\"\n", argv[next]);
         return 2;
     }
-    co_log_level level;
-    co_log_format format;
-    if (co_log_level_parse(&level, o.log_level) < 0 ||
-        co_log_format_parse(&format, o.log_format) < 0) {
-        fprintf(stderr, "component-controller: %s\n", co_error_last());
-        return 2;
-    }
     if (o.max_concurrent_reconciles < 1 || o.max_concurrent_reconciles > 1000) {
         fprintf(stderr, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
         return 2;
@@ -136,9 +124,24 @@ int main(int argc, char **argv)
     if (deny_rc < 0) {
         fprintf(stderr, "component-controller: --deny-cidr: %s\n", co_error_last());
         co_flag_list_dispose(&o.namespaces);
+        co_flags_logging_dispose(&o.logging);
+        return 2;
+    }
+    co_log_level level;
+    co_log_format format;
+    char **log_warnings = NULL;
+    int log_rc = co_flags_logging_resolve(&level, &format, &log_warnings, &o.logging);
+    co_flags_logging_dispose(&o.logging);
+    if (log_rc < 0) {
+        fprintf(stderr, "component-controller: %s\n", co_error_last());
+        co_flag_list_dispose(&o.namespaces);
         return 2;
     }
     co_log_setup("controller", level, format);
+    for (char **w = log_warnings; w && *w; w++) {
+        co_log(CO_LOG_WARN, *w, NULL);
+    }
+    co_flags_strv_free(log_warnings);
 
     sigset_t set;
     sigemptyset(&set);
