@@ -249,11 +249,19 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
     return s;
 }
 
+/* A counter only goes up, or scrapers see a reset and invent increases; family lock held. */
+static void add_value(series *s, double v)
+{
+    if (s->family->kind != COUNTER || v > 0) {
+        s->value += v;
+    }
+}
+
 void co_metric_add(co_metric *m, const char *const *values, double v)
 {
     size_t i;
     pthread_mutex_lock(&m->mu);
-    find_series(m, values, 1, &i)->value += v;
+    add_value(find_series(m, values, 1, &i), v);
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -266,7 +274,10 @@ void co_metric_set(co_metric *m, const char *const *values, double v)
 {
     size_t i;
     pthread_mutex_lock(&m->mu);
-    find_series(m, values, 1, &i)->value = v;
+    series *s = find_series(m, values, 1, &i);
+    if (m->kind != COUNTER || v > s->value) {
+        s->value = v;
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -304,7 +315,7 @@ co_series *co_metric_series(co_metric *m, const char *const *values)
 void co_series_add(co_series *s, double v)
 {
     pthread_mutex_lock(&s->family->mu);
-    s->value += v;
+    add_value(s, v);
     pthread_mutex_unlock(&s->family->mu);
 }
 

@@ -195,6 +195,36 @@ static void test_metrics__concurrent_increments_are_not_lost(void **state)
     co_metrics_free(reg);
 }
 
+/* A counter never goes down, whether it is added to or copies a total kept elsewhere. */
+static void test_metrics__counters_never_decrease(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"name"};
+    const char *v[] = {"component"};
+    co_metric *c = co_metrics_counter(reg, "adds_total", "Adds.", labels, 1);
+    co_metric_set(c, v, 5);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_set(c, v, 3);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_add(c, v, -2);
+    co_series_add(co_metric_series(c, v), -1);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_set(c, v, 7);
+    co_metric_add(c, v, 1);
+    assert_true(co_metric_value(c, v) == 8.0);
+    /* gauges go both ways */
+    co_metric *g = co_metrics_gauge(reg, "depth", "Depth.", labels, 1);
+    co_metric_set(g, v, 5);
+    co_metric_set(g, v, 3);
+    co_metric_add(g, v, -1);
+    assert_true(co_metric_value(g, v) == 2.0);
+    char *text = render(reg);
+    assert_contains(text, "# TYPE adds_total counter\nadds_total{name=\"component\"} 8\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_metrics__gauge_func_and_special_values),
         cmocka_unit_test(test_metrics__render_respects_buffer_cap),
         cmocka_unit_test(test_metrics__concurrent_increments_are_not_lost),
+        cmocka_unit_test(test_metrics__counters_never_decrease),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

@@ -75,10 +75,13 @@ void co_metrics_gauge_func(co_metrics *reg,
 /** Adds 1 to a counter or gauge series. */
 void co_metric_inc(co_metric *m, const char *const *values);
 
-/** Adds @p v to a counter (v >= 0) or gauge series. */
+/** Adds @p v to a counter or gauge series; a counter ignores a @p v that is not positive. */
 void co_metric_add(co_metric *m, const char *const *values, double v);
 
-/** Sets a gauge series to @p v. */
+/**
+ * Sets a gauge series to @p v. On a counter series it copies a total counted elsewhere: the
+ * series is raised to @p v, and a smaller @p v is ignored, because a counter never decreases.
+ */
 void co_metric_set(co_metric *m, const char *const *values, double v);
 
 /** Records one observation in a histogram series. */
@@ -91,7 +94,7 @@ void co_metric_observe(co_metric *m, const char *const *values, double v);
  */
 co_series *co_metric_series(co_metric *m, const char *const *values);
 
-/** Adds @p v to a counter (v >= 0) or gauge series, as co_metric_add(). */
+/** Adds @p v to a counter or gauge series, as co_metric_add(). */
 void co_series_add(co_series *s, double v);
 
 /** Records one observation in a histogram series, as co_metric_observe(). */
