@@ -35,6 +35,7 @@
 #include "co/policy.h"
 #include "co/time.h"
 #include "controller/ctl_http.h"
+#include "controller/ctl_notify.h"
 #include "controller/ctl_queue.h"
 #include "controller/ctl_state.h"
 #include "controller/ctl_targets.h"
@@ -106,6 +107,7 @@ struct ctl_manager {
     ctl_backoff *backoff;
     ctl_targets *targets;
     co_kube_recorder *recorder;
+    ctl_notify *notify; /* --events-address, or NULL */
     co_kube_leader *leader;
     ctl_http *metrics_http, *probe_http;
     co_metrics *metrics;
@@ -883,6 +885,7 @@ static void forget_events(ctl_manager *m, const char *ns, const char *name)
 
 static void observe_outcome(void *ctx,
                             const struct json_object *component,
+                            const char *component_digest,
                             const char *state,
                             const char *reason,
                             const char *message,
@@ -929,14 +932,26 @@ static void observe_outcome(void *ctx,
         return;
     }
     const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
-    char *text = co_xasprintf("%s\n%s\n%s", type, reason, message);
+    /* the Go operator's event annotations (api/v1alpha1 GetEventAnnotations): keys prefixed
+     * with the group, as Flux's notification-controller expects of the involved object */
+    const char *revision = str_at(co_json_get(component, "status", NULL), "lastAttemptedRevision");
+    char *token = co_xasprintf("%s:%s", uid, component_digest ? component_digest : "");
+    const char *annotations[] = {"core.cs.sap.com/revision", revision ? revision : "",
+                                 "core.cs.sap.com/token", token, NULL};
+    /* as upstream's de-duplication, the annotations count: a new digest is a new event */
+    char *text = co_xasprintf("%s\n%s\n%s\n%s\n%s", type, reason, message, annotations[1], token);
     bool dup = event_is_duplicate(m, uid, text);
     free(text);
     if (dup) {
         atomic_fetch_add(&m->n_events_suppressed, 1);
+        free(token);
         return;
     }
     co_kube_event(m->recorder, component, type, reason, "%s", message);
+    if (m->notify) {
+        ctl_notify_event(m->notify, component, type, reason, message, annotations);
+    }
+    free(token);
 }
 
 static void observe_gone(void *ctx, const char *ns, const char *name)
@@ -1226,6 +1241,24 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     qo.work_duration = m->wq_work_duration;
     m->queue = ctl_queue_new(&qo);
     m->backoff = ctl_backoff_new();
+    if (opts->events_address && opts->events_address[0]) {
+        const char *rl[] = {"result"};
+        ctl_notify_options no = {0};
+        no.address = opts->events_address;
+        no.reporting_controller = CTL_RECONCILER_NAME;
+        no.results =
+            co_metrics_counter(m->metrics, "component_controller_event_notifications_total",
+                               "Component events forwarded to --events-address, by how "
+                               "their delivery ended.",
+                               rl, 1);
+        int nrc = ctl_notify_new(&m->notify, &no);
+        if (nrc < 0) {
+            co_error_wrap("--events-address");
+            ctl_manager_free(m);
+            return nrc;
+        }
+    }
+    m->opts.events_address = NULL;
 
     int rc = co_kube_config_load(&m->cfg, opts->kubeconfig, NULL);
     if (rc < 0) {
@@ -1465,6 +1498,7 @@ void ctl_manager_free(ctl_manager *m)
     ctl_manager_stop(m);
     co_kube_leader_free(m->leader);
     co_kube_recorder_free(m->recorder);
+    ctl_notify_free(m->notify);
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         co_kube_informer_free(m->comp_inf[i]);
     }
@@ -1551,6 +1585,11 @@ co_kube_client *ctl_manager_client(ctl_manager *m)
 struct co_metrics *ctl_manager_metrics(ctl_manager *m)
 {
     return m->metrics;
+}
+
+struct ctl_notify *ctl_manager_notify(ctl_manager *m)
+{
+    return m->notify;
 }
 
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m)

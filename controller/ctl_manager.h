@@ -6,7 +6,8 @@
  * namespace list, optionally a label selector, so several instances can shard a cluster) and
  * for the Flux source kinds the cluster serves, secondary indexes by dependency target and by
  * source reference, the keyed work queue with N workers, leader election on a Lease, the probe
- * and metrics listeners, and Component events de-duplicated for 5 minutes per object.
+ * and metrics listeners, and Component events de-duplicated for 5 minutes per object (and
+ * forwarded to Flux's notification-controller with an events address).
  *
  * Without leader election the workers start as soon as the caches have synced. With it they
  * start when the Lease is won; when it is lost, nothing is reconciled any more (workers check
@@ -48,6 +49,8 @@ typedef struct ctl_manager_options {
     int burst;                     /**< client burst; 0: the client's default */
     int64_t policy_probe_ns;       /**< how often to look for a ComponentPolicy CRD installed after
                                         start; 0: 30 s */
+    const char *events_address;    /**< Component events are also POSTed here as Flux events
+                                        (ctl_notify.h); NULL or "": not */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */
@@ -100,6 +103,9 @@ void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name);
 
 /** Copies the counters. */
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out);
+
+/** The events forwarder of --events-address (borrowed; NULL when none). */
+struct ctl_notify *ctl_manager_notify(ctl_manager *m);
 
 /** The local client (borrowed). */
 co_kube_client *ctl_manager_client(ctl_manager *m);

@@ -35,6 +35,7 @@ typedef struct options {
     const char *cache_dir;
     long long target_client_ttl;
     co_flag_list deny_cidrs;
+    const char *events_address;
     int help;
     int version;
 } options;
@@ -86,6 +87,10 @@ int main(int argc, char **argv)
         {"deny-cidr", CO_FLAG_LIST, &o.deny_cidrs, "CIDR[,CIDR...]",
          "addresses that source downloads, git remotes and kubeconfigs from Secrets must never "
          "reach, e.g. cloud metadata (repeatable; default: none)"},
+        {"events-address", CO_FLAG_STRING, &o.events_address, "URL",
+         "also POST every Component event to this address as a Flux event (the "
+         "notification-controller's, e.g. "
+         "http://notification-controller.flux-system.svc.cluster.local./)"},
         CO_FLAGS_LOGGING(&o.logging),
         {"version", CO_FLAG_BOOL, &o.version, NULL, "print the version and exit"},
         {"help", CO_FLAG_BOOL, &o.help, NULL, "print this help and exit"},
@@ -187,6 +192,7 @@ int main(int argc, char **argv)
     mo.nnamespaces = o.namespaces.len;
     mo.label_selector = o.label_selector;
     mo.target_ttl_ns = o.target_client_ttl * 1000000000LL;
+    mo.events_address = o.events_address;
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {

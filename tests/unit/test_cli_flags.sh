@@ -24,7 +24,9 @@ run() {
 # The Go chart's arguments (chart/templates/deployment.yaml), zap flags as users add them,
 # and the single-dash spellings of Go's flag package.
 run "$CTL" -kubeconfig "$missing" --leader-elect --default-service-account=component-default \
-    --max-concurrent-reconciles=3 --zap-log-level=info --zap-devel=false --zap-encoder=json \
+    --max-concurrent-reconciles=3 \
+    --events-address=http://notification-controller.flux-system.svc.cluster.local./ \
+    --zap-log-level=info --zap-devel=false --zap-encoder=json \
     --zap-stacktrace-level=error --zap-time-encoding=epoch --zap-sampling=false \
     -metrics-bind-address=127.0.0.1:0 -health-probe-bind-address 127.0.0.1:0 -leader-elect=T
 tap_eq "controller: the Go operator's arguments get past flag parsing to the kubeconfig" 1 "$rc"
@@ -70,6 +72,13 @@ for bad in --zap-log-level=loud --zap-encoder=logfmt --zap-stacktrace-level=debu
 done
 run "$CTL" --kubeconfig "$missing" --no-such-flag
 tap_eq "controller: other unknown flags stay usage errors" 2 "$rc"
+run "$CTL" --kubeconfig "$missing" --events-address=notification-controller:80
+if [ "$rc" = 1 ] && grep -q -- '--events-address: events address .*notification-controller:80.*: not an http:// or https:// URL' "$TMP/err"; then
+    tap_ok "controller: an --events-address that is no http(s) URL stops the start, named"
+else
+    tap_fail "controller: an --events-address that is no http(s) URL stops the start, named" \
+        "rc=$rc" "$(cat "$TMP/err")"
+fi
 
 # the webhook shares the parser and the logging flags
 run "$WH" -kubeconfig "$missing" --zap-log-level=debug --zap-encoder=console --zap-foo=bar \
