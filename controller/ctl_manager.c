@@ -947,7 +947,7 @@ static void observe_outcome(void *ctx,
         free(token);
         return;
     }
-    co_kube_event(m->recorder, component, type, reason, "%s", message);
+    co_kube_event_annotated(m->recorder, component, annotations, type, reason, "%s", message);
     if (m->notify) {
         ctl_notify_event(m->notify, component, type, reason, message, annotations);
     }

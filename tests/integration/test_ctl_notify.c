@@ -193,10 +193,9 @@ static void test_ctl_notify__reconciles_forward_events_with_revision_and_token(v
     free(token);
     json_object_put(ev);
     json_object_put(c);
-    free(uid);
     free(digest);
 
-    /* the core/v1 Events are written as before */
+    /* the core/v1 Events carry the same annotations, as client-go's AnnotatedEventf writes */
     int found = 0;
     for (int i = 0; i < 300 && !found; i++) {
         co_kube_ref ref2 = {"v1", "Event", ns, NULL};
@@ -204,13 +203,24 @@ static void test_ctl_notify__reconciles_forward_events_with_revision_and_token(v
         lo.field_selector = "involvedObject.name=fwd,reason=Ready";
         struct json_object *list = NULL;
         assert_co_pass(co_kube_list(&list, admin, &ref2, &lo));
-        found = json_object_array_length(co_json_get(list, "items", NULL)) > 0;
+        struct json_object *items = co_json_get(list, "items", NULL);
+        if (json_object_array_length(items) > 0) {
+            found = 1;
+            struct json_object *ann =
+                co_json_get(json_object_array_get_idx(items, 0), "metadata", "annotations", NULL);
+            assert_non_null(str(ann, "core.cs.sap.com/revision", NULL));
+            const char *tok = str(ann, "core.cs.sap.com/token", NULL);
+            assert_non_null(tok);
+            assert_int_equal(strlen(tok), strlen(uid) + 1 + 64);
+            assert_true(strncmp(tok, uid, strlen(uid)) == 0);
+        }
         json_object_put(list);
         if (!found) {
             usleep(100 * 1000);
         }
     }
     assert_true(found);
+    free(uid);
     co_kube_ref cref = {"core.cs.sap.com/v1alpha1", "Component", ns, "fwd"};
     assert_co_pass(co_kube_delete(NULL, admin, &cref, NULL));
     ctl_test_wait_gone(admin, ns, "fwd", WAIT_MS);
