@@ -114,7 +114,8 @@ struct ctl_manager {
     co_metric *m_reconcile_total, *m_reconcile_errors, *m_requests, *m_created_clients,
         *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
         *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
-        *m_wq_unfinished, *m_wq_longest;
+        *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader;
+    char *rest_host; /* host:port of the API server, for rest_client_requests_total */
     co_series *wq_queue_duration, *wq_work_duration;
 
     ctl_env env;
@@ -158,7 +159,17 @@ counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_respo
         const char *lv[] = {CONTROLLER, req->method};
         co_metric_inc(m->m_requests, lv);
     }
-    return t->inner->send(t->inner, req, resp);
+    int rc = t->inner->send(t->inner, req, resp);
+    if (m->m_rest_requests) {
+        /* client-go's rest_client_requests_total: "<error>" when no answer came */
+        char code[16] = "<error>";
+        if (resp->status > 0) {
+            snprintf(code, sizeof(code), "%d", resp->status);
+        }
+        const char *lv[] = {code, m->rest_host ? m->rest_host : "", req->method};
+        co_metric_inc(m->m_rest_requests, lv);
+    }
+    return rc;
 }
 
 static void counting_free(co_kube_transport *self)
@@ -1086,6 +1097,10 @@ static int http_handler(co_buf *body, const char *path, void *payload)
         const char *cl[] = {CONTROLLER};
         co_metric_set(m->m_cr_workers, cl, (double)(m->opts.workers > 0 ? m->opts.workers : 5));
         co_metric_set(m->m_cr_active, cl, (double)qs.processing);
+        if (m->opts.leader_elect) {
+            const char *ll[] = {m->opts.leader_name ? m->opts.leader_name : CTL_RECONCILER_NAME};
+            co_metric_set(m->m_leader, ll, atomic_load(&m->leading) ? 1 : 0);
+        }
         ctl_targets_sweep(m->targets);
         co_metric_set(m->m_active_clients, cl, (double)ctl_targets_active(m->targets));
         co_metric_set(m->m_created_clients, cl, (double)ctl_targets_created(m->targets));
@@ -1170,6 +1185,18 @@ static void register_metrics(ctl_manager *m)
     m->m_wq_longest = co_metrics_gauge(
         m->metrics, "workqueue_longest_running_processor_seconds",
         "How many seconds has the longest running processor for workqueue been running.", wq, 2);
+    const char *rest[] = {"code", "host", "method"};
+    m->m_rest_requests = co_metrics_counter(
+        m->metrics, "rest_client_requests_total",
+        "Number of HTTP requests, partitioned by status code, method, and host.", rest, 3);
+    const char *lease[] = {"name"};
+    m->m_leader = co_metrics_gauge(
+        m->metrics, "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+        "indicates master. 'name' is the string used to identify the lease. Please make sure to "
+        "group by name.",
+        lease, 1);
+    co_metrics_process(m->metrics);
     /* ExponentialBuckets(10e-9, 10, 12) */
     const double wq_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
     const char *wv[] = {CONTROLLER, CONTROLLER};
@@ -1265,6 +1292,9 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
         ctl_manager_free(m);
         return rc;
     }
+    const char *server = co_kube_config_server(m->cfg);
+    const char *authority = server && strstr(server, "://") ? strstr(server, "://") + 3 : server;
+    m->rest_host = authority ? co_xstrndup(authority, strcspn(authority, "/")) : NULL;
     co_kube_transport *inner = NULL;
     rc = co_kube_transport_curl_new(&inner, m->cfg);
     if (rc < 0) {
@@ -1533,6 +1563,7 @@ void ctl_manager_free(ctl_manager *m)
     free((char *)m->opts.leader_name);
     free(m->leader_namespace);
     free(m->identity);
+    free(m->rest_host);
     free(m->cluster_id);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);

@@ -421,6 +421,12 @@ static void check_scrape(const scrape_t *s)
         {"workqueue_work_duration_seconds", "histogram"},
         {"workqueue_unfinished_work_seconds", "gauge"},
         {"workqueue_longest_running_processor_seconds", "gauge"},
+        {"rest_client_requests_total", "counter"},
+        {"leader_election_master_status", "gauge"},
+        {"process_cpu_seconds_total", "counter"},
+        {"process_resident_memory_bytes", "gauge"},
+        {"process_start_time_seconds", "gauge"},
+        {"process_open_fds", "gauge"},
     };
     for (size_t i = 0; i < CO_ARRAY_SIZE(expected); i++) {
         const family *f = NULL;
@@ -485,6 +491,14 @@ static void test_ctl_metrics__exposition_follows_the_text_format(void **state)
     assert_true(value_of(&scrapes[1], adds) >= 4); /* two Components, at least twice each */
     const char *rec = "component_operator_runtime_reconcile_total{controller=\"component\"}";
     assert_true(value_of(&scrapes[1], rec) >= 4);
+    /* client-go's request counter, by code, host and method */
+    int gets = 0;
+    for (size_t i = 0; i < scrapes[1].nsamples; i++) {
+        const char *k = scrapes[1].samples[i].key;
+        gets += strncmp(k, "rest_client_requests_total{code=\"200\",host=\"", 44) == 0 &&
+                strstr(k, "method=\"GET\"}") != NULL;
+    }
+    assert_int_equal(gets, 1);
     char *state_key = co_xasprintf(
         "component_operator_runtime_component_state{controller=\"component\",group=\"core.cs."
         "sap.com\",kind=\"Component\",namespace=\"%s\",name=\"m0\",state=\"Ready\"}",
