@@ -305,6 +305,7 @@ static void parse(scrape_t *s, char *text)
         }
         if (!f || !f->type[0]) {
             fail_msg("sample before (or without) a TYPE line: %s", line);
+            return;
         }
         if (f != current || f->closed) {
             fail_msg("family %s is not together: %s", f->name, line);
@@ -453,6 +454,7 @@ static void check_monotonic(const scrape_t *a, const scrape_t *b)
         const sample *y = find_sample(b, x->key);
         if (!y) {
             fail_msg("counter series %s disappeared", x->key);
+            return;
         }
         if (y->value < x->value) {
             fail_msg("counter %s went from %g to %g", x->key, x->value, y->value);

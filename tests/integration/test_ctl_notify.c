@@ -110,7 +110,8 @@ static struct json_object *find_event(const wanted *w, int *index_out)
         const char *name = str(ev, "involvedObject", "name");
         const char *reason = str(ev, "reason", NULL);
         const char *rev = str(co_json_get(ev, "metadata", NULL), "core.cs.sap.com/revision", NULL);
-        if (name && strcmp(name, w->name) == 0 && reason && strcmp(reason, w->reason) == 0 &&
+        if (name && strcmp(name, w->name) == 0 && reason && w->reason &&
+            strcmp(reason, w->reason) == 0 &&
             (!w->revision || (rev && strcmp(rev, w->revision) == 0))) {
             if (index_out) {
                 *index_out = i;
@@ -236,6 +237,7 @@ static void test_ctl_notify__errors_are_forwarded_with_severity_error(void **sta
     struct json_object *conds = co_json_get(c, "status", "conditions", NULL);
     assert_non_null(conds);
     const char *why = str(json_object_array_get_idx(conds, 0), "reason", NULL);
+    assert_non_null(why);
     wanted w = {"broken", why, NULL, 0};
     struct json_object *ev = wait_event(&w, NULL);
     assert_string_equal(str(ev, "severity", NULL), "error");

@@ -239,7 +239,7 @@ static void test_ctl_notify__duplicates_and_client_errors_are_not_retried(void *
 static void test_ctl_notify__full_queue_drops_instead_of_blocking(void **state)
 {
     fixture *f = *state;
-    test_httpd_delay(f->srv, "/hook/component", 300);
+    test_httpd_delay(f->srv, "/hook/component", 1000);
     ctl_notify *n = start(f, 2, 0);
     struct json_object *c = component();
     for (int i = 0; i < 10; i++) {
@@ -306,7 +306,8 @@ static void test_ctl_notify__long_messages_and_incomplete_objects(void **state)
     struct json_object *c = component();
     char *msg = co_xmalloc(40000 + 1);
     memset(msg, 'a', 38999);
-    strcpy(msg + 38999, "\xc3\xa9 tail"); /* an e-acute across the limit */
+    static const char tail[] = "\xc3\xa9 tail"; /* an e-acute across the limit */
+    memcpy(msg + 38999, tail, sizeof(tail));
     ctl_notify_event(n, c, "Warning", "Error", msg, NULL);
     free(msg);
     struct json_object *anon =
