@@ -38,6 +38,8 @@ static const char *format_name(co_archive_format f)
         return "xz-compressed tar";
     case CO_ARCHIVE_YAML:
         return "YAML file";
+    case CO_ARCHIVE_TAR_ANY:
+        return "tar";
     default:
         return "tar or zip";
     }
@@ -60,6 +62,8 @@ const char *co_archive_format_name(co_archive_format format)
         return "tar.xz";
     case CO_ARCHIVE_YAML:
         return "yaml";
+    case CO_ARCHIVE_TAR_ANY:
+        return "tar";
     default:
         return "tar or zip";
     }
@@ -212,6 +216,13 @@ static struct archive *reader_new(co_archive_format format)
         archive_read_support_filter_zstd(a);
         archive_read_support_format_raw(a);
         break;
+    case CO_ARCHIVE_TAR_ANY:
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_bzip2(a);
+        archive_read_support_filter_xz(a);
+        archive_read_support_filter_zstd(a);
+        archive_read_support_format_tar(a);
+        break;
     default:
         archive_read_support_filter_gzip(a);
         archive_read_support_filter_bzip2(a);
@@ -266,6 +277,11 @@ static int check_format(struct archive *a, co_archive_format format)
         /* one compression at most: a file compressed over and over is a bomb, not a source */
         if (fmt != ARCHIVE_FORMAT_RAW || archive_filter_count(a) > 2) {
             return co_error_set(CO_EINVALID, "not a YAML file or a compressed one");
+        }
+        break;
+    case CO_ARCHIVE_TAR_ANY:
+        if (fmt != ARCHIVE_FORMAT_TAR) {
+            return co_error_set(CO_EINVALID, "not a tar archive");
         }
         break;
     default:

@@ -1027,7 +1027,18 @@ static int fill_download(void *ctx, const char *dir, uint64_t *bytes)
     if (rc == 0) {
         /* as the Go operator's downloads choose: Content-Type, then the URL's suffix */
         co_archive_format format = co_archive_format_for(fr.content_type, fr.url);
-        rc = co_archive_extract_file(file, format, dir, &d->s->limits, CO_ARCHIVE_SYNC, &st);
+        /* A tar's compression is read from its content, not taken from the label: uploaders
+         * that guess media types from file names, as Python's mimetypes does, store a .tar.gz
+         * or .tar.bz2 as "application/x-tar" (the compression goes to a Content-Encoding that
+         * is not undone here), and such artifacts were read before the label chose the
+         * format. A declared zip or YAML file is read as nothing else. */
+        co_archive_format read_as = format == CO_ARCHIVE_TAR || format == CO_ARCHIVE_TAR_GZ ||
+                                            format == CO_ARCHIVE_TAR_BZ2 ||
+                                            format == CO_ARCHIVE_TAR_ZST ||
+                                            format == CO_ARCHIVE_TAR_XZ
+                                        ? CO_ARCHIVE_TAR_ANY
+                                        : format;
+        rc = co_archive_extract_file(file, read_as, dir, &d->s->limits, CO_ARCHIVE_SYNC, &st);
         if (rc < 0) {
             co_error_wrap("extracting the artifact of %.300s as %s", d->url,
                           co_archive_format_name(format));

@@ -238,6 +238,35 @@ static void test_archive__extracts_compressed_tars(void **state)
     }
 }
 
+/* CO_ARCHIVE_TAR_ANY reads a tar whatever its compression, and nothing but a tar. */
+static void test_archive__tar_any_detects_the_compression(void **state)
+{
+    fixture *f = *state;
+    const int tars[] = {TAB_TAR, TAB_TAR_GZ, TAB_TAR_BZ2, TAB_TAR_ZST, TAB_TAR_XZ};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(tars); i++) {
+        size_t len;
+        void *data = tab_build(tars[i], normal_tree, normal_entries(tars[i]), &len);
+        assert_co_pass(
+            co_archive_extract_mem(data, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+        check_normal_tree(f, tars[i]);
+        assert_co_pass(co_archive_remove_tree(f->dest));
+        free(data);
+    }
+    size_t len;
+    void *zip = tab_build(TAB_ZIP, normal_tree, normal_entries(TAB_ZIP), &len);
+    assert_co_fail_with(
+        CO_EINVALID, co_archive_extract_mem(zip, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+    assert_contains(co_error_last(), "tar archive");
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(zip);
+    void *gz = tab_compress(TAB_GZIP, "a: 1\n", 5, 0, &len);
+    assert_co_fail_with(
+        CO_EINVALID, co_archive_extract_mem(gz, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(gz);
+    assert_string_equal(co_archive_format_name(CO_ARCHIVE_TAR_ANY), "tar");
+}
+
 static const char yaml_doc[] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
 
 static void test_archive__single_yaml_becomes_resources_yaml(void **state)
@@ -761,6 +790,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archive__auto_detects_every_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__extracts_from_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__extracts_compressed_tars, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive__tar_any_detects_the_compression, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_archive__single_yaml_becomes_resources_yaml, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_archive__empty_yaml_is_an_empty_file, setup, teardown),

@@ -937,7 +937,29 @@ static void test_source__http_repository_formats(void **state)
         free(data);
     }
 
-    /* a declared format is the only one read: a tar.gz served as zip is refused, naming both */
+    /* a tar's compression comes from its content: a .tar.gz or .tar.bz2 labelled
+     * application/x-tar, as uploaders that guess from the file name store them, is read */
+    const struct {
+        const char *path;
+        int tab;
+    } labelled_tar[] = {{"/s3/app.tar.gz", TAB_TAR_GZ},
+                        {"/s3/app.tar.bz2", TAB_TAR_BZ2},
+                        {"/s3/app.tgz", TAB_TAR}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(labelled_tar); i++) {
+        void *data = tab_build(labelled_tar[i].tab, tree, 1, &len);
+        char *headers = co_xasprintf("ETag: \"x%zu\"\nContent-Type: application/x-tar", i);
+        test_httpd_route(f->srv, labelled_tar[i].path, 200, data, len, headers);
+        text = fetch_http_file(f, labelled_tar[i].path, "deploy/cm.yaml");
+        if (!text) {
+            fail_msg("%s: %s", labelled_tar[i].path, co_error_last());
+        }
+        assert_string_equal(text, yaml);
+        free(text);
+        free(headers);
+        free(data);
+    }
+
+    /* a declared zip is read as nothing else: a tar.gz served as zip is refused, naming both */
     void *data = tab_build(TAB_TAR_GZ, tree, 1, &len);
     test_httpd_route(f->srv, "/lie", 200, data, len, "ETag: \"l\"\nContent-Type: application/zip");
     assert_null(fetch_http_file(f, "/lie", "deploy/cm.yaml"));

@@ -43,6 +43,8 @@ typedef enum co_archive_format {
     /** one YAML document stream, as is or gzip-, bzip2-, xz- or zstd-compressed (detected),
      * written as CO_ARCHIVE_YAML_NAME at the root of the tree */
     CO_ARCHIVE_YAML,
+    /** tar only, uncompressed or gzip-, bzip2-, xz- or zstd-compressed (detected) */
+    CO_ARCHIVE_TAR_ANY,
 } co_archive_format;
 
 /** The file a CO_ARCHIVE_YAML artifact becomes, as in the Go operator's downloads. */
