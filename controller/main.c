@@ -197,9 +197,9 @@ int main(int argc, char **argv)
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {
         const char *labels[] = {"controller", "action"};
-        engine.operations = co_metrics_counter(ctl_manager_metrics(m),
-                                               "component_operator_runtime_operations_total",
-                                               "Dependent object operations.", labels, 2);
+        engine.operations = co_metrics_counter(
+            ctl_manager_metrics(m), "component_operator_runtime_operations_total",
+            "Dependent operations per controller and action", labels, 2);
         rc = ctl_sources_attach(sources, m);
     }
     if (rc == 0) {
