@@ -35,6 +35,7 @@
 #include "co/policy.h"
 #include "co/time.h"
 #include "controller/ctl_http.h"
+#include "controller/ctl_notify.h"
 #include "controller/ctl_queue.h"
 #include "controller/ctl_state.h"
 #include "controller/ctl_targets.h"
@@ -106,12 +107,16 @@ struct ctl_manager {
     ctl_backoff *backoff;
     ctl_targets *targets;
     co_kube_recorder *recorder;
+    ctl_notify *notify; /* --events-address, or NULL */
     co_kube_leader *leader;
     ctl_http *metrics_http, *probe_http;
     co_metrics *metrics;
     co_metric *m_reconcile_total, *m_reconcile_errors, *m_requests, *m_created_clients,
         *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
-        *m_cr_time, *m_wq_depth, *m_wq_adds, *m_wq_retries;
+        *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
+        *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader;
+    char *rest_host; /* host:port of the API server, for rest_client_requests_total */
+    co_series *wq_queue_duration, *wq_work_duration;
 
     ctl_env env;
     ctl_source_ops source;
@@ -157,7 +162,17 @@ counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_respo
         const char *lv[] = {CONTROLLER, req->method};
         co_metric_inc(m->m_requests, lv);
     }
-    return t->inner->send(t->inner, req, resp);
+    int rc = t->inner->send(t->inner, req, resp);
+    if (m->m_rest_requests) {
+        /* client-go's rest_client_requests_total: "<error>" when no answer came */
+        char code[16] = "<error>";
+        if (resp->status > 0) {
+            snprintf(code, sizeof(code), "%d", resp->status);
+        }
+        const char *lv[] = {code, m->rest_host ? m->rest_host : "", req->method};
+        co_metric_inc(m->m_rest_requests, lv);
+    }
+    return rc;
 }
 
 static void counting_free(co_kube_transport *self)
@@ -1065,6 +1080,7 @@ static void forget_events(ctl_manager *m, const char *ns, const char *name)
 
 static void observe_outcome(void *ctx,
                             const struct json_object *component,
+                            const char *component_digest,
                             const char *state,
                             const char *reason,
                             const char *message,
@@ -1111,14 +1127,26 @@ static void observe_outcome(void *ctx,
         return;
     }
     const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
-    char *text = co_xasprintf("%s\n%s\n%s", type, reason, message);
+    /* the Go operator's event annotations (api/v1alpha1 GetEventAnnotations): keys prefixed
+     * with the group, as Flux's notification-controller expects of the involved object */
+    const char *revision = str_at(co_json_get(component, "status", NULL), "lastAttemptedRevision");
+    char *token = co_xasprintf("%s:%s", uid, component_digest ? component_digest : "");
+    const char *annotations[] = {"core.cs.sap.com/revision", revision ? revision : "",
+                                 "core.cs.sap.com/token", token, NULL};
+    /* as upstream's de-duplication, the annotations count: a new digest is a new event */
+    char *text = co_xasprintf("%s\n%s\n%s\n%s\n%s", type, reason, message, annotations[1], token);
     bool dup = event_is_duplicate(m, uid, text);
     free(text);
     if (dup) {
         atomic_fetch_add(&m->n_events_suppressed, 1);
+        free(token);
         return;
     }
-    co_kube_event(m->recorder, component, type, reason, "%s", message);
+    co_kube_event_annotated(m->recorder, component, annotations, type, reason, "%s", message);
+    if (m->notify) {
+        ctl_notify_event(m->notify, component, type, reason, message, annotations);
+    }
+    free(token);
 }
 
 static void observe_gone(void *ctx, const char *ns, const char *name)
@@ -1251,11 +1279,20 @@ static int http_handler(co_buf *body, const char *path, void *payload)
     if (strcmp(path, "/metrics") == 0) {
         ctl_queue_stats qs;
         ctl_queue_get_stats(m->queue, &qs);
-        const char *wl[] = {CONTROLLER};
-        co_metric_set(m->m_wq_depth, wl, (double)qs.depth);
+        const char *wl[] = {CONTROLLER, CONTROLLER};
+        const char *dl[] = {CONTROLLER, CONTROLLER, "0"};
+        co_metric_set(m->m_wq_depth, dl, (double)qs.depth);
         co_metric_set(m->m_wq_adds, wl, (double)qs.adds_total);
         co_metric_set(m->m_wq_retries, wl, (double)qs.retries_total);
+        co_metric_set(m->m_wq_unfinished, wl, (double)qs.processing_total_ns / 1e9);
+        co_metric_set(m->m_wq_longest, wl, (double)qs.oldest_processing_ns / 1e9);
         const char *cl[] = {CONTROLLER};
+        co_metric_set(m->m_cr_workers, cl, (double)(m->opts.workers > 0 ? m->opts.workers : 5));
+        co_metric_set(m->m_cr_active, cl, (double)qs.processing);
+        if (m->opts.leader_elect) {
+            const char *ll[] = {m->opts.leader_name ? m->opts.leader_name : CTL_RECONCILER_NAME};
+            co_metric_set(m->m_leader, ll, atomic_load(&m->leading) ? 1 : 0);
+        }
         ctl_targets_sweep(m->targets);
         co_metric_set(m->m_active_clients, cl, (double)ctl_targets_active(m->targets));
         co_metric_set(m->m_created_clients, cl, (double)ctl_targets_created(m->targets));
@@ -1280,45 +1317,92 @@ static void register_metrics(ctl_manager *m)
     const char *obj[] = {"controller", "group", "kind", "namespace", "name"};
     const char *objs[] = {"controller", "group", "kind", "namespace", "name", "state"};
     const char *cr[] = {"controller", "result"};
-    const char *wq[] = {"name"};
-    m->m_reconcile_total = co_metrics_counter(
-        m->metrics, "component_operator_runtime_reconcile_total", "Reconciles started.", c, 1);
+    /* names, types, labels and help as component-operator-runtime's internal/metrics and
+     * controller-runtime's pkg/internal/controller/metrics register them;
+     * controller-runtime's workqueue metrics (pkg/internal/metrics/workqueue.go of v0.24) */
+    const char *wq[] = {"name", "controller"};
+    const char *wqp[] = {"name", "controller", "priority"};
+    m->m_reconcile_total =
+        co_metrics_counter(m->metrics, "component_operator_runtime_reconcile_total",
+                           "Total number of reconciliations per controller", c, 1);
     m->m_reconcile_errors =
         co_metrics_counter(m->metrics, "component_operator_runtime_reconcile_errors_total",
-                           "Non-retriable reconcile errors.", ct, 2);
-    m->m_requests = co_metrics_counter(m->metrics, "component_operator_runtime_requests_total",
-                                       "API requests through the local cluster client.", cm, 2);
+                           "Total number of reconciliation errors per controller and type", ct, 2);
+    m->m_requests =
+        co_metrics_counter(m->metrics, "component_operator_runtime_requests_total",
+                           "Kubernetes API server requests per controller and method", cm, 2);
     m->m_created_clients =
-        co_metrics_gauge(m->metrics, "component_operator_runtime_created_clients_total",
-                         "Target clients built.", c, 1);
+        co_metrics_counter(m->metrics, "component_operator_runtime_created_clients_total",
+                           "Kubernetes API clients created since the controller was started", c, 1);
     m->m_active_clients =
         co_metrics_gauge(m->metrics, "component_operator_runtime_active_clients_total",
-                         "Target clients cached.", c, 1);
-    m->m_state =
-        co_metrics_gauge(m->metrics, "component_operator_runtime_component_state",
-                         "Current state of a component (1 for the state it is in).", objs, 6);
+                         "Currently active Kubernetes API clients", c, 1);
+    m->m_state = co_metrics_gauge(m->metrics, "component_operator_runtime_component_state",
+                                  "Current state of a component", objs, 6);
     m->m_dependents = co_metrics_gauge(m->metrics, "component_operator_runtime_dependents_total",
-                                       "Dependent objects in the inventory.", obj, 5);
+                                       "Number of dependent objects", obj, 5);
     m->m_unready =
         co_metrics_gauge(m->metrics, "component_operator_runtime_unready_dependents_total",
-                         "Dependent objects not ready.", obj, 5);
+                         "Number of unready dependent objects", obj, 5);
     m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
-                                       "Reconciles per controller and result.", cr, 2);
-    m->m_cr_errors = co_metrics_counter(m->metrics, "controller_runtime_reconcile_errors_total",
-                                        "Reconcile errors per controller.", c, 1);
+                                       "Total number of reconciliations per controller", cr, 2);
+    m->m_cr_errors =
+        co_metrics_counter(m->metrics, "controller_runtime_reconcile_errors_total",
+                           "Total number of reconciliation errors per controller", c, 1);
     const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3,  0.35,
                               0.4,   0.45, 0.5,   0.6,  0.7, 0.8,  0.9, 1,    1.25, 1.5,
                               1.75,  2,    2.5,   3,    3.5, 4,    4.5, 5,    6,    7,
                               8,     9,    10,    15,   20,  25,   30,  40,   50,   60};
-    m->m_cr_time =
-        co_metrics_histogram(m->metrics, "controller_runtime_reconcile_time_seconds",
-                             "Time per reconcile.", c, 1, buckets, CO_ARRAY_SIZE(buckets));
+    m->m_cr_time = co_metrics_histogram(m->metrics, "controller_runtime_reconcile_time_seconds",
+                                        "Length of time per reconciliation per controller", c, 1,
+                                        buckets, CO_ARRAY_SIZE(buckets));
+    m->m_cr_workers =
+        co_metrics_gauge(m->metrics, "controller_runtime_max_concurrent_reconciles",
+                         "Maximum number of concurrent reconciles per controller.", c, 1);
+    m->m_cr_active = co_metrics_gauge(m->metrics, "controller_runtime_active_workers",
+                                      "Number of currently used workers per controller.", c, 1);
     m->m_wq_depth =
-        co_metrics_gauge(m->metrics, "workqueue_depth", "Current depth of the queue.", wq, 1);
-    m->m_wq_adds =
-        co_metrics_gauge(m->metrics, "workqueue_adds_total", "Keys added to the queue.", wq, 1);
-    m->m_wq_retries =
-        co_metrics_gauge(m->metrics, "workqueue_retries_total", "Rate-limited re-adds.", wq, 1);
+        co_metrics_gauge(m->metrics, "workqueue_depth",
+                         "Current depth of workqueue by workqueue and priority", wqp, 3);
+    m->m_wq_adds = co_metrics_counter(m->metrics, "workqueue_adds_total",
+                                      "Total number of adds handled by workqueue", wq, 2);
+    m->m_wq_retries = co_metrics_counter(
+        m->metrics, "workqueue_retries_total",
+        "Total number of items added to the workqueue with a non-zero delay", wq, 2);
+    m->m_wq_unfinished = co_metrics_gauge(
+        m->metrics, "workqueue_unfinished_work_seconds",
+        "How many seconds of work has been done that is in progress and hasn't been observed by "
+        "work_duration.",
+        wq, 2);
+    m->m_wq_longest = co_metrics_gauge(
+        m->metrics, "workqueue_longest_running_processor_seconds",
+        "How many seconds has the longest running processor for workqueue been running.", wq, 2);
+    const char *rest[] = {"code", "host", "method"};
+    m->m_rest_requests = co_metrics_counter(
+        m->metrics, "rest_client_requests_total",
+        "Number of HTTP requests, partitioned by status code, method, and host.", rest, 3);
+    const char *lease[] = {"name"};
+    m->m_leader = co_metrics_gauge(
+        m->metrics, "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+        "indicates master. 'name' is the string used to identify the lease. Please make sure to "
+        "group by name.",
+        lease, 1);
+    co_metrics_process(m->metrics);
+    /* ExponentialBuckets(10e-9, 10, 12) */
+    const double wq_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000};
+    const char *wv[] = {CONTROLLER, CONTROLLER};
+    m->wq_queue_duration = co_metric_series(
+        co_metrics_histogram(m->metrics, "workqueue_queue_duration_seconds",
+                             "How long in seconds an item stays in workqueue before being "
+                             "requested",
+                             wq, 2, wq_buckets, CO_ARRAY_SIZE(wq_buckets)),
+        wv);
+    m->wq_work_duration = co_metric_series(
+        co_metrics_histogram(m->metrics, "workqueue_work_duration_seconds",
+                             "How long in seconds processing an item from workqueue takes.", wq, 2,
+                             wq_buckets, CO_ARRAY_SIZE(wq_buckets)),
+        wv);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -1371,14 +1455,38 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
         m->apply = *opts->apply;
     }
     register_metrics(m);
-    m->queue = ctl_queue_new(NULL);
+    ctl_queue_options qo = CTL_QUEUE_OPTIONS_INIT;
+    qo.queue_duration = m->wq_queue_duration;
+    qo.work_duration = m->wq_work_duration;
+    m->queue = ctl_queue_new(&qo);
     m->backoff = ctl_backoff_new();
+    if (opts->events_address && opts->events_address[0]) {
+        const char *rl[] = {"result"};
+        ctl_notify_options no = {0};
+        no.address = opts->events_address;
+        no.reporting_controller = CTL_RECONCILER_NAME;
+        no.results =
+            co_metrics_counter(m->metrics, "component_controller_event_notifications_total",
+                               "Component events forwarded to --events-address, by how "
+                               "their delivery ended.",
+                               rl, 1);
+        int nrc = ctl_notify_new(&m->notify, &no);
+        if (nrc < 0) {
+            co_error_wrap("--events-address");
+            ctl_manager_free(m);
+            return nrc;
+        }
+    }
+    m->opts.events_address = NULL;
 
     int rc = co_kube_config_load(&m->cfg, opts->kubeconfig, NULL);
     if (rc < 0) {
         ctl_manager_free(m);
         return rc;
     }
+    const char *server = co_kube_config_server(m->cfg);
+    const char *authority = server && strstr(server, "://") ? strstr(server, "://") + 3 : server;
+    m->rest_host = authority ? co_xstrndup(authority, strcspn(authority, "/")) : NULL;
     co_kube_transport *inner = NULL;
     rc = co_kube_transport_curl_new(&inner, m->cfg);
     if (rc < 0) {
@@ -1614,6 +1722,7 @@ void ctl_manager_free(ctl_manager *m)
     ctl_manager_stop(m);
     co_kube_leader_free(m->leader);
     co_kube_recorder_free(m->recorder);
+    ctl_notify_free(m->notify);
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         co_kube_informer_free(m->comp_inf[i]);
     }
@@ -1648,6 +1757,7 @@ void ctl_manager_free(ctl_manager *m)
     free((char *)m->opts.leader_name);
     free(m->leader_namespace);
     free(m->identity);
+    free(m->rest_host);
     free(m->cluster_id);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
@@ -1706,6 +1816,11 @@ co_kube_client *ctl_manager_client(ctl_manager *m)
 struct co_metrics *ctl_manager_metrics(ctl_manager *m)
 {
     return m->metrics;
+}
+
+struct ctl_notify *ctl_manager_notify(ctl_manager *m)
+{
+    return m->notify;
 }
 
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m)

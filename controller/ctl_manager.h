@@ -13,7 +13,8 @@
  * list or a label selector, Components outside the watched set are listed from the API server
  * (cluster-wide list permission on Components) when one is about to be deleted. Without that
  * permission the watched namespaces are listed whole, and a warning (once) says that
- * dependants in other namespaces are not seen.
+ * dependants in other namespaces are not seen. Component events are also forwarded to Flux's
+ * notification-controller when an events address is set.
  *
  * Without leader election the workers start as soon as the caches have synced. With it they
  * start when the Lease is won; when it is lost, nothing is reconciled any more (workers check
@@ -55,6 +56,8 @@ typedef struct ctl_manager_options {
     int burst;                     /**< client burst; 0: the client's default */
     int64_t policy_probe_ns;       /**< how often to look for the ComponentPolicy and Flux source
                                         CRDs when they were not served at start; 0: 30 s */
+    const char *events_address;    /**< Component events are also POSTed here as Flux events
+                                        (ctl_notify.h); NULL or "": not */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */
@@ -119,6 +122,9 @@ void ctl_manager_on_release(ctl_manager *m, ctl_release_fn fn, void *ctx);
 
 /** Copies the counters. */
 void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out);
+
+/** The events forwarder of --events-address (borrowed; NULL when none). */
+struct ctl_notify *ctl_manager_notify(ctl_manager *m);
 
 /** The local client (borrowed). */
 co_kube_client *ctl_manager_client(ctl_manager *m);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "co/error.h"
+#include "co/metrics.h"
 
 typedef struct item {
     char *key;
@@ -26,6 +27,7 @@ typedef struct item {
     size_t heap_index;       /* position in the delay heap + 1; 0 when not waiting */
     int64_t due_ns;          /* when waiting */
     int64_t started_ns;      /* when processing */
+    int64_t ready_ns;        /* when it entered the ready FIFO */
     int failures;            /* for the per-key backoff */
 } item;
 
@@ -215,6 +217,7 @@ static item *heap_pop(ctl_queue *q)
 static void push_ready(ctl_queue *q, item *it)
 {
     it->queued = 1;
+    it->ready_ns = q->opts.now();
     it->next_ready = NULL;
     if (q->ready_tail) {
         q->ready_tail->next_ready = it;
@@ -258,6 +261,8 @@ static void add_after_locked(ctl_queue *q, const char *key, int64_t delay_ns)
         add_locked(q, it);
         return;
     }
+    /* controller-runtime counts every add with a delay as a retry (workqueue_retries_total) */
+    q->retries_total++;
     int64_t due = q->opts.now() + delay_ns;
     if (it->heap_index) {
         if (due < it->due_ns) {
@@ -384,7 +389,6 @@ void ctl_queue_add_rate_limited(ctl_queue *q, const char *key)
         item *it = get_or_create(q, key);
         int64_t d = item_delay(q, it->failures);
         it->failures++;
-        q->retries_total++;
         int64_t b = bucket_delay(q);
         add_after_locked(q, key, d > b ? d : b);
     }
@@ -424,6 +428,9 @@ static void take(ctl_queue *q, char **key_out)
     it->dirty = 0;
     it->processing = 1;
     it->started_ns = q->opts.now();
+    if (q->opts.queue_duration) {
+        co_series_observe(q->opts.queue_duration, (double)(it->started_ns - it->ready_ns) / 1e9);
+    }
     q->processing++;
     *key_out = co_xstrdup(it->key);
 }
@@ -482,6 +489,10 @@ void ctl_queue_done(ctl_queue *q, const char *key)
     if (it && it->processing) {
         it->processing = 0;
         q->processing--;
+        if (q->opts.work_duration) {
+            co_series_observe(q->opts.work_duration,
+                              (double)(q->opts.now() - it->started_ns) / 1e9);
+        }
         if (it->dirty && !q->shut) {
             push_ready(q, it);
         } else {
@@ -509,10 +520,15 @@ void ctl_queue_get_stats(ctl_queue *q, ctl_queue_stats *out)
     out->adds_total = q->adds_total;
     out->retries_total = q->retries_total;
     out->oldest_processing_ns = 0;
+    out->processing_total_ns = 0;
     int64_t now = q->opts.now();
     for (size_t i = 0; i < q->nbuckets && q->processing; i++) {
         for (item *it = q->buckets[i]; it; it = it->next_in_bucket) {
-            if (it->processing && now - it->started_ns > out->oldest_processing_ns) {
+            if (!it->processing) {
+                continue;
+            }
+            out->processing_total_ns += now - it->started_ns;
+            if (now - it->started_ns > out->oldest_processing_ns) {
                 out->oldest_processing_ns = now - it->started_ns;
             }
         }

@@ -24,6 +24,7 @@
 #include "co/common.h"
 
 typedef struct ctl_queue ctl_queue;
+struct co_series;
 
 typedef struct ctl_queue_options {
     int64_t base_delay_ns;    /**< first per-key backoff delay (default 5 ms) */
@@ -32,6 +33,10 @@ typedef struct ctl_queue_options {
     int burst;                /**< global token bucket size (default 100) */
     int64_t (*now)(void);     /**< monotonic clock in ns (default CLOCK_MONOTONIC); a test seam */
     uint64_t (*random)(void); /**< randomness for jitter (default arc4random-like); a test seam */
+    /** Histograms (seconds) of how long a key waited ready before a worker took it, and how
+     * long a worker held it: controller-runtime's workqueue_queue_duration_seconds and
+     * workqueue_work_duration_seconds. Borrowed; NULL: not observed. */
+    struct co_series *queue_duration, *work_duration;
 } ctl_queue_options;
 
 #define CTL_QUEUE_OPTIONS_INIT                                                                     \
@@ -45,8 +50,9 @@ typedef struct ctl_queue_stats {
     size_t waiting;               /**< keys waiting for a delay to pass */
     size_t processing;            /**< keys held by workers */
     uint64_t adds_total;          /**< keys queued, after de-duplication */
-    uint64_t retries_total;       /**< rate-limited re-adds */
+    uint64_t retries_total;       /**< adds with a delay (rate-limited or ctl_queue_add_after) */
     int64_t oldest_processing_ns; /**< age of the longest-running key, 0 if none */
+    int64_t processing_total_ns;  /**< sum of the ages of the keys being processed */
 } ctl_queue_stats;
 
 /** Creates a queue. @p opts may be NULL for the defaults. */

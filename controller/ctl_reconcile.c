@@ -1287,9 +1287,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     set_time(p->status, "lastObservedAt", p->now);
     if (env->observer.outcome) {
         json_object_object_add(p->obj, "status", json_object_get(p->status));
-        env->observer.outcome(env->observer.ctx, p->obj, ctl_state_get(p->status),
-                              ctl_state_reason(p->status), p->message ? p->message : "",
-                              p->retriable ? 0 : p->err);
+        env->observer.outcome(env->observer.ctx, p->obj, p->digest ? p->digest : "",
+                              ctl_state_get(p->status), ctl_state_reason(p->status),
+                              p->message ? p->message : "", p->retriable ? 0 : p->err);
     }
     if (!p->skip_status) {
         rc = write_status(p);

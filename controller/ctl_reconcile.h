@@ -169,9 +169,11 @@ typedef struct ctl_target_ops {
 /** Something observable for every reconcile (metrics, events). */
 typedef struct ctl_observer {
     /** After the outcome is known, before the status write; @p component is the fresh object
-     * with the new status. */
+     * with the new status, @p component_digest the digest of this reconcile ("" when it ended
+     * before the digest was computed, as the Go operator's event token has it). */
     void (*outcome)(void *ctx,
                     const struct json_object *component,
+                    const char *component_digest,
                     const char *state,
                     const char *reason,
                     const char *message,

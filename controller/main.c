@@ -27,8 +27,7 @@ typedef struct options {
     const char *metrics_addr;
     const char *probe_addr;
     int leader_elect;
-    const char *log_level;
-    const char *log_format;
+    co_flags_logging logging;
     const char *default_service_account;
     long long max_concurrent_reconciles;
     co_flag_list namespaces;
@@ -39,6 +38,7 @@ typedef struct options {
     co_flag_list deny_cidrs;
     const char *render_cpu_budget;
     const char *render_memory_budget;
+    const char *events_address;
     int help;
     int version;
 } options;
@@ -61,8 +61,6 @@ int main(int argc, char **argv)
     options o = {
         .metrics_addr = ":8080",
         .probe_addr = ":8081",
-        .log_level = "info",
-        .log_format = "text",
         .max_concurrent_reconciles = 5,
         .target_client_ttl = 900,
     };
@@ -98,9 +96,11 @@ int main(int argc, char **argv)
         {"render-memory-budget", CO_FLAG_STRING, &o.render_memory_budget, "BYTES",
          "memory one render may take for template values, rendered output and decoded documents, "
          "e.g. 64Mi or 1Gi; beyond it the Component fails (default 64Mi)"},
-        {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
-         "error, warn, info, debug or trace (default \"info\")"},
-        {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
+        {"events-address", CO_FLAG_STRING, &o.events_address, "URL",
+         "also POST every Component event to this address as a Flux event (the "
+         "notification-controller's, e.g. "
+         "http://notification-controller.flux-system.svc.cluster.local./)"},
+        CO_FLAGS_LOGGING(&o.logging),
         {"version", CO_FLAG_BOOL, &o.version, NULL, "print the version and exit"},
         {"help", CO_FLAG_BOOL, &o.help, NULL, "print this help and exit"},
     };
@@ -124,13 +124,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "component-controller: unexpected argument \"%s\"\n", argv[next]);
         return 2;
     }
-    co_log_level level;
-    co_log_format format;
-    if (co_log_level_parse(&level, o.log_level) < 0 ||
-        co_log_format_parse(&format, o.log_format) < 0) {
-        fprintf(stderr, "component-controller: %s\n", co_error_last());
-        return 2;
-    }
     if (o.max_concurrent_reconciles < 1 || o.max_concurrent_reconciles > 1000) {
         fprintf(stderr, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
         return 2;
@@ -145,17 +138,33 @@ int main(int argc, char **argv)
     if (deny_rc < 0) {
         fprintf(stderr, "component-controller: --deny-cidr: %s\n", co_error_last());
         co_flag_list_dispose(&o.namespaces);
+        co_flags_logging_dispose(&o.logging);
+        return 2;
+    }
+    co_log_level level;
+    co_log_format format;
+    char **log_warnings = NULL;
+    int log_rc = co_flags_logging_resolve(&level, &format, &log_warnings, &o.logging);
+    co_flags_logging_dispose(&o.logging);
+    if (log_rc < 0) {
+        fprintf(stderr, "component-controller: %s\n", co_error_last());
+        co_flag_list_dispose(&o.namespaces);
         return 2;
     }
     co_budget_limits budget;
     if (co_budget_limits_parse(&budget, o.render_cpu_budget, o.render_memory_budget) < 0) {
         fprintf(stderr, "component-controller: %s\n", co_error_last());
         co_flag_list_dispose(&o.namespaces);
+        co_flags_strv_free(log_warnings);
         return 2;
     }
     /* before any worker starts: they read it without locking */
     co_budget_set_default(&budget);
     co_log_setup("controller", level, format);
+    for (char **w = log_warnings; w && *w; w++) {
+        co_log(CO_LOG_WARN, *w, NULL);
+    }
+    co_flags_strv_free(log_warnings);
 
     sigset_t set;
     sigemptyset(&set);
@@ -201,13 +210,14 @@ int main(int argc, char **argv)
     mo.nnamespaces = o.namespaces.len;
     mo.label_selector = o.label_selector;
     mo.target_ttl_ns = o.target_client_ttl * 1000000000LL;
+    mo.events_address = o.events_address;
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {
         const char *labels[] = {"controller", "action"};
-        engine.operations = co_metrics_counter(ctl_manager_metrics(m),
-                                               "component_operator_runtime_operations_total",
-                                               "Dependent object operations.", labels, 2);
+        engine.operations = co_metrics_counter(
+            ctl_manager_metrics(m), "component_operator_runtime_operations_total",
+            "Dependent operations per controller and action", labels, 2);
         /* the engine is read by the workers without a lock: complete before they start */
         engine.events = ctl_manager_recorder(m);
         rc = ctl_sources_attach(sources, m);

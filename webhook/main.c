@@ -73,8 +73,7 @@ typedef struct options {
     long long shutdown_timeout;
     int watch_cluster;
     int leader_elect;
-    const char *log_level;
-    const char *log_format;
+    co_flags_logging logging;
     int help;
     int version;
 } options;
@@ -480,8 +479,6 @@ int main(int argc, char **argv)
         .request_memory = (long long)WH_DEFAULT_MEMORY_BUDGET,
         .shutdown_timeout = 25,
         .watch_cluster = 1,
-        .log_level = "info",
-        .log_format = "text",
     };
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &o.kubeconfig, "PATH",
@@ -571,9 +568,7 @@ int main(int argc, char **argv)
         {"leader-elect", CO_FLAG_BOOL, &o.leader_elect, NULL,
          "only the holder of the Lease component-webhook-certificates creates and rotates "
          "certificates"},
-        {"log-level", CO_FLAG_STRING, &o.log_level, "LEVEL",
-         "error, warn, info, debug or trace (default \"info\")"},
-        {"log-format", CO_FLAG_STRING, &o.log_format, "FORMAT", "text or json (default \"text\")"},
+        CO_FLAGS_LOGGING(&o.logging),
         {"version", CO_FLAG_BOOL, &o.version, NULL, "print the version and exit"},
         {"help", CO_FLAG_BOOL, &o.help, NULL, "print this help and exit"},
     };
@@ -606,14 +601,21 @@ int main(int argc, char **argv)
     }
     co_log_level level;
     co_log_format format;
+    char **log_warnings = NULL;
     wh_tls_min_version tls_min;
-    if (co_log_level_parse(&level, o.log_level) < 0 ||
-        co_log_format_parse(&format, o.log_format) < 0 ||
-        wh_tls_min_version_parse(&tls_min, o.tls_min_version) < 0 || check_ranges(&o) < 0) {
+    int rc = co_flags_logging_resolve(&level, &format, &log_warnings, &o.logging);
+    co_flags_logging_dispose(&o.logging);
+    if (rc < 0 || wh_tls_min_version_parse(&tls_min, o.tls_min_version) < 0 ||
+        check_ranges(&o) < 0) {
         fprintf(stderr, "component-webhook: %s\n", co_error_last());
+        co_flags_strv_free(log_warnings);
         return 2;
     }
     co_log_setup("webhook", level, format);
+    for (char **w = log_warnings; w && *w; w++) {
+        co_log(CO_LOG_WARN, *w, NULL);
+    }
+    co_flags_strv_free(log_warnings);
 
     /* Block the signals before any thread exists, so that every thread inherits the mask. */
     sigset_t set;

@@ -218,6 +218,8 @@ typedef struct xfer {
     int proxied;                              /* a proxy may carry the transfer (setup_url()) */
     int denied;                               /* a connection was refused by the deny-list */
     char deny_msg[CO_MAX_ERROR_MESSAGE / 16]; /* why */
+    char *content_type;                       /* of the response that delivered the content */
+    char *final_url;                          /* that answered, after redirects */
 } xfer;
 
 static void note_denied(xfer *x)
@@ -484,7 +486,9 @@ void co_fetch_result_dispose(co_fetch_result *r)
 {
     if (r) {
         free(r->digest);
-        r->digest = NULL;
+        free(r->content_type);
+        free(r->url);
+        r->digest = r->content_type = r->url = NULL;
         r->bytes = 0;
     }
 }
@@ -538,6 +542,14 @@ static int download_once(const char *url,
                           status_text(status));
         goto done;
     }
+    /* both pick the artifact's format (co_archive_format_for()); libcurl owns the strings */
+    const char *ct = NULL, *eff = NULL;
+    free(x->content_type);
+    free(x->final_url);
+    x->content_type =
+        curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct ? co_xstrdup(ct) : NULL;
+    x->final_url = co_xstrdup(
+        curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff ? eff : url);
 done:
     curl_easy_cleanup(h);
     return rc;
@@ -641,7 +653,10 @@ int co_fetch_download(const char *url,
     if (result) {
         result->digest = got;
         result->bytes = x.bytes;
+        result->content_type = x.content_type;
+        result->url = x.final_url;
         got = NULL;
+        x.content_type = x.final_url = NULL;
     }
     rc = 0;
 done:
@@ -654,6 +669,8 @@ done:
     }
     free(got);
     free(want_alg);
+    free(x.content_type);
+    free(x.final_url);
     EVP_MD_CTX_free(x.md);
     EVP_MD_CTX_free(x.verify);
     return rc;

@@ -29,6 +29,7 @@
 typedef struct item {
     char *api_version, *kind, *ns, *name, *uid, *rv;
     char *type, *reason, *message;
+    struct json_object *annotations; /* for the Event's metadata, or NULL */
 } item;
 
 /* A created Event remembered for de-duplication. */
@@ -75,6 +76,7 @@ static void item_free(item *it)
     free(it->type);
     free(it->reason);
     free(it->message);
+    json_object_put(it->annotations);
     free(it);
 }
 
@@ -163,6 +165,9 @@ static int create(co_kube_recorder *rec, const item *it, const char *key)
     struct json_object *meta = json_object_new_object();
     set_str(meta, "name", name);
     set_str(meta, "namespace", ns);
+    if (it->annotations) {
+        json_object_object_add(meta, "annotations", json_object_get(it->annotations));
+    }
     json_object_object_add(ev, "metadata", meta);
     struct json_object *ref = json_object_new_object();
     set_str(ref, "apiVersion", it->api_version);
@@ -370,12 +375,48 @@ static char *dup_or_null(const char *s)
     return s && s[0] ? co_xstrdup(s) : NULL;
 }
 
+static void enqueue(co_kube_recorder *rec,
+                    const struct json_object *involved,
+                    const char *const *annotations,
+                    const char *type,
+                    const char *reason,
+                    const char *fmt,
+                    va_list ap) CO_PRINTF(6, 0);
+
 void co_kube_event(co_kube_recorder *rec,
                    const struct json_object *involved,
                    const char *type,
                    const char *reason,
                    const char *fmt,
                    ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enqueue(rec, involved, NULL, type, reason, fmt, ap);
+    va_end(ap);
+}
+
+void co_kube_event_annotated(co_kube_recorder *rec,
+                             const struct json_object *involved,
+                             const char *const *annotations,
+                             const char *type,
+                             const char *reason,
+                             const char *fmt,
+                             ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enqueue(rec, involved, annotations, type, reason, fmt, ap);
+    va_end(ap);
+}
+
+static void enqueue(co_kube_recorder *rec,
+                    const struct json_object *involved,
+                    const char *const *annotations,
+                    const char *type,
+                    const char *reason,
+                    const char *fmt,
+                    va_list ap)
 {
     const char *name = co_kube__meta_str(involved, "name");
     const char *kind = co_kube__str(involved, "kind");
@@ -394,10 +435,13 @@ void co_kube_event(co_kube_recorder *rec,
     it->rv = dup_or_null(co_kube__meta_str(involved, "resourceVersion"));
     it->type = co_xstrdup(type ? type : "Normal");
     it->reason = co_xstrdup(reason ? reason : "");
-    va_list ap;
-    va_start(ap, fmt);
+    for (const char *const *p = annotations; p && p[0] && p[1]; p += 2) {
+        if (!it->annotations) {
+            it->annotations = json_object_new_object();
+        }
+        json_object_object_add(it->annotations, p[0], json_object_new_string(p[1]));
+    }
     char *msg = co_xvasprintf(fmt, ap);
-    va_end(ap);
     if (strlen(msg) > MAX_MESSAGE) {
         memcpy(msg + MAX_MESSAGE - 3, "...", 4);
     }

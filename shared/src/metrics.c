@@ -8,15 +8,18 @@
  */
 #include "co/metrics.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "co/error.h"
 
-typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC } kind;
+typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC, COUNTER_FUNC } kind;
 
 typedef struct co_series series;
 
@@ -187,6 +190,126 @@ void co_metrics_gauge_func(co_metrics *reg,
     m->payload = payload;
 }
 
+void co_metrics_counter_func(co_metrics *reg,
+                             const char *name,
+                             const char *help,
+                             double (*fn)(void *payload),
+                             void *payload)
+{
+    co_metric *m = add_family(reg, COUNTER_FUNC, name, help, NULL, 0);
+    m->fn = fn;
+    m->payload = payload;
+}
+
+/* ---- process metrics ------------------------------------------------------------------------ */
+
+/* Field @p n (1-based, as in proc(5)) of /proc/self/stat as a number; 0 when unreadable. */
+static double stat_field(int n)
+{
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (!f) {
+        return 0;
+    }
+    char line[1024];
+    size_t len = fread(line, 1, sizeof(line) - 1, f);
+    fclose(f);
+    line[len] = '\0';
+    /* the fields after the command name, which is parenthesised and may hold spaces */
+    const char *p = strrchr(line, ')');
+    if (!p) {
+        return 0;
+    }
+    p++;
+    for (int field = 3; field <= n; field++) {
+        while (*p == ' ') {
+            p++;
+        }
+        if (field == n) {
+            return (double)strtoull(p, NULL, 10);
+        }
+        while (*p && *p != ' ') {
+            p++;
+        }
+    }
+    return 0;
+}
+
+static double process_cpu(void *payload)
+{
+    (void)payload;
+    return (stat_field(14) + stat_field(15)) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double process_rss(void *payload)
+{
+    (void)payload;
+    return stat_field(24) * (double)sysconf(_SC_PAGESIZE);
+}
+
+static double process_vsize(void *payload)
+{
+    (void)payload;
+    return stat_field(23);
+}
+
+static double process_start(void *payload)
+{
+    (void)payload;
+    FILE *f = fopen("/proc/stat", "re");
+    double boot = 0;
+    if (f) {
+        char l[256];
+        while (fgets(l, sizeof(l), f)) {
+            if (strncmp(l, "btime ", 6) == 0) {
+                boot = (double)strtoull(l + 6, NULL, 10);
+                break;
+            }
+        }
+        fclose(f);
+    }
+    return boot + stat_field(22) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double process_fds(void *payload)
+{
+    (void)payload;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        return 0;
+    }
+    long n = 0;
+    /* the stream is private to this call; readdir is unsafe only on a shared one */
+    for (const struct dirent *e; (e = readdir(d)) != NULL;) { // NOLINT(concurrency-mt-unsafe)
+        n += e->d_name[0] != '.';
+    }
+    closedir(d);
+    return (double)(n - 1); /* the directory stream's own descriptor */
+}
+
+static double process_max_fds(void *payload)
+{
+    (void)payload;
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (double)rl.rlim_cur : 0;
+}
+
+void co_metrics_process(co_metrics *reg)
+{
+    co_metrics_counter_func(reg, "process_cpu_seconds_total",
+                            "Total user and system CPU time spent in seconds.", process_cpu, NULL);
+    co_metrics_gauge_func(reg, "process_resident_memory_bytes", "Resident memory size in bytes.",
+                          process_rss, NULL);
+    co_metrics_gauge_func(reg, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
+                          process_vsize, NULL);
+    co_metrics_gauge_func(reg, "process_start_time_seconds",
+                          "Start time of the process since unix epoch in seconds.", process_start,
+                          NULL);
+    co_metrics_gauge_func(reg, "process_open_fds", "Number of open file descriptors.", process_fds,
+                          NULL);
+    co_metrics_gauge_func(reg, "process_max_fds", "Maximum number of open file descriptors.",
+                          process_max_fds, NULL);
+}
+
 static char *join_key(const co_metric *m, const char *const *values)
 {
     size_t len = 1;
@@ -249,11 +372,19 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
     return s;
 }
 
+/* A counter only goes up, or scrapers see a reset and invent increases; family lock held. */
+static void add_value(series *s, double v)
+{
+    if (s->family->kind != COUNTER || v > 0) {
+        s->value += v;
+    }
+}
+
 void co_metric_add(co_metric *m, const char *const *values, double v)
 {
     size_t i;
     pthread_mutex_lock(&m->mu);
-    find_series(m, values, 1, &i)->value += v;
+    add_value(find_series(m, values, 1, &i), v);
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -266,7 +397,10 @@ void co_metric_set(co_metric *m, const char *const *values, double v)
 {
     size_t i;
     pthread_mutex_lock(&m->mu);
-    find_series(m, values, 1, &i)->value = v;
+    series *s = find_series(m, values, 1, &i);
+    if (m->kind != COUNTER || v > s->value) {
+        s->value = v;
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -304,7 +438,7 @@ co_series *co_metric_series(co_metric *m, const char *const *values)
 void co_series_add(co_series *s, double v)
 {
     pthread_mutex_lock(&s->family->mu);
-    s->value += v;
+    add_value(s, v);
     pthread_mutex_unlock(&s->family->mu);
 }
 
@@ -414,7 +548,7 @@ static int put_labels(co_buf *out, const co_metric *m, const series *s, const ch
 
 static int render_family(co_buf *out, co_metric *m)
 {
-    static const char *const type_names[] = {"counter", "gauge", "histogram", "gauge"};
+    static const char *const type_names[] = {"counter", "gauge", "histogram", "gauge", "counter"};
     int rc = co_buf_printf(out, "# HELP %s ", m->name);
     if (rc == 0) {
         rc = put_escaped(out, m->help, 0);
@@ -422,7 +556,7 @@ static int render_family(co_buf *out, co_metric *m)
     if (rc == 0) {
         rc = co_buf_printf(out, "\n# TYPE %s %s\n", m->name, type_names[m->kind]);
     }
-    if (rc == 0 && m->kind == GAUGE_FUNC) {
+    if (rc == 0 && (m->kind == GAUGE_FUNC || m->kind == COUNTER_FUNC)) {
         rc = co_buf_printf(out, "%s ", m->name);
         if (rc == 0) {
             rc = put_number(out, m->fn(m->payload));

@@ -1022,14 +1022,29 @@ static int fill_download(void *ctx, const char *dir, uint64_t *bytes)
     download_fill *d = ctx;
     char *file = co_xasprintf("%s.download", dir);
     co_archive_stats st = {0};
-    int rc = co_fetch_download(d->url, d->verify, file, &d->s->fetch, NULL);
+    co_fetch_result fr = {0};
+    int rc = co_fetch_download(d->url, d->verify, file, &d->s->fetch, &fr);
     if (rc == 0) {
-        rc = co_archive_extract_file(file, CO_ARCHIVE_AUTO, dir, &d->s->limits, CO_ARCHIVE_SYNC,
-                                     &st);
+        /* as the Go operator's downloads choose: Content-Type, then the URL's suffix */
+        co_archive_format format = co_archive_format_for(fr.content_type, fr.url);
+        /* A tar's compression is read from its content, not taken from the label: uploaders
+         * that guess media types from file names, as Python's mimetypes does, store a .tar.gz
+         * or .tar.bz2 as "application/x-tar" (the compression goes to a Content-Encoding that
+         * is not undone here), and such artifacts were read before the label chose the
+         * format. A declared zip or YAML file is read as nothing else. */
+        co_archive_format read_as = format == CO_ARCHIVE_TAR || format == CO_ARCHIVE_TAR_GZ ||
+                                            format == CO_ARCHIVE_TAR_BZ2 ||
+                                            format == CO_ARCHIVE_TAR_ZST ||
+                                            format == CO_ARCHIVE_TAR_XZ
+                                        ? CO_ARCHIVE_TAR_ANY
+                                        : format;
+        rc = co_archive_extract_file(file, read_as, dir, &d->s->limits, CO_ARCHIVE_SYNC, &st);
         if (rc < 0) {
-            co_error_wrap("extracting the artifact of %.300s", d->url);
+            co_error_wrap("extracting the artifact of %.300s as %s", d->url,
+                          co_archive_format_name(format));
         }
     }
+    co_fetch_result_dispose(&fr);
     unlink(file);
     free(file);
     if (rc == 0) {

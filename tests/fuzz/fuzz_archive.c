@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * libFuzzer target for archive extraction. Every input is extracted (format auto-detected)
- * into a fresh destination inside a private directory; then the invariants are checked: the
- * call either failed and left nothing behind, or it succeeded and the only thing in the
- * private directory is the destination, whose symlinks all resolve inside it.
+ * libFuzzer target for archive extraction. Every input is extracted twice, with the format
+ * auto-detected (the tar and zip readers) and as a single, possibly compressed, YAML file (the
+ * raw reader behind the filters), each into a fresh destination inside a private directory;
+ * then the invariants are checked: the call either failed and left nothing behind, or it
+ * succeeded and the only thing in the private directory is the destination, whose symlinks all
+ * resolve inside it.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -72,18 +74,11 @@ static int count_entries(const char *dir)
     return n;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void extract_one(const uint8_t *data, size_t size, co_archive_format format)
 {
-    if (!base) {
-        base = strdup("/tmp/co-fuzz-archive-XXXXXX");
-        if (!mkdtemp(base)) {
-            abort();
-        }
-        atexit(remove_base);
-    }
     char *dest = co_xasprintf("%s/out", base);
     co_archive_limits lim = {.max_total = 8u << 20, .max_file = 4u << 20, .max_entries = 2000};
-    int rc = co_archive_extract_mem(data, size, CO_ARCHIVE_AUTO, dest, &lim, 0, NULL);
+    int rc = co_archive_extract_mem(data, size, format, dest, &lim, 0, NULL);
     if (rc == 0) {
         char real[PATH_MAX];
         if (!realpath(dest, real)) {
@@ -102,5 +97,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     free(dest);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!base) {
+        base = strdup("/tmp/co-fuzz-archive-XXXXXX");
+        if (!mkdtemp(base)) {
+            abort();
+        }
+        atexit(remove_base);
+    }
+    extract_one(data, size, CO_ARCHIVE_AUTO);
+    extract_one(data, size, CO_ARCHIVE_YAML);
     return 0;
 }

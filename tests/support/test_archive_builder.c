@@ -45,6 +45,18 @@ static struct archive *writer(int format, sink *s)
     case TAB_TAR:
         archive_write_set_format_pax_restricted(a);
         break;
+    case TAB_TAR_BZ2:
+        archive_write_add_filter_bzip2(a);
+        archive_write_set_format_pax_restricted(a);
+        break;
+    case TAB_TAR_ZST:
+        archive_write_add_filter_zstd(a);
+        archive_write_set_format_pax_restricted(a);
+        break;
+    case TAB_TAR_XZ:
+        archive_write_add_filter_xz(a);
+        archive_write_set_format_pax_restricted(a);
+        break;
     default:
         archive_write_set_format_zip(a);
         break;
@@ -125,6 +137,51 @@ void *tab_build(int format, const tab_entry *entries, size_t n, size_t *len_out)
     struct archive *a = writer(format, &s);
     for (size_t i = 0; i < n; i++) {
         add(a, &entries[i]);
+    }
+    return finish(a, &s, len_out);
+}
+
+void *tab_compress(int compression, const void *data, size_t len, uint64_t zeros, size_t *len_out)
+{
+    sink s = {0};
+    struct archive *a = archive_write_new();
+    switch (compression) {
+    case TAB_GZIP:
+        archive_write_add_filter_gzip(a);
+        break;
+    case TAB_BZIP2:
+        archive_write_add_filter_bzip2(a);
+        break;
+    case TAB_ZSTD:
+        archive_write_add_filter_zstd(a);
+        break;
+    default:
+        archive_write_add_filter_xz(a);
+        break;
+    }
+    archive_write_set_format_raw(a);
+    archive_write_set_bytes_in_last_block(a, 1);
+    if (archive_write_open2(a, &s, NULL, sink_write, NULL, NULL) != ARCHIVE_OK) {
+        fail_msg("archive_write_open: %s", archive_error_string(a));
+    }
+    struct archive_entry *e = archive_entry_new();
+    archive_entry_set_pathname(e, "data");
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_perm(e, 0644);
+    if (archive_write_header(a, e) < ARCHIVE_WARN) {
+        fail_msg("archive_write_header: %s", archive_error_string(a));
+    }
+    archive_entry_free(e);
+    if (len && archive_write_data(a, data, len) < 0) {
+        fail_msg("archive_write_data: %s", archive_error_string(a));
+    }
+    static const char zero[65536];
+    for (uint64_t left = zeros; left > 0;) {
+        size_t n = left > sizeof(zero) ? sizeof(zero) : (size_t)left;
+        if (archive_write_data(a, zero, n) < 0) {
+            fail_msg("archive_write_data: %s", archive_error_string(a));
+        }
+        left -= n;
     }
     return finish(a, &s, len_out);
 }

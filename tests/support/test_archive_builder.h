@@ -29,13 +29,22 @@ typedef struct tab_entry {
 } tab_entry;
 
 /** Output formats. */
-enum { TAB_TAR_GZ, TAB_TAR, TAB_ZIP };
+enum { TAB_TAR_GZ, TAB_TAR, TAB_ZIP, TAB_TAR_BZ2, TAB_TAR_ZST, TAB_TAR_XZ };
+
+/** Compressions of a single stream (tab_compress). */
+enum { TAB_GZIP, TAB_BZIP2, TAB_ZSTD, TAB_XZ };
 
 /**
  * Builds an archive of @p n entries in @p format into a malloc'd buffer (free with free()).
  * Fails the test when libarchive refuses.
  */
 void *tab_build(int format, const tab_entry *entries, size_t n, size_t *len_out);
+
+/**
+ * Compresses @p len bytes at @p data, followed by @p zeros zero bytes, with @p compression into
+ * a malloc'd buffer (free with free()).
+ */
+void *tab_compress(int compression, const void *data, size_t len, uint64_t zeros, size_t *len_out);
 
 /** Builds a gzip-compressed tar of @p count empty files "f/<i>" (many-files attack). */
 void *tab_build_many(size_t count, size_t *len_out);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -19,6 +21,21 @@
 #include "tests/support/test_support.h"
 
 #define MAX_ROUTES 64
+#define MAX_BODIES 256       /* request bodies kept per route */
+#define MAX_BODY   (1 << 20) /* bytes kept of one request body */
+
+/* A request body as received, with its Content-Type. */
+typedef struct received {
+    char *body;
+    size_t len;
+    char *content_type;
+} received;
+
+/* Per-request state while a body arrives. */
+typedef struct request {
+    char *body;
+    size_t len;
+} request;
 
 typedef struct route {
     char *path;
@@ -31,6 +48,10 @@ typedef struct route {
     int hits;
     int head_hits;
     int get_hits;
+    int post_hits;
+    int delay_ms; /* before answering */
+    received bodies[MAX_BODIES];
+    int nbodies;
 } route;
 
 struct test_httpd {
@@ -122,17 +143,34 @@ static enum MHD_Result handle(void *cls,
                               void **con_cls)
 {
     (void)version;
-    (void)upload;
-    (void)upload_size;
     test_httpd *s = cls;
     if (!*con_cls) {
-        *con_cls = s; /* first call: headers only */
+        *con_cls = co_xcalloc(1, sizeof(request)); /* first call: headers only */
+        return MHD_YES;
+    }
+    request *rq = *con_cls;
+    if (*upload_size) {
+        size_t n = *upload_size;
+        if (rq->len + n <= MAX_BODY) {
+            rq->body = co_xrealloc(rq->body, rq->len + n + 1);
+            memcpy(rq->body + rq->len, upload, n);
+            rq->len += n;
+            rq->body[rq->len] = '\0';
+        }
+        *upload_size = 0;
         return MHD_YES;
     }
     struct MHD_Response *resp = NULL;
     int status;
     pthread_mutex_lock(&s->mu);
     route *r = find(s, url, 0);
+    if (r && r->delay_ms > 0) {
+        int ms = r->delay_ms;
+        pthread_mutex_unlock(&s->mu);
+        usleep((useconds_t)ms * 1000);
+        pthread_mutex_lock(&s->mu);
+        r = find(s, url, 0);
+    }
     if (!r) {
         status = 404;
         resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -140,6 +178,15 @@ static enum MHD_Result handle(void *cls,
         r->hits++;
         r->head_hits += strcmp(method, "HEAD") == 0;
         r->get_hits += strcmp(method, "GET") == 0;
+        r->post_hits += strcmp(method, "POST") == 0;
+        if (r->nbodies < MAX_BODIES) {
+            received *b = &r->bodies[r->nbodies++];
+            b->body = rq->body ? rq->body : co_xstrdup("");
+            b->len = rq->len;
+            rq->body = NULL;
+            const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+            b->content_type = ct ? co_xstrdup(ct) : NULL;
+        }
         if (r->fail_next > 0) {
             r->fail_next--;
             status = 503;
@@ -162,6 +209,22 @@ static enum MHD_Result handle(void *cls,
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+static void on_completed(void *cls,
+                         struct MHD_Connection *conn,
+                         void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    request *rq = *con_cls;
+    if (rq) {
+        free(rq->body);
+        free(rq);
+        *con_cls = NULL;
+    }
 }
 
 static void on_connection(void *cls,
@@ -197,12 +260,14 @@ static test_httpd *start(test_httpd *s, unsigned idle_timeout_s)
         s->d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
                                 &addr, MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s,
                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                 MHD_OPTION_HTTPS_MEM_CERT, s->cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
                                 s->key_pem, MHD_OPTION_END);
     } else {
         s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &addr,
                                 MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_s,
-                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
     }
     if (!s->d) {
         fail_msg("test_httpd: cannot start libmicrohttpd on %s", s->host);
@@ -251,6 +316,10 @@ void test_httpd_stop(test_httpd *s)
         free(s->routes[i].path);
         free(s->routes[i].body);
         free(s->routes[i].headers);
+        for (int j = 0; j < s->routes[i].nbodies; j++) {
+            free(s->routes[i].bodies[j].body);
+            free(s->routes[i].bodies[j].content_type);
+        }
     }
     pthread_mutex_destroy(&s->mu);
     free(s->cert_pem);
@@ -324,7 +393,32 @@ int test_httpd_hits_method(test_httpd *s, const char *path, const char *method)
 {
     pthread_mutex_lock(&s->mu);
     route *r = find(s, path, 0);
-    int n = !r ? 0 : strcmp(method, "HEAD") == 0 ? r->head_hits : r->get_hits;
+    int n = !r                            ? 0
+            : strcmp(method, "HEAD") == 0 ? r->head_hits
+            : strcmp(method, "POST") == 0 ? r->post_hits
+                                          : r->get_hits;
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+void test_httpd_delay(test_httpd *s, const char *path, int ms)
+{
+    pthread_mutex_lock(&s->mu);
+    find(s, path, 1)->delay_ms = ms;
+    pthread_mutex_unlock(&s->mu);
+}
+
+char *test_httpd_body(test_httpd *s, const char *path, int n, char **content_type_out)
+{
+    char *body = NULL;
+    pthread_mutex_lock(&s->mu);
+    route *r = find(s, path, 0);
+    if (r && n >= 0 && n < r->nbodies) {
+        body = co_xmemdup(r->bodies[n].body, r->bodies[n].len + 1);
+        if (content_type_out) {
+            *content_type_out = co_xstrdup(r->bodies[n].content_type);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return body;
 }

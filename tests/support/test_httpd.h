@@ -2,7 +2,8 @@
 /*
  * A small HTTP(S) server on loopback for tests (libmicrohttpd, own thread): routes with a fixed
  * status, body and headers, redirects, truncated bodies, bodies that fail the first N requests,
- * and per-path hit counters, and a count of the connections it accepted. Routes can be replaced
+ * slow answers, per-path hit counters and the request bodies received, and a count of the
+ * connections it accepted. Routes can be replaced
  * while the server runs.
  */
 #ifndef CO_TEST_HTTPD_H
@@ -60,7 +61,17 @@ int test_httpd_connections(test_httpd *s);
 /** Requests seen for @p path (any method). */
 int test_httpd_hits(test_httpd *s, const char *path);
 
-/** Requests seen for @p path with @p method. */
+/** Requests seen for @p path with @p method (HEAD, GET or POST). */
 int test_httpd_hits_method(test_httpd *s, const char *path, const char *method);
+
+/** Makes every request of @p path wait @p ms before it is answered (0: none). */
+void test_httpd_delay(test_httpd *s, const char *path, int ms);
+
+/**
+ * A copy of the body of the @p n-th request (from 0) of @p path, NUL-terminated, or NULL when
+ * fewer arrived (the first 256 requests are kept); free with free(). @p content_type_out (may
+ * be NULL) receives a copy of its Content-Type header, or NULL.
+ */
+char *test_httpd_body(test_httpd *s, const char *path, int n, char **content_type_out);
 
 #endif

@@ -210,6 +210,252 @@ static void test_archive__extracts_from_file(void **state)
     free(data);
 }
 
+static void test_archive__extracts_compressed_tars(void **state)
+{
+    fixture *f = *state;
+    const struct {
+        int tab;
+        co_archive_format format;
+    } cases[] = {{TAB_TAR_BZ2, CO_ARCHIVE_TAR_BZ2},
+                 {TAB_TAR_ZST, CO_ARCHIVE_TAR_ZST},
+                 {TAB_TAR_XZ, CO_ARCHIVE_TAR_XZ}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        size_t len;
+        void *data = tab_build(cases[i].tab, normal_tree, normal_entries(cases[i].tab), &len);
+        assert_co_pass(co_archive_extract_mem(data, len, cases[i].format, f->dest, NULL, 0, NULL));
+        check_normal_tree(f, cases[i].tab);
+        assert_co_pass(co_archive_remove_tree(f->dest));
+        assert_co_pass(co_archive_extract_mem(data, len, CO_ARCHIVE_AUTO, f->dest, NULL, 0, NULL));
+        check_normal_tree(f, cases[i].tab);
+        assert_co_pass(co_archive_remove_tree(f->dest));
+        /* another compression than the one demanded is refused */
+        co_archive_format other = cases[(i + 1) % CO_ARRAY_SIZE(cases)].format;
+        assert_co_fail_with(CO_EINVALID,
+                            co_archive_extract_mem(data, len, other, f->dest, NULL, 0, NULL));
+        assert_contains(co_error_last(), "-compressed tar archive");
+        assert_int_equal(entries_beside_dest(f), 0);
+        free(data);
+    }
+}
+
+/* CO_ARCHIVE_TAR_ANY reads a tar whatever its compression, and nothing but a tar. */
+static void test_archive__tar_any_detects_the_compression(void **state)
+{
+    fixture *f = *state;
+    const int tars[] = {TAB_TAR, TAB_TAR_GZ, TAB_TAR_BZ2, TAB_TAR_ZST, TAB_TAR_XZ};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(tars); i++) {
+        size_t len;
+        void *data = tab_build(tars[i], normal_tree, normal_entries(tars[i]), &len);
+        assert_co_pass(
+            co_archive_extract_mem(data, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+        check_normal_tree(f, tars[i]);
+        assert_co_pass(co_archive_remove_tree(f->dest));
+        free(data);
+    }
+    size_t len;
+    void *zip = tab_build(TAB_ZIP, normal_tree, normal_entries(TAB_ZIP), &len);
+    assert_co_fail_with(
+        CO_EINVALID, co_archive_extract_mem(zip, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+    assert_contains(co_error_last(), "tar archive");
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(zip);
+    void *gz = tab_compress(TAB_GZIP, "a: 1\n", 5, 0, &len);
+    assert_co_fail_with(
+        CO_EINVALID, co_archive_extract_mem(gz, len, CO_ARCHIVE_TAR_ANY, f->dest, NULL, 0, NULL));
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(gz);
+    assert_string_equal(co_archive_format_name(CO_ARCHIVE_TAR_ANY), "tar");
+}
+
+static const char yaml_doc[] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
+
+static void test_archive__single_yaml_becomes_resources_yaml(void **state)
+{
+    fixture *f = *state;
+    const int compressions[] = {-1, TAB_GZIP, TAB_BZIP2, TAB_ZSTD, TAB_XZ};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(compressions); i++) {
+        size_t len = sizeof(yaml_doc) - 1;
+        void *data = compressions[i] < 0 ? co_xmemdup(yaml_doc, len)
+                                         : tab_compress(compressions[i], yaml_doc, len, 0, &len);
+        co_archive_stats st = {0};
+        assert_co_pass(co_archive_extract_mem(data, len, CO_ARCHIVE_YAML, f->dest, NULL,
+                                              CO_ARCHIVE_SYNC, &st));
+        assert_int_equal(st.entries, 1);
+        assert_int_equal(st.bytes, sizeof(yaml_doc) - 1);
+        char *text = read_in(f, CO_ARCHIVE_YAML_NAME);
+        assert_string_equal(text, yaml_doc);
+        free(text);
+        struct stat sb;
+        char *p = path_in(f, CO_ARCHIVE_YAML_NAME);
+        assert_int_equal(lstat(p, &sb), 0);
+        assert_true(S_ISREG(sb.st_mode));
+        assert_int_equal(sb.st_mode & 0777, 0644);
+        free(p);
+        assert_int_equal(entries_beside_dest(f), 1);
+        assert_co_pass(co_archive_remove_tree(f->dest));
+        free(data);
+    }
+    /* from a file too */
+    char *file = co_xasprintf("%s/app.yaml", f->dir);
+    co_test_write_file(file, yaml_doc, sizeof(yaml_doc) - 1);
+    assert_co_pass(co_archive_extract_file(file, CO_ARCHIVE_YAML, f->dest, NULL, 0, NULL));
+    char *text = read_in(f, CO_ARCHIVE_YAML_NAME);
+    assert_string_equal(text, yaml_doc);
+    free(text);
+    free(file);
+}
+
+static void test_archive__empty_yaml_is_an_empty_file(void **state)
+{
+    fixture *f = *state;
+    co_archive_stats st = {0};
+    assert_co_pass(co_archive_extract_mem("", 0, CO_ARCHIVE_YAML, f->dest, NULL, 0, &st));
+    char *text = read_in(f, CO_ARCHIVE_YAML_NAME);
+    assert_string_equal(text, "");
+    free(text);
+    assert_int_equal(st.entries, 1);
+}
+
+/* A compressed YAML file is held to the same caps as an archive: the file cap for its size,
+ * and one layer of compression only. */
+static void test_archive__yaml_bomb_is_capped(void **state)
+{
+    fixture *f = *state;
+    const int compressions[] = {TAB_GZIP, TAB_BZIP2, TAB_ZSTD, TAB_XZ};
+    co_archive_limits lim = {.max_file = 8u << 20};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(compressions); i++) {
+        size_t len;
+        void *data = tab_compress(compressions[i], "a: ", 3, 64u << 20, &len);
+        assert_true(len < (1u << 20));
+        assert_co_fail_with(
+            CO_ETOOBIG, co_archive_extract_mem(data, len, CO_ARCHIVE_YAML, f->dest, &lim, 0, NULL));
+        assert_contains(co_error_last(),
+                        "entry " CO_ARCHIVE_YAML_NAME ": file larger than the limit of 8388608");
+        assert_int_equal(entries_beside_dest(f), 0);
+        free(data);
+    }
+    co_archive_limits total = {.max_total = 4u << 20};
+    size_t len;
+    void *data = tab_compress(TAB_GZIP, NULL, 0, 5u << 20, &len);
+    assert_co_fail_with(
+        CO_ETOOBIG, co_archive_extract_mem(data, len, CO_ARCHIVE_YAML, f->dest, &total, 0, NULL));
+    assert_int_equal(entries_beside_dest(f), 0);
+    /* compressed twice: refused before anything is written */
+    size_t len2;
+    void *twice = tab_compress(TAB_GZIP, data, len, 0, &len2);
+    assert_co_fail_with(
+        CO_EINVALID, co_archive_extract_mem(twice, len2, CO_ARCHIVE_YAML, f->dest, NULL, 0, NULL));
+    assert_contains(co_error_last(), "not a YAML file or a compressed one");
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(twice);
+    free(data);
+}
+
+/* Hostile entries are refused whichever reader the download's format selects. */
+static void test_archive__confinement_holds_for_every_format(void **state)
+{
+    fixture *f = *state;
+    const struct {
+        int tab;
+        co_archive_format format;
+    } formats[] = {{TAB_ZIP, CO_ARCHIVE_ZIP},         {TAB_TAR, CO_ARCHIVE_TAR},
+                   {TAB_TAR_GZ, CO_ARCHIVE_TAR_GZ},   {TAB_TAR_BZ2, CO_ARCHIVE_TAR_BZ2},
+                   {TAB_TAR_ZST, CO_ARCHIVE_TAR_ZST}, {TAB_TAR_XZ, CO_ARCHIVE_TAR_XZ}};
+    char *abs = co_xasprintf("%s/evil", f->dir);
+    const tab_entry hostile[][2] = {
+        {{TAB_FILE, 0, "ok.yaml", "x", 0}, {TAB_FILE, 0, "../../evil", "pwned", 0}},
+        {{TAB_FILE, 0, "ok.yaml", "x", 0}, {TAB_FILE, 0, "a/../../../evil", "pwned", 0}},
+        {{TAB_FILE, 0, "ok.yaml", "x", 0}, {TAB_FILE, 0, abs, "pwned", 0}},
+        {{TAB_DIR, 0, "a/", NULL, 0}, {TAB_SYMLINK, 0, "a/l", "../../evil", 0}},
+        {{TAB_SYMLINK, 0, "l", abs, 0}, {TAB_FILE, 0, "ok.yaml", "x", 0}},
+    };
+    const char *needles[] = {"contains '..'", "contains '..'", "absolute paths are not allowed",
+                             "points outside the archive", "is an absolute path"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(formats); i++) {
+        for (size_t j = 0; j < CO_ARRAY_SIZE(hostile); j++) {
+            size_t len;
+            void *data = tab_build(formats[i].tab, hostile[j], 2, &len);
+            int rc = co_archive_extract_mem(data, len, formats[i].format, f->dest, NULL, 0, NULL);
+            if (rc != CO_EINVALID || !strstr(co_error_last(), needles[j])) {
+                fail_msg("format %zu case %zu: rc %d: %s", i, j, rc, co_error_last());
+            }
+            struct stat st;
+            assert_int_equal(lstat(abs, &st), -1);
+            assert_int_equal(entries_beside_dest(f), 0);
+            free(data);
+        }
+    }
+    /* a zip whose files expand far beyond their size hits the caps, as a tar does */
+    tab_entry bomb[] = {{TAB_FILE, 0, "a", NULL, 64u << 20}};
+    size_t len;
+    void *data = tab_build(TAB_ZIP, bomb, 1, &len);
+    assert_true(len < (1u << 20));
+    co_archive_limits lim = {.max_file = 8u << 20};
+    assert_co_fail_with(CO_ETOOBIG,
+                        co_archive_extract_mem(data, len, CO_ARCHIVE_ZIP, f->dest, &lim, 0, NULL));
+    assert_contains(co_error_last(), "entry a: file larger than the limit of 8388608 bytes");
+    assert_int_equal(entries_beside_dest(f), 0);
+    free(data);
+    free(abs);
+}
+
+static void test_archive__format_chosen_by_content_type_and_url(void **state)
+{
+    (void)state;
+    const struct {
+        const char *content_type;
+        const char *url;
+        co_archive_format want;
+    } cases[] = {
+        /* Content-Type first */
+        {"application/gzip", "https://h/a.tar.gz", CO_ARCHIVE_TAR_GZ},
+        {"application/x-gzip", "https://h/download?id=3", CO_ARCHIVE_TAR_GZ},
+        {"application/gzip", "https://h/app.yaml.gz", CO_ARCHIVE_YAML},
+        {"application/x-bzip2", "https://h/a.tar.bz2", CO_ARCHIVE_TAR_BZ2},
+        {"application/bzip2", "https://h/app.yml.bz2", CO_ARCHIVE_YAML},
+        {"application/zstd", "https://h/a", CO_ARCHIVE_TAR_ZST},
+        {"application/x-xz", "https://h/a", CO_ARCHIVE_TAR_XZ},
+        {"application/x-tar", "https://h/a.zip", CO_ARCHIVE_TAR},
+        {"application/tar+gzip", "https://h/a", CO_ARCHIVE_TAR_GZ},
+        {"application/x-tar+bzip2", "https://h/a", CO_ARCHIVE_TAR_BZ2},
+        {"Application/ZIP; charset=binary", "https://h/a.tar.gz", CO_ARCHIVE_ZIP},
+        {"application/x-zip-compressed", "https://h/a", CO_ARCHIVE_ZIP},
+        {"application/yaml", "https://h/a", CO_ARCHIVE_YAML},
+        {"text/x-yaml; charset=utf-8", "https://h/a.tar.gz", CO_ARCHIVE_YAML},
+        {"application/yaml+gzip", "https://h/a", CO_ARCHIVE_YAML},
+        {"text/yaml+bzip2", "https://h/a", CO_ARCHIVE_YAML},
+        /* then the URL path's suffix */
+        {"application/octet-stream", "https://h/a.tar.gz", CO_ARCHIVE_TAR_GZ},
+        {NULL, "https://h/a.tgz?x=.zip", CO_ARCHIVE_TAR_GZ},
+        {"text/plain", "https://h/a.tar.bz2#frag", CO_ARCHIVE_TAR_BZ2},
+        {NULL, "https://h/a.tbz2", CO_ARCHIVE_TAR_BZ2},
+        {NULL, "https://h/a.tar.zst", CO_ARCHIVE_TAR_ZST},
+        {NULL, "https://h/a.tzst", CO_ARCHIVE_TAR_ZST},
+        {NULL, "https://h/a.tar.xz", CO_ARCHIVE_TAR_XZ},
+        {NULL, "https://h/a.tar", CO_ARCHIVE_TAR},
+        {"", "https://h/a.ZIP", CO_ARCHIVE_ZIP},
+        {"text/plain; charset=utf-8", "https://raw.h/o/r/main/app.yaml", CO_ARCHIVE_YAML},
+        {NULL, "https://h/app.yml", CO_ARCHIVE_YAML},
+        {NULL, "https://h/app.yaml.gz", CO_ARCHIVE_YAML},
+        {NULL, "https://h/app.yml.zst", CO_ARCHIVE_YAML},
+        /* else the content decides */
+        {NULL, "https://h/artifact", CO_ARCHIVE_AUTO},
+        {"application/octet-stream", "https://h/a.gz", CO_ARCHIVE_AUTO},
+        {NULL, "https://h.tar.gz/", CO_ARCHIVE_AUTO},
+        {NULL, "https://h/x?file=a.yaml", CO_ARCHIVE_AUTO},
+        {NULL, NULL, CO_ARCHIVE_AUTO},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        co_archive_format got = co_archive_format_for(cases[i].content_type, cases[i].url);
+        if (got != cases[i].want) {
+            fail_msg("case %zu (%s, %s): got %s, want %s", i,
+                     cases[i].content_type ? cases[i].content_type : "(none)",
+                     cases[i].url ? cases[i].url : "(none)", co_archive_format_name(got),
+                     co_archive_format_name(cases[i].want));
+        }
+    }
+}
+
 static void test_archive__format_mismatch_is_rejected(void **state)
 {
     fixture *f = *state;
@@ -543,6 +789,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archive__extracts_zip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__auto_detects_every_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__extracts_from_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive__extracts_compressed_tars, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive__tar_any_detects_the_compression, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_archive__single_yaml_becomes_resources_yaml, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_archive__empty_yaml_is_an_empty_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive__yaml_bomb_is_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive__confinement_holds_for_every_format, setup,
+                                        teardown),
+        cmocka_unit_test(test_archive__format_chosen_by_content_type_and_url),
         cmocka_unit_test_setup_teardown(test_archive__format_mismatch_is_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__garbage_is_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive__truncated_archive_leaves_nothing, setup,

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "co/metrics.h"
 #include "controller/ctl_queue.h"
 #include "tests/support/test_support.h"
 
@@ -336,6 +337,50 @@ static void test_ctl_queue__concurrent_workers_keep_keys_exclusive(void **state)
     ctl_queue_free(q);
 }
 
+/* The figures behind controller-runtime's workqueue metrics: waiting and working time per key,
+ * retries as every add with a delay, and the work in progress. */
+static void test_ctl_queue__metrics_figures(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const double buckets[] = {1, 10};
+    co_metric *wait = co_metrics_histogram(reg, "wait", "", NULL, 0, buckets, 2);
+    co_metric *work = co_metrics_histogram(reg, "work", "", NULL, 0, buckets, 2);
+    ctl_queue_options o = CTL_QUEUE_OPTIONS_INIT;
+    o.now = clock_fn;
+    o.random = no_jitter;
+    o.queue_duration = co_metric_series(wait, NULL);
+    o.work_duration = co_metric_series(work, NULL);
+    fake_now = 1000 * MS;
+    ctl_queue *q = ctl_queue_new(&o);
+
+    ctl_queue_add(q, "a");
+    fake_now += 2000 * MS;
+    expect_key(q, "a");
+    fake_now += 3000 * MS;
+    ctl_queue_stats st;
+    ctl_queue_get_stats(q, &st);
+    assert_int_equal(st.processing_total_ns, 3000 * MS);
+    assert_int_equal(st.oldest_processing_ns, 3000 * MS);
+    ctl_queue_done(q, "a");
+    assert_true(co_metric_value(wait, NULL) == 1.0);
+    assert_true(co_metric_value(work, NULL) == 1.0);
+    co_buf out = CO_BUF_INIT(1 << 16);
+    assert_co_pass(co_metrics_render(&out, reg));
+    assert_contains(co_buf_cstr(&out), "wait_sum 2\n");
+    assert_contains(co_buf_cstr(&out), "work_sum 3\n");
+    co_buf_dispose(&out);
+
+    ctl_queue_add_after(q, "b", 10 * MS);
+    ctl_queue_add_after(q, "c", 0);
+    ctl_queue_add_rate_limited(q, "d");
+    ctl_queue_get_stats(q, &st);
+    assert_int_equal(st.retries_total, 2);
+    assert_int_equal(st.adds_total, 2);
+    ctl_queue_free(q);
+    co_metrics_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_ctl_queue__shutdown_wakes_blocked_workers),
         cmocka_unit_test(test_ctl_queue__blocking_get_wakes_for_delayed_key),
         cmocka_unit_test(test_ctl_queue__concurrent_workers_keep_keys_exclusive),
+        cmocka_unit_test(test_ctl_queue__metrics_figures),
     };
     return cmocka_run_group_tests_name("ctl_queue", tests, NULL, NULL);
 }

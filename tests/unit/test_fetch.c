@@ -118,6 +118,36 @@ static void test_fetch__downloads_and_verifies(void **state)
     free(url);
 }
 
+/* The Content-Type and the URL that answered, after redirects, choose the artifact's format. */
+static void test_fetch__reports_content_type_and_final_url(void **state)
+{
+    fixture *f = *state;
+    test_httpd_route(f->srv, "/store/app.yaml", 200, payload, sizeof(payload),
+                     "Content-Type: text/yaml; charset=utf-8");
+    char *target = url_of(f, "/store/app.yaml");
+    char *loc = co_xasprintf("Location: %s", target);
+    test_httpd_route(f->srv, "/latest", 302, NULL, 0, loc);
+    char *url = url_of(f, "/latest");
+    co_fetch_result r = {0};
+    assert_co_pass(co_fetch_download(url, NULL, f->dest, &f->opts, &r));
+    assert_non_null(r.content_type);
+    assert_string_equal(r.content_type, "text/yaml; charset=utf-8");
+    assert_string_equal(r.url, target);
+    co_fetch_result_dispose(&r);
+    assert_null(r.content_type);
+    assert_null(r.url);
+    /* no Content-Type at all */
+    test_httpd_route(f->srv, "/bare", 200, payload, sizeof(payload), NULL);
+    char *bare = url_of(f, "/bare");
+    assert_co_pass(co_fetch_download(bare, NULL, f->dest, &f->opts, &r));
+    assert_string_equal(r.url, bare);
+    co_fetch_result_dispose(&r);
+    free(bare);
+    free(url);
+    free(loc);
+    free(target);
+}
+
 static void test_fetch__digest_mismatch_fails_clearly(void **state)
 {
     fixture *f = *state;
@@ -467,6 +497,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fetch__downloads_and_verifies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fetch__reports_content_type_and_final_url, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_fetch__digest_mismatch_fails_clearly, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fetch__truncated_download_is_detected, setup,
                                         teardown),

@@ -93,6 +93,33 @@ static void test_kube_event__creates_an_event(void **state)
     assert_int_equal(st.created, 1);
 }
 
+static void test_kube_event__annotations_are_written(void **state)
+{
+    fixture *fx = *state;
+    const char *ann[] = {"core.cs.sap.com/revision", "v1", "core.cs.sap.com/token", "u-1:ab", NULL};
+    co_kube_event_annotated(fx->rec, fx->involved, ann, "Normal", "Ready", "%s", "Ready");
+    assert_co_pass(co_kube_recorder_flush(fx->rec, 30000));
+    co_fake_call call = last_call(fx->f);
+    assert_string_equal(call.method, "POST");
+    struct json_object *ev = json_tokener_parse(call.body);
+    assert_non_null(ev);
+    struct json_object *a = co_kube__obj(co_kube__obj(ev, "metadata"), "annotations");
+    assert_non_null(a);
+    assert_int_equal(json_object_object_length(a), 2);
+    assert_string_equal(co_kube__str(a, "core.cs.sap.com/revision"), "v1");
+    assert_string_equal(co_kube__str(a, "core.cs.sap.com/token"), "u-1:ab");
+    json_object_put(ev);
+    co_fake_call_dispose(&call);
+    /* without annotations there is no annotations member */
+    co_kube_event(fx->rec, fx->involved, "Normal", "Other", "plain");
+    assert_co_pass(co_kube_recorder_flush(fx->rec, 30000));
+    call = last_call(fx->f);
+    ev = json_tokener_parse(call.body);
+    assert_null(co_kube__obj(co_kube__obj(ev, "metadata"), "annotations"));
+    json_object_put(ev);
+    co_fake_call_dispose(&call);
+}
+
 static void test_kube_event__repeats_are_counted(void **state)
 {
     fixture *fx = *state;
@@ -189,6 +216,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kube_event__creates_an_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_event__annotations_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kube_event__repeats_are_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kube_event__expired_event_is_created_again, setup,
                                         teardown),

@@ -2,6 +2,8 @@
 /* Unit tests for the Prometheus metrics registry and its text exposition. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "co/metrics.h"
 #include "tests/support/test_support.h"
@@ -225,6 +227,66 @@ static void test_metrics__concurrent_increments_are_not_lost(void **state)
     co_metrics_free(reg);
 }
 
+/* A counter never goes down, whether it is added to or copies a total kept elsewhere. */
+static void test_metrics__counters_never_decrease(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"name"};
+    const char *v[] = {"component"};
+    co_metric *c = co_metrics_counter(reg, "adds_total", "Adds.", labels, 1);
+    co_metric_set(c, v, 5);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_set(c, v, 3);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_add(c, v, -2);
+    co_series_add(co_metric_series(c, v), -1);
+    assert_true(co_metric_value(c, v) == 5.0);
+    co_metric_set(c, v, 7);
+    co_metric_add(c, v, 1);
+    assert_true(co_metric_value(c, v) == 8.0);
+    /* gauges go both ways */
+    co_metric *g = co_metrics_gauge(reg, "depth", "Depth.", labels, 1);
+    co_metric_set(g, v, 5);
+    co_metric_set(g, v, 3);
+    co_metric_add(g, v, -1);
+    assert_true(co_metric_value(g, v) == 2.0);
+    char *text = render(reg);
+    assert_contains(text, "# TYPE adds_total counter\nadds_total{name=\"component\"} 8\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
+static double fixed_total(void *payload)
+{
+    return *(double *)payload;
+}
+
+/* Totals read at scrape time are typed counters; the process collector's names and types. */
+static void test_metrics__counter_func_and_process_metrics(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    double total = 7;
+    co_metrics_counter_func(reg, "things_total", "Things.", fixed_total, &total);
+    co_metrics_process(reg);
+    char *text = render(reg);
+    assert_contains(text, "# TYPE things_total counter\nthings_total 7\n");
+    assert_contains(text, "# TYPE process_cpu_seconds_total counter\n");
+    assert_contains(text, "# TYPE process_resident_memory_bytes gauge\n");
+    assert_contains(text, "# TYPE process_virtual_memory_bytes gauge\n");
+    assert_contains(text, "# TYPE process_start_time_seconds gauge\n");
+    assert_contains(text, "# TYPE process_max_fds gauge\n");
+    const char *fds = strstr(text, "\nprocess_open_fds ");
+    assert_non_null(fds);
+    assert_true(strtod(fds + strlen("\nprocess_open_fds "), NULL) >= 3); /* stdin, out, err */
+    const char *rss = strstr(text, "\nprocess_resident_memory_bytes ");
+    assert_non_null(rss);
+    assert_true(strtod(rss + strlen("\nprocess_resident_memory_bytes "), NULL) > 0);
+    free(text);
+    co_metrics_free(reg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +299,8 @@ int main(void)
         cmocka_unit_test(test_metrics__numbers_print_as_go_does),
         cmocka_unit_test(test_metrics__render_respects_buffer_cap),
         cmocka_unit_test(test_metrics__concurrent_increments_are_not_lost),
+        cmocka_unit_test(test_metrics__counters_never_decrease),
+        cmocka_unit_test(test_metrics__counter_func_and_process_metrics),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

@@ -866,6 +866,108 @@ static void test_source__http_repository(void **state)
     free(data);
 }
 
+/* Fetches the HTTP repository at @p path of the test server and returns the tree's file
+ * @p rel (NULL when the fetch fails; the error is then the last one). */
+static char *fetch_http_file(fixture *f, const char *path, const char *rel)
+{
+    char *url = co_xasprintf("%s%s", test_httpd_url(f->srv), path);
+    co_source_spec r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_HTTP_REPOSITORY;
+    r.url = url;
+    co_source_artifact a = {0};
+    long retry = -1;
+    assert_co_pass(co_source_resolve(f->s, &r, "team", &a, &retry));
+    co_source_tree *t = NULL;
+    char *text = NULL;
+    if (co_source_fetch(f->s, &r, "team", &a, &t, NULL) == 0) {
+        char *file = co_xasprintf("%s/%s", co_source_tree_dir(t), rel);
+        text = co_test_read_file(file, NULL);
+        assert_non_null(text);
+        free(file);
+        co_source_tree_release(t);
+    }
+    co_source_artifact_dispose(&a);
+    free(url);
+    return text;
+}
+
+/* Upstream's HTTP downloads choose zip, bzip2 and plain YAML by Content-Type or URL suffix; the
+ * same artifacts work here, each in the format it was declared as. */
+static void test_source__http_repository_formats(void **state)
+{
+    fixture *f = *state;
+    static const char yaml[] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+    test_httpd_route(f->srv, "/app.yaml", 200, yaml, sizeof(yaml) - 1,
+                     "ETag: \"y1\"\nContent-Type: text/plain; charset=utf-8");
+    char *text = fetch_http_file(f, "/app.yaml", "resources.yaml");
+    assert_non_null(text);
+    assert_string_equal(text, yaml);
+    free(text);
+    size_t len;
+    void *gz = tab_compress(TAB_GZIP, yaml, sizeof(yaml) - 1, 0, &len);
+    test_httpd_route(f->srv, "/download", 200, gz, len,
+                     "ETag: \"y2\"\nContent-Type: application/yaml+gzip");
+    text = fetch_http_file(f, "/download", "resources.yaml");
+    assert_string_equal(text, yaml);
+    free(text);
+    free(gz);
+
+    const tab_entry tree[] = {{TAB_FILE, 0, "deploy/cm.yaml", yaml, 0}};
+    const struct {
+        const char *path;
+        int tab;
+        const char *headers;
+    } archives[] = {
+        {"/app.zip", TAB_ZIP, "ETag: \"z\""},
+        {"/bz", TAB_TAR_BZ2, "ETag: \"b\"\nContent-Type: application/x-bzip2"},
+        {"/app.tar.zst", TAB_TAR_ZST, "ETag: \"s\"\nContent-Type: application/octet-stream"},
+        {"/app.tar", TAB_TAR, "ETag: \"t\""},
+        {"/app.tgz", TAB_TAR_GZ, "ETag: \"g\"\nContent-Type: application/x-gzip"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(archives); i++) {
+        void *data = tab_build(archives[i].tab, tree, 1, &len);
+        test_httpd_route(f->srv, archives[i].path, 200, data, len, archives[i].headers);
+        text = fetch_http_file(f, archives[i].path, "deploy/cm.yaml");
+        if (!text) {
+            fail_msg("%s: %s", archives[i].path, co_error_last());
+        }
+        assert_string_equal(text, yaml);
+        free(text);
+        free(data);
+    }
+
+    /* a tar's compression comes from its content: a .tar.gz or .tar.bz2 labelled
+     * application/x-tar, as uploaders that guess from the file name store them, is read */
+    const struct {
+        const char *path;
+        int tab;
+    } labelled_tar[] = {{"/s3/app.tar.gz", TAB_TAR_GZ},
+                        {"/s3/app.tar.bz2", TAB_TAR_BZ2},
+                        {"/s3/app.tgz", TAB_TAR}};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(labelled_tar); i++) {
+        void *data = tab_build(labelled_tar[i].tab, tree, 1, &len);
+        char *headers = co_xasprintf("ETag: \"x%zu\"\nContent-Type: application/x-tar", i);
+        test_httpd_route(f->srv, labelled_tar[i].path, 200, data, len, headers);
+        text = fetch_http_file(f, labelled_tar[i].path, "deploy/cm.yaml");
+        if (!text) {
+            fail_msg("%s: %s", labelled_tar[i].path, co_error_last());
+        }
+        assert_string_equal(text, yaml);
+        free(text);
+        free(headers);
+        free(data);
+    }
+
+    /* a declared zip is read as nothing else: a tar.gz served as zip is refused, naming both */
+    void *data = tab_build(TAB_TAR_GZ, tree, 1, &len);
+    test_httpd_route(f->srv, "/lie", 200, data, len, "ETag: \"l\"\nContent-Type: application/zip");
+    assert_null(fetch_http_file(f, "/lie", "deploy/cm.yaml"));
+    assert_contains(co_error_last(), "as zip");
+    assert_contains(co_error_last(), "not a valid zip archive");
+    free(data);
+}
+
 /* ---- git --------------------------------------------------------------------------------- */
 
 static void test_source__git_source(void **state)
@@ -1185,7 +1287,11 @@ static void test_source__hostile_artifacts_leave_nothing(void **state)
         /* the last case: a million empty files in a small tar.gz */
         void *data = cases[i].e ? tab_build(cases[i].format, cases[i].e, cases[i].n, &len)
                                 : tab_build_many(1000000, &len);
-        char *path = co_xasprintf("/hostile/%zu.tgz", i);
+        /* the URL's suffix names the format, as it would for a real artifact */
+        const char *ext = cases[i].format == TAB_TAR   ? "tar"
+                          : cases[i].format == TAB_ZIP ? "zip"
+                                                       : "tgz";
+        char *path = co_xasprintf("/hostile/%zu.%s", i, ext);
         co_source_artifact a = serve_bytes(f, path, data, len);
         co_source_tree *t = NULL;
         int rc = co_source_fetch(s, &r, "team", &a, &t, NULL);
@@ -1378,6 +1484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source__cache_evicts_unused_artifacts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_source__http_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__http_repository_formats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__git_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__poller_http_leader_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__poller_git_interval_and_new_commits, setup,

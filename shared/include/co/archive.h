@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file archive.h
- * Safe extraction of source artifacts (tar, gzip/bzip2/xz/zstd-compressed tar, zip).
+ * Safe extraction of source artifacts (tar, gzip/bzip2/xz/zstd-compressed tar, zip, or a single
+ * YAML file, plain or compressed).
  *
  * Artifacts come from outside, so extraction is confined to the destination directory:
  * - entries with an absolute path or a `..` component are rejected;
@@ -36,7 +37,35 @@ typedef enum co_archive_format {
     CO_ARCHIVE_TAR_GZ,   /**< gzip-compressed tar only */
     CO_ARCHIVE_TAR,      /**< uncompressed tar only */
     CO_ARCHIVE_ZIP,      /**< zip only */
+    CO_ARCHIVE_TAR_BZ2,  /**< bzip2-compressed tar only */
+    CO_ARCHIVE_TAR_ZST,  /**< zstd-compressed tar only */
+    CO_ARCHIVE_TAR_XZ,   /**< xz-compressed tar only */
+    /** one YAML document stream, as is or gzip-, bzip2-, xz- or zstd-compressed (detected),
+     * written as CO_ARCHIVE_YAML_NAME at the root of the tree */
+    CO_ARCHIVE_YAML,
+    /** tar only, uncompressed or gzip-, bzip2-, xz- or zstd-compressed (detected) */
+    CO_ARCHIVE_TAR_ANY,
 } co_archive_format;
+
+/** The file a CO_ARCHIVE_YAML artifact becomes, as in the Go operator's downloads. */
+#define CO_ARCHIVE_YAML_NAME "resources.yaml"
+
+/**
+ * The format of an artifact downloaded from @p url (the URL that answered, after redirects)
+ * with the Content-Type @p content_type (NULL when absent), by the Go operator's rules for HTTP
+ * downloads: first the media type (parameters and case ignored): application/(x-)gzip is a
+ * gzip-compressed tar (YAML when the URL path ends in .yaml.gz or .yml.gz), likewise
+ * application/(x-)bzip2, application/(x-)zstd and application/x-xz; application/(x-)tar,
+ * application/(x-)tar+gzip, +bzip2 and +zstd; application/(x-)zip and
+ * application/x-zip-compressed; application/(x-)yaml and text/(x-)yaml, also with +gzip or
+ * +bzip2. Then the URL path's suffix: .tar.gz or .tgz, .tar.bz2, .tbz2 or .tbz, .tar.zst or
+ * .tzst, .tar.xz or .txz, .tar, .zip, and .yaml or .yml (also followed by .gz, .bz2, .xz or
+ * .zst). Anything else is CO_ARCHIVE_AUTO (detected from the content). Never fails.
+ */
+co_archive_format co_archive_format_for(const char *content_type, const char *url);
+
+/** A short name of @p format for messages ("tar.gz", "zip", "yaml", "tar or zip"). */
+const char *co_archive_format_name(co_archive_format format);
 
 /** Caps for one extraction; a zero field takes the default from caps.h. */
 typedef struct co_archive_limits {

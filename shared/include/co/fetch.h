@@ -46,8 +46,10 @@ typedef struct co_fetch_options {
 
 /** What a download produced. */
 typedef struct co_fetch_result {
-    char *digest;   /**< "sha256:<hex>" of the content */
-    uint64_t bytes; /**< content length */
+    char *digest;       /**< "sha256:<hex>" of the content */
+    uint64_t bytes;     /**< content length */
+    char *content_type; /**< Content-Type of the response, or NULL when it had none */
+    char *url;          /**< the URL that answered, after redirects */
 } co_fetch_result;
 
 /** Frees the strings of @p r and zeroes it. NULL is a no-op. */

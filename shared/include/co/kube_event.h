@@ -63,6 +63,19 @@ void co_kube_event(co_kube_recorder *rec,
                    ...) CO_PRINTF(5, 6);
 
 /**
+ * Like co_kube_event(), with annotations on the Event (client-go's AnnotatedEventf):
+ * @p annotations is key, value, key, value, ..., NULL (copied; may be NULL). They do not take
+ * part in de-duplication: a repeat with other annotations is counted on the first Event.
+ */
+void co_kube_event_annotated(co_kube_recorder *rec,
+                             const struct json_object *involved,
+                             const char *const *annotations,
+                             const char *type,
+                             const char *reason,
+                             const char *fmt,
+                             ...) CO_PRINTF(6, 7);
+
+/**
  * Waits until every event queued so far has been handled.
  * @return 0 or CO_ETIMEOUT.
  */

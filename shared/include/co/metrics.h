@@ -6,9 +6,10 @@
  *
  * A family is registered once with its label names; a series is addressed by an array of label
  * values in the same order (NULL for a family without labels). Families are rendered sorted by
- * name and series sorted by label values, so the output is deterministic. Gauges may also be
- * computed at scrape time by a callback. Everything is thread-safe; updates take a per-family
- * lock. Families are owned by the registry and borrowed by callers until co_metrics_free().
+ * name and series sorted by label values, so the output is deterministic. Label-less gauges and
+ * counters may also be computed at scrape time by a callback. Everything is thread-safe; updates
+ * take a per-family lock. Families are owned by the registry and borrowed by callers until
+ * co_metrics_free().
  */
 #ifndef CO_METRICS_H
 #define CO_METRICS_H
@@ -72,13 +73,32 @@ void co_metrics_gauge_func(co_metrics *reg,
                            double (*fn)(void *payload),
                            void *payload);
 
+/** Registers a label-less counter whose value, a total kept elsewhere that never decreases, is
+ * read by @p fn at every render; as co_metrics_gauge_func(). */
+void co_metrics_counter_func(co_metrics *reg,
+                             const char *name,
+                             const char *help,
+                             double (*fn)(void *payload),
+                             void *payload);
+
+/**
+ * Registers the metrics of the Prometheus Go client's process collector, read from /proc at
+ * every render: process_cpu_seconds_total (a counter), process_resident_memory_bytes,
+ * process_virtual_memory_bytes, process_start_time_seconds, process_open_fds and
+ * process_max_fds (gauges).
+ */
+void co_metrics_process(co_metrics *reg);
+
 /** Adds 1 to a counter or gauge series. */
 void co_metric_inc(co_metric *m, const char *const *values);
 
-/** Adds @p v to a counter (v >= 0) or gauge series. */
+/** Adds @p v to a counter or gauge series; a counter ignores a @p v that is not positive. */
 void co_metric_add(co_metric *m, const char *const *values, double v);
 
-/** Sets a gauge series to @p v. */
+/**
+ * Sets a gauge series to @p v. On a counter series it copies a total counted elsewhere: the
+ * series is raised to @p v, and a smaller @p v is ignored, because a counter never decreases.
+ */
 void co_metric_set(co_metric *m, const char *const *values, double v);
 
 /** Records one observation in a histogram series. */
@@ -91,7 +111,7 @@ void co_metric_observe(co_metric *m, const char *const *values, double v);
  */
 co_series *co_metric_series(co_metric *m, const char *const *values);
 
-/** Adds @p v to a counter (v >= 0) or gauge series, as co_metric_add(). */
+/** Adds @p v to a counter or gauge series, as co_metric_add(). */
 void co_series_add(co_series *s, double v);
 
 /** Records one observation in a histogram series, as co_metric_observe(). */

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The events forwarder (ctl_notify.h): callers build the JSON body at once, from the object they
+ * hold, and queue it; one sender thread POSTs the bodies in order with libcurl, retrying as
+ * Flux's recorder (go-retryablehttp with its defaults) does. Waits between attempts are on a
+ * condition variable and transfers watch a stop flag, so shutting down never waits out a
+ * backoff or a slow receiver.
+ */
+#include "controller/ctl_notify.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "co/error.h"
+#include "co/json.h"
+#include "co/log.h"
+#include "co/metrics.h"
+#include "co/time.h"
+
+#define DEFAULT_QUEUE       1000
+#define DEFAULT_TIMEOUT_MS  5000L
+#define DEFAULT_RETRIES     4
+#define DEFAULT_BACKOFF_MS  1000L
+#define DEFAULT_BACKOFF_MAX 30000L
+#define FREE_FLUSH_MS       5000L
+/* the Event CRD of Flux's notification API accepts messages up to this length */
+#define MAX_MESSAGE 39000
+/* Flux's recorder copies the object's annotations of its own group into the metadata */
+#define FLUX_EVENT_PREFIX "event.toolkit.fluxcd.io/"
+
+struct ctl_notify {
+    char *address;
+    char *controller, *instance;
+    long timeout_ms, backoff_ms, backoff_max_ms;
+    int retries;
+    co_metric *results;
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;    /* work arrived, or stop */
+    pthread_cond_t drained; /* the queue emptied and nothing is in flight */
+    char **queue;           /* JSON bodies */
+    size_t qcap, qhead, qlen;
+    int busy;
+    int stop;
+    atomic_int abort_transfer; /* set with stop: a transfer in flight ends */
+    ctl_notify_stats stats;
+    pthread_t thread;
+};
+
+typedef enum outcome { SENT, REJECTED, FAILED, DROPPED } outcome;
+
+static void count(ctl_notify *n, outcome o, unsigned long k)
+{
+    static const char *const names[] = {"sent", "rejected", "failed", "dropped"};
+    unsigned long *field[] = {&n->stats.sent, &n->stats.rejected, &n->stats.failed,
+                              &n->stats.dropped};
+    *field[o] += k; /* lock held by the caller */
+    if (n->results && k) {
+        const char *lv[] = {names[o]};
+        co_metric_add(n->results, lv, (double)k);
+    }
+}
+
+/* ---- the body ------------------------------------------------------------------------------ */
+
+static const char *meta_str(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, "metadata", key, NULL);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static const char *top_str(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = co_json_get(obj, key, NULL);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void add_str(struct json_object *o, const char *key, const char *value)
+{
+    if (value && value[0]) {
+        json_object_object_add(o, key, json_object_new_string(value));
+    }
+}
+
+/* The length of at most @p max bytes of @p s that ends on a UTF-8 character boundary. */
+static size_t utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max) {
+        return n;
+    }
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) {
+        n--;
+    }
+    return n;
+}
+
+/* Members in the order of the Go structs (corev1.ObjectReference, eventv1beta1.Event). */
+static char *build_body(const ctl_notify *n,
+                        const struct json_object *involved,
+                        const char *type,
+                        const char *reason,
+                        const char *message,
+                        const char *const *metadata)
+{
+    struct json_object *ref = json_object_new_object();
+    add_str(ref, "kind", top_str(involved, "kind"));
+    add_str(ref, "namespace", meta_str(involved, "namespace"));
+    add_str(ref, "name", meta_str(involved, "name"));
+    add_str(ref, "uid", meta_str(involved, "uid"));
+    add_str(ref, "apiVersion", top_str(involved, "apiVersion"));
+    add_str(ref, "resourceVersion", meta_str(involved, "resourceVersion"));
+
+    struct json_object *md = json_object_new_object();
+    for (const char *const *p = metadata; p && p[0] && p[1]; p += 2) {
+        json_object_object_add(md, p[0], json_object_new_string(p[1]));
+    }
+    struct json_object *ann = co_json_get(involved, "metadata", "annotations", NULL);
+    if (ann && json_object_is_type(ann, json_type_object)) {
+        json_object_object_foreach (ann, k, v) {
+            if (strncmp(k, FLUX_EVENT_PREFIX, strlen(FLUX_EVENT_PREFIX)) == 0 &&
+                json_object_is_type(v, json_type_string)) {
+                json_object_object_add(md, k, json_object_get(v));
+            }
+        }
+    }
+
+    char ts[CO_TIME_STR_MAX];
+    co_time_format(ts, co_time_now());
+    const char *msg = message ? message : "";
+    struct json_object *ev = json_object_new_object();
+    json_object_object_add(ev, "involvedObject", ref);
+    json_object_object_add(
+        ev, "severity",
+        json_object_new_string(type && strcmp(type, "Warning") == 0 ? "error" : "info"));
+    json_object_object_add(ev, "timestamp", json_object_new_string(ts));
+    json_object_object_add(ev, "message",
+                           json_object_new_string_len(msg, (int)utf8_prefix(msg, MAX_MESSAGE)));
+    json_object_object_add(ev, "reason", json_object_new_string(reason ? reason : ""));
+    if (json_object_object_length(md) > 0) {
+        json_object_object_add(ev, "metadata", md);
+    } else {
+        json_object_put(md);
+    }
+    json_object_object_add(ev, "reportingController", json_object_new_string(n->controller));
+    add_str(ev, "reportingInstance", n->instance);
+    char *body = co_json_dumps(ev, 0);
+    json_object_put(ev);
+    return body;
+}
+
+/* ---- delivery ------------------------------------------------------------------------------ */
+
+static size_t discard(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    (void)ptr;
+    (void)ud;
+    return size * nmemb;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt;
+    (void)dn;
+    (void)ut;
+    (void)un;
+    ctl_notify *n = ud;
+    return atomic_load(&n->abort_transfer) ? 1 : 0;
+}
+
+/* An error that another attempt will not cure: the address or the receiver's certificate. */
+static int permanent(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_ABORTED_BY_CALLBACK:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * One POST. @return the outcome if final, or -1 to retry; @p retry_after_ms is a 503's
+ * Retry-After (0 when none).
+ */
+static int attempt(ctl_notify *n, const char *body, long *retry_after_ms)
+{
+    char errbuf[CURL_ERROR_SIZE] = "";
+    CURL *h = curl_easy_init();
+    if (!h) {
+        co_error_set(CO_ERROR, "cannot create a transfer");
+        return -1;
+    }
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    hdr = curl_slist_append(hdr, "Expect:");
+    curl_easy_setopt(h, CURLOPT_URL, n->address);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "component-controller/" CO_VERSION);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, n->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, n);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    int result = -1;
+    *retry_after_ms = 0;
+    if (cc != CURLE_OK) {
+        co_error_set(CO_EUNAVAILABLE, "posting the event to %s: %s", n->address,
+                     errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        result = permanent(cc) ? FAILED : -1;
+    } else if (status >= 200 && status < 300) {
+        result = SENT;
+    } else if (status >= 500 && status != 501) {
+        co_error_set(CO_EUNAVAILABLE, "posting the event to %s: HTTP %ld", n->address, status);
+        curl_off_t ra = 0;
+        if (status == 503 && curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+            ra > 0) {
+            *retry_after_ms = ra > 86400 ? 86400000L : (long)ra * 1000;
+        }
+    } else {
+        co_error_set(CO_EINVALID, "posting the event to %s: HTTP %ld", n->address, status);
+        result = REJECTED;
+    }
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return result;
+}
+
+/* Waits @p ms unless stopped; lock held. @return 0, or -1 when stopped. */
+static int backoff_wait(ctl_notify *n, long ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    while (!n->stop) {
+        if (pthread_cond_timedwait(&n->wake, &n->lock, &deadline) != 0) {
+            break;
+        }
+    }
+    return n->stop ? -1 : 0;
+}
+
+/* Delivers one body; lock held on entry and exit, released while sending. */
+static outcome deliver(ctl_notify *n, const char *body)
+{
+    long wait = n->backoff_ms;
+    for (int i = 0;; i++) {
+        pthread_mutex_unlock(&n->lock);
+        long retry_after = 0;
+        co_error_clear();
+        int r = attempt(n, body, &retry_after);
+        pthread_mutex_lock(&n->lock);
+        if (r >= 0) {
+            if (r != SENT) {
+                co_log(CO_LOG_WARN, "event not forwarded", "error", co_error_last(), NULL);
+            }
+            return (outcome)r;
+        }
+        if (i >= n->retries || n->stop) {
+            char tries[16];
+            snprintf(tries, sizeof(tries), "%d", i + 1);
+            co_log(CO_LOG_WARN, "event not forwarded", "error", co_error_last(), "attempts", tries,
+                   NULL);
+            return FAILED;
+        }
+        long ms = retry_after > 0 ? retry_after : wait;
+        if (backoff_wait(n, ms < n->backoff_max_ms ? ms : n->backoff_max_ms) < 0) {
+            return FAILED;
+        }
+        wait *= 2;
+    }
+}
+
+static void *sender(void *arg)
+{
+    ctl_notify *n = arg;
+    pthread_mutex_lock(&n->lock);
+    for (;;) {
+        while (n->qlen == 0 && !n->stop) {
+            pthread_cond_wait(&n->wake, &n->lock);
+        }
+        if (n->stop) {
+            break;
+        }
+        char *body = n->queue[n->qhead];
+        n->qhead = (n->qhead + 1) % n->qcap;
+        n->qlen--;
+        n->busy = 1;
+        outcome o = deliver(n, body);
+        free(body);
+        n->busy = 0;
+        count(n, o, 1);
+        if (n->qlen == 0) {
+            pthread_cond_broadcast(&n->drained);
+        }
+    }
+    pthread_cond_broadcast(&n->drained);
+    pthread_mutex_unlock(&n->lock);
+    return NULL;
+}
+
+/* ---- public -------------------------------------------------------------------------------- */
+
+int ctl_notify_new(ctl_notify **out, const ctl_notify_options *opts)
+{
+    const char *a = opts ? opts->address : NULL;
+    if (!a || !a[0]) {
+        return co_error_set(CO_EINVALID, "events address: empty");
+    }
+    if ((strncasecmp(a, "http://", 7) != 0 || !a[7]) &&
+        (strncasecmp(a, "https://", 8) != 0 || !a[8])) {
+        return co_error_set(CO_EINVALID,
+                            "events address \"%.200s\": not an http:// or https:// URL", a);
+    }
+    for (const char *p = a; *p; p++) {
+        if ((unsigned char)*p <= ' ' || *p == 0x7f) {
+            return co_error_set(
+                CO_EINVALID, "events address \"%.200s\": contains spaces or control characters", a);
+        }
+    }
+    if (!opts->reporting_controller || !opts->reporting_controller[0]) {
+        return co_error_set(CO_EINVALID, "events address: a reporting controller is required");
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        return co_error_set(CO_ERROR, "events address: cannot initialise libcurl");
+    }
+    ctl_notify *n = co_xcalloc(1, sizeof(*n));
+    n->address = co_xstrdup(a);
+    n->controller = co_xstrdup(opts->reporting_controller);
+    if (opts->reporting_instance) {
+        n->instance = co_xstrdup(opts->reporting_instance);
+    } else {
+        char host[256] = "";
+        if (gethostname(host, sizeof(host) - 1) == 0) {
+            n->instance = co_xstrdup(host);
+        }
+    }
+    n->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+    n->retries = opts->retries > 0 ? opts->retries : opts->retries < 0 ? 0 : DEFAULT_RETRIES;
+    n->backoff_ms = opts->backoff_ms > 0 ? opts->backoff_ms : DEFAULT_BACKOFF_MS;
+    n->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEFAULT_BACKOFF_MAX;
+    n->results = opts->results;
+    n->qcap = opts->queue_len ? opts->queue_len : DEFAULT_QUEUE;
+    n->queue = co_xcalloc(n->qcap, sizeof(char *));
+    pthread_mutex_init(&n->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&n->wake, &ca);
+    pthread_cond_init(&n->drained, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&n->thread, NULL, sender, n) != 0) {
+        int rc = co_error_set_os(CO_ERROR, "events address: cannot start a thread");
+        pthread_mutex_destroy(&n->lock);
+        pthread_cond_destroy(&n->wake);
+        pthread_cond_destroy(&n->drained);
+        free(n->queue);
+        free(n->address);
+        free(n->controller);
+        free(n->instance);
+        free(n);
+        curl_global_cleanup();
+        return rc;
+    }
+    *out = n;
+    return 0;
+}
+
+static int wait_drained(ctl_notify *n, long timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&n->lock);
+    while (n->qlen > 0 || n->busy) {
+        if (pthread_cond_timedwait(&n->drained, &n->lock, &deadline) != 0 &&
+            (n->qlen > 0 || n->busy)) {
+            rc = co_error_set(CO_ETIMEOUT, "events address: %zu events still queued after %ld ms",
+                              n->qlen + (size_t)n->busy, timeout_ms);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&n->lock);
+    return rc;
+}
+
+int ctl_notify_flush(ctl_notify *n, long timeout_ms)
+{
+    return wait_drained(n, timeout_ms);
+}
+
+void ctl_notify_free(ctl_notify *n)
+{
+    if (!n) {
+        return;
+    }
+    if (wait_drained(n, FREE_FLUSH_MS) < 0) {
+        co_error_clear();
+    }
+    pthread_mutex_lock(&n->lock);
+    n->stop = 1;
+    atomic_store(&n->abort_transfer, 1);
+    pthread_cond_broadcast(&n->wake);
+    pthread_mutex_unlock(&n->lock);
+    pthread_join(n->thread, NULL);
+    /* what is still queued after the grace period is dropped */
+    count(n, DROPPED, n->qlen);
+    while (n->qlen > 0) {
+        free(n->queue[n->qhead]);
+        n->qhead = (n->qhead + 1) % n->qcap;
+        n->qlen--;
+    }
+    free(n->queue);
+    pthread_mutex_destroy(&n->lock);
+    pthread_cond_destroy(&n->wake);
+    pthread_cond_destroy(&n->drained);
+    free(n->address);
+    free(n->controller);
+    free(n->instance);
+    free(n);
+    curl_global_cleanup();
+}
+
+void ctl_notify_event(ctl_notify *n,
+                      const struct json_object *involved,
+                      const char *type,
+                      const char *reason,
+                      const char *message,
+                      const char *const *metadata)
+{
+    /* Flux's recorder sends nothing for an object it cannot reference completely */
+    const char *kind = top_str(involved, "kind"), *name = meta_str(involved, "name"),
+               *ns = meta_str(involved, "namespace");
+    char *body = kind && kind[0] && name && name[0] && ns && ns[0]
+                     ? build_body(n, involved, type, reason, message, metadata)
+                     : NULL;
+    pthread_mutex_lock(&n->lock);
+    if (!body) {
+        count(n, FAILED, 1);
+    } else if (n->stop || n->qlen == n->qcap) {
+        count(n, DROPPED, 1);
+        free(body);
+    } else {
+        n->queue[(n->qhead + n->qlen) % n->qcap] = body;
+        n->qlen++;
+        pthread_cond_signal(&n->wake);
+    }
+    pthread_mutex_unlock(&n->lock);
+}
+
+void ctl_notify_stats_get(ctl_notify_stats *out, ctl_notify *n)
+{
+    pthread_mutex_lock(&n->lock);
+    *out = n->stats;
+    pthread_mutex_unlock(&n->lock);
+}
