@@ -44,11 +44,13 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# install_crds: the repository's CRDs, replacing whatever an earlier run left (a conversion
-# stanza switched to url cannot be applied over: url and service would both be set).
+# install_crds: the repository's CRDs, the Component CRD with the opt-in v1beta1 (crds/v1beta1/,
+# converted by the webhook), replacing whatever an earlier run left (a conversion stanza
+# switched to url cannot be applied over: url and service would both be set).
 install_crds() {
     local f
-    for f in "$ROOT"/crds/*.yaml; do
+    for f in "$ROOT"/crds/core.cs.sap.com_componentpolicies.yaml \
+        "$ROOT"/crds/v1beta1/core.cs.sap.com_components.yaml; do
         k replace -f "$f" >/dev/null 2>&1 || k create -f "$f" || return 1
     done
 }
