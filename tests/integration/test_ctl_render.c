@@ -251,7 +251,7 @@ static void test_ctl_render__capabilities_and_api_resources_come_from_discovery(
     cm = get_object("v1", "ConfigMap", "res");
     assert_non_null(cm);
     data = co_json_get(cm, "data", NULL);
-    assert_true(atoi(json_object_get_string(co_json_get(data, "lists", NULL))) > 5);
+    assert_true(strtol(json_object_get_string(co_json_get(data, "lists", NULL)), NULL, 10) > 5);
     assert_string_equal(json_object_get_string(co_json_get(data, "widget", NULL)), "Widget");
     json_object_put(cm);
 

@@ -792,7 +792,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
                               json_object_is_type(res, json_type_array)
                           ? json_object_array_length(res)
                           : 0;
-        if (n + nres + 1 > cap) {
+        if (!v || n + nres + 1 > cap) {
             cap = (n + nres + 1) * 2;
             v = co_xreallocarray(v, cap, sizeof(*v));
         }
