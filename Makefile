@@ -323,10 +323,12 @@ crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 
 # The operator on this machine with sample Components (README "Quick start"); RUN_ARGS=--once
 # stops once they are Ready. No prerequisites: the script installs what is missing first and
-# then builds the daemons itself.
+# then builds the daemons itself. On a terminal the script runs as a job of its own (set -m),
+# which holds the terminal: Ctrl-C reaches the script, which stops everything and exits 0, and
+# not make, which would report an interrupt and exit with an error.
 RUN_ARGS ?=
 run:
-	$(Q)tests/env/run-local.sh $(RUN_ARGS)
+	$(Q)if [ -t 0 ]; then set -m; fi; tests/env/run-local.sh $(RUN_ARGS); exit $$?
 
 clean:
 	rm -rf build
