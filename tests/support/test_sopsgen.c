@@ -17,8 +17,6 @@
 #include "co/common.h"
 #include "tests/support/test_support.h"
 
-extern char **environ;
-
 /* Runs tests/support/sopsgen.sh CMD DIR with stdin from @p in (NULL: /dev/null) and stdout to
  * @p out (NULL: /dev/null); fails the test with the script's messages unless it exits 0. */
 static void run_script(const test_sopsgen *g, const char *cmd, const char *in, const char *out)
@@ -55,6 +53,7 @@ static char *first_line(const char *dir, const char *name)
     char *text = co_test_read_file(path, NULL);
     if (!text) {
         fail_msg("sopsgen.sh wrote no %s", path);
+        return NULL;
     }
     text[strcspn(text, "\n")] = '\0';
     free(path);
