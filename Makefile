@@ -82,12 +82,13 @@ WH_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
 SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
+CONF_SRC := $(sort $(wildcard tests/conformance/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
 PUBLIC_HEADERS := $(sort $(wildcard shared/include/co/*.h))
-TEST_PROGS := $(UNIT_SRC) $(INTEG_SRC) $(BENCH_SRC)
+TEST_PROGS := $(UNIT_SRC) $(INTEG_SRC) $(CONF_SRC) $(BENCH_SRC)
 ALL_C := $(SHARED_SRC) $(CERTS_SRC) $(CTL_SRC) $(WH_SRC) controller/main.c webhook/main.c \
-	$(SUPPORT_SRC) $(UNIT_SRC) $(INTEG_SRC) $(BENCH_SRC)
+	$(SUPPORT_SRC) $(UNIT_SRC) $(INTEG_SRC) $(CONF_SRC) $(BENCH_SRC)
 ALL_FORMATTED := $(ALL_C) $(FUZZ_SRC) $(PUBLIC_HEADERS) \
 	$(sort $(wildcard shared/src/*.h shared/src/*/*.h certs/*.h controller/*.h webhook/*.h \
 	tests/support/*.h))
@@ -178,8 +179,8 @@ TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(IN
 # ---------------------------------------------------------------------------------------------
 
 .PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
-	test-tsan test-build test-valgrind headercheck format format-check tidy cppcheck fuzz \
-	fuzz-run bench clean deps help run
+	test-tsan test-conformance test-build test-valgrind headercheck format format-check tidy \
+	cppcheck fuzz fuzz-run bench clean deps help run
 
 all: release
 
@@ -208,6 +209,27 @@ test-e2e: test-build
 
 test-tsan: $(TSAN_BINS)
 	$(Q)tests/run.sh --only tsan $(TEST_SUITES)
+
+# The conformance lane: behaviour `make test` shows with the repository's own data, shown again
+# with other projects' (the published Flux source CRDs, files written by the real sops), read
+# from ../shared/fixtures beside the checkout, or SHARED_FIXTURES=DIR. CI runs it after `make
+# test`; without the fixtures it fails at once, before building, and says so. `make test` never
+# reads them. The lane starts a control plane of its own, so that no CRD another run installed
+# stands in for the published ones.
+SHARED_FIXTURES ?= $(abspath ../shared/fixtures)
+ifneq ($(wildcard $(SHARED_FIXTURES)/.),)
+test-conformance: test-build $(CONF_SRC:%.c=build/test/%)
+	$(Q)env -u CO_TEST_KUBECONFIG CO_SHARED_FIXTURES="$(SHARED_FIXTURES)" \
+		tests/run.sh --only conformance $(TEST_SUITES)
+else
+test-conformance:
+	@echo "test-conformance: $(SHARED_FIXTURES) does not exist, so the conformance lane cannot" >&2
+	@echo "  run. It checks the same behaviour as make test with other projects' test data (the" >&2
+	@echo "  published Flux source CRDs, files written by the real sops), which this repository" >&2
+	@echo "  does not carry; put them in ../shared/fixtures beside the checkout or name their" >&2
+	@echo "  directory with SHARED_FIXTURES=DIR. make test needs none of it." >&2
+	@exit 1
+endif
 
 # The unit tests once more, without sanitizers, under valgrind.
 test-valgrind: $(UNIT_SRC:%.c=build/debug/%)
@@ -343,10 +365,12 @@ crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 
 # The operator on this machine with sample Components (README "Quick start"); RUN_ARGS=--once
 # stops once they are Ready. No prerequisites: the script installs what is missing first and
-# then builds the daemons itself.
+# then builds the daemons itself. On a terminal the script runs as a job of its own (set -m),
+# which holds the terminal: Ctrl-C reaches the script, which stops everything and exits 0, and
+# not make, which would report an interrupt and exit with an error.
 RUN_ARGS ?=
 run:
-	$(Q)tests/env/run-local.sh $(RUN_ARGS)
+	$(Q)if [ -t 0 ]; then set -m; fi; tests/env/run-local.sh $(RUN_ARGS); exit $$?
 
 clean:
 	rm -rf build
@@ -354,5 +378,5 @@ clean:
 help:
 	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 	@echo "Other targets: release debug controller webhook test-unit test-integration"
-	@echo "  test-e2e test-tsan test-valgrind headercheck format format-check tidy cppcheck"
-	@echo "  fuzz fuzz-run bench run clean crds"
+	@echo "  test-e2e test-tsan test-conformance test-valgrind headercheck format format-check"
+	@echo "  tidy cppcheck fuzz fuzz-run bench run clean crds"

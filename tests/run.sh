@@ -5,7 +5,7 @@
 #   N passed, M failed[, K skipped]
 #
 #   tests/run.sh                     every suite
-#   tests/run.sh --only unit         one kind (unit, fuzz, integration, e2e, tsan)
+#   tests/run.sh --only unit         one kind (unit, fuzz, integration, e2e, tsan, conformance)
 #   tests/run.sh unit/test_buf e2e/test_webhook    named suites
 #
 # A suite is a cmocka binary build/test/tests/<kind>/test_<name> or an executable script
@@ -16,6 +16,8 @@
 # Integration and e2e suites share one real control plane (etcd + kube-apiserver) started
 # here unless CO_TEST_KUBECONFIG already points at one; they run one at a time, beside the
 # unit and fuzz suites (CO_TEST_LANES=1: everything one after the other). Logs: build/test/logs/<kind>/.
+# Conformance suites (tests/conformance: other projects' data, $CO_SHARED_FIXTURES) run only with
+# --only conformance (make test-conformance), on a control plane of their own.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +40,10 @@ while [ $# -gt 0 ]; do
         ;;
     esac
 done
+
+if [ "$only" = conformance ]; then
+    KINDS=(conformance)
+fi
 
 # --- discover suites ------------------------------------------------------------------------
 suites=()
@@ -75,7 +81,7 @@ fi
 # --- control plane for integration and e2e suites -----------------------------------------
 needs_cluster=0
 for s in "${suites[@]}"; do
-    case "$s" in integration/* | e2e/* | tsan/*) needs_cluster=1 ;; esac
+    case "$s" in integration/* | e2e/* | tsan/* | conformance/*) needs_cluster=1 ;; esac
 done
 cp_dir=""
 lane=""
@@ -188,7 +194,7 @@ local_suites=()
 cluster_suites=()
 for s in "${suites[@]}"; do
     case "$s" in
-    integration/* | e2e/* | tsan/*) cluster_suites+=("$s") ;;
+    integration/* | e2e/* | tsan/* | conformance/*) cluster_suites+=("$s") ;;
     *) local_suites+=("$s") ;;
     esac
 done

@@ -10,6 +10,10 @@
 # kustomization and a Helm chart, applies two sample Components (the chart's depends on the
 # kustomization's), shows them reaching Ready with
 # `kubectl get comp`, then keeps running until interrupted and removes everything on exit.
+# Ctrl-C (SIGINT to the whole foreground process group), SIGTERM or SIGHUP is a stop that was
+# asked for: the sample Components are deleted while the controller still runs (a bounded
+# wait), then the daemons and the control plane stop, and the exit status is 0. The daemons run
+# in sessions of their own, so that the terminal's signal reaches only this script.
 #
 #   tests/env/run-local.sh            interactive: runs until Ctrl-C
 #   tests/env/run-local.sh --once     stops once both Components are Ready (exit 0) or after
@@ -35,7 +39,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -93,25 +97,65 @@ work=${CO_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/co-run-XXXXXX")}
 mkdir -p "$work/logs"
 cp_dir=$work/controlplane
 pids=()
+ctl_pid=""
 cp_started=0
+samples_applied=0
 cleaned=0
+# How long the sample Components may take to go (their objects are deleted first).
+DELETE_WAIT=20
+
+# running PID: the process exists and is not a zombie awaiting its parent.
+running() {
+    local state
+    state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+any_running() {
+    local p
+    for p in "${pids[@]}"; do
+        running "$p" && return 0
+    done
+    return 1
+}
+
+# stop_daemons: SIGTERM to each, up to 10 s to finish their shutdown, then SIGKILL.
+stop_daemons() {
+    local p i
+    for p in "${pids[@]}"; do
+        kill -TERM "$p" 2>/dev/null
+    done
+    for i in $(seq 1 100); do
+        any_running || break
+        sleep 0.1
+    done
+    for p in "${pids[@]}"; do
+        if running "$p"; then
+            say "pid $p did not stop within 10 s; killing it"
+            kill -KILL "$p" 2>/dev/null
+        fi
+        wait "$p" 2>/dev/null
+    done
+}
 
 cleanup() {
     [ "$cleaned" = 1 ] && return
     cleaned=1
+    # Another Ctrl-C while cleaning up cuts the wait for the Components short (kubectl, in this
+    # process group, gets it); the daemons and the control plane are stopped all the same.
+    trap ':' INT TERM HUP
     say "cleaning up"
-    if [ "$cp_started" = 1 ]; then
-        # Components first, while the controller still runs, so that their objects go too.
-        k delete components.v1alpha1.core.cs.sap.com -n "$NS_SAMPLES" --all --wait=true \
-            --timeout=60s >/dev/null 2>&1 || true
+    if [ "$samples_applied" = 1 ] && [ -n "$ctl_pid" ] && running "$ctl_pid"; then
+        # The Components first, while the controller still runs: it deletes what they deployed
+        # and then removes their finalizer.
+        if k delete components.v1alpha1.core.cs.sap.com -n "$NS_SAMPLES" --all --wait=true \
+            --timeout="${DELETE_WAIT}s" >/dev/null 2>&1; then
+            say "the sample Components are deleted"
+        else
+            say "the sample Components were not deleted within ${DELETE_WAIT}s; they go with the control plane"
+        fi
     fi
-    local p
-    for p in "${pids[@]}"; do
-        kill -TERM "$p" 2>/dev/null
-    done
-    for p in "${pids[@]}"; do
-        wait "$p" 2>/dev/null
-    done
+    stop_daemons
     if [ "$cp_started" = 1 ]; then
         "$ROOT/tests/env/controlplane.sh" stop "$cp_dir" >/dev/null 2>&1 || true
     fi
@@ -120,8 +164,8 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# A stop that was asked for ends well: Ctrl-C, kill, a closed terminal.
+trap 'exit 0' INT TERM HUP
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -181,20 +225,23 @@ k apply -f "$work/webhooks.json" >/dev/null || die "cannot register the webhook 
 
 # --- the daemons -------------------------------------------------------------------------------
 
+# Each daemon in a session of its own (setsid execs it: $! is the daemon), out of reach of the
+# terminal's Ctrl-C, which this script turns into an orderly stop.
 say "starting component-webhook (self-managed certificates; log $work/logs/webhook.log)"
-"$BIN/component-webhook" --kubeconfig "$KCFG" --namespace "$NS_OP" --cert-extra-name 127.0.0.1 \
+setsid "$BIN/component-webhook" --kubeconfig "$KCFG" --namespace "$NS_OP" --cert-extra-name 127.0.0.1 \
     --webhook-bind-address "127.0.0.1:$port" --health-probe-bind-address "127.0.0.1:$wh_probe" \
-    --metrics-bind-address "127.0.0.1:$wh_metrics" >"$work/logs/webhook.log" 2>&1 &
+    --metrics-bind-address "127.0.0.1:$wh_metrics" >"$work/logs/webhook.log" 2>&1 </dev/null &
 pids+=("$!")
 wait_for 120 curl -sf "http://127.0.0.1:$wh_probe/readyz" ||
     { tail -n 20 "$work/logs/webhook.log" >&2; die "component-webhook did not become ready"; }
 
 say "starting component-controller (log $work/logs/controller.log)"
-"$BIN/component-controller" --kubeconfig "$KCFG" \
+setsid "$BIN/component-controller" --kubeconfig "$KCFG" \
     --health-probe-bind-address "127.0.0.1:$ctl_probe" \
     --metrics-bind-address "127.0.0.1:$ctl_metrics" --source-cache-dir "$work/cache" \
-    >"$work/logs/controller.log" 2>&1 &
-pids+=("$!")
+    >"$work/logs/controller.log" 2>&1 </dev/null &
+ctl_pid=$!
+pids+=("$ctl_pid")
 wait_for 120 curl -sf "http://127.0.0.1:$ctl_probe/readyz" ||
     { tail -n 20 "$work/logs/controller.log" >&2; die "component-controller did not become ready"; }
 
@@ -262,8 +309,8 @@ YAML
         git -c user.name=sample -c user.email=sample@localhost commit -qm "samples"
 ) || die "cannot create the sample repository"
 git clone -q --bare "$src" "$work/git/samples.git" || die "cannot create the bare repository"
-python3 "$ROOT/tests/support/git_http_server.py" --root "$work/git" \
-    --port-file "$work/git-port" >"$work/logs/git-http.log" 2>&1 &
+setsid python3 "$ROOT/tests/support/git_http_server.py" --root "$work/git" \
+    --port-file "$work/git-port" >"$work/logs/git-http.log" 2>&1 </dev/null &
 pids+=("$!")
 wait_for 30 test -s "$work/git-port" || die "the git server did not start"
 repo="http://127.0.0.1:$(cat "$work/git-port")/samples.git"
@@ -305,6 +352,7 @@ spec:
   dependencies:
   - name: sample-base
 YAML
+samples_applied=1
 k apply -f "$work/components.yaml" || die "the Components were refused"
 
 both_ready() {
@@ -341,7 +389,7 @@ Logs: $work/logs. Press Ctrl-C to stop and remove everything.
 EOF
 while :; do
     for p in "${pids[@]}"; do
-        kill -0 "$p" 2>/dev/null || die "a daemon exited; see $work/logs"
+        running "$p" || die "a daemon exited; see $work/logs"
     done
     sleep 2
 done

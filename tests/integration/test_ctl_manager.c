@@ -350,7 +350,7 @@ static void test_ctl_manager__without_cluster_rights_the_namespace_is_searched_w
 /* Where the test finds the Flux source CRD of @p plural ("gitrepositories"); free(). */
 static char *flux_crd_path(const char *plural)
 {
-    return co_xasprintf("%s/../shared/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, FLUX_GROUP,
+    return co_xasprintf("%s/tests/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, FLUX_GROUP,
                         plural);
 }
 

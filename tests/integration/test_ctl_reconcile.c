@@ -17,6 +17,7 @@
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_sopsgen.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS 90000L
@@ -616,8 +617,6 @@ static void test_ctl_reconcile__policy_crd_installed_after_start(void **state)
 
 /* ---- rendering through co_render -------------------------------------------------------- */
 
-#define FLUX_SOPS "sops/flux/controller/testdata/sops/"
-
 static void create_secret(const char *name, const char *string_data_json)
 {
     struct json_object *secret = co_test_json(
@@ -717,8 +716,17 @@ static void test_ctl_reconcile__helm_chart_gets_values_release_and_capabilities(
 static void test_ctl_reconcile__sops_decryption_and_substitution(void **state)
 {
     (void)state;
+    /* keys from age-keygen, and a Secret encrypted for them with the age tool */
+    test_sopsgen gen;
+    test_sopsgen_init(&gen);
     size_t len = 0;
-    char *enc = co_test_shared_fixture(FLUX_SOPS "algorithms/age.yaml", &len);
+    char *enc = test_sopsgen_encrypt(
+        &gen,
+        "{\"format\":\"yaml\",\"tree\":{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+        "{\"name\":\"age\"},\"stringData\":{\"key\":\"value\"}},\"rule\":{\"encrypted_regex\":"
+        "\"^(data|stringData)$\"},\"groups\":[[{\"age\":\"@0\"}]],\"lastmodified\":"
+        "\"2024-01-02T03:04:05Z\"}",
+        &len);
     put("enc/secret.yaml", enc);
     free(enc);
     put("enc/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: subst-cm\n"
@@ -737,7 +745,7 @@ static void test_ctl_reconcile__sops_decryption_and_substitution(void **state)
     free(msg);
     assert_false(configmap_exists(ns, "subst-cm", NULL));
 
-    char *key = co_test_shared_fixture(FLUX_SOPS "keys/age.txt", &len);
+    char *key = test_sopsgen_read(gen.age_key[0], &len);
     struct json_object *dec = co_test_json(
         "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"%s\","
         "\"name\":\"sops-keys\"},\"stringData\":{}}",
@@ -785,6 +793,7 @@ static void test_ctl_reconcile__sops_decryption_and_substitution(void **state)
     ctl_test_wait_gone(admin, ns, "badprov", WAIT_MS);
     ctl_test_wait_gone(admin, ns, "nokeys", WAIT_MS);
     ctl_test_wait_gone(admin, ns, "sops", WAIT_MS);
+    test_sopsgen_dispose(&gen);
 }
 
 int main(void)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The controller with its real source binding (ctl_sources) against the real kube-apiserver
- * with the Flux source CRDs installed: source objects are created by the test, their status is
- * written the way source-controller would, and artifacts are served by a loopback HTTP server.
+ * with the Flux source CRDs installed (ctl_test_install_flux_crds(): the repository's own, or
+ * the published ones in the conformance lane): source objects are created by the test, their
+ * status is written the way source-controller would, and artifacts are served by a loopback
+ * HTTP server.
  * Shown here: a new artifact re-queues and re-renders every Component referencing the source
  * (reference/behaviour.md §5.2); pinning by spec.revision / spec.digest (§5.3); sticky mode
  * (§5.1); HTTP sources leave the poller when their Component goes or turns to a Flux source.
@@ -46,24 +48,6 @@ static ctl_apply_ops app_ops;
 static ctl_manager *mgr;
 static int nserved;
 
-static void install_crd(const char *plural)
-{
-    char *path =
-        co_xasprintf("%s/../shared/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, GROUP, plural);
-    /* a plain create without client validation (kube-apiserver 1.20 drops the CEL rules);
-     * another suite may have installed the CRDs already */
-    char *err = NULL;
-    if (tkc_run(&k, NULL, NULL, &err, "create", "--validate=false", "-f", path, NULL) != 0 &&
-        !strstr(err ? err : "", "AlreadyExists")) {
-        fail_msg("installing %s: %s", path, err);
-    }
-    free(err);
-    char *crd = co_xasprintf("crd/%s.%s", plural, GROUP);
-    tkc_ok(&k, NULL, "wait", "--for=condition=Established", "--timeout=120s", crd, NULL);
-    free(crd);
-    free(path);
-}
-
 static int group_setup(void **state)
 {
     (void)state;
@@ -72,10 +56,7 @@ static int group_setup(void **state)
     ctl_test_install_crd(admin);
     dir = co_test_tmpdir();
     tkc_init(&k, co_test_env("CO_TEST_KUBECONFIG"), dir);
-    const char *kinds[] = {"gitrepositories", "ocirepositories", "buckets", "helmcharts"};
-    for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
-        install_crd(kinds[i]);
-    }
+    ctl_test_install_flux_crds(admin);
     ns = co_test_kube_namespace(admin, "ctl-src-");
     srv = test_httpd_start();
     char *cache = co_xasprintf("%s/cache", dir);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Flux sources against a real kube-apiserver with the published Flux source CRDs installed
- * (read from ../shared/fixtures/flux-crds/), source status written by the test the way
- * source-controller would, and artifacts served by a loopback HTTP server: a ready source is
- * fetched once and then served from the cache, a non-ready or missing source is a retriable
- * error, a new artifact makes Components re-queue and changes the source digest, a digest
- * mismatch or a truncated download fails clearly and leaves nothing behind. A private control
- * plane without the CRDs shows that the kinds then fail retriably, and that a cluster serving
- * only v1beta2 is read through that version.
+ * Flux sources against a real kube-apiserver with the Flux source CRDs installed (the
+ * repository's own from tests/fixtures/flux-crds; the conformance lane runs this suite again
+ * with the published ones, see ctl_test_install_flux_crds()), source status written by the
+ * test the way source-controller would, and artifacts served by a loopback HTTP server: a
+ * ready source is fetched once and then served from the cache, a non-ready or missing source
+ * is a retriable error, a new artifact makes Components re-queue and changes the source
+ * digest, a digest mismatch or a truncated download fails clearly and leaves nothing behind. A
+ * private control plane without the CRDs shows that the kinds then fail retriably, and that a
+ * cluster serving only v1beta2 is read through that version.
  *
  * The cluster seam is filled by `kubectl get -o json` here; the controller fills it from its
  * informer cache.
@@ -23,7 +24,11 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "co/json.h"
+#include "co/kube_client.h"
 #include "co/source.h"
+#include "tests/support/ctl_test.h"
+#include "tests/support/kube_test.h"
 #include "tests/support/test_archive_builder.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_kubectl.h"
@@ -40,30 +45,6 @@ typedef struct suite {
     int n;
 } suite;
 
-static char *crd_path(const char *plural)
-{
-    return co_xasprintf("%s/../shared/fixtures/flux-crds/%s_%s.yaml", CO_SOURCE_ROOT, GROUP,
-                        plural);
-}
-
-static void install_crd(const tkc *k, const char *plural)
-{
-    char *path = crd_path(plural);
-    /* kube-apiserver 1.20 predates x-kubernetes-validations: a plain create (not server-side
-     * apply, whose typed patch refuses the unknown field) without client validation has it drop
-     * them. Another suite may have installed the same CRDs already. */
-    char *err = NULL;
-    if (tkc_run(k, NULL, NULL, &err, "create", "--validate=false", "-f", path, NULL) != 0 &&
-        !strstr(err, "AlreadyExists")) {
-        fail_msg("installing %s: %s", path, err);
-    }
-    free(err);
-    char *crd = co_xasprintf("crd/%s.%s", plural, GROUP);
-    tkc_ok(k, NULL, "wait", "--for=condition=Established", "--timeout=120s", crd, NULL);
-    free(crd);
-    free(path);
-}
-
 static int suite_setup(void **state)
 {
     const char *kubeconfig = getenv("CO_TEST_KUBECONFIG"); // NOLINT(concurrency-mt-unsafe)
@@ -75,10 +56,9 @@ static int suite_setup(void **state)
     tkc_init(&s->k, kubeconfig, s->dir);
     s->ns = co_xasprintf("co-src-%d", (int)getpid());
     tkc_ok(&s->k, NULL, "create", "namespace", s->ns, NULL);
-    const char *kinds[] = {"gitrepositories", "ocirepositories", "buckets", "helmcharts"};
-    for (size_t i = 0; i < CO_ARRAY_SIZE(kinds); i++) {
-        install_crd(&s->k, kinds[i]);
-    }
+    co_kube_client *admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    ctl_test_install_flux_crds(admin);
+    co_kube_client_free(admin);
     s->srv = test_httpd_start();
     co_source_config cfg = {0};
     char *cache = co_xasprintf("%s/cache", s->dir);
@@ -467,11 +447,12 @@ static void test_source_flux__works_without_flux_crds(void **state)
     co_source_artifact_dispose(&a);
 
     /* a cluster that serves only v1beta2 (an older source-controller) is read through it */
-    char *crd = crd_path("ocirepositories");
-    char *yaml = co_test_read_file(crd, NULL);
-    char *at = strstr(yaml, "\n    name: v1\n");
-    assert_non_null(at);
-    char *beta = co_xasprintf("%.*s\n    name: v1beta2\n%s", (int)(at - yaml), yaml, at + 14);
+    struct json_object *crd = ctl_test_flux_crd("ocirepositories");
+    struct json_object *versions = co_json_get(crd, "spec", "versions", NULL);
+    assert_int_equal(json_object_array_length(versions), 1);
+    json_object_object_add(json_object_array_get_idx(versions, 0), "name",
+                           json_object_new_string("v1beta2"));
+    const char *beta = json_object_to_json_string(crd);
     tkc_ok(&k, beta, "create", "--validate=false", "-f", "-", NULL);
     tkc_ok(&k, NULL, "wait", "--for=condition=Established", "--timeout=120s",
            "crd/ocirepositories." GROUP, NULL);
@@ -503,9 +484,7 @@ static void test_source_flux__works_without_flux_crds(void **state)
     (void)!system(cmd); // NOLINT(concurrency-mt-unsafe)
     free(patch);
     free(obj);
-    free(beta);
-    free(yaml);
-    free(crd);
+    json_object_put(crd);
     free(etag);
     served_dispose(&v);
     free(cache);

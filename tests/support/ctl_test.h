@@ -19,6 +19,23 @@ struct json_object;
  * schemaless one) unless it exists, and waits until it is served. */
 void ctl_test_install_crd(co_kube_client *c);
 
+/** The directory of the Flux source CRDs the tests install (free with free()):
+ * $CO_FLUX_CRDS_DIR when set (the conformance lane names the published CRDs there), else
+ * tests/fixtures/flux-crds, the repository's own with the fields the controller and the tests
+ * use. Files are named source.toolkit.fluxcd.io_<plural>.yaml. */
+char *ctl_test_flux_crds_dir(void);
+
+/** The Flux source CRD of @p plural (gitrepositories, ocirepositories, buckets, helmcharts)
+ * from ctl_test_flux_crds_dir(), parsed (json_object_put()); fails the test when it cannot be
+ * read. For tests that change it before installing it, e.g. to serve another version. */
+struct json_object *ctl_test_flux_crd(const char *plural);
+
+/** Creates the Flux source CRDs of GitRepository, OCIRepository, Bucket and HelmChart
+ * (source.toolkit.fluxcd.io/v1) from ctl_test_flux_crds_dir() unless they exist, and waits until
+ * each kind is served. Every suite that needs Flux sources calls this, so that the conformance
+ * lane runs them all against the published CRDs. */
+void ctl_test_install_flux_crds(co_kube_client *c);
+
 /** The test source: every Component's artifact is directory ctl_test_source_dir with the
  * digest and revision below; change them to simulate a new source version. */
 extern char ctl_test_source_dir[4096];

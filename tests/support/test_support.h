@@ -91,11 +91,12 @@ void co_test_write_file(const char *path, const void *data, size_t len);
 /** Reads a whole file (free with free()); NULL if it does not exist. */
 char *co_test_read_file(const char *path, size_t *len_out);
 
-/** Absolute path of ../shared/fixtures/@p rel beside the source tree, where data from other
- * projects lives (free with free()). */
+/** Path of @p rel in $CO_SHARED_FIXTURES, the test data from other projects that only the
+ * conformance lane reads (`make test-conformance` sets it to ../shared/fixtures beside the
+ * source tree); free with free(). Fails the test when the variable is not set. */
 char *co_test_shared_fixture_path(const char *rel);
 
-/** Reads ../shared/fixtures/@p rel (free with free()); fails the test when it cannot. */
+/** Reads $CO_SHARED_FIXTURES/@p rel (free with free()); fails the test when it cannot. */
 char *co_test_shared_fixture(const char *rel, size_t *len_out);
 
 #endif

@@ -301,12 +301,23 @@ tap_check_fails "a malformed --api-versions is refused" "--api-versions a/b/c/d:
 tap_check_fails "a malformed --revision is a usage error" "revision" "$BIN" render --revision x "$TMP/caps"
 
 # --- SOPS: --decryption-keys and a Component's decryption Secret --------------------------------
-SOPS_DATA=${CO_SHARED_FIXTURES:-$ROOT/../shared/fixtures}/sops/flux/controller/testdata/sops
+# Keys made here by age-keygen and gpg, Secrets encrypted for them (tests/support/sopsgen.sh).
+KEYS=$TMP/sops-keys
 mkdir -p "$TMP/enc" "$TMP/agekeys" "$TMP/pgpkeys" "$TMP/pgp"
-cp "$SOPS_DATA/algorithms/age.yaml" "$TMP/enc/secret.yaml"
-cp "$SOPS_DATA/keys/age.txt" "$TMP/agekeys/flux.agekey"
-cp "$SOPS_DATA/algorithms/pgp.yaml" "$TMP/pgp/secret.yaml"
-cp "$SOPS_DATA/keys/pgp.asc" "$TMP/pgpkeys/flux.asc"
+if ! "$ROOT/tests/support/sopsgen.sh" keys "$KEYS" 2>"$TMP/err"; then
+    tap_fail "SOPS keys and files are made with age-keygen, gpg and sopsgen" "$(cat "$TMP/err")"
+fi
+trap '"$ROOT/tests/support/sopsgen.sh" stop "$KEYS" 2>/dev/null; rm -rf "$TMP"' EXIT
+# encrypted_secret KEY-GROUP VALUE: a Secret "enc" with stringData.key = VALUE, as Flux users
+# encrypt them, for the key group (sopsgen's @0, @1 or @pgp).
+encrypted_secret() {
+    printf '{"format":"yaml","tree":{"apiVersion":"v1","kind":"Secret","metadata":{"name":"enc"},"stringData":{"key":"%s"}},"rule":{"encrypted_regex":"^(data|stringData)$"},"groups":[[%s]],"lastmodified":"2024-01-02T03:04:05Z"}' \
+        "$2" "$1" | "$ROOT/tests/support/sopsgen.sh" encrypt "$KEYS"
+}
+encrypted_secret '{"age":"@0"}' age-value >"$TMP/enc/secret.yaml"
+cp "$KEYS/age0.agekey" "$TMP/agekeys/test.agekey"
+encrypted_secret '{"pgp":"@pgp"}' pgp-value >"$TMP/pgp/secret.yaml"
+cp "$KEYS/pgp.asc" "$TMP/pgpkeys/test.asc"
 tap_check_fails "an encrypted file without keys is an error naming the file" "secret.yaml" \
     "$BIN" render "$TMP/enc"
 "$BIN" render "$TMP/enc" >/dev/null 2>&1
@@ -314,38 +325,36 @@ tap_eq "an encrypted file without keys exits 1" 1 "$?"
 secret_key() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"][0]["stringData"]["key"])' "$1" 2>&1
 }
+# expect_key DESC WANT: the rendered Secret's stringData.key is WANT.
+expect_key() {
+    local got
+    got=$(secret_key "$TMP/out.json")
+    if [ "$got" = "$2" ]; then
+        tap_ok "$1"
+    else
+        tap_fail "$1" "expected: $2" "actual:   $got" "$(cat "$TMP/err")"
+    fi
+}
 "$BIN" render -o json --decryption-keys "$TMP/agekeys" "$TMP/enc" >"$TMP/out.json" 2>"$TMP/err"
-age_plain=$(secret_key "$TMP/out.json")
-if [ -n "$age_plain" ] && ! grep -q "ENC\[" "$TMP/out.json"; then
-    tap_ok "--decryption-keys: an age key (*.agekey) decrypts the file"
-else
-    tap_fail "--decryption-keys: an age key (*.agekey) decrypts the file" "$age_plain" "$(cat "$TMP/err")"
-fi
+expect_key "--decryption-keys: an age key (*.agekey) decrypts the file" age-value
 "$BIN" render -o json --decryption-keys "$TMP/pgpkeys" "$TMP/pgp" >"$TMP/out.json" 2>"$TMP/err"
-pgp_plain=$(secret_key "$TMP/out.json")
-if [ -n "$pgp_plain" ] && ! grep -q "ENC\[" "$TMP/out.json"; then
-    tap_ok "--decryption-keys: an OpenPGP key (*.asc) decrypts the file"
-else
-    tap_fail "--decryption-keys: an OpenPGP key (*.asc) decrypts the file" "$pgp_plain" "$(cat "$TMP/err")"
-fi
+expect_key "--decryption-keys: an OpenPGP key (*.asc) decrypts the file" pgp-value
 tap_check_fails "keys that do not fit fail the decryption" "secret.yaml" \
     "$BIN" render --decryption-keys "$TMP/pgpkeys" "$TMP/enc"
+mkdir -p "$TMP/otherkeys" && cp "$KEYS/age1.agekey" "$TMP/otherkeys/other.agekey"
+tap_check_fails "another age identity does not decrypt the file" "no identity matched" \
+    "$BIN" render --decryption-keys "$TMP/otherkeys" "$TMP/enc"
 sed -e '/^  valuesFrom:/,/^  - name: shop-values/d' -e 's/^  path: deploy/  path: enc\n  decryption:\n    secretRef:\n      name: sops-keys/' \
     -e '/^  postBuild:/,$d' "$TMP/component.yaml" >"$TMP/enc-component.yaml"
 mkdir -p "$TMP/src/enc" && cp "$TMP/enc/secret.yaml" "$TMP/src/enc/"
-python3 - "$TMP/agekeys/flux.agekey" >"$TMP/key-secret.yaml" <<'PY'
+python3 - "$TMP/agekeys/test.agekey" >"$TMP/key-secret.yaml" <<'PY'
 import base64, sys
 print("apiVersion: v1\nkind: Secret\nmetadata:\n  name: sops-keys\ndata:\n  identity.agekey: "
       + base64.b64encode(open(sys.argv[1], "rb").read()).decode())
 PY
 "$BIN" render -o json --component "$TMP/enc-component.yaml" --secret "$TMP/key-secret.yaml" \
     "$TMP/src" >"$TMP/out.json" 2>"$TMP/err"
-got=$(secret_key "$TMP/out.json")
-if [ -n "$got" ] && [ "$got" = "$age_plain" ]; then
-    tap_ok "--component: spec.decryption's Secret given with --secret decrypts the file"
-else
-    tap_fail "--component: spec.decryption's Secret given with --secret decrypts the file" "$got" "$(cat "$TMP/err")"
-fi
+expect_key "--component: spec.decryption's Secret given with --secret decrypts the file" age-value
 
 # --- a chart offline: the controller's .Release.Service, lookups without a cluster ---------------
 mkdir -p "$TMP/chart/templates"

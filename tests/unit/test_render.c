@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for the rendering pipeline over small trees written to a temporary directory:
- * generator choice, SOPS decryption as files are read (Flux's age-encrypted Secret from
- * ../shared/fixtures/sops with its key), postBuild substitution and images, the errors, and the
- * render budget.
+ * generator choice, SOPS decryption as files are read (an age-encrypted Secret made at test time
+ * by tests/support/sopsgen.sh, with its key), postBuild substitution and images, the errors, and
+ * the render budget.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,9 +25,13 @@
 #include "co/json.h"
 #include "co/render.h"
 #include "co/sops.h"
+#include "tests/support/test_sopsgen.h"
 #include "tests/support/test_support.h"
 
-#define FLUX "sops/flux/controller/testdata/sops/"
+/* The keys, made once for the binary, and the encrypted Secret every test uses. */
+static test_sopsgen gen;
+static char *secret_file;
+static size_t secret_len;
 
 typedef struct fixture {
     char *dir;
@@ -47,14 +51,34 @@ static void put(const fixture *f, const char *rel, const char *text)
     free(path);
 }
 
+/* Secret "age" with stringData.key "value", encrypted as Flux users encrypt Secrets. */
+static int group_setup(void **state)
+{
+    (void)state;
+    test_sopsgen_init(&gen);
+    secret_file = test_sopsgen_encrypt(
+        &gen,
+        "{\"format\":\"yaml\",\"tree\":{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
+        "{\"name\":\"age\"},\"stringData\":{\"key\":\"value\"}},\"rule\":{\"encrypted_regex\":"
+        "\"^(data|stringData)$\"},\"groups\":[[{\"age\":\"@0\"}]],\"lastmodified\":"
+        "\"2024-01-02T03:04:05Z\"}",
+        &secret_len);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    free(secret_file);
+    test_sopsgen_dispose(&gen);
+    return 0;
+}
+
 static void put_encrypted_secret(const fixture *f, const char *rel)
 {
-    size_t len = 0;
-    char *data = co_test_shared_fixture(FLUX "algorithms/age.yaml", &len);
     char *path = co_xasprintf("%s/%s", f->dir, rel);
-    co_test_write_file(path, data, len);
+    co_test_write_file(path, secret_file, secret_len);
     free(path);
-    free(data);
 }
 
 static int setup(void **state)
@@ -63,7 +87,7 @@ static int setup(void **state)
     f->dir = co_test_tmpdir();
     assert_co_pass(co_sops_keys_new(&f->keys));
     size_t len = 0;
-    char *key = co_test_shared_fixture(FLUX "keys/age.txt", &len);
+    char *key = test_sopsgen_read(gen.age_key[0], &len);
     assert_co_pass(co_sops_keys_add(f->keys, "age.agekey", key, len));
     free(key);
     *state = f;
@@ -433,5 +457,5 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_render__default_budget_applies, setup, teardown),
     };
-    return cmocka_run_group_tests_name("render", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("render", tests, group_setup, group_teardown);
 }
