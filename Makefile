@@ -75,7 +75,7 @@ LDOPT_tsan := -fsanitize=thread
 # Sources
 # ---------------------------------------------------------------------------------------------
 
-SHARED_SRC := $(sort $(wildcard shared/src/*.c shared/src/*/*.c))
+SHARED_SRC := $(sort $(wildcard shared/src/*/*.c shared/src/*/*/*.c))
 CERTS_SRC := $(sort $(wildcard certs/*.c))
 CTL_SRC := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c)))
 WH_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
@@ -85,12 +85,12 @@ INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
 CONF_SRC := $(sort $(wildcard tests/conformance/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
-PUBLIC_HEADERS := $(sort $(wildcard shared/include/co/*.h))
+PUBLIC_HEADERS := $(sort $(wildcard shared/include/co/*/*.h))
 TEST_PROGS := $(UNIT_SRC) $(INTEG_SRC) $(CONF_SRC) $(BENCH_SRC)
 ALL_C := $(SHARED_SRC) $(CERTS_SRC) $(CTL_SRC) $(WH_SRC) controller/main.c webhook/main.c \
 	$(SUPPORT_SRC) $(UNIT_SRC) $(INTEG_SRC) $(CONF_SRC) $(BENCH_SRC)
 ALL_FORMATTED := $(ALL_C) $(FUZZ_SRC) $(PUBLIC_HEADERS) \
-	$(sort $(wildcard shared/src/*.h shared/src/*/*.h certs/*.h controller/*.h webhook/*.h \
+	$(sort $(wildcard shared/src/*/*.h shared/src/*/*/*.h certs/*.h controller/*.h webhook/*.h \
 	tests/support/*.h))
 
 # ---------------------------------------------------------------------------------------------
@@ -342,7 +342,8 @@ cppcheck:
 deps:
 	$(Q)tests/env/deps.sh
 
-# crds/ is generated from the API schema in shared/src/component_schema.c and policy_schema.c:
+# crds/ is generated from the API schemas in shared/src/api/component/component_schema.c and
+# shared/src/api/policy.c:
 # crds/*.yaml (the default install: the Component CRD serves v1alpha1 only), crds/v1beta1/
 # (the Component CRD serving v1beta1 too, through the conversion webhook) and the chart's
 # template of the Component CRD; the unit tests fail when the committed files differ. deploy/

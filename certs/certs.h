@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "co/buf.h"
-#include "co/common.h"
+#include "co/util/buf.h"
+#include "co/util/common.h"
 
 /** Key algorithms. */
 typedef enum co_certs_key_type {

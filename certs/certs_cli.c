@@ -18,11 +18,11 @@
 #include <arpa/inet.h>
 
 #include "certs/certs.h"
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/duration.h"
-#include "co/error.h"
-#include "co/flags.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
+#include "co/util/flags.h"
 
 static int usage(void)
 {

@@ -16,15 +16,15 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/digest.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/kube_informer.h"
-#include "co/kube_lease.h"
-#include "co/log.h"
-#include "co/time.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/kube/kube_informer.h"
+#include "co/kube/kube_lease.h"
+#include "co/util/log.h"
+#include "co/util/time.h"
 
 /* Retry delay after a failed pass or while a target is missing. */
 #define RETRY_MS 2000

@@ -17,9 +17,9 @@
 #define CERTS_CERTS_MANAGER_H
 
 #include "certs/certs_plan.h"
-#include "co/common.h"
-#include "co/kube_client.h"
-#include "co/metrics.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
+#include "co/util/metrics.h"
 
 typedef struct co_certs_manager co_certs_manager;
 

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/digest.h"
-#include "co/error.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
 
 static char *dup_or_null(const char *s)
 {

@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "certs/certs.h"
-#include "co/common.h"
+#include "co/util/common.h"
 
 /** The Secret's certificate data (PEM texts; NULL = absent). Strings are owned. */
 typedef struct co_certs_data {

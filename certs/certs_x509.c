@@ -19,7 +19,7 @@
 #include <gnutls/x509-ext.h>
 #include <gnutls/x509.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 /* Most certificates read from one PEM text (a bundle holds a handful). */
 #define MAX_PEM_CERTS 64

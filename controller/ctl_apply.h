@@ -50,7 +50,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 struct json_object;
 struct co_kube_client;

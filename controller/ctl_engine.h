@@ -10,8 +10,8 @@
 #ifndef CTL_ENGINE_H
 #define CTL_ENGINE_H
 
-#include "co/kube_event.h"
-#include "co/metrics.h"
+#include "co/kube/kube_event.h"
+#include "co/util/metrics.h"
 #include "controller/ctl_reconcile.h"
 
 /** Shared state of the binding; lives as long as the manager. */

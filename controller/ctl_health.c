@@ -15,9 +15,9 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
-#include "co/time.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/time.h"
 
 #define CRD_GROUP        "apiextensions.k8s.io"
 #define APISERVICE_GROUP "apiregistration.k8s.io"

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 struct json_object;
 

@@ -17,7 +17,7 @@
 
 #include <microhttpd.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 /* Responses are small: metrics text is the largest. */
 #define CTL_HTTP_MAX_BODY ((size_t)64 * 1024 * 1024)

@@ -9,8 +9,8 @@
 #ifndef CTL_HTTP_H
 #define CTL_HTTP_H
 
-#include "co/buf.h"
-#include "co/common.h"
+#include "co/util/buf.h"
+#include "co/util/common.h"
 
 typedef struct ctl_http ctl_http;
 

@@ -15,11 +15,11 @@
 
 #include <json-c/json.h>
 
-#include "co/digest.h"
-#include "co/duration.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/time.h"
+#include "co/util/digest.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/time.h"
 #include "controller/ctl_health.h"
 
 #define CRD_GROUP        "apiextensions.k8s.io"

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "controller/ctl_reconcile.h"
 
 typedef struct ctl_manager ctl_manager;

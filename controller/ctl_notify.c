@@ -20,11 +20,11 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
-#include "co/log.h"
-#include "co/metrics.h"
-#include "co/time.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/log.h"
+#include "co/util/metrics.h"
+#include "co/util/time.h"
 
 #define DEFAULT_QUEUE       1000
 #define DEFAULT_TIMEOUT_MS  5000L

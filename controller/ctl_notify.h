@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 struct json_object;
 struct co_metric;

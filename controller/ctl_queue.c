@@ -14,8 +14,8 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "co/error.h"
-#include "co/metrics.h"
+#include "co/util/error.h"
+#include "co/util/metrics.h"
 
 typedef struct item {
     char *key;

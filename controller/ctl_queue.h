@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 typedef struct ctl_queue ctl_queue;
 struct co_series;

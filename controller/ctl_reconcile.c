@@ -16,16 +16,16 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/component.h"
-#include "co/depgraph.h"
-#include "co/digest.h"
-#include "co/duration.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/time.h"
-#include "co/yaml.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/api/component.h"
+#include "co/api/depgraph.h"
+#include "co/util/digest.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/time.h"
+#include "co/json/yaml.h"
 #include "controller/ctl_render.h"
 #include "controller/ctl_targets.h"
 

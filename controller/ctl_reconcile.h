@@ -21,10 +21,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "co/common.h"
-#include "co/kube_client.h"
-#include "co/kube_informer.h"
-#include "co/policy.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_informer.h"
+#include "co/api/policy.h"
 #include "controller/ctl_state.h"
 
 struct json_object;

@@ -15,19 +15,19 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/digest.h"
-#include "co/error.h"
-#include "co/helm.h"
-#include "co/json.h"
-#include "co/kube_config.h"
-#include "co/kustomize.h"
-#include "co/policy.h"
-#include "co/render.h"
-#include "co/sops.h"
-#include "co/vfs.h"
-#include "co/yaml.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
+#include "co/render/helm.h"
+#include "co/json/json.h"
+#include "co/kube/kube_config.h"
+#include "co/render/kustomize.h"
+#include "co/api/policy.h"
+#include "co/render/render.h"
+#include "co/render/sops.h"
+#include "co/render/vfs.h"
+#include "co/json/yaml.h"
 
 /* How long the target's discovery listing is reused while its group/versions stay the same
  * (a new group is seen at once): a new kind of a known group/version reaches .Capabilities and

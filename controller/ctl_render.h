@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "co/common.h"
-#include "co/kube_client.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
 
 struct json_object;
 

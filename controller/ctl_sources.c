@@ -9,11 +9,11 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
-#include "co/log.h"
-#include "co/metrics.h"
-#include "co/source.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/log.h"
+#include "co/util/metrics.h"
+#include "co/source/source.h"
 
 struct ctl_sources {
     co_sources *src;

@@ -11,7 +11,7 @@
 #ifndef CTL_SOURCES_H
 #define CTL_SOURCES_H
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_reconcile.h"
 

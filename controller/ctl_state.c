@@ -12,10 +12,10 @@
 
 #include <json-c/json.h>
 
-#include "co/duration.h"
-#include "co/hash.h"
-#include "co/json.h"
-#include "co/time.h"
+#include "co/util/duration.h"
+#include "co/util/hash.h"
+#include "co/json/json.h"
+#include "co/util/time.h"
 
 static const char *string_at(const struct json_object *obj, const char *key)
 {

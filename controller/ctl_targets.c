@@ -11,12 +11,12 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/digest.h"
-#include "co/error.h"
-#include "co/kube_config.h"
-#include "co/time.h"
-#include "co/yaml.h"
+#include "co/util/caps.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
+#include "co/kube/kube_config.h"
+#include "co/util/time.h"
+#include "co/json/yaml.h"
 
 typedef struct entry {
     char *key;

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "co/common.h"
-#include "co/kube_client.h"
-#include "co/kube_event.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_event.h"
 
 typedef struct ctl_targets ctl_targets;
 

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "co/budget.h"
-#include "co/error.h"
-#include "co/flags.h"
-#include "co/log.h"
-#include "co/net.h"
+#include "co/util/budget.h"
+#include "co/util/error.h"
+#include "co/util/flags.h"
+#include "co/util/log.h"
+#include "co/util/net.h"
 #include "controller/ctl_cli.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"

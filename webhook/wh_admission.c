@@ -17,15 +17,15 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/component.h"
-#include "co/depgraph.h"
-#include "co/error.h"
-#include "co/jdoc.h"
-#include "co/field_error.h"
-#include "co/json.h"
-#include "co/log.h"
-#include "co/policy.h"
+#include "co/util/buf.h"
+#include "co/api/component.h"
+#include "co/api/depgraph.h"
+#include "co/util/error.h"
+#include "co/json/jdoc.h"
+#include "co/api/field_error.h"
+#include "co/json/json.h"
+#include "co/util/log.h"
+#include "co/api/policy.h"
 
 /* Most groups of the requesting user considered for exemptions. */
 #define MAX_GROUPS 256

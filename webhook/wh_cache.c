@@ -12,11 +12,11 @@
 
 #include <json-c/json.h>
 
-#include "co/component.h"
-#include "co/error.h"
-#include "co/kube_informer.h"
-#include "co/log.h"
-#include "co/policy.h"
+#include "co/api/component.h"
+#include "co/util/error.h"
+#include "co/kube/kube_informer.h"
+#include "co/util/log.h"
+#include "co/api/policy.h"
 #include "webhook/wh_metrics.h"
 
 enum { COMPONENTS, POLICIES, NAMESPACES, NKINDS };

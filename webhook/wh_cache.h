@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#include "co/common.h"
-#include "co/kube_client.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
 #include "webhook/wh_http.h"
 #include "webhook/wh_state.h"
 

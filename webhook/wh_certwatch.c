@@ -18,10 +18,10 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/log.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/util/log.h"
 #include "webhook/wh_metrics.h"
 
 /* How long a burst of file events is left to settle before the files are read. */

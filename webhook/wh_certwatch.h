@@ -10,7 +10,7 @@
 #ifndef WH_CERTWATCH_H
 #define WH_CERTWATCH_H
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "webhook/wh_tls.h"
 
 typedef struct wh_certwatch wh_certwatch;

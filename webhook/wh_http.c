@@ -15,10 +15,10 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/jdoc.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/json/jdoc.h"
 #include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 

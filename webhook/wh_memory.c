@@ -23,7 +23,7 @@
 
 #include <string.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 /* Below this the worst case (one node per two bytes) is charged without a scan: a few MiB at
  * most, and the scan would cost as much as a small review's parse. */

@@ -16,8 +16,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "co/common.h"
-#include "co/jdoc.h"
+#include "co/util/common.h"
+#include "co/json/jdoc.h"
 
 /** Bytes every request reserves when its headers arrive, beside its body (bookkeeping, the
  * answer of an admission review, field paths of a denial). */

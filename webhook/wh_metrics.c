@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/buf.h"
-#include "co/common.h"
+#include "co/util/buf.h"
+#include "co/util/common.h"
 
 static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                          0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "co/metrics.h"
+#include "co/util/metrics.h"
 #include "webhook/wh_http.h"
 
 /** The process-wide registry (created on first use) for other webhook parts to add to. */

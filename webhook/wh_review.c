@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/digest.h"
-#include "co/error.h"
-#include "co/jdoc.h"
-#include "co/json.h"
+#include "co/util/caps.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
+#include "co/json/jdoc.h"
+#include "co/json/json.h"
 
 void wh_decision_init(wh_decision *d)
 {

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 struct co_jdoc;
 struct co_jv;

@@ -40,10 +40,10 @@
 
 #include <microhttpd.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/log.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/util/log.h"
 #include "webhook/wh_memory.h"
 #include "webhook/wh_metrics.h"
 #include "webhook/wh_tlsio.h"

@@ -15,7 +15,7 @@
 #ifndef WH_SERVER_H
 #define WH_SERVER_H
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "webhook/wh_http.h"
 #include "webhook/wh_tls.h"
 

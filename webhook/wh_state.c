@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 typedef struct pending {
     char *key;

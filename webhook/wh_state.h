@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "co/common.h"
-#include "co/depgraph.h"
-#include "co/policy.h"
+#include "co/util/common.h"
+#include "co/api/depgraph.h"
+#include "co/api/policy.h"
 
 struct json_object;
 

@@ -19,7 +19,7 @@
 #include <gnutls/x509.h>
 
 #include "certs/certs.h"
-#include "co/error.h"
+#include "co/util/error.h"
 
 /* Longest chain we accept: leaf plus intermediates. */
 #define MAX_CHAIN 8

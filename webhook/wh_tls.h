@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 typedef struct wh_tls wh_tls;
 

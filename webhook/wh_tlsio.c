@@ -20,7 +20,7 @@
 
 #include <gnutls/gnutls.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 /* iovecs passed to one sendmsg(): bytes a flush could not write and GnuTLS's records */
 #define MAX_IOV 16

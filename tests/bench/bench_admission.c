@@ -24,9 +24,9 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
-#include "co/json.h"
-#include "co/log.h"
+#include "co/util/common.h"
+#include "co/json/json.h"
+#include "co/util/log.h"
 #include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_admission.h"

@@ -22,13 +22,13 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/kube_config.h"
-#include "co/kube_transport.h"
-#include "co/time.h"
+#include "co/util/buf.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_transport.h"
+#include "co/util/time.h"
 #include "controller/ctl_apply.h"
 
 typedef struct counting {

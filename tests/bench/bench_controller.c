@@ -22,13 +22,13 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/kube_config.h"
-#include "co/kube_event.h"
-#include "co/metrics.h"
-#include "co/time.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_event.h"
+#include "co/util/metrics.h"
+#include "co/util/time.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"

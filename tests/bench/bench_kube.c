@@ -23,10 +23,10 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/kube_client.h"
-#include "co/kube_informer.h"
-#include "co/kube_watch.h"
+#include "co/util/error.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_informer.h"
+#include "co/kube/kube_watch.h"
 
 #define WRITERS 4
 

@@ -22,10 +22,10 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
-#include "co/error.h"
-#include "co/kustomize.h"
-#include "co/vfs.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
+#include "co/render/kustomize.h"
+#include "co/render/vfs.h"
 
 static double now(void)
 {

@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "co/buf.h"
-#include "co/common.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/template.h"
+#include "co/util/buf.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/render/template.h"
 
 static double clock_s(clockid_t id)
 {

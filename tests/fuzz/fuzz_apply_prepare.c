@@ -21,8 +21,8 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
 

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "co/archive.h"
-#include "co/common.h"
+#include "co/source/archive.h"
+#include "co/util/common.h"
 
 static char *base;
 

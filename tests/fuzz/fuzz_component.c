@@ -19,12 +19,12 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/component.h"
-#include "co/depgraph.h"
-#include "co/error.h"
-#include "co/field_error.h"
-#include "co/policy.h"
+#include "co/util/buf.h"
+#include "co/api/component.h"
+#include "co/api/depgraph.h"
+#include "co/util/error.h"
+#include "co/api/field_error.h"
+#include "co/api/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

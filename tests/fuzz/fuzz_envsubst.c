@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/caps.h"
-#include "co/envsubst.h"
-#include "co/error.h"
+#include "co/util/caps.h"
+#include "co/render/envsubst.h"
+#include "co/util/error.h"
 
 static co_envsubst_vars *vars;
 

@@ -16,8 +16,8 @@
 
 #include <openssl/evp.h>
 
-#include "co/error.h"
-#include "co/git.h"
+#include "co/util/error.h"
+#include "co/source/git.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,11 +13,11 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
-#include "co/error.h"
-#include "co/helm.h"
-#include "co/vfs.h"
-#include "co/yaml.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
+#include "co/render/helm.h"
+#include "co/render/vfs.h"
+#include "co/json/yaml.h"
 
 static void check_failure(int rc)
 {

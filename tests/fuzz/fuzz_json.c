@@ -15,10 +15,10 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/jdoc.h"
-#include "co/json.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/json/jdoc.h"
+#include "co/json/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

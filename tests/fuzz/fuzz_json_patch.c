@@ -11,7 +11,7 @@
 
 #include <json-c/json.h>
 
-#include "co/json.h"
+#include "co/json/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

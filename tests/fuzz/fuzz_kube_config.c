@@ -15,10 +15,10 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/kube_config.h"
-#include "co/yaml.h"
-#include "shared/src/kube_int.h"
+#include "co/util/error.h"
+#include "co/kube/kube_config.h"
+#include "co/json/yaml.h"
+#include "shared/src/kube/kube_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

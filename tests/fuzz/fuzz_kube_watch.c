@@ -12,10 +12,10 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/kube_client.h"
-#include "co/kube_watch.h"
-#include "shared/src/kube_int.h"
+#include "co/util/error.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_watch.h"
+#include "shared/src/kube/kube_int.h"
 
 typedef struct fuzz_transport {
     co_kube_transport base;

@@ -11,9 +11,9 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/kustomize.h"
-#include "co/vfs.h"
+#include "co/util/error.h"
+#include "co/render/kustomize.h"
+#include "co/render/vfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,10 +15,10 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/kzgen.h"
-#include "co/log.h"
-#include "co/vfs.h"
+#include "co/util/error.h"
+#include "co/render/kzgen.h"
+#include "co/util/log.h"
+#include "co/render/vfs.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "certs/certs.h"
-#include "co/buf.h"
-#include "co/error.h"
-#include "co/log.h"
+#include "co/util/buf.h"
+#include "co/util/error.h"
+#include "co/util/log.h"
 #include "webhook/wh_tls.h"
 
 /* 2026-01-01T00:00:00Z: a fixed clock keeps runs reproducible. */

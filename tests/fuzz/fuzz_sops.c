@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/sops.h"
-#include "shared/src/sops_int.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/render/sops.h"
+#include "shared/src/render/sops/sops_int.h"
 
 /* An identity generated for this target with age-keygen; it protects nothing. */
 static const char identity[] =

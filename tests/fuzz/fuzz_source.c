@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/error.h"
-#include "co/git.h"
-#include "co/json.h"
-#include "co/source.h"
+#include "co/util/buf.h"
+#include "co/util/error.h"
+#include "co/source/git.h"
+#include "co/json/json.h"
+#include "co/source/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/budget.h"
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/template.h"
+#include "co/util/budget.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/render/template.h"
 
 static co_template_funcs *funcs[2];
 

@@ -16,9 +16,9 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
-#include "co/json.h"
-#include "co/log.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/util/log.h"
 #include "webhook/wh_admission.h"
 #include "webhook/wh_http.h"
 #include "webhook/wh_state.h"

@@ -11,8 +11,8 @@
 
 #include <json-c/json.h>
 
-#include "co/json.h"
-#include "co/yaml.h"
+#include "co/json/json.h"
+#include "co/json/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

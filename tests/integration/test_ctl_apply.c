@@ -24,10 +24,10 @@
 
 #include <json-c/json.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/kube_event.h"
-#include "co/kube_transport.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_event.h"
+#include "co/kube/kube_transport.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_inventory.h"
 #include "tests/support/kube_test.h"

@@ -11,9 +11,9 @@
 
 #include <json-c/json.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/kube_event.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_event.h"
 #include "controller/ctl_engine.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/digest.h"
-#include "co/duration.h"
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/kube_event.h"
+#include "co/util/digest.h"
+#include "co/util/duration.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_event.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"

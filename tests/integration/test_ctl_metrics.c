@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/buf.h"
-#include "co/kube_client.h"
+#include "co/util/buf.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_notify.h"
 #include "tests/support/ctl_test.h"

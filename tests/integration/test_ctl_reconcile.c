@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "co/buf.h"
-#include "co/duration.h"
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/yaml.h"
+#include "co/util/buf.h"
+#include "co/util/duration.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/json/yaml.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/duration.h"
-#include "co/json.h"
-#include "co/kube_client.h"
+#include "co/util/duration.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/time.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/util/time.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 #include "controller/ctl_state.h"

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/buf.h"
-#include "co/json.h"
-#include "co/kube_client.h"
+#include "co/util/buf.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_state.h"

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "co/git.h"
+#include "co/source/git.h"
 #include "tests/support/test_git_repo.h"
 #include "tests/support/test_support.h"
 

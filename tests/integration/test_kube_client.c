@@ -14,8 +14,8 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_client.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_client.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 

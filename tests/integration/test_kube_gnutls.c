@@ -12,11 +12,11 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_client.h"
-#include "co/kube_config.h"
-#include "co/kube_transport.h"
-#include "co/kube_watch.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_transport.h"
+#include "co/kube/kube_watch.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 

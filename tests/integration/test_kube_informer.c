@@ -13,10 +13,10 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_event.h"
-#include "co/kube_informer.h"
-#include "co/kube_watch.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_event.h"
+#include "co/kube/kube_informer.h"
+#include "co/kube/kube_watch.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 

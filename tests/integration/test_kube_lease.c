@@ -18,9 +18,9 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_config.h"
-#include "co/kube_lease.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_lease.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 

@@ -24,9 +24,9 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
-#include "co/source.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/source/source.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_archive_builder.h"

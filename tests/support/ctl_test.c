@@ -14,10 +14,10 @@
 
 #include <json-c/json.h>
 
-#include "co/digest.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/yaml.h"
+#include "co/util/digest.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/json/yaml.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "co/kube_client.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_reconcile.h"
 
 struct json_object;

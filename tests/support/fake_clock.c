@@ -4,7 +4,7 @@
  */
 #include "tests/support/fake_clock.h"
 
-#include "co/time.h"
+#include "co/util/time.h"
 
 static int64_t fake_wall;
 static int64_t fake_mono;

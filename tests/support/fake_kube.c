@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 typedef struct route {
     char *method;

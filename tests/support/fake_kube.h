@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 
-#include "co/kube_client.h"
-#include "co/kube_transport.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_transport.h"
 
 typedef struct co_fake_kube co_fake_kube;
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 #define FNV_PRIME 1099511628211ULL
 

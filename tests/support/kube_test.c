@@ -15,7 +15,7 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_config.h"
+#include "co/kube/kube_config.h"
 #include "tests/support/test_support.h"
 
 const char *co_test_env(const char *name)

@@ -7,8 +7,8 @@
 #ifndef CO_TEST_KUBE_TEST_H
 #define CO_TEST_KUBE_TEST_H
 
-#include "co/common.h"
-#include "co/kube_client.h"
+#include "co/util/common.h"
+#include "co/kube/kube_client.h"
 
 struct json_object;
 

@@ -13,7 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 
 typedef struct sink {

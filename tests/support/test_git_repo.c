@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 
 #define GIT                                                                                        \

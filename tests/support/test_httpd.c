@@ -17,7 +17,7 @@
 
 #include <microhttpd.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 
 #define MAX_ROUTES 64

@@ -19,9 +19,9 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/common.h"
-#include "co/error.h"
+#include "co/util/buf.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
 #include "tests/support/test_support.h"
 
 #define MAX_ARGS 64

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 
 /* Runs tests/support/sopsgen.sh CMD DIR with stdin from @p in (NULL: /dev/null) and stdout to

@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 
 static const char *errtext(int err, char *buf, size_t len)
 {

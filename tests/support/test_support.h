@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "co/error.h"
+#include "co/util/error.h"
 
 /** Runs @p expr (an int-returning call) and fails the test, printing the last error, unless it
  * returns 0. */

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "co/archive.h"
-#include "co/caps.h"
+#include "co/source/archive.h"
+#include "co/util/caps.h"
 #include "tests/support/test_archive_builder.h"
 #include "tests/support/test_support.h"
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/budget.h"
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/duration.h"
-#include "co/yaml.h"
+#include "co/util/budget.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/duration.h"
+#include "co/json/yaml.h"
 #include "tests/support/test_support.h"
 
 static void test_budget__without_a_budget_nothing_is_counted(void **state)

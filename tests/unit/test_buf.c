@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/buf.h"
+#include "co/util/buf.h"
 #include "tests/support/test_support.h"
 
 static void test_buf__empty_is_empty_string(void **state)

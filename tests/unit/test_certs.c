@@ -18,9 +18,9 @@
 #include "certs/certs.h"
 #include "certs/certs_cli.h"
 #include "certs/certs_plan.h"
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/error.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
 #include "tests/support/test_support.h"
 
 #define T0   ((time_t)1800000000) /* 2027-01-15 */

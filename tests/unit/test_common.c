@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 
 static void test_common__join_writes_what_asprintf_writes(void **state)

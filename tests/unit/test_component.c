@@ -12,12 +12,12 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/component.h"
-#include "co/duration.h"
-#include "co/field_error.h"
-#include "co/json.h"
-#include "shared/src/schema_int.h"
+#include "co/util/caps.h"
+#include "co/api/component.h"
+#include "co/util/duration.h"
+#include "co/api/field_error.h"
+#include "co/json/json.h"
+#include "shared/src/api/schema_lib.h"
 #include "tests/support/test_support.h"
 
 /* ---------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@
  */
 #include <json-c/json.h>
 
-#include "co/json.h"
-#include "co/kube_client.h"
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_inventory.h"
 #include "tests/support/fake_kube.h"

@@ -6,7 +6,7 @@
  */
 #include <json-c/json.h>
 
-#include "co/json.h"
+#include "co/json/json.h"
 #include "controller/ctl_health.h"
 #include "tests/support/test_support.h"
 

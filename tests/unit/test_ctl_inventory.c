@@ -7,8 +7,8 @@
  */
 #include <json-c/json.h>
 
-#include "co/digest.h"
-#include "co/json.h"
+#include "co/util/digest.h"
+#include "co/json/json.h"
 #include "controller/ctl_inventory.h"
 #include "tests/support/test_support.h"
 

@@ -10,9 +10,9 @@
 
 #include <json-c/json.h>
 
-#include "co/json.h"
-#include "co/metrics.h"
-#include "co/time.h"
+#include "co/json/json.h"
+#include "co/util/metrics.h"
+#include "co/util/time.h"
 #include "controller/ctl_notify.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_httpd.h"

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "co/metrics.h"
+#include "co/util/metrics.h"
 #include "controller/ctl_queue.h"
 #include "tests/support/test_support.h"
 

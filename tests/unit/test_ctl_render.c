@@ -5,9 +5,9 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
-#include "co/buf.h"
-#include "co/json.h"
-#include "co/policy.h"
+#include "co/util/buf.h"
+#include "co/json/json.h"
+#include "co/api/policy.h"
 #include "controller/ctl_http.h"
 #include "controller/ctl_render.h"
 #include "tests/support/fake_kube.h"

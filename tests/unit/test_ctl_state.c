@@ -3,8 +3,8 @@
  * capitalisation and the internal backoff ramp. */
 #include <json-c/json.h>
 
-#include "co/duration.h"
-#include "co/json.h"
+#include "co/util/duration.h"
+#include "co/json/json.h"
 #include "controller/ctl_state.h"
 #include "tests/support/test_support.h"
 

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "co/depgraph.h"
+#include "co/api/depgraph.h"
 #include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 

@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "co/common.h"
-#include "co/helm.h"
-#include "co/json.h"
-#include "co/vfs.h"
-#include "co/yaml.h"
+#include "co/util/common.h"
+#include "co/render/helm.h"
+#include "co/json/json.h"
+#include "co/render/vfs.h"
+#include "co/json/yaml.h"
 #include "tests/support/test_support.h"
 
 #define NAMESPACE "component-operator"

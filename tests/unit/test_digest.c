@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/buf.h"
-#include "co/digest.h"
+#include "co/util/buf.h"
+#include "co/util/digest.h"
 #include "tests/support/test_support.h"
 
 static void test_digest__sha256_known_vectors(void **state)

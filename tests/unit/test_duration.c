@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/duration.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/duration.h"
 #include "tests/support/test_support.h"
 
 static void test_duration__examples(void **state)

@@ -23,13 +23,13 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/budget.h"
-#include "co/duration.h"
-#include "co/envsubst.h"
-#include "co/error.h"
-#include "shared/src/sops_int.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/budget.h"
+#include "co/util/duration.h"
+#include "co/render/envsubst.h"
+#include "co/util/error.h"
+#include "shared/src/render/sops/sops_int.h"
 #include "tests/support/test_support.h"
 
 typedef struct kv {

@@ -4,8 +4,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "co/caps.h"
-#include "co/error.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
 #include "tests/support/test_support.h"
 
 static void test_error__set_returns_code_and_message(void **state)

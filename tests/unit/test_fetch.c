@@ -13,8 +13,8 @@
 
 #include <openssl/evp.h>
 
-#include "co/fetch.h"
-#include "co/net.h"
+#include "co/source/fetch.h"
+#include "co/util/net.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 

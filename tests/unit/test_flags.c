@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/flags.h"
+#include "co/util/flags.h"
 #include "tests/support/test_support.h"
 
 typedef struct opts {

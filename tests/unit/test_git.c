@@ -15,9 +15,9 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "co/archive.h"
-#include "co/git.h"
-#include "co/net.h"
+#include "co/source/archive.h"
+#include "co/source/git.h"
+#include "co/util/net.h"
 #include "tests/support/test_git_repo.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/glob.h"
+#include "co/util/glob.h"
 #include "tests/support/test_support.h"
 
 static void test_glob__star_stays_in_segment(void **state)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "co/hash.h"
+#include "co/util/hash.h"
 #include "tests/support/test_support.h"
 
 /* The key of the reference vectors: bytes 00 01 ... 0f. */

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/helm.h"
-#include "co/json.h"
-#include "co/vfs.h"
-#include "co/yaml.h"
-#include "shared/src/helm/helm_int.h"
+#include "co/render/helm.h"
+#include "co/json/json.h"
+#include "co/render/vfs.h"
+#include "co/json/yaml.h"
+#include "shared/src/render/helm/helm_int.h"
 #include "tests/support/test_support.h"
 
 /* Builds an in-memory tree from alternating path/content strings (NULL-terminated). */

@@ -10,10 +10,10 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/jdoc.h"
-#include "co/json.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/json/jdoc.h"
+#include "co/json/json.h"
 #include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 

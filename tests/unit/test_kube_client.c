@@ -12,9 +12,9 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/kube_client.h"
-#include "shared/src/kube_int.h"
+#include "co/util/caps.h"
+#include "co/kube/kube_client.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_support.h"
 

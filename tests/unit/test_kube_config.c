@@ -15,11 +15,11 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_client.h"
-#include "co/kube_config.h"
-#include "co/net.h"
-#include "co/yaml.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_config.h"
+#include "co/util/net.h"
+#include "co/json/yaml.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"

@@ -10,9 +10,9 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_event.h"
-#include "co/time.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_event.h"
+#include "co/util/time.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_support.h"
 

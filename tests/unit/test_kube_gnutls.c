@@ -23,10 +23,10 @@
 #include <json-c/json.h>
 
 #include "certs/certs.h"
-#include "co/digest.h"
-#include "co/kube_config.h"
-#include "co/kube_transport.h"
-#include "shared/src/kube_int.h"
+#include "co/util/digest.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_transport.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 

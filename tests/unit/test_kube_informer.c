@@ -11,8 +11,8 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_informer.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_informer.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_support.h"
 

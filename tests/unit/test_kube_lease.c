@@ -11,9 +11,9 @@
 
 #include <json-c/json.h>
 
-#include "co/kube_lease.h"
-#include "co/time.h"
-#include "shared/src/kube_int.h"
+#include "co/kube/kube_lease.h"
+#include "co/util/time.h"
+#include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_support.h"
 

@@ -12,9 +12,9 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/kustomize.h"
-#include "co/vfs.h"
+#include "co/util/buf.h"
+#include "co/render/kustomize.h"
+#include "co/render/vfs.h"
 #include "tests/support/test_support.h"
 
 static void put(co_vfs *fs, const char *path, const char *text)

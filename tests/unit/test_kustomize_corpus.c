@@ -15,10 +15,10 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
-#include "co/json.h"
-#include "co/kustomize.h"
-#include "co/vfs.h"
+#include "co/util/common.h"
+#include "co/json/json.h"
+#include "co/render/kustomize.h"
+#include "co/render/vfs.h"
 #include "tests/support/test_support.h"
 
 /* Runs the oracle on @p dir; returns its exit status and its stdout in *out. */

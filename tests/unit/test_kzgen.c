@@ -20,13 +20,13 @@
 
 #include <json-c/json.h>
 
-#include "co/common.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/kustomize.h"
-#include "co/kzgen.h"
-#include "co/vfs.h"
-#include "co/yaml.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/render/kustomize.h"
+#include "co/render/kzgen.h"
+#include "co/render/vfs.h"
+#include "co/json/yaml.h"
 #include "tests/support/test_support.h"
 
 /* --- a fake cluster ------------------------------------------------------------------------ */

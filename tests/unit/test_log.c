@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "co/log.h"
+#include "co/util/log.h"
 #include "tests/support/test_support.h"
 
 /* Captures what the logger writes through a pipe. */

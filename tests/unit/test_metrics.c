@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/metrics.h"
+#include "co/util/metrics.h"
 #include "tests/support/test_support.h"
 
 static char *render(co_metrics *reg)

@@ -10,8 +10,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "co/error.h"
-#include "co/net.h"
+#include "co/util/error.h"
+#include "co/util/net.h"
 #include "tests/support/test_support.h"
 
 static int teardown(void **state)

@@ -11,11 +11,11 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/component.h"
-#include "co/depgraph.h"
-#include "co/json.h"
-#include "co/policy.h"
+#include "co/util/caps.h"
+#include "co/api/component.h"
+#include "co/api/depgraph.h"
+#include "co/json/json.h"
+#include "co/api/policy.h"
 #include "tests/support/test_support.h"
 
 static const char *str_member(json_object *o, const char *key)

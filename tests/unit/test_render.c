@@ -18,13 +18,13 @@
 
 #include <json-c/json.h>
 
-#include "co/budget.h"
-#include "co/caps.h"
-#include "co/duration.h"
-#include "co/error.h"
-#include "co/json.h"
-#include "co/render.h"
-#include "co/sops.h"
+#include "co/util/budget.h"
+#include "co/util/caps.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
+#include "co/json/json.h"
+#include "co/render/render.h"
+#include "co/render/sops.h"
 #include "tests/support/test_sopsgen.h"
 #include "tests/support/test_support.h"
 

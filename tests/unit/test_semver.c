@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/semver.h"
+#include "co/util/semver.h"
 #include "tests/support/test_support.h"
 
 static void expect_version(const char *text, const char *canonical)

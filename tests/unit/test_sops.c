@@ -25,10 +25,10 @@
 
 #include <json-c/json.h>
 
-#include "co/caps.h"
-#include "co/error.h"
-#include "co/sops.h"
-#include "shared/src/sops_int.h"
+#include "co/util/caps.h"
+#include "co/util/error.h"
+#include "co/render/sops.h"
+#include "shared/src/render/sops/sops_int.h"
 #include "tests/support/test_sopsgen.h"
 #include "tests/support/test_support.h"
 

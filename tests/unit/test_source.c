@@ -22,10 +22,10 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
-#include "co/buf.h"
-#include "co/component.h"
-#include "co/json.h"
-#include "co/source.h"
+#include "co/util/buf.h"
+#include "co/api/component.h"
+#include "co/json/json.h"
+#include "co/source/source.h"
 #include "tests/support/test_archive_builder.h"
 #include "tests/support/test_git_repo.h"
 #include "tests/support/test_httpd.h"

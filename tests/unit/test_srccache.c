@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "co/srccache.h"
+#include "co/source/srccache.h"
 #include "tests/support/test_support.h"
 
 typedef struct fixture {

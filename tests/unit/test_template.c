@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/budget.h"
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/duration.h"
-#include "co/template.h"
+#include "co/util/budget.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/duration.h"
+#include "co/render/template.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_support.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/template.h"
+#include "co/render/template.h"
 #include "tests/support/test_support.h"
 
 static co_template_funcs *funcs;

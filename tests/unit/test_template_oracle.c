@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/buf.h"
-#include "co/template.h"
+#include "co/util/buf.h"
+#include "co/render/template.h"
 #include "tests/support/test_support.h"
 
 typedef struct tcase {

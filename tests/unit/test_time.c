@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "co/time.h"
+#include "co/util/time.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/test_support.h"
 

@@ -12,12 +12,12 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/common.h"
-#include "co/digest.h"
-#include "co/component.h"
-#include "co/json.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/common.h"
+#include "co/util/digest.h"
+#include "co/api/component.h"
+#include "co/json/json.h"
 #include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_admission.h"

@@ -10,14 +10,14 @@
 #include <string.h>
 
 #include <json-c/json.h>
-#include "co/digest.h"
+#include "co/util/digest.h"
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/common.h"
-#include "co/error.h"
-#include "co/jdoc.h"
-#include "co/json.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/common.h"
+#include "co/util/error.h"
+#include "co/json/jdoc.h"
+#include "co/json/json.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_http.h"
 #include "webhook/wh_memory.h"

@@ -20,9 +20,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/common.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_certwatch.h"
 #include "webhook/wh_metrics.h"

@@ -19,7 +19,7 @@
 
 #include <gnutls/gnutls.h>
 
-#include "co/common.h"
+#include "co/util/common.h"
 #include "tests/support/test_support.h"
 #include "webhook/wh_tlsio.h"
 

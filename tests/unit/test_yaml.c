@@ -14,10 +14,10 @@
 
 #include <json-c/json.h>
 
-#include "co/buf.h"
-#include "co/caps.h"
-#include "co/json.h"
-#include "co/yaml.h"
+#include "co/util/buf.h"
+#include "co/util/caps.h"
+#include "co/json/json.h"
+#include "co/json/yaml.h"
 #include "tests/support/test_support.h"
 
 static struct json_object *yparse(const char *text)

@@ -18,7 +18,7 @@ sect == "template-each" || sect == "data-each" { each++ }
 END { if (name != "") total += (each ? each : 1); print "cases " total }
 ' "${cases[@]}"
 
-grep -ho 'TPL_FUNC("[A-Za-z_0-9]*"' "$root"/shared/src/template/{builtins,sprig_*,runtime}.c |
+grep -ho 'TPL_FUNC("[A-Za-z_0-9]*"' "$root"/shared/src/render/template/{builtins,sprig_*,runtime}.c |
     sed 's/TPL_FUNC("//; s/"$//' | sort -u |
     while read -r fn; do
         # methods (capitalised) are reached through values, not by name

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Library-internal interface of the json module: what the rest of the library builds on
+ * without going through json-c itself (yaml's scalars, kustomize's name hashes): Go-compatible
+ * number formatting, UTF-8 decoding and integer reads. Not part of the public API.
+ */
+#ifndef CO_JSON_LIB_H
+#define CO_JSON_LIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+/** Buffer size that holds any number formatted by co_json__format_double(). */
+#define CO_JSON__NUMBER_MAX 40
+
+/**
+ * Formats the finite double @p v like Go's strconv.FormatFloat(v, @p fmt, -1, @p bits) with
+ * fmt 'e' or 'g' (shortest representation that reads back as the same float64, or float32
+ * when @p bits is 32), or with fmt 'j' as encoding/json writes a float64. ('f' is used
+ * internally for magnitudes between 1e-6 and 1e21 only.)
+ * @return the length written to @p out (NUL-terminated).
+ */
+size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt, int bits);
+
+/**
+ * Length of the valid UTF-8 sequence at @p s (at most @p len bytes), with its code point in
+ * @p cp; 0 when the bytes there are not valid UTF-8 (overlong forms, surrogates and values
+ * above U+10FFFF are invalid, as in Go's utf8.DecodeRune).
+ */
+size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
+/** Whether @p obj is an integer (int64 or uint64) and its value. @p is_unsigned is set when
+ * the value exceeds INT64_MAX (then @p u holds it, else @p i does). */
+int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned);
+
+#endif
