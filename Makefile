@@ -42,7 +42,7 @@ TEST_PKGS := cmocka
 
 # pkg-config is evaluated once, and not at all for targets that must work before the
 # libraries are installed.
-NO_PKG_GOALS := deps clean help format format-check run
+NO_PKG_GOALS := deps clean help format format-check run layers
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(TEST_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
@@ -180,7 +180,7 @@ TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(IN
 
 .PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
 	test-tsan test-conformance test-build test-valgrind headercheck format format-check tidy \
-	cppcheck fuzz fuzz-run bench clean deps help run
+	cppcheck layers fuzz fuzz-run bench clean deps help run
 
 all: release
 
@@ -334,6 +334,10 @@ cppcheck:
 	$(Q)cppcheck --quiet --suppress=varFuncNullUB --enable=warning,performance,portability --error-exitcode=1 \
 		--inline-suppr --suppress=missingIncludeSystem -Ishared/include -I. \
 		-D_GNU_SOURCE $(ALL_C)
+
+# The include layering of shared/ (shared/README.md, "Layers").
+layers:
+	$(Q)tests/support/layers.py
 
 # ---------------------------------------------------------------------------------------------
 # Set-up, running, housekeeping
