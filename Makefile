@@ -4,10 +4,8 @@
 # certificate library (certs/), both daemons, every test binary, fuzz targets and benchmarks.
 #
 #   make            release build of both daemons (build/release/)
-#   make debug      the same unoptimised (build/debug/)
 #   make test       every test: unit, integration against a real control plane, end to end
-#   make deps       install the Debian packages the project needs (idempotent)
-#   make help       all targets
+#   make help       every target and variable, from the "## " line above each
 #
 # Variants never share objects: build/<variant>/ mirrors the source tree. Add CFLAGS=... to
 # extend the flags (they are appended, never replace the warnings); WERROR=0 drops -Werror.
@@ -23,9 +21,11 @@ AR ?= ar
 FUZZ_CC ?= clang
 CLANG_FORMAT ?= clang-format
 CLANG_TIDY ?= clang-tidy
+## 0 drops -Werror
 WERROR ?= 1
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
+## 1 prints every command
 V ?= 0
 ifeq ($(V),1)
 Q :=
@@ -57,6 +57,9 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 INCLUDES := -Ishared/include -I.
+# Where the test programs find their fixtures and the tree; only files under tests/ get them,
+# so that nothing the daemons ship can depend on the checkout.
+TEST_DEFS = -DCO_TEST_FIXTURES=\"$(CURDIR)/tests/fixtures\" -DCO_SOURCE_ROOT=\"$(CURDIR)\"
 DEPFLAGS = -MMD -MP
 
 OPT_release := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
@@ -100,14 +103,13 @@ ALL_FORMATTED := $(ALL_C) $(FUZZ_SRC) $(PUBLIC_HEADERS) \
 # $(1) = variant. Defines objects, archives and linked programs under build/$(1)/.
 define VARIANT_RULES
 B_$(1) := build/$(1)
-CFLAGS_$(1) = $$(STD) $$(WARN) $$(OPT_$(1)) $$(INCLUDES) $$(PKG_CFLAGS) \
-	-DCO_TEST_FIXTURES=\"$$(CURDIR)/tests/fixtures\" -DCO_SOURCE_ROOT=\"$$(CURDIR)\" $$(CFLAGS)
+CFLAGS_$(1) = $$(STD) $$(WARN) $$(OPT_$(1)) $$(INCLUDES) $$(PKG_CFLAGS) $$(CFLAGS)
 LDFLAGS_$(1) = $$(LDOPT_$(1)) $$(LDFLAGS)
 
 build/$(1)/%.o: %.c | build/$(1)/.dir
 	@mkdir -p $$(@D)
 	@$$(if $$(Q),echo "  CC      $(1)/$$<")
-	$$(Q)$$(CC) $$(CFLAGS_$(1)) $$(DEPFLAGS) -c -o $$@ $$<
+	$$(Q)$$(CC) $$(CFLAGS_$(1)) $$(if $$(filter tests/%,$$<),$$(TEST_DEFS)) $$(DEPFLAGS) -c -o $$@ $$<
 
 build/$(1)/libco.a: $$(SHARED_SRC:%.c=build/$(1)/%.o)
 	@$$(if $$(Q),echo "  AR      $$@")
@@ -182,31 +184,43 @@ TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(IN
 	test-tsan test-conformance test-build test-valgrind headercheck format format-check tidy \
 	cppcheck layers fuzz fuzz-run bench clean deps help run
 
+## release build of both daemons (build/release/)
 all: release
 
+## the same as all
 release: $(call DAEMONS,release)
+## both daemons unoptimised (build/debug/)
 debug: $(call DAEMONS,debug)
+## the release controller only
 controller: build/release/component-controller
+## the release webhook only
 webhook: build/release/component-webhook
 
 # Everything `make test` runs, built first so that a compile error stops before any suite.
 # The release daemons too: e2e/test_webhook_release runs the webhook that ships.
+## build everything the test suites run, run nothing
 test-build: $(UNIT_BINS) $(INTEG_BINS) $(TSAN_BINS) $(call DAEMONS,test) \
 	$(call DAEMONS,release) $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-# TEST_SUITES narrows the run: make test TEST_SUITES='unit/test_buf e2e/webhook'
+## names suites to run (any test target): TEST_SUITES='unit/test_buf e2e/test_webhook'
+TEST_SUITES ?=
+## every suite: unit, fuzz smoke, integration and e2e against a real control plane, tsan
 test: test-build
 	$(Q)tests/run.sh $(TEST_SUITES)
 
-test-unit: $(UNIT_BINS)
+## the unit suites (sanitizers on); the script suites among them run the test daemons
+test-unit: $(UNIT_BINS) $(call DAEMONS,test)
 	$(Q)tests/run.sh --only unit $(TEST_SUITES)
 
+## the integration suites (a real kube-apiserver and etcd)
 test-integration: test-build
 	$(Q)tests/run.sh --only integration $(TEST_SUITES)
 
+## the end-to-end suites (the daemons against a real control plane)
 test-e2e: test-build
 	$(Q)tests/run.sh --only e2e $(TEST_SUITES)
 
+## the manager's integration suites under ThreadSanitizer
 test-tsan: $(TSAN_BINS)
 	$(Q)tests/run.sh --only tsan $(TEST_SUITES)
 
@@ -216,8 +230,10 @@ test-tsan: $(TSAN_BINS)
 # test`; without the fixtures it fails at once, before building, and says so. `make test` never
 # reads them. The lane starts a control plane of its own, so that no CRD another run installed
 # stands in for the published ones.
+## the other projects' test data for test-conformance
 SHARED_FIXTURES ?= $(abspath ../shared/fixtures)
 ifneq ($(wildcard $(SHARED_FIXTURES)/.),)
+## the conformance lane: the same behaviour with other projects' data (SHARED_FIXTURES)
 test-conformance: test-build $(CONF_SRC:%.c=build/test/%)
 	$(Q)env -u CO_TEST_KUBECONFIG CO_SHARED_FIXTURES="$(SHARED_FIXTURES)" \
 		tests/run.sh --only conformance $(TEST_SUITES)
@@ -231,7 +247,7 @@ test-conformance:
 	@exit 1
 endif
 
-# The unit tests once more, without sanitizers, under valgrind.
+## the unit tests once more, without sanitizers, under valgrind
 test-valgrind: $(UNIT_SRC:%.c=build/debug/%)
 	$(Q)set -e; for t in $^; do \
 		echo "== valgrind $$t"; \
@@ -245,10 +261,14 @@ test-valgrind: $(UNIT_SRC:%.c=build/debug/%)
 
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
 	-DCO_FUZZING
+# The project's warnings, less three that clang reports where gcc, the compiler of record, does
+# not: -Wcast-align (gcc warns only on strict-alignment targets), -Wformat-nonliteral inside
+# functions that take a format and a va_list, -Wmissing-braces for `{0}` initialisers.
+FUZZ_WARN := $(WARN) -Wno-cast-align -Wno-format-nonliteral -Wno-missing-braces
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZCC  $<")
-	$(Q)$(FUZZ_CC) $(STD) -w $(FUZZ_FLAGS) $(INCLUDES) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(STD) $(FUZZ_WARN) $(FUZZ_FLAGS) $(INCLUDES) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
 FUZZ_LIB_OBJS := $(SHARED_SRC:%.c=build/fuzz/obj/%.o) $(CERTS_SRC:%.c=build/fuzz/obj/%.o) \
 	$(WH_SRC:%.c=build/fuzz/obj/%.o) $(CTL_SRC:%.c=build/fuzz/obj/%.o)
@@ -262,10 +282,12 @@ build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o build/fuzz/libfuzzco.a
 
 -include $(shell find build/fuzz -name '*.d' 2>/dev/null)
 
+## build the libFuzzer targets (clang): build/fuzz/fuzz_<name>
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-# A longer local fuzzing session: make fuzz-run FUZZ_SECONDS=600
+## seconds per target of fuzz-run
 FUZZ_SECONDS ?= 60
+## a longer local fuzzing session, every target in turn
 fuzz-run: fuzz
 	$(Q)for f in $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%); do \
 		name=$$(basename $$f); corpus=build/fuzz/corpus/$$name; mkdir -p $$corpus; \
@@ -279,6 +301,9 @@ fuzz-run: fuzz
 # ---------------------------------------------------------------------------------------------
 
 BENCH_BINS := $(BENCH_SRC:%.c=build/release/%)
+## one benchmark for bench (bench_<name>.c), e.g. BENCH=helm; empty: all
+BENCH ?=
+## the benchmarks; they print figures and ratios, never fail on a time
 bench: $(BENCH_BINS) $(call DAEMONS,release)
 	$(Q)tests/bench/run.sh $(BENCH)
 
@@ -286,7 +311,7 @@ bench: $(BENCH_BINS) $(call DAEMONS,release)
 # Code checks
 # ---------------------------------------------------------------------------------------------
 
-# Each public header must compile on its own, pedantic, without foreign includes.
+## each public header compiles on its own, pedantic, without third-party headers
 headercheck: $(PUBLIC_HEADERS:shared/include/co/%.h=build/headercheck/%.ok)
 build/headercheck/%.ok: shared/include/co/%.h
 	@mkdir -p $(@D)
@@ -298,9 +323,11 @@ build/headercheck/%.ok: shared/include/co/%.h
 		then echo "$<: public headers must not include third-party headers"; exit 1; fi
 	$(Q)touch $@
 
+## clang-format every C file in place
 format:
 	$(Q)$(CLANG_FORMAT) -i $(ALL_FORMATTED)
 
+## fail when a C file is not formatted
 format-check:
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(ALL_FORMATTED)
 
@@ -326,16 +353,18 @@ build/tidy/%.ok: build/test/%.o .clang-tidy | build/compile_commands.json
 		grep -v -E '^[0-9]+ warnings? generated|^Suppressed|^Use -header-filter' \
 			$(@:.ok=.log); exit 1; fi
 
+## clang-tidy every C file (incremental; use -j)
 tidy: build/compile_commands.json $(TIDY_STAMPS)
 
 # varFuncNullUB is suppressed: NULL is ((void *)0) with glibc, and the sentinel attribute on
 # the logger checks that field lists end with it.
+## cppcheck every C file
 cppcheck:
 	$(Q)cppcheck --quiet --suppress=varFuncNullUB --enable=warning,performance,portability --error-exitcode=1 \
 		--inline-suppr --suppress=missingIncludeSystem -Ishared/include -I. \
 		-D_GNU_SOURCE $(ALL_C)
 
-# The include layering of shared/ (shared/README.md, "Layers").
+## the include layering of shared/ (shared/README.md, "Layers")
 layers:
 	$(Q)tests/support/layers.py
 
@@ -343,6 +372,7 @@ layers:
 # Set-up, running, housekeeping
 # ---------------------------------------------------------------------------------------------
 
+## install the Debian packages the project needs (idempotent)
 deps:
 	$(Q)tests/env/deps.sh
 
@@ -356,8 +386,11 @@ deps:
 .PHONY: crds
 # CRDS_OUT=DIR and DEPLOY_OUT=DIR write them elsewhere (tests/unit/test_crds_generated.sh
 # compares the two).
+## where crds writes crds/
 CRDS_OUT ?= crds
+## where crds writes the copies under deploy/
 DEPLOY_OUT ?= deploy
+## regenerate crds/ and the copies under deploy/ from the API schemas
 crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 	$(Q)mkdir -p $(CRDS_OUT)/v1beta1 $(DEPLOY_OUT)/crds $(DEPLOY_OUT)/v1beta1 \
 		$(DEPLOY_OUT)/chart/crds $(DEPLOY_OUT)/chart/templates
@@ -373,15 +406,22 @@ crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
 # then builds the daemons itself. On a terminal the script runs as a job of its own (set -m),
 # which holds the terminal: Ctrl-C reaches the script, which stops everything and exits 0, and
 # not make, which would report an interrupt and exit with an error.
+## arguments of run, e.g. --once
 RUN_ARGS ?=
+## the operator on this machine with sample Components
 run:
 	$(Q)if [ -t 0 ]; then set -m; fi; tests/env/run-local.sh $(RUN_ARGS); exit $$?
 
+## remove build/
 clean:
 	rm -rf build
 
+# Written from the "## " lines: the text above a target or a variable is its entry here.
+## this list
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
-	@echo "Other targets: release debug controller webhook test-unit test-integration"
-	@echo "  test-e2e test-tsan test-conformance test-valgrind headercheck format format-check"
-	@echo "  tidy cppcheck fuzz fuzz-run bench run clean crds"
+	@awk 'sub(/^## /, "") { doc = doc (doc == "" ? "" : " ") $$0; next } \
+		doc != "" && /^[a-z][a-z0-9-]*:/ { sub(/:.*/, ""); t[++nt] = sprintf("  %-18s %s", $$0, doc) } \
+		doc != "" && /^[A-Z_]+ *[?:]?=/ { sub(/ *[?:]?=.*/, ""); v[++nv] = sprintf("  %-18s %s", $$0, doc) } \
+		{ doc = "" } \
+		END { print "make [TARGET...] [VARIABLE=value...]\n\nTargets:"; for (i = 1; i <= nt; i++) print t[i]; \
+			print "\nVariables:"; for (i = 1; i <= nv; i++) print v[i] }' $(firstword $(MAKEFILE_LIST))

@@ -99,6 +99,7 @@ static void extract_one(const uint8_t *data, size_t size, co_archive_format form
     free(dest);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!base) {

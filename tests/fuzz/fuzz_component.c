@@ -49,13 +49,13 @@ static void canonical_into(co_buf *b, json_object *v)
         CO_ASSERT(co_buf_putc(b, '{') == 0);
         for (size_t i = 0; i < n; i++) {
             json_object *ks = json_object_new_string(keys[i]);
-            json_object *val = NULL;
+            json_object *member = NULL;
             CO_ASSERT(co_buf_printf(b, "%s%s:", i ? "," : "",
                                     json_object_to_json_string_ext(ks, JSON_C_TO_STRING_PLAIN)) ==
                       0);
             json_object_put(ks);
-            json_object_object_get_ex(v, keys[i], &val);
-            canonical_into(b, val);
+            json_object_object_get_ex(v, keys[i], &member);
+            canonical_into(b, member);
         }
         CO_ASSERT(co_buf_putc(b, '}') == 0);
         free(keys);
