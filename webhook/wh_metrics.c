@@ -6,13 +6,11 @@
  */
 #include "webhook/wh_metrics.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "co/util/buf.h"
 #include "co/util/common.h"
@@ -37,89 +35,6 @@ static struct {
     co_series *latency;
     co_series *in_flight;
 } by_route[WH_ROUTE_COUNT];
-
-/* Field @p n (1-based, as in proc(5)) of /proc/self/stat as a number; 0 when unreadable. */
-static double stat_field(int n)
-{
-    FILE *f = fopen("/proc/self/stat", "r");
-    if (!f) {
-        return 0;
-    }
-    char line[1024];
-    size_t len = fread(line, 1, sizeof(line) - 1, f);
-    fclose(f);
-    line[len] = '\0';
-    /* Fields after the parenthesised command name (field 2), which may contain spaces. */
-    const char *p = strrchr(line, ')');
-    if (!p) {
-        return 0;
-    }
-    p++;
-    for (int field = 3; field <= n; field++) {
-        while (*p == ' ') {
-            p++;
-        }
-        if (field == n) {
-            return (double)strtoull(p, NULL, 10);
-        }
-        while (*p && *p != ' ') {
-            p++;
-        }
-    }
-    return 0;
-}
-
-static double resident_bytes(void *payload)
-{
-    (void)payload;
-    return stat_field(24) * (double)sysconf(_SC_PAGESIZE);
-}
-
-static double virtual_bytes(void *payload)
-{
-    (void)payload;
-    return stat_field(23);
-}
-
-static double cpu_seconds(void *payload)
-{
-    (void)payload;
-    return (stat_field(14) + stat_field(15)) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double start_time(void *payload)
-{
-    (void)payload;
-    FILE *f = fopen("/proc/stat", "r");
-    double btime = 0;
-    if (f) {
-        char l[256];
-        while (fgets(l, sizeof(l), f)) {
-            if (!strncmp(l, "btime ", 6)) {
-                btime = (double)strtoull(l + 6, NULL, 10);
-                break;
-            }
-        }
-        fclose(f);
-    }
-    return btime + stat_field(22) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double open_fds(void *payload)
-{
-    (void)payload;
-    DIR *d = opendir("/proc/self/fd");
-    if (!d) {
-        return 0;
-    }
-    long fds = 0;
-    /* The stream is private to this call; readdir is only unsafe on a shared one. */
-    for (const struct dirent *e; (e = readdir(d)) != NULL;) { // NOLINT(concurrency-mt-unsafe)
-        fds += e->d_name[0] != '.';
-    }
-    closedir(d);
-    return (double)(fds - 1); /* the directory stream's own descriptor */
-}
 
 static void setup(void)
 {
@@ -157,17 +72,7 @@ static void setup(void)
     co_metric_add(conversion_panics, NULL, 0);
     co_metric_add(cert_reads, NULL, 0);
     co_metric_add(cert_read_errors, NULL, 0);
-    co_metrics_gauge_func(reg, "process_resident_memory_bytes", "Resident memory size in bytes.",
-                          resident_bytes, NULL);
-    co_metrics_gauge_func(reg, "process_virtual_memory_bytes", "Virtual memory size in bytes.",
-                          virtual_bytes, NULL);
-    co_metrics_gauge_func(reg, "process_cpu_seconds_total",
-                          "Total user and system CPU time spent in seconds.", cpu_seconds, NULL);
-    co_metrics_gauge_func(reg, "process_start_time_seconds",
-                          "Start time of the process since unix epoch in seconds.", start_time,
-                          NULL);
-    co_metrics_gauge_func(reg, "process_open_fds", "Number of open file descriptors.", open_fds,
-                          NULL);
+    co_metrics_process(reg);
     atomic_store_explicit(&registry, reg, memory_order_release);
 }
 

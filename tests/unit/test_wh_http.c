@@ -836,7 +836,10 @@ static void test_wh_http__metrics_text(void **state)
                             "validate/v1alpha1/components\"} 1\n");
     assert_contains(r.body, "controller_runtime_conversion_webhook_panics_total 1\n");
     assert_contains(r.body, "controller_runtime_webhook_panics_total 0\n");
+    /* the process collector's metrics, with a counter where the name ends in _total */
     assert_contains(r.body, "process_resident_memory_bytes ");
+    assert_contains(r.body, "# TYPE process_cpu_seconds_total counter\n");
+    assert_contains(r.body, "process_max_fds ");
     wh_http_response_dispose(&r);
     wh_metrics_request_finished(WH_ROUTE_VALIDATE_V1ALPHA1);
 }
