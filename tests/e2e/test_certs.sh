@@ -12,23 +12,18 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/test/component-webhook}
 MIN_REQUESTS=${CO_CERTS_E2E_REQUESTS:-500}
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
+e2e_need_cluster
 if [ ! -x "$WEBHOOK" ]; then
     tap_fail "component-webhook is built" "missing $WEBHOOK; run make test-build"
     tap_done
     exit
 fi
-
-k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-certs-XXXXXX")
 suffix=$$-$RANDOM
@@ -37,10 +32,6 @@ apps=co-certs-apps-$suffix
 name=co-certs-$suffix
 pids=()
 crd_existed=0
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 stop_all() {
     local p

@@ -10,16 +10,12 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 CONTROLLER=${CO_CONTROLLER:-$ROOT/build/test/component-controller}
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
-k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
+e2e_need_cluster
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-ctl-XXXXXX")
 ns=co-e2e-ctl-$$-$RANDOM
@@ -32,10 +28,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # wait_for DESC SECONDS CMD...: retry CMD every half second until it succeeds.
 wait_for() {

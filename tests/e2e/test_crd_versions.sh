@@ -30,9 +30,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 HELM=${CO_HELM:-$CACHE/bin/helm}
 WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/test/component-webhook}
 GROUP=core.cs.sap.com
@@ -42,10 +42,7 @@ V1=components.v1alpha1.$GROUP
 V2=components.v1beta1.$GROUP
 MANAGER=co-test-crd-versions
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
+e2e_need_cluster
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-crd-versions-XXXXXX")
 # A discovery cache of its own: kubectl keeps the versions it discovered on disk and goes on
@@ -100,10 +97,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # wait_for SECONDS CMD...: retries CMD every half second until it succeeds.
 wait_for() {

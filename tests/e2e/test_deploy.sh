@@ -17,9 +17,9 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/test/component-webhook}
 CONTROLLER=${CO_CONTROLLER:-$ROOT/build/test/component-controller}
 OPNS=component-operator
@@ -27,22 +27,13 @@ WSA=system:serviceaccount:$OPNS:component-webhook
 CSA=system:serviceaccount:$OPNS:component-controller
 POLICY=restrict-cross-namespace-references
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
-
-k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
+e2e_need_cluster
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-deploy-XXXXXX")
 apps=co-deploy-apps-$$-$RANDOM
 pids=()
 crd_existed=0
 ns_existed=0
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 cleanup() {
     local p

@@ -11,16 +11,12 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 CONTROLLER=${CO_CONTROLLER:-$ROOT/build/test/component-controller}
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
-k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
+e2e_need_cluster
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-budget-XXXXXX")
 ns=co-e2e-budget-$$-$RANDOM
@@ -37,10 +33,6 @@ trap cleanup EXIT
 # The storage version, named explicitly: `component` alone means the preferred v1beta1, which
 # goes through the conversion webhook — not running in this suite.
 COMP=components.v1alpha1.core.cs.sap.com
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # wait_for DESC SECONDS COMPONENT CMD...: retry CMD every half second until it succeeds.
 wait_for() {

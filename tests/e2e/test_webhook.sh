@@ -13,22 +13,17 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../support/tap.sh
 . "$ROOT/tests/support/tap.sh"
+# shellcheck source=../support/e2e.sh
+. "$ROOT/tests/support/e2e.sh"
 
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
-KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
 WEBHOOK=${CO_WEBHOOK_BIN:-$ROOT/build/test/component-webhook}
 
-if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
-    echo "CO_TEST_KUBECONFIG is not set (run through tests/run.sh)" >&2
-    exit 1
-fi
+e2e_need_cluster
 if [ ! -x "$WEBHOOK" ]; then
     tap_fail "component-webhook is built" "missing $WEBHOOK; run make test-build"
     tap_done
     exit
 fi
-
-k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/co-e2e-webhook-XXXXXX")
 suffix=$$-$RANDOM
@@ -36,11 +31,6 @@ ns1=co-wh-a-$suffix
 ns2=co-wh-b-$suffix
 pid=""
 crd_existed=0
-
-# free_port: a port on 127.0.0.1 that nobody listens on right now.
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
 
 # install_crds: the repository's CRDs, the Component CRD with the opt-in v1beta1 (crds/v1beta1/,
 # converted by the webhook), replacing whatever an earlier run left (a conversion stanza
@@ -195,7 +185,6 @@ tap_check "test_webhook__deploy_configurations_register" k apply -f "$work/webho
 tap_eq "test_webhook__rules_name_components_only" "components,components,componentpolicies" \
     "$(jq -sr '[.[].webhooks[]? | select(.name|startswith("validate")) | .rules[].resources[]] | join(",")' \
         "$work/webhooks.json")"
-
 
 # component NS NAME VERSION SPEC-YAML (indented by 2): prints a Component manifest.
 component() {
