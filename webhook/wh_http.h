@@ -15,7 +15,7 @@
 
 struct json_object;
 
-/** The webhook's routes (DESIGN.md §4). */
+/** The webhook's routes (docs/webhook-and-certs.md, "Routes"). */
 typedef enum wh_route {
     WH_ROUTE_NONE = 0,
     WH_ROUTE_VALIDATE_V1ALPHA1,

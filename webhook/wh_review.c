@@ -3,7 +3,7 @@
  * AdmissionReview and ConversionReview envelopes. The API server treats any deviation in a
  * response (another envelope version, a uid that is not echoed, a patch from a validating
  * webhook, a patchType without a patch) as a failed call and applies failurePolicy, so every
- * response is built here, in one place, by the rules of reference/webhook-and-certs.md §1.
+ * response is built here, in one place (docs/webhook-and-certs.md, "Wire rules").
  */
 #include "webhook/wh_review.h"
 

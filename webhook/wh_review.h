@@ -2,7 +2,7 @@
 /*
  * The wire formats of the webhook: AdmissionReview and ConversionReview envelopes, the admission
  * decision a handler fills in, and the rendering of responses exactly as the API server checks
- * them (reference/webhook-and-certs.md §1.2 and §1.4). No I/O: bytes in, bytes out.
+ * them (docs/webhook-and-certs.md, "Wire rules"). No I/O: bytes in, bytes out.
  */
 #ifndef WH_REVIEW_H
 #define WH_REVIEW_H

@@ -6,7 +6,7 @@
  * moment ago whose write the watch has not delivered yet. They close the race between two
  * concurrent requests (A→B and B→A) handled by this process, and expire after a while in case
  * the write never happened (another webhook denied it, the API server failed). Check and
- * tentative insert happen under one lock (reference/webhook-and-certs.md §5).
+ * tentative insert happen under one lock (docs/webhook-and-certs.md, "Dependency cycles").
  *
  * Thread-safe. Lock order: policies, namespaces, graph.
  */

@@ -8,7 +8,7 @@
  * interval with nothing changed, the writes performed (status, events, everything else).
  * Events are written asynchronously by one sender: the first pass's backlog is sent (and
  * counted apart) before the second pass starts, whose event writes are then only Component
- * events repeated after their 5-minute de-duplication window (reference/behaviour.md §2.6),
+ * events repeated after their 5-minute de-duplication window (docs/behaviour.md, "Events"),
  * which the recorder turns into count patches of the existing Event.
  * The client is not rate limited unless BENCH_CONTROLLER_QPS is set. Never fails on a time.
  */

@@ -299,7 +299,7 @@ tap_eq "test_render_controller__chart_metadata" "web-1.2.3" \
     "$(k -n "$ns" get configmap web-web -o jsonpath='{.metadata.labels.chart}')"
 
 # The packaged subchart and the hook. Ordinary objects stay in wave 0; a pre-install hook of
-# weight 5 goes to 5 - 101 = -96 (behaviour.md §6.3), is reconciled once and, with the
+# weight 5 goes to 5 - 101 = -96 (docs/behaviour.md, "Helm hooks"), is reconciled once and, with the
 # default delete policy before-hook-creation, recreated rather than updated.
 wait_for "test_render_controller__packaged_subchart_component_ready" 240 suite \
     state_is suite Ready

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The apply engine against the real kube-apiserver of the test control plane, one test per rule
- * group of reference/behaviour.md §3: create → ready, the update policies (with the kubectl
- * field takeover of SsaOverride), adoption, waves, purge, obsolete removal, reverse-wave
- * deletion with namespaces last, orphan policies, the deletion guard for managed CRDs and
- * APIServices, Service-backed APIServices, crash safety of the inventory (also a process killed
+ * group of docs/behaviour.md ("Apply pass" to "Finalizers"): create → ready, the update policies
+ * (with the kubectl field takeover of SsaOverride), adoption, waves, purge, obsolete removal,
+ * reverse-wave deletion with namespaces last, orphan policies, the deletion guard for managed CRDs
+ * and APIServices, Service-backed APIServices, crash safety of the inventory (also a process killed
  * amid creation), events on dependents with their error variants, the auxiliary participation
  * annotation, objects as users write them (ports without protocol, metadata copied from a live
  * object) and server-side apply merge failures that fail fast.

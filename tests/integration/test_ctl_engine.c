@@ -2,8 +2,8 @@
 /*
  * The controller's binding of the apply engine (controller/ctl_engine.c) against the real
  * kube-apiserver: dependent events go to the controller's recorder, unless the Component carries
- * the annotation component-operator.cs.sap.com/disable-events: "true" (reference/behaviour.md
- * §3.8), for successes (Created) and errors (UpdateError) alike.
+ * the annotation component-operator.cs.sap.com/disable-events: "true" (docs/behaviour.md,
+ * "Create, update and delete"), for successes (Created) and errors (UpdateError) alike.
  */
 #include <stdio.h>
 #include <stdlib.h>

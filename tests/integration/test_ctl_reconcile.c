@@ -207,7 +207,7 @@ static void test_ctl_reconcile__first_seen_to_ready(void **state)
     assert_int_equal(json_object_array_length(inv), 1);
     json_object_put(c);
 
-    /* the dependent carries the hashed owner id of §3.3 */
+    /* the dependent carries the hashed owner id (docs/behaviour.md, "Owner identity") */
     struct json_object *cm = NULL;
     assert_true(configmap_exists(ns, "simple-cm", &cm));
     char *owner = ctl_owner_id(ctl_manager_cluster_id(mgr), ns, "simple");

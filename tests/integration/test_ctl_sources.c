@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The controller with its real source binding (ctl_sources) against the real kube-apiserver
- * with the Flux source CRDs installed (ctl_test_install_flux_crds(): the repository's own, or
- * the published ones in the conformance lane): source objects are created by the test, their
- * status is written the way source-controller would, and artifacts are served by a loopback
- * HTTP server.
- * Shown here: a new artifact re-queues and re-renders every Component referencing the source
- * (reference/behaviour.md §5.2); pinning by spec.revision / spec.digest (§5.3); sticky mode
- * (§5.1); HTTP sources leave the poller when their Component goes or turns to a Flux source.
- * Objects are applied by the minimal test applier.
+ * The controller with its real source binding (ctl_sources) against the real kube-apiserver with
+ * the Flux source CRDs installed (ctl_test_install_flux_crds(): the repository's own, or the
+ * published ones in the conformance lane): source objects are created by the test, their status is
+ * written the way source-controller would, and artifacts are served by a loopback HTTP server.
+ * Shown here (docs/behaviour.md, "Source-change triggers", "Pinning" and "Sticky sources"): a new
+ * artifact re-queues and re-renders every Component referencing the source; pinning by
+ * spec.revision / spec.digest; sticky mode; HTTP sources leave the poller when their Component
+ * goes or turns to a Flux source. Objects are applied by the minimal test applier.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -410,8 +409,8 @@ static void test_ctl_sources__pinned_component_moves_only_with_its_pin(void **st
     served_dispose(&v3);
 }
 
-/* Whether the Component's last pass was still inside its processing cycle (§5.1), judged by
- * its own status timestamps. */
+/* Whether the Component's last pass was still inside its processing cycle (docs/behaviour.md,
+ * "Sticky sources"), judged by its own status timestamps. */
 static bool within_cycle(struct json_object *c, int64_t timeout_ns)
 {
     int64_t since = 0, observed = 0;

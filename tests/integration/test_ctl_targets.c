@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Deployment targets of the controller against real kube-apiservers (reference/behaviour.md
- * §5.9): a kubeconfig Secret (keys value, value.yaml, value.yml) pointing at a second, private
- * control plane, where the objects and the events about them land; impersonation through
- * spec.serviceAccountName and the default service account, on the local cluster and — unlike
- * the Go original — on a kubeconfig target too, with a clear Forbidden error without rights;
- * target clients expiring when unused (a short TTL is injected; the cache is observed through
- * the created/active client metrics). The manager runs in-process with the test source and
- * the real apply engine.
+ * Deployment targets of the controller against real kube-apiservers (docs/behaviour.md, "Targets
+ * and impersonation"): a kubeconfig Secret (keys value, value.yaml, value.yml) pointing at a
+ * second, private control plane, where the objects and the events about them land; impersonation
+ * through spec.serviceAccountName and the default service account, on the local cluster and —
+ * unlike the Go original — on a kubeconfig target too, with a clear Forbidden error without rights;
+ * target clients expiring when unused (a short TTL is injected; the cache is observed through the
+ * created/active client metrics). The manager runs in-process with the test source and the real
+ * apply engine.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>

@@ -2,8 +2,9 @@
 /*
  * Unit tests of the apply engine over the fake Kubernetes transport, for what the test control
  * plane cannot show or shows only indirectly: the exact managedFields rewrite of the SsaOverride
- * and SsaMerge takeover (reference/behaviour.md §3.8), and the staging of APIServices and of
- * instances of managed types within a wave (§3.4 step 15), which needs an aggregated API server
+ * and SsaMerge takeover (docs/behaviour.md, "Create, update and delete"), and the staging of
+ * APIServices and of instances of managed types within a wave (docs/behaviour.md, "Apply
+ * waves"), which needs an aggregated API server
  * the test control plane does not have.
  */
 #include <json-c/json.h>

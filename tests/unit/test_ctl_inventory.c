@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests for the pure half of the apply engine: validation and normalisation of rendered
- * objects, object digests, the inventory merge with its adoption and consistency checks, and
- * the orders of reference/behaviour.md §3.11. Scopes and live objects come from small tables
- * instead of an API server.
+ * objects, object digests, the inventory merge with its adoption and consistency checks, and the
+ * orders of docs/behaviour.md, "Apply waves" and "Deletion waves". Scopes and live objects come
+ * from small tables instead of an API server.
  */
 #include <json-c/json.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command sourcedigest is the differential oracle for the source digests of
-// reference/behaviour.md §5.1: Go's encoding/json of strings and of the digest
+// docs/behaviour.md, "Sources": Go's encoding/json of strings and of the digest
 // arrays, hashed with sha256 as the Go original does. One request per line on
 // stdin, fields hex-encoded ("-" for the empty string), one answer per line:
 //

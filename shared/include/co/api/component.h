@@ -17,11 +17,12 @@
  *   entries, path safety, URLs). Paths are reported in the object's own version.
  * - co_component_default() returns a defaulted copy (built-in defaults plus the defaults of
  *   matching ComponentPolicies); the webhook diffs it against the original for a JSON Patch.
- * - co_component_convert() moves fields between v1alpha1 and v1beta1 (DESIGN.md §3.2). It is a
- *   pure function: no defaulting, no validation, metadata and status untouched, and lossless:
- *   convert(convert(x)) equals x for every x it accepts. An object whose content cannot be
- *   represented in the other version (for example an empty `policies: {}` group, or an unknown
- *   field that would collide with a moved one) is refused with CO_EINVALID rather than changed.
+ * - co_component_convert() moves fields between v1alpha1 and v1beta1
+ *   (docs/webhook-and-certs.md, "Conversion"). It is a pure function: no defaulting, no validation,
+ *   metadata and status untouched, and lossless: convert(convert(x)) equals x for every x it
+ *   accepts. An object whose content cannot be represented in the other version (for example an
+ *   empty `policies: {}` group, or an unknown field that would collide with a moved one) is refused
+ *   with CO_EINVALID rather than changed.
  *
  * JSON null is treated as absent everywhere except inside `spec.values` (the API server prunes
  * nulls of non-nullable fields before validation, and Go decodes them as zero values).
@@ -48,7 +49,7 @@ struct json_object;
 /** The CRD's name. */
 #define CO_COMPONENT_CRD_NAME "components.core.cs.sap.com"
 
-/** Built-in defaults (reference/behaviour.md §1.2, §2.2). */
+/** Built-in defaults (docs/behaviour.md, "Defaults"). */
 #define CO_COMPONENT_DEFAULT_REQUEUE_NS ((int64_t)600 * 1000000000)  /**< 10m */
 #define CO_COMPONENT_DEFAULT_REAPPLY_NS ((int64_t)3600 * 1000000000) /**< 60m */
 
@@ -241,7 +242,7 @@ typedef struct co_type_version_info {
     char *kind;    /**< kind or "*" */
 } co_type_version_info;
 
-/** status.inventory[] (reference/behaviour.md §3.5) */
+/** status.inventory[] (docs/behaviour.md, "Inventory") */
 typedef struct co_inventory_item {
     char *group, *version, *kind, *ns, *name;
     char *adoption_policy, *reconcile_policy, *update_policy, *delete_policy;
@@ -254,7 +255,7 @@ typedef struct co_inventory_item {
     char *last_applied_at; /**< RFC 3339, NULL = unset */
 } co_inventory_item;
 
-/** status (reference/behaviour.md §1.4) */
+/** status (docs/behaviour.md, "Status") */
 typedef struct co_component_status {
     int64_t observed_generation; /**< -1 when absent (the schema default) */
     int64_t applied_generation;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file policy.h
- * ComponentPolicy (`core.cs.sap.com/v1alpha1`, cluster-scoped; DESIGN.md §3.3): how cluster
- * admins configure what the webhook enforces and defaults, and what the controller re-checks.
+ * ComponentPolicy (`core.cs.sap.com/v1alpha1`, cluster-scoped; docs/webhook-and-certs.md,
+ * "ComponentPolicy"): how cluster admins configure what the webhook enforces and defaults, and what
+ * the controller re-checks.
  *
  * A policy applies to a Component when its namespaceSelector matches the labels of the
  * Component's namespace (empty selector = every namespace) and neither the namespace nor the

@@ -25,16 +25,15 @@
  * fail. Output is split into manifests and ordered as `helm template --include-crds` prints
  * them.
  *
- * Charts see the Go operator's function set (reference/behaviour.md §6.3): besides sprig and
- * Helm's, the runtime's and its lookup family (lookup, mustLookup, lookupList, localLookup,
+ * Charts see the Go operator's function set (docs/behaviour.md, "Helm generator"): besides sprig
+ * and Helm's, the runtime's and its lookup family (lookup, mustLookup, lookupList, localLookup,
  * mustLocalLookup, localLookupList, lookupWithKubeConfig, mustLookupWithKubeConfig,
- * lookupListWithKubeConfig), which go through the caller's hooks (co_helm_options.lookup,
- * with the kzgen generator's callback types). Without hooks, `lookup` finds nothing, as in
- * `helm template`, and the others fail with "no cluster access". `lookup` with an empty name
- * lists, as Helm's does.
+ * lookupListWithKubeConfig), which go through the caller's hooks (co_helm_options.lookup, with the
+ * kzgen generator's callback types). Without hooks, `lookup` finds nothing, as in `helm template`,
+ * and the others fail with "no cluster access". `lookup` with an empty name lists, as Helm's does.
  *
  * co_helm_render() then applies the operator's mapping of Helm hooks to apply waves and
- * policies (reference/behaviour.md §6.3) and of `helm.sh/resource-policy: keep`.
+ * policies (docs/behaviour.md, "Helm hooks") and of `helm.sh/resource-policy: keep`.
  */
 #ifndef CO_HELM_H
 #define CO_HELM_H
@@ -170,7 +169,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
 void co_helm_strv_free(char **v);
 
 /**
- * Maps one rendered object in place as reference/behaviour.md §6.3 prescribes: hook
+ * Maps one rendered object in place as docs/behaviour.md, "Helm hooks", describes: hook
  * annotations become apply-order, purge-order, reconcile-policy and update-policy annotations
  * of the operator; `helm.sh/resource-policy: keep` becomes delete-policy orphan; annotations
  * of the operator's own prefix are refused unless @p flags has

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file kzgen.h
- * The kustomize generator of a Component (reference/behaviour.md §6.1–§6.2): every file of the
- * source directory is a Go template (or those ending in the template suffix), rendered with the
- * component's values as the data root `.`, then the rendered tree is built with the kustomize
- * engine (co/render/kustomize.h) into the list of objects the apply engine receives.
+ * The kustomize generator of a Component (docs/behaviour.md, "Templated kustomization" and
+ * "Template functions"): every file of the source directory is a Go template (or those ending in
+ * the template suffix), rendered with the component's values as the data root `.`, then the
+ * rendered tree is built with the kustomize engine (co/render/kustomize.h) into the list of objects
+ * the apply engine receives.
  *
  * Parsing (co_kzgen_parse, once per source artifact) reads the tree: `.component-config.yaml`
  * (templateSuffix, leftTemplateDelimiter, rightTemplateDelimiter, includedFiles,
@@ -38,9 +39,9 @@ struct json_object;
 typedef struct co_kzgen co_kzgen;
 
 /**
- * Decrypts one file as it is read (SOPS, reference §5.6). Return 0 with *out == NULL to keep
- * the bytes as they are, 0 with a malloc'ed *out (NUL-terminated, length in *out_len) to
- * replace them, or a negative co_error_code with the message set.
+ * Decrypts one file as it is read (docs/behaviour.md, "SOPS decryption"). Return 0 with *out ==
+ * NULL to keep the bytes as they are, 0 with a malloc'ed *out (NUL-terminated, length in *out_len)
+ * to replace them, or a negative co_error_code with the message set.
  * @param path the tree path of the file (its extension selects the format)
  */
 typedef int (*co_kzgen_decrypt_fn)(void *ctx,

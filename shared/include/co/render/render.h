@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file render.h
- * The one rendering pipeline of a Component (reference/behaviour.md §5.4–§5.7), shared by the
- * controller's reconcile and `component-controller render`:
+ * The one rendering pipeline of a Component (docs/behaviour.md, "Rendering pipeline"), shared
+ * by the controller's reconcile and `component-controller render`:
  *
  * 1. generator choice: a Helm chart when `<dir>/Chart.yaml` exists, else the templated
  *    kustomization generator (co/render/kzgen.h);

@@ -77,7 +77,7 @@ CO_MUST_CHECK int co_fetch_download(const char *url,
                                     const co_fetch_options *opts,
                                     co_fetch_result *result);
 
-/** The artifact an HTTP repository points at (reference/behaviour.md §5.1). */
+/** The artifact an HTTP repository points at (docs/behaviour.md, "Sources"). */
 typedef struct co_fetch_head_result {
     char *url;      /**< the artifact URL: the final URL, or a redirect's Location */
     char *digest;   /**< value of the digest header */

@@ -4,8 +4,9 @@
  * A Component's source, end to end: resolve `spec.sourceRef` to an artifact (url, digest,
  * revision) and the source digest, then materialise the artifact as a local directory from the
  * artifact cache; plus the re-queue triggers (Flux source events, and a poller for HTTP and git
- * sources). This is the one interface the controller uses for sources
- * (reference/behaviour.md §5.1–5.4, §2.5; DESIGN.md §3.1).
+ * sources). This is the one interface the controller uses for sources (docs/behaviour.md,
+ * "Sources", "Sticky sources", "Pinning", "Artifacts", "Source-change triggers" and
+ * "Retriable errors").
  *
  * Source kinds:
  * - Flux GitRepository, OCIRepository, Bucket, HelmChart (`source.toolkit.fluxcd.io/v1`, or
@@ -17,7 +18,7 @@
  *   from the Secret `secretRef.name` in the Component's namespace (keys `username`,
  *   `password`, `bearerToken`, `identity`, `identity.pub`, `known_hosts`, as Flux uses).
  *
- * Errors carry a retry delay: the retriable conditions of §2.5 (Flux object or kind missing,
+ * Errors carry a retry delay: the retriable conditions (Flux object or kind missing,
  * source not ready, artifact incomplete, credentials Secret missing, pinned digest or revision
  * not matching) set `*retry_after_ms` to CO_SOURCE_RETRY_MS; every other failure sets it to 0
  * and is for the controller's error handling. A cluster without the Flux CRDs works: Flux kinds
@@ -50,12 +51,12 @@
  *     once.
  *  4. For Flux sources, in the informer's update handler of each Flux kind: look up the
  *     Components indexed under co_source_index_key() of the updated object and enqueue those
- *     for which co_source_should_requeue(new_object, component) is true (§5.2). Create and
+ *     for which co_source_should_requeue(new_object, component) is true. Create and
  *     delete events are ignored, as in the Go original.
  *
- * Per reconcile of a Component (not being deleted; §5.1, §5.3, §5.4):
+ * Per reconcile of a Component (not being deleted):
  *  1. co_source_spec_parse(&ref, spec.sourceRef) — CO_EINVALID is a spec error (state Error).
- *  2. Sticky shortcut (controller's decision, §5.1): if it applies, reuse status.sourceRef and
+ *  2. Sticky shortcut (the controller's decision): if it applies, reuse status.sourceRef and
  *     skip to step 5 with that artifact.
  *  3. co_source_resolve(s, &ref, component_ns, &artifact, &retry_ms). On failure:
  *     retry_ms > 0 means a retriable condition (source not ready, Flux object or kind missing,
@@ -63,7 +64,7 @@
  *     co_error_last() as the message, requeue after retry_ms. retry_ms == 0: a plain error
  *     (HEAD failure, git failure, ...) for the controller's error path (state Error, backoff).
  *     On success `artifact` holds url, digest, revision and source_digest: write them to
- *     status.sourceRef; source_digest feeds the Component digest (§3.2).
+ *     status.sourceRef; source_digest feeds the Component digest.
  *  4. co_source_check_pins(&artifact, spec.digest, spec.revision, &retry_ms): on failure the
  *     same retriable mapping as above (CO_ECONFLICT, retry_ms = CO_SOURCE_RETRY_MS).
  *  5. co_source_fetch(s, &ref, component_ns, &artifact, &tree, NULL): the verified, extracted
@@ -71,8 +72,9 @@
  *     asking at the same time). Failures are non-retriable errors (digest mismatch, truncated
  *     download, hostile archive, ...); nothing half-written is ever used.
  *  6. co_source_tree_path(tree, spec.path, &dir): the absolute directory to render from; its
- *     errors are the §5.4 messages. Render, then free(dir) and co_source_tree_release(tree)
- *     (the tree may not be evicted while held; release it as soon as rendering is done).
+ *     errors say which path is missing or not a directory. Render, then free(dir) and
+ *     co_source_tree_release(tree) (the tree may not be evicted while held; release it as soon as
+ *     rendering is done).
  *  7. For HTTP and git sources: co_source_poller_watch(p, "ns/name", &ref, component_ns,
  *     status.lastAttemptedDigest, status.lastAttemptedRevision) after every attempt (it
  *     updates the watch in place), and co_source_poller_unwatch() when the Component is
@@ -92,7 +94,7 @@
 
 struct json_object;
 
-/** The delay of every retriable source error (§2.5: 10 s). */
+/** The delay of every retriable source error (10 s, as in the Go original). */
 #define CO_SOURCE_RETRY_MS 10000L
 /** Default polling interval of HTTP repositories (the Go original's 30 s). */
 #define CO_SOURCE_HTTP_POLL_MS 30000L
@@ -172,14 +174,14 @@ typedef struct co_source_artifact {
     char *url;           /**< status.sourceRef.artifact.url */
     char *digest;        /**< status.sourceRef.artifact.digest */
     char *revision;      /**< status.sourceRef.artifact.revision */
-    char *source_digest; /**< status.sourceRef.digest: feeds the Component digest (§3.2) */
+    char *source_digest; /**< status.sourceRef.digest: feeds the Component digest */
 } co_source_artifact;
 
 /** Frees the strings of @p a and zeroes it. NULL is a no-op. */
 void co_source_artifact_dispose(co_source_artifact *a);
 
 /**
- * Resolves @p ref for a Component in namespace @p component_ns (§5.1). For git sources a new
+ * Resolves @p ref for a Component in namespace @p component_ns. For git sources a new
  * commit is also fetched and checked out into the cache here, because the artifact digest is
  * the digest of its tree.
  * @param[out] out written on success
@@ -193,9 +195,9 @@ CO_MUST_CHECK int co_source_resolve(co_sources *s,
                                     long *retry_after_ms);
 
 /**
- * The pin check of §5.3: @p spec_digest / @p spec_revision (NULL or "" = no pin) against the
- * resolved artifact. A mismatch is retriable:
- * "source digest (X) does not match specified digest (Y)".
+ * The pin check (spec.digest, spec.revision): @p spec_digest / @p spec_revision (NULL or "" = no
+ * pin) against the resolved artifact. A mismatch is retriable: "source digest (X) does not match
+ * specified digest (Y)".
  * @return 0 or CO_ECONFLICT (with *retry_after_ms = CO_SOURCE_RETRY_MS).
  */
 CO_MUST_CHECK int co_source_check_pins(const co_source_artifact *a,
@@ -225,7 +227,7 @@ CO_MUST_CHECK int co_source_fetch(co_sources *s,
 const char *co_source_tree_dir(const co_source_tree *t);
 
 /**
- * Resolves `spec.path` inside the artifact (§5.4): "" is the root; the path may not leave the
+ * Resolves `spec.path` inside the artifact: "" is the root; the path may not leave the
  * artifact, also not through symlinks.
  * @param[out] out an absolute directory path (free with free())
  * @return 0; CO_ENOTFOUND "no such file or directory: <path>"; CO_EINVALID
@@ -239,15 +241,15 @@ void co_source_tree_release(co_source_tree *t);
 /* ---- triggers ---------------------------------------------------------------------------- */
 
 /**
- * Whether a Flux source object is Ready for its generation with a complete artifact (the
- * condition of §5.2 for re-queueing). @p digest / @p revision (may be NULL) borrow from @p obj.
+ * Whether a Flux source object is Ready for its generation with a complete artifact (the condition
+ * for re-queueing its Components). @p digest / @p revision (may be NULL) borrow from @p obj.
  */
 int co_source_flux_has_artifact(const struct json_object *obj,
                                 const char **digest,
                                 const char **revision);
 
 /**
- * The re-queue filter of §5.2 for one Component when its Flux source @p source was updated:
+ * The re-queue filter for one Component when its Flux source @p source was updated:
  * true when the source has a ready artifact and the Component is not already Ready
  * (observedGeneration == generation, state Ready) with lastAttemptedDigest and
  * lastAttemptedRevision equal to the artifact's.
@@ -319,7 +321,7 @@ size_t co_source_poller_len(co_source_poller *p);
 CO_MUST_CHECK int co_source_go_json_string(co_buf *out, const char *s);
 
 /**
- * The source digest of a Flux object (§5.1): sha256 hex of Go's JSON of
+ * The source digest of a Flux object: sha256 hex of Go's JSON of
  * `[uid, generation, annotations, url, digest, revision]` (annotations `null` when absent).
  * @param[out] out free with free()
  * @return 0 or CO_EINVALID (object without metadata).

@@ -19,7 +19,8 @@
  *
  * Both daemons take the same logging flags (CO_FLAGS_LOGGING): `--log-level` and `--log-format`,
  * and as aliases the zap flags controller-runtime registers, which the Go operator's Deployment
- * may pass (reference/behaviour.md §7.3).
+ * may pass (`--zap-devel`, `--zap-encoder`, `--zap-log-level`, `--zap-stacktrace-level`,
+ * `--zap-time-encoding`).
  */
 #ifndef CO_FLAGS_H
 #define CO_FLAGS_H

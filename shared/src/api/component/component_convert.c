@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Conversion between v1alpha1 and v1beta1 (DESIGN.md §3.2): a 1:1 move of spec fields into
- * and out of the v1beta1 groups. Values are deep-copied, never interpreted; everything outside
- * spec (metadata, status, unknown top-level fields) is copied as it is. Inputs that cannot make
- * the round trip unchanged are refused instead of being altered:
+ * Conversion between v1alpha1 and v1beta1 (docs/webhook-and-certs.md, "Conversion"): a 1:1 move of
+ * spec fields into and out of the v1beta1 groups. Values are deep-copied, never interpreted;
+ * everything outside spec (metadata, status, unknown top-level fields) is copied as it is. Inputs
+ * that cannot make the round trip unchanged are refused instead of being altered:
  * - v1alpha1: an empty sourceRef, a sourceRef member that would land on a v1beta1 source field
  *   (path, revision, digest, sticky, http), or an unknown spec field named like a v1beta1 group;
  * - v1beta1: a group that is not an object or is empty, an unknown member of target, policies

@@ -4,7 +4,7 @@
  * apply waves before or after the chart's other objects, reconciled once (install hooks) or on
  * every component change (upgrade hooks), recreated instead of updated (before-hook-creation)
  * and purged after their wave (hook-succeeded). The mapping is that of the Go original
- * (reference/behaviour.md §6.3); `helm.sh/resource-policy: keep` becomes delete-policy orphan.
+ * (docs/behaviour.md, "Helm hooks"); `helm.sh/resource-policy: keep` becomes delete-policy orphan.
  */
 #include <errno.h>
 #include <json-c/json.h>

@@ -471,7 +471,7 @@ static int fn_fail(tpl_x *x, tv *ret, tv *args, size_t n)
     return tpl_fail(x, WARN_START "%s" WARN_END, args[0].u.s->s);
 }
 
-/* ---- the lookup family (reference/behaviour.md §6.2), through the caller's hooks ---------- */
+/* ---- the lookup family (docs/behaviour.md, "Lookups"), through the caller's hooks --------- */
 
 typedef struct lookup_kind {
     const char *fn;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The templated-kustomization generator (reference §6.1–§6.2). A generator is a flat list of
- * kustomizations: the main one first, then the included ones in depth-first order, which is
- * the order the Go original renders them in. Each holds its readable files (for readFile,
- * existsFile, listFiles), the files copied verbatim, and one template set with its templates.
+ * The templated-kustomization generator (docs/behaviour.md, "Templated kustomization"). A generator
+ * is a flat list of kustomizations: the main one first, then the included ones in depth-first
+ * order, which is the order the Go original renders them in. Each holds its readable files (for
+ * readFile, existsFile, listFiles), the files copied verbatim, and one template set with its
+ * templates.
  */
 #include "co/render/kzgen.h"
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The postBuild kustomize step of a Component (reference §5.7): the generated objects go into an
- * in-memory objects.yaml, a kustomization with the Component's patches and images is built over
- * it (no load restriction, no plugins), and the result replaces the objects. Unlike the Go
- * original, which dereferences a missing patch target and panics, a patch without a target
- * applies to every object (an empty selector).
+ * The postBuild kustomize step of a Component (docs/behaviour.md, "postBuild patches and images"):
+ * the generated objects go into an in-memory objects.yaml, a kustomization with the Component's
+ * patches and images is built over it (no load restriction, no plugins), and the result replaces
+ * the objects. Unlike the Go original, which dereferences a missing patch target and panics, a
+ * patch without a target applies to every object (an empty selector).
  */
 #include "kz_int.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The runtime's template functions (component-operator-runtime's templatex.FuncMap and its
- * template-context functions, reference/behaviour.md §6.2): the YAML and JSON conversions
- * that report errors, required, include, tpl, the bitwise and IPv4 helpers. They replace
- * sprig's functions of the same names.
+ * template-context functions; docs/behaviour.md, "Template functions"): the YAML and JSON
+ * conversions that report errors, required, include, tpl, the bitwise and IPv4 helpers. They
+ * replace sprig's functions of the same names.
  */
 #include <json-c/json.h>
 #include <stdio.h>
