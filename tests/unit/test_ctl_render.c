@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for directory rendering (plain manifests and kustomizations) and the probe and
- * metrics listener. */
+/* Unit tests for a Component's render against a fake API server, and the probe and metrics
+ * listener. */
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -30,75 +30,6 @@ static const char *name_of(struct json_object *objs, size_t i)
     struct json_object *v =
         co_json_get(json_object_array_get_idx(objs, i), "metadata", "name", NULL);
     return v ? json_object_get_string(v) : "";
-}
-
-static void test_ctl_render__plain_manifests_get_a_kustomization(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "a.yaml", CM("a"));
-    put(dir, "sub/b.yml",
-        CM("b") "\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-                "\"metadata\":{\"name\":\"n1\"}}\n");
-    put(dir, ".hidden.yaml", CM("hidden"));
-    put(dir, ".component-config.yaml", "templateSuffix: .tpl\n");
-    put(dir, "README.md", "not a manifest\n");
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 3);
-    /* kustomize's legacy order: Namespace first */
-    assert_string_equal(name_of(objs, 0), "n1");
-    int seen_a = 0, seen_b = 0;
-    for (size_t i = 0; i < 3; i++) {
-        seen_a |= strcmp(name_of(objs, i), "a") == 0;
-        seen_b |= strcmp(name_of(objs, i), "b") == 0;
-    }
-    assert_true(seen_a && seen_b);
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__existing_kustomization_is_used(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "kustomization.yaml", "{\"namePrefix\":\"p-\",\"resources\":[\"a.yaml\"]}\n");
-    put(dir, "a.yaml", CM("a"));
-    put(dir, "b.yaml", CM("b"));
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 1);
-    assert_string_equal(name_of(objs, 0), "p-a");
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__empty_directory_renders_nothing(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 0);
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__bad_manifest_names_the_file(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "broken.yaml", "{\"apiVersion\": [\n");
-    struct json_object *objs = NULL;
-    int rc = ctl_render_dir(&objs, dir);
-    assert_true(rc < 0);
-    assert_contains(co_error_last(), "broken.yaml");
-    assert_true(ctl_render_dir(&objs, "/nonexistent/dir/for/test") == CO_ENOTFOUND);
-    co_test_rmtree(dir);
-    free(dir);
 }
 
 /* ---- a Component's render against a fake API server ------------------------------------- */
@@ -406,10 +337,6 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ctl_render__plain_manifests_get_a_kustomization),
-        cmocka_unit_test(test_ctl_render__existing_kustomization_is_used),
-        cmocka_unit_test(test_ctl_render__empty_directory_renders_nothing),
-        cmocka_unit_test(test_ctl_render__bad_manifest_names_the_file),
         cmocka_unit_test(test_ctl_render__component_variables_and_capabilities),
         cmocka_unit_test(test_ctl_render__component_decryption_errors),
         cmocka_unit_test(test_ctl_render__chart_lookups_capabilities_and_api_resources),
