@@ -3,8 +3,8 @@
  * The manager (see ctl_manager.h). Informer handlers only decide which keys to queue; all
  * work happens on the worker threads. The local client sends through a counting transport so
  * that requests per method (component_operator_runtime_requests_total) and status writes can
- * be reported. Dependency cycles are found by a breadth-first walk over the cached Components,
- * which is cheap because only the dependency lists are read.
+ * be reported. The dependency graph of the watched Components (co/api/depgraph.h) follows the
+ * Component informers; dependants and cycles are looked up in it.
  */
 #include "controller/ctl_manager.h"
 
@@ -22,6 +22,7 @@
 #include "co/util/buf.h"
 #include "co/util/caps.h"
 #include "co/api/component.h"
+#include "co/api/depgraph.h"
 #include "co/util/duration.h"
 #include "co/util/error.h"
 #include "co/json/json.h"
@@ -102,6 +103,9 @@ struct ctl_manager {
     bool crd_prober_on;
     atomic_bool crd_stop;
     int64_t crd_probe_ns; /* the interval between looks */
+
+    pthread_mutex_t graph_mu; /* guards graph */
+    co_depgraph *graph;       /* dependencies of the watched Components */
 
     ctl_queue *queue;
     ctl_backoff *backoff;
@@ -228,31 +232,43 @@ static void enqueue_obj(ctl_manager *m, const struct json_object *obj)
     }
 }
 
-/* Dependency keys "ns/name" of a Component object (namespace defaulted). */
-static void dependency_keys(co_kube_keys *out, const struct json_object *obj)
+/* Dependency keys "ns/name" of a Component object (namespace defaulted); none when the object
+ * has no namespace or name. */
+static void dependency_keys(co_depgraph_list *out, const struct json_object *obj)
 {
-    const char *ns = str_at(co_json_get(obj, "metadata", NULL), "namespace");
-    struct json_object *deps = co_json_get(obj, "spec", "dependencies", NULL);
-    size_t n =
-        deps && json_object_is_type(deps, json_type_array) ? json_object_array_length(deps) : 0;
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *d = json_object_array_get_idx(deps, i);
-        const char *dn = str_at(d, "name");
-        const char *dns = str_at(d, "namespace");
-        if (!dn || !*dn) {
-            continue;
-        }
-        char *k = co_xasprintf("%s/%s", dns && *dns ? dns : (ns ? ns : ""), dn);
-        co_kube_keys_add(out, k);
-        free(k);
+    if (co_depgraph_object_deps(out, NULL, obj, NULL) < 0) {
+        co_error_clear();
+        *out = (co_depgraph_list){NULL, 0};
     }
 }
 
-static int index_dependencies(co_kube_keys *out, const struct json_object *obj, void *payload)
+/* Follows a Component's dependencies in the graph (a Component that is not one is left out). */
+static void graph_set(ctl_manager *m, const struct json_object *obj)
 {
-    (void)payload;
-    dependency_keys(out, obj);
-    return 0;
+    pthread_mutex_lock(&m->graph_mu);
+    if (co_depgraph_set_object(m->graph, obj, NULL) < 0) {
+        co_error_clear();
+    }
+    pthread_mutex_unlock(&m->graph_mu);
+}
+
+static void graph_remove(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (key) {
+        pthread_mutex_lock(&m->graph_mu);
+        co_depgraph_remove(m->graph, key);
+        pthread_mutex_unlock(&m->graph_mu);
+        free(key);
+    }
+}
+
+/* The watched Components that list @p key as a dependency. */
+static void graph_dependents(ctl_manager *m, const char *key, co_depgraph_list *out)
+{
+    pthread_mutex_lock(&m->graph_mu);
+    CO_ASSERT(co_depgraph_dependents(out, m->graph, key) == 0);
+    pthread_mutex_unlock(&m->graph_mu);
 }
 
 /* "<Kind>/<ns>/<name>" of a Flux sourceRef, or NULL. */
@@ -358,15 +374,12 @@ static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
     if (!key) {
         return;
     }
-    for (size_t i = 0; i < m->ncomp_inf; i++) {
-        co_kube_keys keys = {0};
-        if (co_kube_informer_index_keys(&keys, m->comp_inf[i], "dependencies", key) == 0) {
-            for (size_t j = 0; j < keys.len; j++) {
-                enqueue_key(m, keys.items[j]);
-            }
-        }
-        co_kube_keys_dispose(&keys);
+    co_depgraph_list keys = {NULL, 0};
+    graph_dependents(m, key, &keys);
+    for (size_t i = 0; i < keys.len; i++) {
+        enqueue_key(m, keys.items[i]);
     }
+    co_depgraph_list_dispose(&keys);
     free(key);
 }
 
@@ -386,6 +399,7 @@ static void release_obj(ctl_manager *m, const struct json_object *obj)
 
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
+    graph_set(payload, obj);
     enqueue_obj(payload, obj);
 }
 
@@ -426,6 +440,7 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
     }
     if (!same_json(co_json_get(old_obj, "spec", "dependencies", NULL),
                    co_json_get(new_obj, "spec", "dependencies", NULL))) {
+        graph_set(m, new_obj);
         enqueue_cycle_members(m);
     }
 }
@@ -434,14 +449,15 @@ static void on_comp_delete(const struct json_object *obj, void *payload)
 {
     ctl_manager *m = payload;
     release_obj(m, obj);
+    graph_remove(m, obj);
     enqueue_obj(m, obj);
     /* its dependencies may be waiting for it to go (DeletionPending) */
-    co_kube_keys deps = {0};
+    co_depgraph_list deps = {NULL, 0};
     dependency_keys(&deps, obj);
     for (size_t i = 0; i < deps.len; i++) {
         enqueue_key(m, deps.items[i]);
     }
-    co_kube_keys_dispose(&deps);
+    co_depgraph_list_dispose(&deps);
     enqueue_cycle_members(m);
 }
 
@@ -558,7 +574,7 @@ typedef struct dependants_scan {
 static int scan_dependant(struct json_object *item, void *payload)
 {
     dependants_scan *d = payload;
-    co_kube_keys deps = {0};
+    co_depgraph_list deps = {NULL, 0};
     dependency_keys(&deps, item);
     for (size_t i = 0; i < deps.len; i++) {
         if (strcmp(deps.items[i], d->key) == 0) {
@@ -570,24 +586,21 @@ static int scan_dependant(struct json_object *item, void *payload)
             break;
         }
     }
-    co_kube_keys_dispose(&deps);
+    co_depgraph_list_dispose(&deps);
     return 0;
 }
 
 static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
 {
     ctl_manager *m = ctx;
-    for (size_t i = 0; i < m->ncomp_inf; i++) {
-        co_kube_keys keys = {0};
-        if (co_kube_informer_index_keys(&keys, m->comp_inf[i], "dependencies", key) == 0) {
-            for (size_t j = 0; j < keys.len; j++) {
-                if (strcmp(keys.items[j], key) != 0) {
-                    co_kube_keys_add(out, keys.items[j]);
-                }
-            }
+    co_depgraph_list keys = {NULL, 0};
+    graph_dependents(m, key, &keys);
+    for (size_t i = 0; i < keys.len; i++) {
+        if (strcmp(keys.items[i], key) != 0) {
+            co_kube_keys_add(out, keys.items[i]);
         }
-        co_kube_keys_dispose(&keys);
     }
+    co_depgraph_list_dispose(&keys);
     bool selective = m->label_selector && *m->label_selector;
     if (m->nnamespaces == 0 && !selective) {
         return 0;
@@ -623,89 +636,68 @@ static int cache_dependants(void *ctx, const char *key, co_kube_keys *out)
     return 0;
 }
 
-typedef struct bfs_node {
-    char *key;
-    int parent;
-} bfs_node;
+/* The dependencies of @p key: from the graph for a watched Component, else (a namespace this
+ * instance does not watch) from the API server. CO_ENOTFOUND: no such Component. */
+static int deps_of(ctl_manager *m, const char *key, co_depgraph_list *out)
+{
+    const char *slash = strchr(key, '/');
+    char *ns = co_xstrndup(key, (size_t)(slash - key));
+    int rc;
+    if (informer_for(m, ns)) {
+        pthread_mutex_lock(&m->graph_mu);
+        rc = co_depgraph_deps(out, m->graph, key);
+        pthread_mutex_unlock(&m->graph_mu);
+    } else {
+        struct json_object *obj = NULL;
+        co_kube_ref ref = {COMPONENT_API, "Component", ns, slash + 1};
+        rc = co_kube_get(&obj, m->client, &ref, NULL);
+        if (rc == 0) {
+            dependency_keys(out, obj);
+        }
+        json_object_put(obj);
+    }
+    free(ns);
+    return rc;
+}
 
-/* Shortest cycle through @p key by breadth-first search over cached dependency lists. */
+/* Shortest cycle through @p key: the part of the graph reachable from it (Components in
+ * namespaces this instance does not watch included) is copied and searched. */
 static int cache_cycle_of(void *ctx, const char *key, char **path_out)
 {
     ctl_manager *m = ctx;
-    bfs_node *nodes = NULL;
-    size_t n = 0, cap = 0, head = 0;
-    int found = -1;
-    const char *slash = strchr(key, '/');
-    if (!slash) {
+    if (!strchr(key, '/')) {
         return CO_ENOTFOUND;
     }
-    cap = 16;
-    nodes = co_xcalloc(cap, sizeof(*nodes));
-    nodes[n++] = (bfs_node){co_xstrdup(key), -1};
-    while (head < n && found < 0 && n < 100000) {
-        size_t cur = head++;
-        const char *k = nodes[cur].key;
-        const char *sl = strchr(k, '/');
-        char *ns = co_xstrndup(k, (size_t)(sl - k));
-        struct json_object *obj = NULL;
-        int rc = cache_get_component(m, ns, sl + 1, &obj);
-        free(ns);
-        if (rc < 0) {
+    co_depgraph *reach = NULL;
+    CO_ASSERT(co_depgraph_new(&reach) == 0);
+    co_kube_keys todo = {0};
+    co_kube_keys_add(&todo, key);
+    for (size_t i = 0; i < todo.len && todo.len < 100000; i++) {
+        const char *k = todo.items[i];
+        co_depgraph_list deps = {NULL, 0};
+        if (co_depgraph_contains(reach, k)) {
             continue;
         }
-        co_kube_keys deps = {0};
-        dependency_keys(&deps, obj);
-        json_object_put(obj);
-        for (size_t i = 0; i < deps.len && found < 0; i++) {
-            if (strcmp(deps.items[i], key) == 0) {
-                found = (int)cur;
-                break;
-            }
-            bool seen = false;
-            for (size_t j = 0; j < n && !seen; j++) {
-                seen = strcmp(nodes[j].key, deps.items[i]) == 0;
-            }
-            if (!seen) {
-                if (n == cap) {
-                    cap *= 2;
-                    nodes = co_xreallocarray(nodes, cap, sizeof(*nodes));
-                }
-                nodes[n++] = (bfs_node){co_xstrdup(deps.items[i]), (int)cur};
+        if (deps_of(m, k, &deps) < 0) {
+            /* absent or unreadable: on no cycle, and not looked up again */
+            co_error_clear();
+        }
+        if (co_depgraph_set(reach, k, (const char *const *)deps.items, deps.len) < 0) {
+            co_error_clear();
+        }
+        for (size_t j = 0; j < deps.len; j++) {
+            if (!co_depgraph_contains(reach, deps.items[j])) {
+                co_kube_keys_add(&todo, deps.items[j]);
             }
         }
-        co_kube_keys_dispose(&deps);
+        co_depgraph_list_dispose(&deps);
     }
-    int rc = CO_ENOTFOUND;
-    if (found >= 0) {
-        /* walk back to the start, then print forwards */
-        size_t len = 0;
-        for (int i = found; i >= 0; i = nodes[i].parent) {
-            len++;
-        }
-        const char **order = co_xcalloc(len, sizeof(*order));
-        size_t pos = len;
-        for (int i = found; i >= 0; i = nodes[i].parent) {
-            order[--pos] = nodes[i].key;
-        }
-        co_buf b = CO_BUF_INIT(SIZE_MAX);
-        int brc = 0;
-        for (size_t i = 0; i < len && brc == 0; i++) {
-            brc = co_buf_printf(&b, "%s -> ", order[i]);
-        }
-        if (brc == 0) {
-            brc = co_buf_puts(&b, key);
-        }
-        free(order);
-        if (brc == 0) {
-            *path_out = co_buf_take(&b, NULL);
-            rc = 0;
-        }
-        co_buf_dispose(&b);
+    int rc = co_depgraph_cycle_of(path_out, reach, key);
+    if (rc < 0) {
+        co_error_clear();
     }
-    for (size_t i = 0; i < n; i++) {
-        free(nodes[i].key);
-    }
-    free(nodes);
+    co_kube_keys_dispose(&todo);
+    co_depgraph_free(reach);
     return rc;
 }
 
@@ -1414,6 +1406,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->ev_mu, NULL);
     pthread_mutex_init(&m->crd_mu, NULL);
+    pthread_mutex_init(&m->graph_mu, NULL);
+    CO_ASSERT(co_depgraph_new(&m->graph) == 0);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1568,8 +1562,7 @@ static int start_component_informer(ctl_manager *m, co_kube_informer **out, cons
         return rc;
     }
     co_kube_handlers h = {on_comp_add, on_comp_update, on_comp_delete, m};
-    if ((rc = co_kube_informer_add_index(inf, "dependencies", index_dependencies, NULL)) < 0 ||
-        (rc = co_kube_informer_add_index(inf, "source", index_source, NULL)) < 0 ||
+    if ((rc = co_kube_informer_add_index(inf, "source", index_source, NULL)) < 0 ||
         (rc = co_kube_informer_add_index(inf, "inventory", index_inventory, NULL)) < 0 ||
         (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
         (rc = co_kube_informer_start(inf)) < 0) {
@@ -1736,6 +1729,7 @@ void ctl_manager_free(ctl_manager *m)
     co_kube_config_free(m->cfg);
     ctl_queue_free(m->queue);
     ctl_backoff_free(m->backoff);
+    co_depgraph_free(m->graph);
     co_metrics_free(m->metrics);
     last_event *e = m->events;
     while (e) {
@@ -1762,6 +1756,7 @@ void ctl_manager_free(ctl_manager *m)
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
     pthread_mutex_destroy(&m->crd_mu);
+    pthread_mutex_destroy(&m->graph_mu);
     pthread_cond_destroy(&m->crd_cv);
     free(m);
 }

@@ -223,6 +223,30 @@ static void test_depgraph__dependents_and_removal(void **state)
     co_depgraph_free(NULL);
 }
 
+static void test_depgraph__deps_of_a_component(void **state)
+{
+    (void)state;
+    co_depgraph *g = graph();
+    SET(g, "ns/web", "ns/db", "other/cache", "ns/db");
+    SET(g, "ns/db");
+    co_depgraph_list l = {NULL, 0};
+    assert_co_pass(co_depgraph_deps(&l, g, "ns/web"));
+    assert_int_equal(l.len, 2);
+    assert_string_equal(l.items[0], "ns/db");
+    assert_string_equal(l.items[1], "other/cache");
+    co_depgraph_list_dispose(&l);
+    assert_co_pass(co_depgraph_deps(&l, g, "ns/db"));
+    assert_int_equal(l.len, 0);
+    co_depgraph_list_dispose(&l);
+    /* a missing target and an unknown key are no Components */
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "other/cache"));
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "ns/nope"));
+    assert_null(l.items);
+    co_depgraph_remove(g, "ns/web");
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "ns/web"));
+    co_depgraph_free(g);
+}
+
 static void test_depgraph__churn_does_not_grow(void **state)
 {
     (void)state;
@@ -469,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_depgraph__shortest_cycle_is_reported),
         cmocka_unit_test(test_depgraph__find_all_cycles),
         cmocka_unit_test(test_depgraph__dependents_and_removal),
+        cmocka_unit_test(test_depgraph__deps_of_a_component),
         cmocka_unit_test(test_depgraph__churn_does_not_grow),
         cmocka_unit_test(test_depgraph__names_colliding_under_fnv),
         cmocka_unit_test(test_depgraph__long_chain),

@@ -576,6 +576,21 @@ int co_depgraph_dependents(co_depgraph_list *out, const co_depgraph *g, const ch
     return 0;
 }
 
+int co_depgraph_deps(co_depgraph_list *out, const co_depgraph *g, const char *key)
+{
+    size_t idx = key ? find(g, key) : EMPTY;
+    if (idx == EMPTY || !g->nodes[idx].present) {
+        return co_error_set(CO_ENOTFOUND, "no Component %s in the graph", key ? key : "");
+    }
+    co_depgraph_list res = {NULL, 0};
+    const node *n = &g->nodes[idx];
+    for (size_t i = 0; i < n->ndeps; i++) {
+        list_push(&res, co_xstrdup(g->nodes[n->deps[i]].key));
+    }
+    *out = res;
+    return 0;
+}
+
 int co_depgraph_missing(co_depgraph_list *out,
                         const co_depgraph *g,
                         const char *const *deps,

@@ -91,6 +91,14 @@ CO_MUST_CHECK int co_depgraph_check_object(char **cycle_out,
                                            const char *ns);
 
 /**
+ * The dependencies of the Component @p key, as last set (namespace-defaulted, in the order
+ * given, duplicates once).
+ * @param[out] out the keys; dispose with co_depgraph_list_dispose()
+ * @return 0; CO_ENOTFOUND when no Component occupies @p key (a missing target included).
+ */
+CO_MUST_CHECK int co_depgraph_deps(co_depgraph_list *out, const co_depgraph *g, const char *key);
+
+/**
  * Lists the dependencies of @p key that no Component occupies (in the order given).
  * @param[out] out the missing keys; dispose with co_depgraph_list_dispose(). @return 0.
  */
