@@ -118,7 +118,7 @@ struct ctl_manager {
     co_metric *m_reconcile_total, *m_reconcile_errors, *m_requests, *m_created_clients,
         *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
         *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
-        *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader;
+        *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader, *m_operations;
     char *rest_host; /* host:port of the API server, for rest_client_requests_total */
     co_series *wq_queue_duration, *wq_work_duration;
 
@@ -1159,6 +1159,18 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
     }
 }
 
+/* component_operator_runtime_operations_total: what the apply engine did to dependents */
+static void observe_operations(void *ctx, const ctl_apply_stats *s)
+{
+    ctl_manager *m = ctx;
+    const char *r[] = {CONTROLLER, "read"}, *c[] = {CONTROLLER, "create"},
+               *u[] = {CONTROLLER, "update"}, *d[] = {CONTROLLER, "delete"};
+    co_metric_add(m->m_operations, r, (double)s->reads);
+    co_metric_add(m->m_operations, c, (double)s->creates);
+    co_metric_add(m->m_operations, u, (double)s->updates);
+    co_metric_add(m->m_operations, d, (double)s->deletes);
+}
+
 /* ---- workers ----------------------------------------------------------------------------- */
 
 static void *worker_main(void *arg)
@@ -1317,6 +1329,9 @@ static void register_metrics(ctl_manager *m)
     m->m_reconcile_total =
         co_metrics_counter(m->metrics, "component_operator_runtime_reconcile_total",
                            "Total number of reconciliations per controller", c, 1);
+    const char *ca[] = {"controller", "action"};
+    m->m_operations = co_metrics_counter(m->metrics, "component_operator_runtime_operations_total",
+                                         "Dependent operations per controller and action", ca, 2);
     m->m_reconcile_errors =
         co_metrics_counter(m->metrics, "component_operator_runtime_reconcile_errors_total",
                            "Total number of reconciliation errors per controller and type", ct, 2);
@@ -1502,8 +1517,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     }
     m->targets = ctl_targets_new(m->client, opts->target_ttl_ns > 0 ? opts->target_ttl_ns
                                                                     : (int64_t)15 * 60 * CO_SECOND);
-    /* before any thread of the manager exists, so that whoever forwards events to it (the apply
-     * engine) is wired before the first reconcile, without a lock */
+    /* before any thread of the manager exists, so that the reconciler hands it to the apply
+     * engine from the first reconcile on, without a lock */
     co_kube_recorder_options ro = {0};
     ro.component = CTL_RECONCILER_NAME;
     ro.instance = m->identity;
@@ -1524,7 +1539,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.render = opts->render;
     m->env.render_ctx = opts->render_ctx;
     m->env.targets = (ctl_target_ops){targets_acquire, targets_release, targets_recorder, m};
-    m->env.observer = (ctl_observer){observe_outcome, observe_gone, m};
+    m->env.observer = (ctl_observer){observe_outcome, observe_gone, observe_operations, m};
+    m->env.events = m->recorder;
     *out = m;
     return 0;
 }

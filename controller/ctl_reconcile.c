@@ -93,6 +93,7 @@ typedef struct pass {
     const char *ns, *name;
     char *key;
     struct json_object *obj;    /* the fresh Component (owned) */
+    co_component *c;            /* the same, parsed once (owned) */
     struct json_object *status; /* the status being built (owned) */
     struct json_object *spec;   /* borrowed from obj */
     int64_t now;
@@ -619,12 +620,6 @@ static int write_status(pass *p)
 
 /* ---- steps ------------------------------------------------------------------------------- */
 
-static const char *spec_policy(pass *p, const char *field, const char *dflt)
-{
-    const char *v = str_at(p->spec, field);
-    return v && *v ? v : dflt;
-}
-
 /* The identity the Component acts with: its service account, else the default one, else none
  * (the controller's own rights). The name was validated with the spec; it is checked again
  * here because deletion does not validate, and it becomes an HTTP header. */
@@ -748,36 +743,49 @@ static int claimed_elsewhere(void *ctx,
     return p->env->cache.claimed_by(p->env->cache.ctx, p->key, group, kind, ns, name, owner_out);
 }
 
-static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
+/* The apply engine's settings for this pass; @p stats and @p changed receive what it did. */
+static void fill_apply_opts(pass *p,
+                            ctl_apply_opts *o,
+                            const char *owner_id,
+                            ctl_apply_stats *stats,
+                            bool *changed)
 {
-    memset(c, 0, sizeof(*c));
-    c->target = p->target;
-    c->remote = p->kubeconfig != NULL;
-    if (c->remote && p->target_hold && p->env->targets.recorder) {
-        c->target_events = p->env->targets.recorder(p->env->targets.ctx, p->target_hold);
+    const co_component *c = p->c;
+    memset(o, 0, sizeof(*o));
+    o->target = p->target;
+    bool remote = p->kubeconfig != NULL;
+    if (ctl_apply_events_disabled(c)) {
+        o->events = NULL;
+    } else if (!remote) {
+        o->events = p->env->events;
+    } else if (p->target_hold && p->env->targets.recorder) {
+        o->events = p->env->targets.recorder(p->env->targets.ctx, p->target_hold);
     }
-    c->component = p->obj;
-    c->owner_id = owner_id;
-    c->component_digest = p->digest;
-    const char *tns = str_at(p->spec, "namespace");
-    c->namespace = tns && *tns ? tns : p->ns;
-    c->adoption_policy = spec_policy(p, "adoptionPolicy", "IfUnowned");
-    c->reconcile_policy = "OnObjectChange";
-    c->update_policy = spec_policy(p, "updatePolicy", "SsaOverride");
-    c->delete_policy = spec_policy(p, "deletePolicy", "Delete");
-    c->missing_namespaces_policy = spec_policy(p, "missingNamespacesPolicy", "Create");
-    int64_t reapply = 60 * CO_MINUTE;
-    const char *rs = str_at(p->spec, "reapplyInterval");
-    int64_t v = 0;
-    if (rs && co_duration_parse(&v, rs) == 0 && v > 0) {
-        reapply = v;
-    }
-    c->reapply_interval_ms = reapply / MS;
-    c->additional_managed_types = co_json_get(p->spec, "additionalManagedTypes", NULL);
+    o->owner_id = owner_id;
+    o->component_digest = p->digest;
+    o->namespace = co_component_target_namespace(c);
+    o->adoption_policy = co_component_adoption_policy(c);
+    o->update_policy = co_component_update_policy(c);
+    o->delete_policy = co_component_delete_policy(c);
+    o->missing_namespaces_policy = co_component_missing_namespaces_policy(c);
+    o->reapply_interval_ns = co_component_reapply_ns(c);
+    o->additional_managed_types = c->spec.additional_managed_types;
+    o->n_additional_managed_types = c->spec.n_additional_managed_types;
     /* inventories name objects without their cluster: only local targets are compared */
-    if (!c->remote && p->env->cache.claimed_by) {
-        c->claimed = claimed_elsewhere;
-        c->claimed_ctx = p;
+    if (!remote && p->env->cache.claimed_by) {
+        o->claimed = claimed_elsewhere;
+        o->claimed_ctx = p;
+    }
+    o->stats = stats;
+    o->inventory_changed = changed;
+    *changed = false;
+}
+
+/* Hands what one call into the apply engine did to the observer. */
+static void report_operations(pass *p, const ctl_apply_stats *stats)
+{
+    if (p->env->observer.operations) {
+        p->env->observer.operations(p->env->observer.ctx, stats);
     }
 }
 
@@ -874,11 +882,13 @@ static void apply_step(pass *p, const char *owner_id)
         json_object_put(objects);
         return;
     }
-    ctl_apply_call c;
-    fill_apply_call(p, &c, owner_id);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
     bool done = false, changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
     co_error_clear();
-    rc = p->env->apply.apply(p->env->apply.ctx, &c, inventory_of(p), objects, &done, &changed);
+    rc = p->env->apply.apply(p->env->apply.ctx, &o, inventory_of(p), objects, &done);
+    report_operations(p, &stats);
     json_object_put(objects);
     if (rc < 0) {
         fail(p, rc, false, 0, "error reconciling dependent resources: %s", co_error_last());
@@ -936,13 +946,17 @@ static void delete_step(pass *p, const char *owner_id)
              "error deleting dependent resources: no apply engine in this build");
         return;
     }
-    ctl_apply_call c;
-    fill_apply_call(p, &c, owner_id);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
+    bool done = false, changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
     struct json_object *inv = inventory_of(p);
     bool allowed = false;
     char *why = NULL;
     co_error_clear();
-    int rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &c, inv, &allowed, &why);
+    int rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &o, inv, &allowed, &why);
+    report_operations(p, &stats);
+    stats = (ctl_apply_stats){0};
     if (rc < 0) {
         free(why);
         fail(p, rc, false, 0, "error checking whether deletion is possible: %s", co_error_last());
@@ -964,9 +978,9 @@ static void delete_step(pass *p, const char *owner_id)
         p->requeue_after = CO_SECOND + ctl_backoff_next(p->env->backoff, p->key, "DeletionBlocked");
         return;
     }
-    bool done = false, changed = false;
     co_error_clear();
-    rc = p->env->apply.delete_all(p->env->apply.ctx, &c, inv, &done, &changed);
+    rc = p->env->apply.delete_all(p->env->apply.ctx, &o, inv, &done);
+    report_operations(p, &stats);
     if (rc < 0) {
         fail(p, rc, false, 0, "error deleting dependent resources: %s", co_error_last());
         return;
@@ -1051,6 +1065,12 @@ static void run(pass *p)
 {
     ctl_env *env = p->env;
     bool bad = false;
+    if (co_component_parse(&p->c, p->obj) < 0) {
+        /* wrong JSON types: only an edit of the object can change that */
+        fail(p, CO_EINVALID, false, 0, "invalid component: %s", co_error_last());
+        p->err_reason = CTL_REASON_INVALID_SPEC;
+        return;
+    }
     p->requeue_ns = duration_field(p, "requeueInterval", 10 * CO_MINUTE, &bad);
     p->retry_ns = duration_field(p, "retryInterval", p->requeue_ns, &bad);
     p->timeout_ns = duration_field(p, "timeout", p->requeue_ns, &bad);
@@ -1303,6 +1323,7 @@ done:
     json_object_put(p->values);
     json_object_put(p->status);
     json_object_put(p->obj);
+    co_component_free(p->c);
     ctl_artifact_dispose(&p->art);
     free(p->kubeconfig);
     free(p->user);

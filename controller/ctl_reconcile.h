@@ -25,6 +25,7 @@
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_informer.h"
 #include "co/api/policy.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_state.h"
 
 struct json_object;
@@ -72,52 +73,6 @@ typedef int (*ctl_render_fn)(void *ctx,
                              const struct json_object *values,
                              const char *component_digest,
                              int64_t revision);
-
-/** Arguments of one call into the apply engine (mirrors ctl_apply_opts). */
-typedef struct ctl_apply_call {
-    co_kube_client *target;
-    bool remote;                         /**< the target is another cluster (kubeconfig) */
-    const struct json_object *component; /**< the Component (annotations, identity) */
-    const char *owner_id;
-    const char *component_digest;
-    const char *namespace;
-    const char *adoption_policy, *reconcile_policy, *update_policy, *delete_policy;
-    const char *missing_namespaces_policy;
-    int64_t reapply_interval_ms;
-    const struct json_object *additional_managed_types;
-    /** events about dependents in a remote target, written through the target client (NULL:
-     * none) */
-    struct co_kube_recorder *target_events;
-    /** as ctl_apply_opts.claimed (NULL: no check) */
-    int (*claimed)(void *ctx,
-                   char **owner_out,
-                   const char *group,
-                   const char *kind,
-                   const char *ns,
-                   const char *name);
-    void *claimed_ctx;
-} ctl_apply_call;
-
-/** The apply engine (controller/ctl_apply.h, behind a seam). */
-typedef struct ctl_apply_ops {
-    int (*apply)(void *ctx,
-                 const ctl_apply_call *c,
-                 struct json_object *inventory,
-                 struct json_object *objects,
-                 bool *done,
-                 bool *inventory_changed);
-    int (*deletion_allowed)(void *ctx,
-                            const ctl_apply_call *c,
-                            struct json_object *inventory,
-                            bool *allowed,
-                            char **msg);
-    int (*delete_all)(void *ctx,
-                      const ctl_apply_call *c,
-                      struct json_object *inventory,
-                      bool *done,
-                      bool *inventory_changed);
-    void *ctx;
-} ctl_apply_ops;
 
 /** Informer-backed lookups. Any member may be NULL (the check is then skipped). */
 typedef struct ctl_cache_ops {
@@ -180,6 +135,8 @@ typedef struct ctl_observer {
                     int error_code);
     /** The Component is gone for good (finalizer removed or object not found). */
     void (*gone)(void *ctx, const char *ns, const char *name);
+    /** What one call into the apply engine did to dependents; optional. */
+    void (*operations)(void *ctx, const ctl_apply_stats *stats);
     void *ctx;
 } ctl_observer;
 
@@ -194,6 +151,9 @@ typedef struct ctl_env {
     ctl_render_fn render;
     void *render_ctx;
     ctl_apply_ops apply; /**< apply NULL: no apply engine (never Ready) */
+    /** Events on dependents in the local cluster (those of a remote target go through its own
+     * client's recorder, ctl_target_ops.recorder); NULL: none */
+    struct co_kube_recorder *events;
     ctl_target_ops targets;
     ctl_observer observer;
     /** Wall clock (ns since the epoch) and randomness; NULL: the system's. */

@@ -18,7 +18,6 @@
 #include "co/util/log.h"
 #include "co/util/net.h"
 #include "controller/ctl_cli.h"
-#include "controller/ctl_engine.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 
@@ -193,8 +192,7 @@ int main(int argc, char **argv)
     }
     free(cache_dir);
     ctl_source_ops source_ops = ctl_sources_ops(sources);
-    ctl_engine engine = {0};
-    ctl_apply_ops apply_ops = ctl_engine_ops(&engine);
+    ctl_apply_ops apply_ops = ctl_apply_engine_ops();
 
     ctl_manager_options mo = {0};
     mo.source = &source_ops;
@@ -214,12 +212,6 @@ int main(int argc, char **argv)
     ctl_manager *m = NULL;
     int rc = ctl_manager_new(&m, &mo);
     if (rc == 0) {
-        const char *labels[] = {"controller", "action"};
-        engine.operations = co_metrics_counter(
-            ctl_manager_metrics(m), "component_operator_runtime_operations_total",
-            "Dependent operations per controller and action", labels, 2);
-        /* the engine is read by the workers without a lock: complete before they start */
-        engine.events = ctl_manager_recorder(m);
         rc = ctl_sources_attach(sources, m);
     }
     if (rc == 0) {

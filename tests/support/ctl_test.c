@@ -227,12 +227,18 @@ find_item(struct json_object *inv, const char *g, const char *k, const char *ns,
     return -1;
 }
 
+static void set_changed(const ctl_apply_opts *c, bool changed)
+{
+    if (c->inventory_changed) {
+        *c->inventory_changed = changed;
+    }
+}
+
 static int app_apply(void *ctx,
-                     const ctl_apply_call *c,
+                     const ctl_apply_opts *c,
                      struct json_object *inventory,
                      struct json_object *objects,
-                     bool *done,
-                     bool *changed)
+                     bool *done)
 {
     (void)ctx;
     size_t n = json_object_array_length(objects);
@@ -270,7 +276,7 @@ static int app_apply(void *ctx,
     if (added) {
         free(label);
         *done = false;
-        *changed = true;
+        set_changed(c, true);
         return 0;
     }
     bool all_ready = true;
@@ -309,12 +315,12 @@ static int app_apply(void *ctx,
     }
     free(label);
     *done = all_ready;
-    *changed = false;
+    set_changed(c, false);
     return 0;
 }
 
 static int app_allowed(void *ctx,
-                       const ctl_apply_call *c,
+                       const ctl_apply_opts *c,
                        struct json_object *inventory,
                        bool *allowed,
                        char **msg)
@@ -327,11 +333,7 @@ static int app_allowed(void *ctx,
     return 0;
 }
 
-static int app_delete(void *ctx,
-                      const ctl_apply_call *c,
-                      struct json_object *inventory,
-                      bool *done,
-                      bool *changed)
+static int app_delete(void *ctx, const ctl_apply_opts *c, struct json_object *inventory, bool *done)
 {
     (void)ctx;
     size_t n = json_object_array_length(inventory);
@@ -354,7 +356,7 @@ static int app_delete(void *ctx,
         json_object_array_del_idx(inventory, 0, 1);
     }
     *done = true;
-    *changed = n > 0;
+    set_changed(c, n > 0);
     return 0;
 }
 
