@@ -526,17 +526,24 @@ on_flux_update(const struct json_object *old_obj, const struct json_object *new_
 
 /* ---- cache ops for the reconciler -------------------------------------------------------- */
 
-static int
-cache_get_component(void *ctx, const char *ns, const char *name, struct json_object **out)
+static int cache_get_component(void *ctx, const char *ns, const char *name, co_component **out)
 {
     ctl_manager *m = ctx;
     co_kube_informer *inf = informer_for(m, ns);
+    struct json_object *obj = NULL;
+    int rc;
     if (inf) {
-        return co_kube_informer_get(out, inf, ns, name);
+        rc = co_kube_informer_get(&obj, inf, ns, name);
+    } else {
+        /* not watched by this instance: read it directly */
+        co_kube_ref ref = {COMPONENT_API, "Component", ns, name};
+        rc = co_kube_get(&obj, m->client, &ref, NULL);
     }
-    /* not watched by this instance: read it directly */
-    co_kube_ref ref = {COMPONENT_API, "Component", ns, name};
-    return co_kube_get(out, m->client, &ref, NULL);
+    if (rc == 0) {
+        rc = co_component_parse(out, obj);
+    }
+    json_object_put(obj);
+    return rc;
 }
 
 static int cache_claimed_by(void *ctx,
@@ -1070,19 +1077,12 @@ static void forget_events(ctl_manager *m, const char *ns, const char *name)
     pthread_mutex_unlock(&m->ev_mu);
 }
 
-static void observe_outcome(void *ctx,
-                            const struct json_object *component,
-                            const char *component_digest,
-                            const char *state,
-                            const char *reason,
-                            const char *message,
-                            int error_code)
+static void observe_outcome(void *ctx, const ctl_outcome *o)
 {
     ctl_manager *m = ctx;
-    struct json_object *meta = co_json_get(component, "metadata", NULL);
-    const char *ns = str_at(meta, "namespace");
-    const char *name = str_at(meta, "name");
-    const char *uid = str_at(meta, "uid");
+    const co_component *c = o->component;
+    const char *ns = c->ns, *name = c->name, *uid = c->uid;
+    const char *state = o->state, *reason = o->reason, *message = o->message;
     if (!ns || !name) {
         return;
     }
@@ -1090,19 +1090,10 @@ static void observe_outcome(void *ctx,
         const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
         co_metric_set(m->m_state, lv, strcmp(state, STATES[i]) == 0 ? 1 : 0);
     }
-    struct json_object *inv = co_json_get(component, "status", "inventory", NULL);
-    size_t n = inv && json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
-    size_t unready = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *ph = str_at(json_object_array_get_idx(inv, i), "phase");
-        if (!ph || (strcmp(ph, "Ready") != 0 && strcmp(ph, "Completed") != 0)) {
-            unready++;
-        }
-    }
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
-    co_metric_set(m->m_dependents, lv, (double)n);
-    co_metric_set(m->m_unready, lv, (double)unready);
-    if (error_code < 0) {
+    co_metric_set(m->m_dependents, lv, (double)o->dependents);
+    co_metric_set(m->m_unready, lv, (double)o->unready);
+    if (o->error_code < 0) {
         co_log(CO_LOG_WARN, "reconcile failed", "component", ns, "name", name, "reason", reason,
                "message", message, NULL);
         const co_kube_status *ks = co_kube_status_last();
@@ -1121,8 +1112,8 @@ static void observe_outcome(void *ctx,
     const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
     /* the Go operator's event annotations (api/v1alpha1 GetEventAnnotations): keys prefixed
      * with the group, as Flux's notification-controller expects of the involved object */
-    const char *revision = str_at(co_json_get(component, "status", NULL), "lastAttemptedRevision");
-    char *token = co_xasprintf("%s:%s", uid, component_digest ? component_digest : "");
+    const char *revision = c->status.last_attempted_revision;
+    char *token = co_xasprintf("%s:%s", uid, o->component_digest);
     const char *annotations[] = {"core.cs.sap.com/revision", revision ? revision : "",
                                  "core.cs.sap.com/token", token, NULL};
     /* as upstream's de-duplication, the annotations count: a new digest is a new event */
@@ -1134,9 +1125,9 @@ static void observe_outcome(void *ctx,
         free(token);
         return;
     }
-    co_kube_event_annotated(m->recorder, component, annotations, type, reason, "%s", message);
+    co_kube_event_annotated(m->recorder, o->object, annotations, type, reason, "%s", message);
     if (m->notify) {
-        ctl_notify_event(m->notify, component, type, reason, message, annotations);
+        ctl_notify_event(m->notify, o->object, type, reason, message, annotations);
     }
     free(token);
 }
@@ -1536,8 +1527,6 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
                                    cache_policy_check,  cache_claimed_by, m};
     m->env.source = m->source;
     m->env.apply = m->apply;
-    m->env.render = opts->render;
-    m->env.render_ctx = opts->render_ctx;
     m->env.targets = (ctl_target_ops){targets_acquire, targets_release, targets_recorder, m};
     m->env.observer = (ctl_observer){observe_outcome, observe_gone, observe_operations, m};
     m->env.events = m->recorder;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 #include "co/kube/kube_client.h"
 
@@ -19,11 +20,14 @@ struct json_object;
 
 /** What the controller knows when it renders one Component. Borrowed for the call. */
 typedef struct ctl_render_request {
-    const char *dir;                     /**< the source directory spec.path names */
-    const struct json_object *component; /**< the fresh Component (spec, metadata, status) */
-    const struct json_object *values;    /**< merged values (ctl_values_merge()), or NULL */
-    const char *component_digest;        /**< §3.2, or NULL */
-    int64_t revision;                    /**< status.revision (1 = install) */
+    const char *dir;               /**< the source directory spec.path names */
+    const co_component *component; /**< the fresh Component, parsed */
+    /** the same as read, for what co_render() takes as JSON: the templates' `component` and
+     * spec.postBuild's patches and images */
+    const struct json_object *object;
+    const struct json_object *values; /**< merged values (ctl_values_merge()), or NULL */
+    const char *component_digest;     /**< §3.2, or NULL */
+    int64_t revision;                 /**< status.revision (1 = install) */
     /** Reads the Component's decryption and substituteFrom Secrets (of its own namespace
      * only); never impersonated. */
     co_kube_client *local;
@@ -49,8 +53,7 @@ typedef struct ctl_render_request {
  * the directory holds Chart.yaml, else the templated kustomization generator. Gathered here:
  * the placement (spec.namespace/spec.name or the Component's own), the decryption keys of
  * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
- * of each spec.postBuild.substituteFrom Secret in order — an entry with `kind: ConfigMap` names
- * a ConfigMap, one with `optional: true` may be missing — then spec.postBuild.substitute), the
+ * of each spec.postBuild.substituteFrom Secret in order, then spec.postBuild.substitute), the
  * target's version (/version) and discovery listing (co_kube_client_api_resources(), reused
  * for up to 30 s) for `.Capabilities` (KubeVersion; APIVersions with every group/version and
  * group/version/Kind) and `kubernetesVersion` and `apiResources`, template lookups of both

@@ -144,7 +144,7 @@ void ctl_test_install_flux_crds(co_kube_client *c)
 /* ---- source ------------------------------------------------------------------------------ */
 
 static int
-src_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
+src_resolve(void *ctx, const co_component *component, ctl_artifact *out, int64_t *retry_ns)
 {
     (void)ctx;
     (void)component;
@@ -164,15 +164,14 @@ src_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, i
 }
 
 static int src_fetch(void *ctx,
-                     const struct json_object *component,
+                     const co_component *component,
                      const ctl_artifact *a,
                      char **dir_out,
                      void **hold_out)
 {
     (void)ctx;
     (void)a;
-    struct json_object *p = co_json_get(component, "spec", "path", NULL);
-    const char *path = p ? json_object_get_string(p) : "";
+    const char *path = component->spec.path ? component->spec.path : "";
     *dir_out = co_xasprintf("%s/%s", ctl_test_source_dir, path);
     *hold_out = NULL;
     return 0;

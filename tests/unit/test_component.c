@@ -771,6 +771,34 @@ static void test_component__effective_values(void **state)
     json_object_put(o);
 }
 
+static void test_component__source_equality_and_status_json(void **state)
+{
+    (void)state;
+    json_object *o = co_test_fixture_json("component/valid/readme-sample.json");
+    co_component *a = NULL, *b = NULL;
+    assert_co_pass(co_component_parse(&a, o));
+    assert_co_pass(co_component_parse(&b, o));
+    assert_true(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    free(b->spec.source.flux.name);
+    b->spec.source.flux.name = co_xstrdup("other");
+    assert_false(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    b->spec.source.kind = CO_SOURCE_NONE;
+    assert_false(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    /* the status alone encodes as it does within the object */
+    a->has_status = 1;
+    a->status.revision = 3;
+    a->status.state = co_xstrdup("Ready");
+    json_object *whole = NULL, *status = NULL;
+    assert_co_pass(co_component_to_json(&whole, a));
+    assert_co_pass(co_component_status_to_json(&status, &a->status));
+    assert_true(co_json_equal(co_json_get(whole, "status", NULL), status));
+    json_object_put(status);
+    json_object_put(whole);
+    co_component_free(a);
+    co_component_free(b);
+    json_object_put(o);
+}
+
 static void test_component__annotations_and_finalizers(void **state)
 {
     (void)state;
@@ -1462,6 +1490,7 @@ int main(void)
         cmocka_unit_test(test_component__parse_rejects_wrong_types),
         cmocka_unit_test(test_component__effective_values),
         cmocka_unit_test(test_component__annotations_and_finalizers),
+        cmocka_unit_test(test_component__source_equality_and_status_json),
         cmocka_unit_test(test_component__enum_names),
         cmocka_unit_test(test_component__durations),
         cmocka_unit_test(test_component__field_error_format),

@@ -47,20 +47,29 @@ static co_fake_kube *fake_cluster(void)
     return f;
 }
 
-static int render_component(struct json_object **out,
-                            co_fake_kube *f,
-                            const char *dir,
-                            const char *component_json)
+/* A Component: @p fields are the members of the object besides apiVersion and kind. */
+static struct json_object *component_object(const char *fields)
+{
+    return co_test_json("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",%s}",
+                        fields);
+}
+
+static int
+render_component(struct json_object **out, co_fake_kube *f, const char *dir, const char *fields)
 {
     co_kube_client *c = co_fake_kube_client(f);
-    struct json_object *comp = co_test_json("%s", component_json);
+    struct json_object *obj = component_object(fields);
+    co_component *comp = NULL;
+    assert_co_pass(co_component_parse(&comp, obj));
     ctl_render_request rq = {0};
     rq.dir = dir;
     rq.component = comp;
+    rq.object = obj;
     rq.revision = 1;
     rq.local = c;
     int rc = ctl_render_component(out, &rq);
-    json_object_put(comp);
+    co_component_free(comp);
+    json_object_put(obj);
     co_kube_client_free(c);
     return rc;
 }
@@ -82,23 +91,22 @@ static void test_ctl_render__component_variables_and_capabilities(void **state)
     co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/vars$", 200,
                       "{\"kind\":\"Secret\",\"data\":{\"A\":\"ZnJvbS1zZWNyZXQ=\","
                       "\"B\":\"ZnJvbS1zZWNyZXQ=\"}}");
-    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/more$", 200,
-                      "{\"kind\":\"ConfigMap\",\"data\":{\"B\":\"from-configmap\"}}");
+    /* "bW9yZQ==" is "more": a later Secret wins */
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/more$", 200,
+                      "{\"kind\":\"Secret\",\"data\":{\"B\":\"bW9yZQ==\"}}");
     co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/absent$", 404,
                       "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
     struct json_object *objs = NULL;
     assert_co_pass(render_component(
         &objs, f, dir,
-        "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},\"spec\":{\"name\":\"rel\","
+        "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},\"spec\":{\"name\":\"rel\","
         "\"namespace\":\"target\",\"postBuild\":{\"substituteFrom\":[{\"name\":\"vars\"},"
-        "{\"name\":\"more\",\"kind\":\"ConfigMap\"},{\"name\":\"absent\",\"optional\":true}],"
-        "\"substitute\":{\"C\":\"from-spec\"}}}}"));
+        "{\"name\":\"more\"}],\"substitute\":{\"C\":\"from-spec\"}}}"));
     assert_int_equal(json_object_array_length(objs), 1);
     struct json_object *cm = json_object_array_get_idx(objs, 0);
     assert_string_equal(name_of(objs, 0), "rel");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "a", NULL)), "from-secret");
-    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "b", NULL)),
-                        "from-configmap");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "b", NULL)), "more");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "c", NULL)), "from-spec");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "kube", NULL)), "v1.20.2");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "apps", NULL)), "true");
@@ -106,12 +114,12 @@ static void test_ctl_render__component_variables_and_capabilities(void **state)
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "ns", NULL)), "target");
     json_object_put(objs);
 
-    /* a missing substituteFrom Secret that is not optional names it */
+    /* a missing substituteFrom Secret names it */
     objs = NULL;
     int rc =
         render_component(&objs, f, dir,
-                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},"
-                         "\"spec\":{\"postBuild\":{\"substituteFrom\":[{\"name\":\"absent\"}]}}}");
+                         "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},"
+                         "\"spec\":{\"postBuild\":{\"substituteFrom\":[{\"name\":\"absent\"}]}}");
     assert_int_equal(rc, CO_ENOTFOUND);
     assert_null(objs);
     assert_contains(co_error_last(), "spec.postBuild.substituteFrom[0]");
@@ -133,19 +141,19 @@ static void test_ctl_render__component_decryption_errors(void **state)
                       "{\"kind\":\"Secret\",\"data\":{\"x.agekey\":\"bm90IGEga2V5\"}}");
     struct json_object *objs = NULL;
     int rc = render_component(&objs, f, dir,
-                              "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                              "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
                               "{\"decryption\":{\"provider\":\"kms\",\"secretRef\":{\"name\":"
-                              "\"keys\"}}}}");
+                              "\"keys\"}}}");
     assert_int_equal(rc, CO_EINVALID);
     assert_contains(co_error_last(), "invalid decryption provider");
     rc = render_component(&objs, f, dir,
-                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
-                          "{\"decryption\":{\"secretRef\":{\"name\":\"keys\"}}}}");
+                          "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"keys\"}}}");
     assert_int_equal(rc, CO_ENOTFOUND);
     assert_contains(co_error_last(), "spec.decryption.secretRef");
     rc = render_component(&objs, f, dir,
-                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
-                          "{\"decryption\":{\"secretRef\":{\"name\":\"badkey\"}}}}");
+                          "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"badkey\"}}}");
     assert_int_equal(rc, CO_EINVALID);
     assert_contains(co_error_last(), "x.agekey");
     assert_null(objs);
@@ -155,13 +163,13 @@ static void test_ctl_render__component_decryption_errors(void **state)
     put(chart, "templates/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n"
         "    component-operator.cs.sap.com/apply-order: '1'\n");
-    rc = render_component(&objs, f, chart, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    rc = render_component(&objs, f, chart, "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}");
     assert_int_equal(rc, CO_EINVALID);
     assert_null(objs);
     assert_co_pass(
         render_component(&objs, f, chart,
-                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\",\"annotations\":"
-                         "{\"component-operator.cs.sap.com/chart-annotations\":\"allow\"}}}"));
+                         "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\",\"annotations\":"
+                         "{\"component-operator.cs.sap.com/chart-annotations\":\"allow\"}}"));
     assert_int_equal(json_object_array_length(objs), 1);
     json_object_put(objs);
     objs = NULL;
@@ -169,7 +177,7 @@ static void test_ctl_render__component_decryption_errors(void **state)
     free(chart);
     /* a plain source with valid (empty) settings renders */
     assert_co_pass(
-        render_component(&objs, f, dir, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}"));
+        render_component(&objs, f, dir, "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}"));
     assert_int_equal(json_object_array_length(objs), 1);
     json_object_put(objs);
     co_fake_kube_free(f);
@@ -200,11 +208,14 @@ static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void *
                       "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"x\"},"
                       "\"data\":{\"password\":\"c2VjcmV0\"}}");
     co_kube_client *c = co_fake_kube_client(f);
-    struct json_object *comp =
-        co_test_json("{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    struct json_object *obj =
+        component_object("\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}");
+    co_component *comp = NULL;
+    assert_co_pass(co_component_parse(&comp, obj));
     ctl_render_request rq = {0};
     rq.dir = chart;
     rq.component = comp;
+    rq.object = obj;
     rq.revision = 2;
     rq.local = c;
     rq.confine_target = true;
@@ -267,7 +278,8 @@ static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void *
     json_object_put(objs);
     co_test_rmtree(kust);
     free(kust);
-    json_object_put(comp);
+    co_component_free(comp);
+    json_object_put(obj);
     co_kube_client_free(c);
     co_fake_kube_free(f);
 }

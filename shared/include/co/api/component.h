@@ -390,6 +390,17 @@ void co_component_free(co_component *c);
  */
 CO_MUST_CHECK int co_component_to_json(struct json_object **out, const co_component *c);
 
+/**
+ * Encodes @p status as the value of a Component's `status`, exactly as co_component_to_json()
+ * does within the whole object (the controller writes the status it built in the model).
+ * @param[out] out a new object (json_object_put() it). @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_component_status_to_json(struct json_object **out,
+                                              const co_component_status *status);
+
+/** Whether two spec.sourceRef values name the same source (every field of the model equal). */
+bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b);
+
 /* --- effective values (what the controller uses) -------------------------------------------- */
 
 /** spec.requeueInterval if > 0, else 10m. */

@@ -19,10 +19,12 @@
 #ifndef CO_DEPGRAPH_H
 #define CO_DEPGRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
 
+struct co_component;
 struct co_jv;
 struct json_object;
 
@@ -108,6 +110,12 @@ CO_MUST_CHECK int co_depgraph_missing(co_depgraph_list *out,
                                       size_t ndeps);
 
 /**
+ * Whether @p to can be reached from @p from along dependency edges (a key reaches itself), so
+ * that an edge a -> b lies on a cycle exactly when b reaches a. Unknown keys reach nothing.
+ */
+bool co_depgraph_reaches(const co_depgraph *g, const char *from, const char *to);
+
+/**
  * A cycle through @p key in the current graph, if there is one (shortest found first by
  * breadth-first search).
  * @param[out] cycle_out the path `key -> ... -> key` (free with free())
@@ -150,6 +158,13 @@ CO_MUST_CHECK int co_depgraph_object_deps(co_depgraph_list *out,
  */
 char *
 co_depgraph_redact_path(const char *path, const char *key, const char *const *deps, size_t ndeps);
+
+/**
+ * co_depgraph_object_deps() of a parsed Component (co/api/component.h), with its namespace.
+ * @param[out] out the keys; dispose with co_depgraph_list_dispose()
+ * @return 0; CO_EINVALID when the Component has no namespace.
+ */
+CO_MUST_CHECK int co_depgraph_component_deps(co_depgraph_list *out, const struct co_component *c);
 
 /** co_depgraph_object_deps() of a Component in a co_jdoc document (see co/json/jdoc.h). */
 CO_MUST_CHECK int co_depgraph_object_deps_jv(co_depgraph_list *out,

@@ -1022,6 +1022,44 @@ static json_object *status_json(const co_component_status *st)
     return o;
 }
 
+int co_component_status_to_json(struct json_object **out, const co_component_status *status)
+{
+    *out = status_json(status);
+    return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b)
+{
+    if (a->kind != b->kind || a->nkinds != b->nkinds) {
+        return false;
+    }
+    switch (a->kind) {
+    case CO_SOURCE_HTTP_REPOSITORY:
+        return same_str(a->http.url, b->http.url) &&
+               same_str(a->http.digest_header, b->http.digest_header) &&
+               same_str(a->http.revision_header, b->http.revision_header);
+    case CO_SOURCE_GIT:
+        return same_str(a->git.url, b->git.url) && a->git.ref_kind == b->git.ref_kind &&
+               same_str(a->git.branch, b->git.branch) && same_str(a->git.tag, b->git.tag) &&
+               same_str(a->git.semver, b->git.semver) && same_str(a->git.commit, b->git.commit) &&
+               same_str(a->git.secret_name, b->git.secret_name) &&
+               same_str(a->git.interval.text, b->git.interval.text);
+    case CO_SOURCE_FLUX_GIT_REPOSITORY:
+    case CO_SOURCE_FLUX_OCI_REPOSITORY:
+    case CO_SOURCE_FLUX_BUCKET:
+    case CO_SOURCE_FLUX_HELM_CHART:
+        return same_str(a->flux.ns, b->flux.ns) && same_str(a->flux.name, b->flux.name);
+    case CO_SOURCE_NONE:
+    default:
+        return true;
+    }
+}
+
 int co_component_to_json(struct json_object **out, const co_component *c)
 {
     json_object *o = json_object_new_object();
