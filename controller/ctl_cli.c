@@ -951,46 +951,6 @@ static int graph_add_component(graph_nodes *g, struct json_object *obj, const ch
     return 0;
 }
 
-/* Whether @p to is reachable from @p from along dependency edges (iterative depth-first). */
-static bool graph_reaches(const graph_nodes *g, const char *from, const char *to)
-{
-    bool *seen = calloc(g->len, sizeof(*seen));
-    size_t *stack = calloc(g->len, sizeof(*stack));
-    CO_ASSERT(seen && stack);
-    size_t top = 0;
-    bool found = false;
-    for (size_t i = 0; i < g->len; i++) {
-        if (strcmp(g->items[i].key, from) == 0) {
-            seen[i] = true;
-            stack[top++] = i;
-        }
-    }
-    while (top > 0 && !found) {
-        const graph_node *n = &g->items[stack[--top]];
-        if (strcmp(n->key, to) == 0) {
-            found = true;
-            break;
-        }
-        for (size_t k = 0; k < n->deps.len; k++) {
-            for (size_t j = 0; j < g->len; j++) {
-                if (!seen[j] && strcmp(g->items[j].key, n->deps.items[k]) == 0) {
-                    seen[j] = true;
-                    stack[top++] = j;
-                }
-            }
-        }
-    }
-    free(seen);
-    free(stack);
-    return found;
-}
-
-/* An edge lies on a cycle when its target reaches its source again. */
-static bool edge_in_cycle(const graph_nodes *g, const char *from, const char *to)
-{
-    return graph_reaches(g, to, from);
-}
-
 /* Writes @p s escaped for a DOT string (no newlines: they become spaces). */
 static void dot_escaped(FILE *out, const char *s)
 {
@@ -1027,6 +987,12 @@ static const char *state_colour(const char *state)
     return "white";
 }
 
+/* An edge lies on a cycle when its target reaches its source again. */
+static bool edge_in_cycle(const co_depgraph *dg, const char *from, const char *to)
+{
+    return co_depgraph_reaches(dg, to, from);
+}
+
 static int print_dot(FILE *out, graph_nodes *g)
 {
     co_depgraph *dg = NULL;
@@ -1041,8 +1007,8 @@ static int print_dot(FILE *out, graph_nodes *g)
     if (rc == 0) {
         rc = co_depgraph_find_cycles(&cycles, dg);
     }
-    co_depgraph_free(dg);
     if (rc < 0) {
+        co_depgraph_free(dg);
         return rc;
     }
     for (size_t i = 0; i < ncomponents; i++) {
@@ -1053,7 +1019,7 @@ static int print_dot(FILE *out, graph_nodes *g)
     for (size_t i = 0; i < ncomponents; i++) {
         graph_node *n = &g->items[i];
         for (size_t k = 0; k < n->deps.len && !n->in_cycle; k++) {
-            n->in_cycle = edge_in_cycle(g, n->key, n->deps.items[k]);
+            n->in_cycle = edge_in_cycle(dg, n->key, n->deps.items[k]);
         }
     }
 
@@ -1097,7 +1063,7 @@ static int print_dot(FILE *out, graph_nodes *g)
             dot_quote(out, n->key);
             fprintf(out, " -> ");
             dot_quote(out, n->deps.items[k]);
-            if (edge_in_cycle(g, n->key, n->deps.items[k])) {
+            if (edge_in_cycle(dg, n->key, n->deps.items[k])) {
                 fprintf(out, " [color=red, penwidth=2, label=\"cycle\"]");
             }
             fprintf(out, ";\n");
@@ -1105,6 +1071,7 @@ static int print_dot(FILE *out, graph_nodes *g)
     }
     fprintf(out, "}\n");
     co_depgraph_list_dispose(&cycles);
+    co_depgraph_free(dg);
     return 0;
 }
 
