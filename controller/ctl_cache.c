@@ -168,8 +168,7 @@ static int cache_cycle_of(void *ctx, const char *key, char **path_out)
     if (!strchr(key, '/')) {
         return CO_ENOTFOUND;
     }
-    co_depgraph *reach = NULL;
-    CO_ASSERT(co_depgraph_new(&reach) == 0);
+    co_depgraph *reach = co_depgraph_new();
     co_kube_keys todo = {0};
     co_kube_keys_add(&todo, key);
     for (size_t i = 0; i < todo.len && todo.len < 100000; i++) {

@@ -135,8 +135,7 @@ static bool edge_in_cycle(const co_depgraph *dg, const char *from, const char *t
 
 static int print_dot(FILE *out, graph_nodes *g)
 {
-    co_depgraph *dg = NULL;
-    CO_ASSERT(co_depgraph_new(&dg) == 0);
+    co_depgraph *dg = co_depgraph_new();
     int rc = 0;
     size_t ncomponents = g->len;
     for (size_t i = 0; rc == 0 && i < ncomponents; i++) {

@@ -56,7 +56,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     pthread_mutex_init(&m->ev_mu, NULL);
     pthread_mutex_init(&m->crd_mu, NULL);
     pthread_mutex_init(&m->graph_mu, NULL);
-    CO_ASSERT(co_depgraph_new(&m->graph) == 0);
+    m->graph = co_depgraph_new();
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

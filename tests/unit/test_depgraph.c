@@ -20,8 +20,8 @@
 
 static co_depgraph *graph(void)
 {
-    co_depgraph *g = NULL;
-    assert_co_pass(co_depgraph_new(&g));
+    co_depgraph *g = co_depgraph_new();
+    assert_non_null(g);
     return g;
 }
 

@@ -176,12 +176,11 @@ static void collect(co_depgraph *g, size_t idx)
  * Life cycle and updates
  * ------------------------------------------------------------------------------------------- */
 
-int co_depgraph_new(co_depgraph **out)
+co_depgraph *co_depgraph_new(void)
 {
     co_depgraph *g = co_xcalloc(1, sizeof(*g));
     rehash(g, 64);
-    *out = g;
-    return 0;
+    return g;
 }
 
 void co_depgraph_free(co_depgraph *g)
@@ -317,7 +316,7 @@ void co_depgraph_remove(co_depgraph *g, const char *key)
     collect(g, idx);
 }
 
-int co_depgraph_contains(const co_depgraph *g, const char *key)
+bool co_depgraph_contains(const co_depgraph *g, const char *key)
 {
     size_t idx = key ? find(g, key) : EMPTY;
     return idx != EMPTY && g->nodes[idx].present;

@@ -350,7 +350,7 @@ const char *co_missing_namespaces_policy_name(co_missing_namespaces_policy p);
 
 /** Whether @p s is a valid service account name (a DNS subdomain), as spec.serviceAccountName
  * must be; the controller checks it again before it becomes an impersonation header. */
-int co_component_is_service_account_name(const char *s);
+bool co_component_is_service_account_name(const char *s);
 
 /** Parses an enum value name; the *_UNSET value when @p s is NULL or not a supported value
  * of the spec field (so never CO_DELETE_ORPHAN_ON_APPLY or CO_DELETE_ORPHAN_ON_DELETE). */

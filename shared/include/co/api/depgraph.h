@@ -39,8 +39,9 @@ typedef struct co_depgraph_list {
 /** Frees every string and the array; the list is empty afterwards. NULL is a no-op. */
 void co_depgraph_list_dispose(co_depgraph_list *list);
 
-/** Creates an empty graph. @param[out] out free with co_depgraph_free(). @return 0. */
-CO_MUST_CHECK int co_depgraph_new(co_depgraph **out);
+/** Creates an empty graph (aborts on OOM, like every small allocation); free it with
+ * co_depgraph_free(). */
+co_depgraph *co_depgraph_new(void);
 
 /** Frees the graph. NULL is a no-op. */
 void co_depgraph_free(co_depgraph *g);
@@ -69,7 +70,7 @@ co_depgraph_set_object(co_depgraph *g, const struct json_object *obj, const char
 void co_depgraph_remove(co_depgraph *g, const char *key);
 
 /** Whether a Component with @p key is in the graph. */
-int co_depgraph_contains(const co_depgraph *g, const char *key);
+bool co_depgraph_contains(const co_depgraph *g, const char *key);
 
 /**
  * Would replacing the dependencies of @p key by @p deps close a cycle? Only edges not already

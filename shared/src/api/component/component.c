@@ -85,7 +85,7 @@ co_missing_namespaces_policy co_missing_namespaces_policy_parse(const char *s)
                                                     CO_ARRAY_SIZE(missing_ns_names), s);
 }
 
-int co_component_is_service_account_name(const char *s)
+bool co_component_is_service_account_name(const char *s)
 {
     return s && s[0] && co_name__is_dns_subdomain(s);
 }
