@@ -26,7 +26,6 @@ typedef struct engine {
     const ctl_apply_opts *o;
     co_kube_client *c;
     ctl_defaults d;
-    ctl_typeset extra;
     char *hashed;
     bool create_namespaces;
     int64_t now;
@@ -41,39 +40,17 @@ static int engine_init(engine *e, const ctl_apply_opts *o)
         return co_error_set(CO_EINVALID, "apply: target, owner_id and namespace are required");
     }
     e->c = o->target;
-    int rc = ctl_defaults_parse(&e->d, o->adoption_policy, o->update_policy, o->delete_policy,
-                                o->reapply_interval_ms);
-    if (rc < 0) {
-        return rc;
-    }
-    if (o->reconcile_policy && *o->reconcile_policy) {
-        char *k = ctl_to_kebab(o->reconcile_policy);
-        bool ok = !strcmp(k, "on-object-change");
-        free(k);
-        if (!ok) {
-            return co_error_set(CO_EINVALID,
-                                "reconcile policy %s: only OnObjectChange exists at "
-                                "component level",
-                                o->reconcile_policy);
-        }
-    }
-    e->create_namespaces = true;
-    if (o->missing_namespaces_policy && *o->missing_namespaces_policy) {
-        char *k = ctl_to_kebab(o->missing_namespaces_policy);
-        bool create = !strcmp(k, "create");
-        bool ok = create || !strcmp(k, "do-not-create");
-        free(k);
-        if (!ok) {
-            return co_error_set(CO_EINVALID, "spec.missingNamespacesPolicy: invalid value %s",
-                                o->missing_namespaces_policy);
-        }
-        e->create_namespaces = create;
-    }
+    e->d.adoption = o->adoption_policy ? o->adoption_policy : CO_COMPONENT_DEFAULT_ADOPTION;
+    e->d.update = o->update_policy ? o->update_policy : CO_COMPONENT_DEFAULT_UPDATE;
+    e->d.delete_policy = o->delete_policy ? o->delete_policy : CO_COMPONENT_DEFAULT_DELETE;
+    e->d.reapply_ns =
+        o->reapply_interval_ns > 0 ? o->reapply_interval_ns : CO_COMPONENT_DEFAULT_REAPPLY_NS;
+    e->create_namespaces =
+        (o->missing_namespaces_policy
+             ? o->missing_namespaces_policy
+             : CO_COMPONENT_DEFAULT_MISSING_NAMESPACES) == CO_MISSING_NAMESPACES_CREATE;
     e->d.namespace = o->namespace;
     e->d.component_digest = o->component_digest ? o->component_digest : "";
-    if ((rc = ctl_typeset_read(&e->extra, o->additional_managed_types)) < 0) {
-        return rc;
-    }
     e->hashed = ctl_hash_owner_id(o->owner_id);
     e->now = co_time_now();
     return 0;
@@ -87,7 +64,6 @@ static void engine_dispose(engine *e)
         e->o->stats->updates += e->st.updates;
         e->o->stats->deletes += e->st.deletes;
     }
-    ctl_typeset_dispose(&e->extra);
     free(e->hashed);
 }
 
@@ -362,12 +338,13 @@ static int apiservice_used(engine *e, bool *out, const struct json_object *svc, 
 }
 
 /* Additional managed type: every served preferred group/version whose group matches. */
-static int type_used(engine *e, bool *out, const ctl_type *t)
+/* Whether instances of the additional managed type @p group / @p kind exist. */
+static int type_used(engine *e, bool *out, const char *group, const char *kind)
 {
-    usage u = {true, false, t->kind};
+    usage u = {true, false, kind};
     int rc = 0;
     *out = false;
-    if (ctl_group_matches(t->group, "")) {
+    if (ctl_group_matches(group, "")) {
         if ((rc = each_kind(e, "", "v1", usage_cb, &u)) < 0) {
             return rc;
         }
@@ -384,7 +361,7 @@ static int type_used(engine *e, bool *out, const ctl_type *t)
         struct json_object *grp = json_object_array_get_idx(list, i);
         struct json_object *name = co_json_get(grp, "name", NULL);
         struct json_object *pv = co_json_get(grp, "preferredVersion", "version", NULL);
-        if (name && pv && ctl_group_matches(t->group, json_object_get_string(name))) {
+        if (name && pv && ctl_group_matches(group, json_object_get_string(name))) {
             rc = each_kind(e, json_object_get_string(name), json_object_get_string(pv), usage_cb,
                            &u);
         }
@@ -456,7 +433,7 @@ static int remove_type_finalizer(engine *e,
  * updated by PUT as under policy Replace. */
 static bool use_ssa(const ctl_obj *o)
 {
-    return (o->update == CTL_UPDATE_SSA_MERGE || o->update == CTL_UPDATE_SSA_OVERRIDE) &&
+    return (o->update == CO_UPDATE_SSA_MERGE || o->update == CO_UPDATE_SSA_OVERRIDE) &&
            !ctl_is_apiservice(o->group, o->kind);
 }
 
@@ -571,7 +548,7 @@ ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct js
     co_kube_write_options wo = {0};
     wo.field_manager = CTL_FIELD_MANAGER;
     struct json_object *mf = takeover(co_json_get(live, "metadata", "managedFields", NULL),
-                                      o->update == CTL_UPDATE_SSA_OVERRIDE);
+                                      o->update == CO_UPDATE_SSA_OVERRIDE);
     int rc = 0;
     if (mf) {
         char *av = api_version_of(o->group, o->version);
@@ -774,7 +751,8 @@ static int claim_cb(char **owner_out, const ctl_obj *o, void *payload)
 
 static bool item_managed(const engine *e, const ctl_inventory *inv, const ctl_item *it)
 {
-    return ctl_is_managed_instance(&e->extra, inv, it->group, it->version, it->kind);
+    return ctl_is_managed_instance(e->o->additional_managed_types, e->o->n_additional_managed_types,
+                                   inv, it->group, it->version, it->kind);
 }
 
 static int wrap_item(int rc, const char *what, const ctl_item *it)
@@ -846,10 +824,10 @@ static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion
             if ((rc = read_item(e, &live, it)) < 0) {
                 return wrap_item(rc, "error reading object", it);
             }
-            bool orphan = component_deletion ? it->delete_policy == CTL_DELETE_ORPHAN ||
-                                                   it->delete_policy == CTL_DELETE_ORPHAN_ON_DELETE
-                                             : it->delete_policy == CTL_DELETE_ORPHAN ||
-                                                   it->delete_policy == CTL_DELETE_ORPHAN_ON_APPLY;
+            bool orphan = component_deletion ? it->delete_policy == CO_DELETE_ORPHAN ||
+                                                   it->delete_policy == CO_DELETE_ORPHAN_ON_DELETE
+                                             : it->delete_policy == CO_DELETE_ORPHAN ||
+                                                   it->delete_policy == CO_DELETE_ORPHAN_ON_APPLY;
             if (it->phase == CTL_PHASE_DELETING) {
                 rc = continue_deleting(e, it, live, &pending);
             } else {
@@ -995,7 +973,9 @@ static bool obj_late(const ctl_obj *o)
 
 static bool obj_managed(const wave_ctx *w, const ctl_obj *o)
 {
-    return ctl_is_managed_instance(&w->e->extra, w->inv, o->group, o->version, o->kind);
+    return ctl_is_managed_instance(w->e->o->additional_managed_types,
+                                   w->e->o->n_additional_managed_types, w->inv, o->group,
+                                   o->version, o->kind);
 }
 
 /* Step 16 for one object. *unready is incremented unless the object is ready (or
@@ -1037,7 +1017,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
                  !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
                (strcmp(annotation_of(live, CTL_ANN_DIGEST), it->digest) != 0 ||
                 it->last_applied_at == 0 || it->last_applied_at < e->now - o->reapply_ns)) {
-        if (o->update == CTL_UPDATE_RECREATE) {
+        if (o->update == CO_UPDATE_RECREATE) {
             if ((rc = delete_item(e, it, live)) < 0) {
                 json_object_put(live);
                 return wrap_item(rc, "error deleting (while recreating) object", it);
@@ -1260,23 +1240,24 @@ int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
     if (rc < 0 || (rc = ctl_inventory_read(&inv, inventory)) < 0) {
         goto out;
     }
-    for (size_t i = 0; !reason && i < e.extra.len; i++) {
+    for (size_t i = 0; !reason && i < o->n_additional_managed_types; i++) {
         bool used = false;
-        const ctl_type *t = &e.extra.types[i];
-        if ((rc = type_used(&e, &used, t)) < 0) {
-            co_error_wrap("error checking usage of type %s%s%s", t->kind, *t->group ? "." : "",
-                          t->group);
+        const co_type_info *t = &o->additional_managed_types[i];
+        const char *group = t->group ? t->group : "";
+        const char *kind = t->kind ? t->kind : "";
+        if ((rc = type_used(&e, &used, group, kind)) < 0) {
+            co_error_wrap("error checking usage of type %s%s%s", kind, *group ? "." : "", group);
             goto out;
         }
         if (used) {
-            reason = co_xasprintf("type %s%s%s is still in use (instances exist)", t->kind,
-                                  *t->group ? "." : "", t->group);
+            reason = co_xasprintf("type %s%s%s is still in use (instances exist)", kind,
+                                  *group ? "." : "", group);
         }
     }
     bool all_orphan = true;
     for (size_t i = 0; i < inv.len; i++) {
-        all_orphan = all_orphan && (inv.items[i].delete_policy == CTL_DELETE_ORPHAN ||
-                                    inv.items[i].delete_policy == CTL_DELETE_ORPHAN_ON_DELETE);
+        all_orphan = all_orphan && (inv.items[i].delete_policy == CO_DELETE_ORPHAN ||
+                                    inv.items[i].delete_policy == CO_DELETE_ORPHAN_ON_DELETE);
     }
     for (size_t i = 0; !reason && !all_orphan && i < inv.len; i++) {
         const ctl_item *it = &inv.items[i];
@@ -1316,9 +1297,43 @@ out:
     return 0;
 }
 
-bool ctl_apply_events_disabled(const struct json_object *component)
+bool ctl_apply_events_disabled(const co_component *component)
 {
-    return !strcmp(annotation_of(component, CTL_ANN_DISABLE_EVENTS), "true");
+    const char *v = co_component_annotation(component, CTL_ANN_DISABLE_EVENTS);
+    return v && !strcmp(v, "true");
+}
+
+static int engine_apply(void *ctx,
+                        const ctl_apply_opts *o,
+                        struct json_object *inventory,
+                        struct json_object *objects,
+                        bool *done)
+{
+    (void)ctx;
+    return ctl_apply(o, inventory, objects, done);
+}
+
+static int engine_deletion_allowed(void *ctx,
+                                   const ctl_apply_opts *o,
+                                   struct json_object *inventory,
+                                   bool *allowed,
+                                   char **msg)
+{
+    (void)ctx;
+    return ctl_apply_deletion_allowed(o, inventory, allowed, msg);
+}
+
+static int
+engine_delete(void *ctx, const ctl_apply_opts *o, struct json_object *inventory, bool *done)
+{
+    (void)ctx;
+    return ctl_apply_delete(o, inventory, done);
+}
+
+ctl_apply_ops ctl_apply_engine_ops(void)
+{
+    ctl_apply_ops ops = {engine_apply, engine_deletion_allowed, engine_delete, NULL};
+    return ops;
 }
 
 int ctl_apply_cluster_id(char **out, struct co_kube_client *local)

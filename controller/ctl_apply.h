@@ -50,6 +50,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 
 struct json_object;
@@ -68,8 +69,9 @@ typedef struct ctl_apply_stats {
 typedef struct ctl_apply_opts {
     /** Client of the target cluster (possibly impersonating or remote). Required. */
     struct co_kube_client *target;
-    /** Recorder for events on dependents; NULL = none (e.g. when the Component carries
-     * `disable-events: "true"`, see ctl_apply_events_disabled()). */
+    /** Recorder for events on dependents: the local cluster's, or the target client's own for a
+     * remote target; NULL = none (when the Component carries `disable-events: "true"`, see
+     * ctl_apply_events_disabled()). */
     struct co_kube_recorder *events;
     /** "<cluster-id>/<component namespace>/<component name>" (§3.3). Required. */
     const char *owner_id;
@@ -77,18 +79,19 @@ typedef struct ctl_apply_opts {
     const char *component_digest;
     /** Placement namespace for namespaced objects without one. Required. */
     const char *namespace;
-    /** Component-level policies (Go spelling or any case style); NULL or "" = operator default
-     * (IfUnowned, SsaOverride, Delete, Create). */
-    const char *adoption_policy;
-    /** No Component field exists; NULL = OnObjectChange (the only value accepted today). */
-    const char *reconcile_policy;
-    const char *update_policy;
-    const char *delete_policy;
-    const char *missing_namespaces_policy;
-    /** spec.reapplyInterval; <= 0 = 60 min. */
-    int64_t reapply_interval_ms;
-    /** spec.additionalManagedTypes ([{group, kind}]) or NULL. */
-    const struct json_object *additional_managed_types;
+    /** Component-level policies: the Component's effective values
+     * (co_component_adoption_policy(), ...); *_UNSET = the API's default
+     * (CO_COMPONENT_DEFAULT_ADOPTION, ...). The reconcile policy has no Component field: it is
+     * OnObjectChange unless an object's annotation says otherwise. */
+    co_adoption_policy adoption_policy;
+    co_update_policy update_policy;
+    co_delete_policy delete_policy; /**< CO_DELETE_DELETE or CO_DELETE_ORPHAN */
+    co_missing_namespaces_policy missing_namespaces_policy;
+    /** spec.reapplyInterval (co_component_reapply_ns()); <= 0 = CO_COMPONENT_DEFAULT_REAPPLY_NS. */
+    int64_t reapply_interval_ns;
+    /** spec.additionalManagedTypes (borrowed), @ref n_additional_managed_types of them. */
+    const co_type_info *additional_managed_types;
+    size_t n_additional_managed_types;
     /** Optional: whether another Component (not this one) lists the object in its inventory;
      * 1 with its "namespace/name" in *owner_out (free()), else 0. Objects it names are refused
      * unless their adoption policy is Always (see ctl_claim_fn). */
@@ -143,7 +146,36 @@ CO_MUST_CHECK int
 ctl_apply_delete(const ctl_apply_opts *o, struct json_object *inventory, bool *done);
 
 /** Whether @p component carries `component-operator.cs.sap.com/disable-events: "true"`. */
-bool ctl_apply_events_disabled(const struct json_object *component);
+bool ctl_apply_events_disabled(const co_component *component);
+
+/**
+ * The apply engine behind the reconciler's seam (controller/ctl_reconcile.h), so that tests can
+ * drive the state machine with a fake. Each member has the contract of the function of this
+ * file it stands for.
+ */
+typedef struct ctl_apply_ops {
+    /** ctl_apply() */
+    int (*apply)(void *ctx,
+                 const ctl_apply_opts *o,
+                 struct json_object *inventory,
+                 struct json_object *objects,
+                 bool *done);
+    /** ctl_apply_deletion_allowed() */
+    int (*deletion_allowed)(void *ctx,
+                            const ctl_apply_opts *o,
+                            struct json_object *inventory,
+                            bool *allowed,
+                            char **msg);
+    /** ctl_apply_delete() */
+    int (*delete_all)(void *ctx,
+                      const ctl_apply_opts *o,
+                      struct json_object *inventory,
+                      bool *done);
+    void *ctx;
+} ctl_apply_ops;
+
+/** The seam filled with this engine. */
+ctl_apply_ops ctl_apply_engine_ops(void);
 
 /**
  * The cluster id of §3.3: the UID of namespace kube-system, read through @p local.

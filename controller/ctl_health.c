@@ -9,6 +9,7 @@
  */
 #include "controller/ctl_health.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,14 +220,14 @@ static const condition *find_condition(const conditions *cs, const char *type)
     return found;
 }
 
-static int condition_is(const conditions *cs, const char *type, const char *status)
+static bool condition_is(const conditions *cs, const char *type, const char *status)
 {
     for (size_t i = 0; i < cs->len; i++) {
         if (strcmp(cs->items[i].type, type) == 0 && strcmp(cs->items[i].status, status) == 0) {
-            return 1;
+            return true;
         }
     }
-    return 0;
+    return false;
 }
 
 /* ---- per-kind rules (kstatus legacy types) -------------------------------------------------- */
@@ -398,20 +399,20 @@ static int64_t parse_time(const char *s)
     return ns / 1000000000LL;
 }
 
-static int crash_looping(const struct json_object *o)
+static bool crash_looping(const struct json_object *o)
 {
     const struct json_object *css = co_json_get(o, "status", "containerStatuses", NULL);
     if (!css || !json_object_is_type((struct json_object *)css, json_type_array)) {
-        return 0;
+        return false;
     }
     for (size_t i = 0; i < json_object_array_length(css); i++) {
         const struct json_object *cs = json_object_array_get_idx(css, i);
         if (strcmp(string_field(cs, "state", "waiting", "reason", ""), "CrashLoopBackOff") == 0 &&
             co_json_get(cs, "name", NULL)) {
-            return 1;
+            return true;
         }
     }
-    return 0;
+    return false;
 }
 
 static int pod(result *out, const struct json_object *o, const conditions *cs, int64_t now)
@@ -505,14 +506,14 @@ static result crd(const conditions *cs)
 }
 
 /* Splits apiVersion into group (borrowed copy into buf) and tells whether the kind matches. */
-static int
+static bool
 is_kind(const char *group, const char *kind, const char *want_group, const char *want_kind)
 {
     return strcmp(group, want_group) == 0 && strcmp(kind, want_kind) == 0;
 }
 
 /* Kinds kstatus always considers ready. */
-static int always_ready(const char *group, const char *kind)
+static bool always_ready(const char *group, const char *kind)
 {
     return is_kind(group, kind, "", "Secret") || is_kind(group, kind, "", "ConfigMap") ||
            is_kind(group, kind, "policy", "PodDisruptionBudget") ||

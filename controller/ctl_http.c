@@ -30,7 +30,7 @@ struct ctl_http {
     void *payload;
 };
 
-int ctl_http_disabled(const char *addr)
+bool ctl_http_disabled(const char *addr)
 {
     return !addr || !*addr || strcmp(addr, "0") == 0;
 }

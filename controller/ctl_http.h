@@ -9,6 +9,8 @@
 #ifndef CTL_HTTP_H
 #define CTL_HTTP_H
 
+#include <stdbool.h>
+
 #include "co/util/buf.h"
 #include "co/util/common.h"
 
@@ -36,6 +38,6 @@ int ctl_http_port(const ctl_http *h);
 void ctl_http_stop(ctl_http *h);
 
 /** Whether @p addr disables a listener ("0" or ""). */
-int ctl_http_disabled(const char *addr);
+bool ctl_http_disabled(const char *addr);
 
 #endif

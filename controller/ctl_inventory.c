@@ -27,17 +27,8 @@
 
 /* ---- names ---------------------------------------------------------------------------------- */
 
-static const char *const adoption_names[] = {"Never", "IfUnowned", "Always"};
-static const char *const adoption_kebab[] = {"never", "if-unowned", "always"};
 static const char *const reconcile_names[] = {"OnObjectChange", "OnObjectOrComponentChange",
                                               "Once"};
-static const char *const reconcile_kebab[] = {"on-object-change", "on-object-or-component-change",
-                                              "once"};
-static const char *const update_names[] = {"Recreate", "Replace", "SsaMerge", "SsaOverride"};
-static const char *const update_kebab[] = {"recreate", "replace", "ssa-merge", "ssa-override"};
-static const char *const delete_names[] = {"Delete", "Orphan", "OrphanOnApply", "OrphanOnDelete"};
-static const char *const delete_kebab[] = {"delete", "orphan", "orphan-on-apply",
-                                           "orphan-on-delete"};
 static const char *const phase_names[] = {"",
                                           "ScheduledForApplication",
                                           "Creating",
@@ -49,24 +40,9 @@ static const char *const phase_names[] = {"",
                                           "ScheduledForDeletion",
                                           "Deleting"};
 
-const char *ctl_adoption_name(ctl_adoption v)
-{
-    return (unsigned)v < CO_ARRAY_SIZE(adoption_names) ? adoption_names[v] : "";
-}
-
-const char *ctl_reconcile_name(ctl_reconcile v)
+const char *ctl_reconcile_policy_name(ctl_reconcile_policy v)
 {
     return (unsigned)v < CO_ARRAY_SIZE(reconcile_names) ? reconcile_names[v] : "";
-}
-
-const char *ctl_update_name(ctl_update v)
-{
-    return (unsigned)v < CO_ARRAY_SIZE(update_names) ? update_names[v] : "";
-}
-
-const char *ctl_delete_name(ctl_delete v)
-{
-    return (unsigned)v < CO_ARRAY_SIZE(delete_names) ? delete_names[v] : "";
 }
 
 const char *ctl_phase_name(ctl_phase v)
@@ -74,69 +50,48 @@ const char *ctl_phase_name(ctl_phase v)
     return (unsigned)v < CO_ARRAY_SIZE(phase_names) ? phase_names[v] : "";
 }
 
-/* Index of @p value among @p kebab (after normalisation), or -1; "" yields -2. A "default"
- * entry is accepted when @p allow_default and yields -2 as well. */
-static int lookup_policy(const char *value, const char *const *kebab, size_t n, bool allow_default)
+/* A policy enum's names: the API module's for the Component's policies (co/api/component.h),
+ * this module's for the reconcile policy, which only objects carry. */
+typedef const char *(*name_fn)(int v);
+
+static const char *adoption_name(int v)
+{
+    return co_adoption_policy_name((co_adoption_policy)v);
+}
+
+static const char *update_name(int v)
+{
+    return co_update_policy_name((co_update_policy)v);
+}
+
+static const char *delete_name(int v)
+{
+    return co_delete_policy_name((co_delete_policy)v);
+}
+
+static const char *reconcile_name(int v)
+{
+    return ctl_reconcile_policy_name((ctl_reconcile_policy)v);
+}
+
+/* The value in @p first..@p last whose name matches @p value in any case style, or -1; ""
+ * yields -2. A "default" entry is accepted when @p allow_default and yields -2 as well. */
+static int lookup_policy(const char *value, name_fn name, int first, int last, bool allow_default)
 {
     char *k = ctl_to_kebab(value);
     int r = -1;
     if (!*k || (allow_default && !strcmp(k, "default"))) {
         r = -2;
     }
-    for (size_t i = 0; r == -1 && i < n; i++) {
-        if (!strcmp(k, kebab[i])) {
-            r = (int)i;
+    for (int v = first; r == -1 && v <= last; v++) {
+        char *n = ctl_to_kebab(name(v));
+        if (!strcmp(k, n)) {
+            r = v;
         }
+        free(n);
     }
     free(k);
     return r;
-}
-
-int ctl_defaults_parse(ctl_defaults *out,
-                       const char *adoption,
-                       const char *update,
-                       const char *delete_policy,
-                       int64_t reapply_ms)
-{
-    ctl_defaults d = {CTL_ADOPT_IF_UNOWNED,
-                      CTL_UPDATE_SSA_OVERRIDE,
-                      CTL_DELETE_DELETE,
-                      60 * CO_MINUTE,
-                      NULL,
-                      NULL};
-    int v;
-    if (adoption) {
-        v = lookup_policy(adoption, adoption_kebab, CO_ARRAY_SIZE(adoption_kebab), false);
-        if (v == -1) {
-            return co_error_set(CO_EINVALID, "spec.adoptionPolicy: invalid value %s", adoption);
-        }
-        if (v >= 0) {
-            d.adoption = (ctl_adoption)v;
-        }
-    }
-    if (update) {
-        v = lookup_policy(update, update_kebab, CO_ARRAY_SIZE(update_kebab), true);
-        if (v == -1) {
-            return co_error_set(CO_EINVALID, "spec.updatePolicy: invalid value %s", update);
-        }
-        if (v >= 0) {
-            d.update = (ctl_update)v;
-        }
-    }
-    if (delete_policy) {
-        v = lookup_policy(delete_policy, delete_kebab, CO_ARRAY_SIZE(delete_kebab), true);
-        if (v == -1) {
-            return co_error_set(CO_EINVALID, "spec.deletePolicy: invalid value %s", delete_policy);
-        }
-        if (v >= 0) {
-            d.delete_policy = (ctl_delete)v;
-        }
-    }
-    if (reapply_ms > 0) {
-        d.reapply_ns = reapply_ms * CO_MILLISECOND;
-    }
-    *out = d;
-    return 0;
 }
 
 /* ---- kinds ---------------------------------------------------------------------------------- */
@@ -437,42 +392,43 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
 
     o->adoption = d->adoption;
     if ((v = annotation(m, CTL_ANN_ADOPTION_POLICY))) {
-        r = lookup_policy(v, adoption_kebab, CO_ARRAY_SIZE(adoption_kebab), false);
+        r = lookup_policy(v, adoption_name, CO_ADOPTION_NEVER, CO_ADOPTION_ALWAYS, false);
         if (r == -1) {
             goto bad;
         }
         if (r >= 0) {
-            o->adoption = (ctl_adoption)r;
+            o->adoption = (co_adoption_policy)r;
         }
     }
     o->reconcile = CTL_RECONCILE_ON_OBJECT_CHANGE;
     if ((v = annotation(m, CTL_ANN_RECONCILE_POLICY))) {
-        r = lookup_policy(v, reconcile_kebab, CO_ARRAY_SIZE(reconcile_kebab), false);
+        r = lookup_policy(v, reconcile_name, CTL_RECONCILE_ON_OBJECT_CHANGE, CTL_RECONCILE_ONCE,
+                          false);
         if (r == -1) {
             goto bad_reconcile;
         }
         if (r >= 0) {
-            o->reconcile = (ctl_reconcile)r;
+            o->reconcile = (ctl_reconcile_policy)r;
         }
     }
     o->update = d->update;
     if ((v = annotation(m, CTL_ANN_UPDATE_POLICY))) {
-        r = lookup_policy(v, update_kebab, CO_ARRAY_SIZE(update_kebab), true);
+        r = lookup_policy(v, update_name, CO_UPDATE_RECREATE, CO_UPDATE_SSA_OVERRIDE, true);
         if (r == -1) {
             goto bad_update;
         }
         if (r >= 0) {
-            o->update = (ctl_update)r;
+            o->update = (co_update_policy)r;
         }
     }
     o->delete_policy = d->delete_policy;
     if ((v = annotation(m, CTL_ANN_DELETE_POLICY))) {
-        r = lookup_policy(v, delete_kebab, CO_ARRAY_SIZE(delete_kebab), true);
+        r = lookup_policy(v, delete_name, CO_DELETE_DELETE, CO_DELETE_ORPHAN_ON_DELETE, true);
         if (r == -1) {
             goto bad_delete;
         }
         if (r >= 0) {
-            o->delete_policy = (ctl_delete)r;
+            o->delete_policy = (co_delete_policy)r;
         }
     }
     o->reapply_ns = d->reapply_ns;
@@ -855,7 +811,7 @@ done:
 }
 
 char *ctl_object_digest(const struct json_object *manifest,
-                        ctl_reconcile policy,
+                        ctl_reconcile_policy policy,
                         const char *component_digest)
 {
     if (policy == CTL_RECONCILE_ONCE) {
@@ -948,12 +904,20 @@ static int item_str(char **out, const struct json_object *o, const char *f, size
     return 0;
 }
 
+static const char *phase_name(int v)
+{
+    return ctl_phase_name((ctl_phase)v);
+}
+
+/* Field @p f of item @p i: the value in @p first..@p last named exactly so (the Go spelling), or
+ * @p dflt when empty. */
 static int item_enum(int *out,
                      const struct json_object *o,
                      const char *f,
                      size_t i,
-                     const char *const *names,
-                     size_t n,
+                     name_fn name,
+                     int first,
+                     int last,
                      int dflt)
 {
     struct json_object *v = co_json_get(o, f, NULL);
@@ -962,9 +926,9 @@ static int item_enum(int *out,
         *out = dflt;
         return 0;
     }
-    for (size_t k = 0; k < n; k++) {
-        if (!strcmp(s, names[k])) {
-            *out = (int)k;
+    for (int k = first; k <= last; k++) {
+        if (!strcmp(s, name(k))) {
+            *out = k;
             return 0;
         }
     }
@@ -987,29 +951,30 @@ static int item_read(ctl_item *it, const struct json_object *o, size_t i)
         (rc = item_str(&it->status, o, "status", i, false)) < 0) {
         return rc;
     }
-    if ((rc = item_enum(&v, o, "adoptionPolicy", i, adoption_names, CO_ARRAY_SIZE(adoption_names),
-                        CTL_ADOPT_IF_UNOWNED)) < 0) {
+    /* an item without a policy has the Component's default (the Go framework's zero value) */
+    if ((rc = item_enum(&v, o, "adoptionPolicy", i, adoption_name, CO_ADOPTION_NEVER,
+                        CO_ADOPTION_ALWAYS, CO_COMPONENT_DEFAULT_ADOPTION)) < 0) {
         return rc;
     }
-    it->adoption = (ctl_adoption)v;
-    if ((rc = item_enum(&v, o, "reconcilePolicy", i, reconcile_names,
-                        CO_ARRAY_SIZE(reconcile_names), CTL_RECONCILE_ON_OBJECT_CHANGE)) < 0) {
+    it->adoption = (co_adoption_policy)v;
+    if ((rc = item_enum(&v, o, "reconcilePolicy", i, reconcile_name, CTL_RECONCILE_ON_OBJECT_CHANGE,
+                        CTL_RECONCILE_ONCE, CTL_RECONCILE_ON_OBJECT_CHANGE)) < 0) {
         return rc;
     }
-    it->reconcile = (ctl_reconcile)v;
-    if ((rc = item_enum(&v, o, "updatePolicy", i, update_names, CO_ARRAY_SIZE(update_names),
-                        CTL_UPDATE_SSA_OVERRIDE)) < 0) {
+    it->reconcile = (ctl_reconcile_policy)v;
+    if ((rc = item_enum(&v, o, "updatePolicy", i, update_name, CO_UPDATE_RECREATE,
+                        CO_UPDATE_SSA_OVERRIDE, CO_COMPONENT_DEFAULT_UPDATE)) < 0) {
         return rc;
     }
-    it->update = (ctl_update)v;
-    if ((rc = item_enum(&v, o, "deletePolicy", i, delete_names, CO_ARRAY_SIZE(delete_names),
-                        CTL_DELETE_DELETE)) < 0) {
+    it->update = (co_update_policy)v;
+    if ((rc = item_enum(&v, o, "deletePolicy", i, delete_name, CO_DELETE_DELETE,
+                        CO_DELETE_ORPHAN_ON_DELETE, CO_COMPONENT_DEFAULT_DELETE)) < 0) {
         return rc;
     }
-    it->delete_policy = (ctl_delete)v;
+    it->delete_policy = (co_delete_policy)v;
     /* an item without a phase is one the Go framework would still process: read it as
      * scheduled, never as "leaving the inventory" */
-    if ((rc = item_enum(&v, o, "phase", i, phase_names, CO_ARRAY_SIZE(phase_names),
+    if ((rc = item_enum(&v, o, "phase", i, phase_name, CTL_PHASE_NONE, CTL_PHASE_DELETING,
                         CTL_PHASE_SCHEDULED_FOR_APPLICATION)) < 0) {
         return rc;
     }
@@ -1101,10 +1066,10 @@ void ctl_inventory_write(const ctl_inventory *inv, struct json_object *array)
             add_str(o, "namespace", it->namespace);
         }
         add_str(o, "name", it->name);
-        add_str(o, "adoptionPolicy", ctl_adoption_name(it->adoption));
-        add_str(o, "reconcilePolicy", ctl_reconcile_name(it->reconcile));
-        add_str(o, "updatePolicy", ctl_update_name(it->update));
-        add_str(o, "deletePolicy", ctl_delete_name(it->delete_policy));
+        add_str(o, "adoptionPolicy", co_adoption_policy_name(it->adoption));
+        add_str(o, "reconcilePolicy", ctl_reconcile_policy_name(it->reconcile));
+        add_str(o, "updatePolicy", co_update_policy_name(it->update));
+        add_str(o, "deletePolicy", co_delete_policy_name(it->delete_policy));
         json_object_object_add(o, "applyOrder", json_object_new_int64(it->apply_order));
         json_object_object_add(o, "deleteOrder", json_object_new_int64(it->delete_order));
         if (it->nmanaged_types) {
@@ -1161,11 +1126,11 @@ int ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const c
     int rc = 0;
     char *key = NULL;
     if (!*owner) {
-        if (o->adoption != CTL_ADOPT_IF_UNOWNED && o->adoption != CTL_ADOPT_ALWAYS) {
+        if (o->adoption != CO_ADOPTION_IF_UNOWNED && o->adoption != CO_ADOPTION_ALWAYS) {
             key = ctl_obj_key(o);
             rc = co_error_set(CO_ECONFLICT, "found existing object %s without owner", key);
         }
-    } else if (strcmp(owner, hashed) != 0 && o->adoption != CTL_ADOPT_ALWAYS) {
+    } else if (strcmp(owner, hashed) != 0 && o->adoption != CO_ADOPTION_ALWAYS) {
         const char *clear = annotation(live, CTL_ANN_OWNER_ID);
         key = ctl_obj_key(o);
         rc = co_error_set(CO_ECONFLICT, "owner conflict; object %s is owned by %s", key,
@@ -1285,7 +1250,7 @@ int ctl_inventory_update(size_t *added_out,
                 goto done;
             }
             rc = ctl_adoption_check(o, obj, hashed_owner_id);
-            if (rc == 0 && claimed && o->adoption != CTL_ADOPT_ALWAYS && !has_owner_label(obj)) {
+            if (rc == 0 && claimed && o->adoption != CO_ADOPTION_ALWAYS && !has_owner_label(obj)) {
                 rc = claim_check(o, claimed, payload);
             }
             json_object_put(obj);
@@ -1423,42 +1388,6 @@ void ctl_objset_sort_for_apply(ctl_objset *set)
 
 /* ---- managed types -------------------------------------------------------------------------- */
 
-int ctl_typeset_read(ctl_typeset *out, const struct json_object *array)
-{
-    ctl_typeset ts = {NULL, 0};
-    if (array && !json_object_is_type(array, json_type_array)) {
-        return co_error_set(CO_EINVALID, "spec.additionalManagedTypes: expected array, got %s",
-                            co_json_type_name(array));
-    }
-    size_t n = array ? json_object_array_length(array) : 0;
-    ts.types = n ? co_xcalloc(n, sizeof(ctl_type)) : NULL;
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *e = json_object_array_get_idx(array, i);
-        const char *g = str_at(e, "group", NULL);
-        const char *k = str_at(e, "kind", NULL);
-        if (!g || !k || !*k) {
-            ctl_typeset_dispose(&ts);
-            return co_error_set(CO_EINVALID,
-                                "spec.additionalManagedTypes[%zu]: group and kind are required", i);
-        }
-        ts.types[i].group = co_xstrdup(g);
-        ts.types[i].version = co_xstrdup("*");
-        ts.types[i].kind = co_xstrdup(k);
-        ts.len = i + 1;
-    }
-    *out = ts;
-    return 0;
-}
-
-void ctl_typeset_dispose(ctl_typeset *ts)
-{
-    if (ts) {
-        types_free(ts->types, ts->len);
-        ts->types = NULL;
-        ts->len = 0;
-    }
-}
-
 bool ctl_group_matches(const char *pattern, const char *group)
 {
     if (!strcmp(pattern, "*")) {
@@ -1471,15 +1400,17 @@ bool ctl_group_matches(const char *pattern, const char *group)
     return !strcmp(pattern, group);
 }
 
-bool ctl_is_managed_instance(const ctl_typeset *extra,
+bool ctl_is_managed_instance(const co_type_info *extra,
+                             size_t nextra,
                              const ctl_inventory *inv,
                              const char *group,
                              const char *version,
                              const char *kind)
 {
-    for (size_t i = 0; extra && i < extra->len; i++) {
-        if (ctl_group_matches(extra->types[i].group, group) &&
-            (!strcmp(extra->types[i].kind, "*") || !strcmp(extra->types[i].kind, kind))) {
+    for (size_t i = 0; i < nextra; i++) {
+        const char *g = extra[i].group ? extra[i].group : "";
+        const char *k = extra[i].kind ? extra[i].kind : "";
+        if (ctl_group_matches(g, group) && (!strcmp(k, "*") || !strcmp(k, kind))) {
             return true;
         }
     }

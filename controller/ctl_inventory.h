@@ -8,9 +8,10 @@
  * questions that need one (the scope of a kind, the owner of an existing object) are asked
  * through callbacks, so that every rule is testable without a cluster.
  *
- * Policy values are kept in the Go operator's spelling ("IfUnowned", "SsaOverride", ...) in
- * the inventory, so that a cluster can switch between the Go and the C operator. Annotation
- * values are accepted in any case style (normalised to kebab case, like the Go original).
+ * Policies are the API module's enums (co/api/component.h); their values are kept in the Go
+ * operator's spelling ("IfUnowned", "SsaOverride", ...) in the inventory, so that a cluster can
+ * switch between the Go and the C operator. Annotation values are accepted in any case style
+ * (normalised to kebab case, like the Go original).
  *
  * Ownership: a ctl_objset borrows the manifests of the array it was built from (and edits them
  * in place); everything else it holds is its own. Free with the matching _dispose(). Not
@@ -23,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 
 struct json_object;
@@ -59,31 +61,12 @@ struct json_object;
 /** Most objects one component may render (and hence inventory items it may hold). */
 #define CTL_MAX_OBJECTS 100000
 
-typedef enum ctl_adoption {
-    CTL_ADOPT_NEVER = 0,
-    CTL_ADOPT_IF_UNOWNED,
-    CTL_ADOPT_ALWAYS,
-} ctl_adoption;
-
-typedef enum ctl_reconcile {
+/** An object's reconcile-policy annotation (no Component field has one: OnObjectChange). */
+typedef enum ctl_reconcile_policy {
     CTL_RECONCILE_ON_OBJECT_CHANGE = 0,
     CTL_RECONCILE_ON_OBJECT_OR_COMPONENT_CHANGE,
     CTL_RECONCILE_ONCE,
-} ctl_reconcile;
-
-typedef enum ctl_update {
-    CTL_UPDATE_RECREATE = 0,
-    CTL_UPDATE_REPLACE,
-    CTL_UPDATE_SSA_MERGE,
-    CTL_UPDATE_SSA_OVERRIDE,
-} ctl_update;
-
-typedef enum ctl_delete {
-    CTL_DELETE_DELETE = 0,
-    CTL_DELETE_ORPHAN,
-    CTL_DELETE_ORPHAN_ON_APPLY,
-    CTL_DELETE_ORPHAN_ON_DELETE,
-} ctl_delete;
+} ctl_reconcile_policy;
 
 typedef enum ctl_phase {
     CTL_PHASE_NONE = 0, /**< "": an item about to leave the inventory */
@@ -98,11 +81,10 @@ typedef enum ctl_phase {
     CTL_PHASE_DELETING,
 } ctl_phase;
 
-/** Go spellings of the enum values ("IfUnowned", "OnObjectChange", "SsaMerge", ...). */
-const char *ctl_adoption_name(ctl_adoption v);
-const char *ctl_reconcile_name(ctl_reconcile v);
-const char *ctl_update_name(ctl_update v);
-const char *ctl_delete_name(ctl_delete v);
+/** Go spellings of the values ("OnObjectChange", ..., "ScheduledForApplication", ...); those of
+ * the adoption, update and delete policies are the API module's (co_adoption_policy_name(),
+ * ...). */
+const char *ctl_reconcile_policy_name(ctl_reconcile_policy v);
 const char *ctl_phase_name(ctl_phase v);
 
 /** A type pattern: {group, version, kind}, each possibly "*". */
@@ -119,10 +101,10 @@ typedef struct ctl_item {
     char *kind;
     char *namespace; /**< "" for cluster-scoped objects */
     char *name;
-    ctl_adoption adoption;
-    ctl_reconcile reconcile;
-    ctl_update update;
-    ctl_delete delete_policy;
+    co_adoption_policy adoption;
+    ctl_reconcile_policy reconcile;
+    co_update_policy update;
+    co_delete_policy delete_policy;
     int apply_order;
     int delete_order;
     ctl_type *managed_types;
@@ -148,10 +130,10 @@ typedef struct ctl_obj {
     char *kind;
     char *namespace; /**< "" for cluster-scoped objects */
     char *name;
-    ctl_adoption adoption;
-    ctl_reconcile reconcile;
-    ctl_update update;
-    ctl_delete delete_policy;
+    co_adoption_policy adoption;
+    ctl_reconcile_policy reconcile;
+    co_update_policy update;
+    co_delete_policy delete_policy;
     int apply_order;
     int delete_order;
     int purge_order;    /**< CTL_NO_PURGE when absent */
@@ -167,26 +149,15 @@ typedef struct ctl_objset {
     size_t len;
 } ctl_objset;
 
-/** Effective component-level settings (§3.10), already parsed. */
+/** Effective component-level settings (§3.10): what an object without annotations gets. */
 typedef struct ctl_defaults {
-    ctl_adoption adoption;
-    ctl_update update;
-    ctl_delete delete_policy;
-    int64_t reapply_ns;
-    const char *namespace;        /**< placement namespace */
-    const char *component_digest; /**< for OnObjectOrComponentChange */
+    co_adoption_policy adoption;    /**< never *_UNSET */
+    co_update_policy update;        /**< never *_UNSET */
+    co_delete_policy delete_policy; /**< never *_UNSET */
+    int64_t reapply_ns;             /**< > 0 */
+    const char *namespace;          /**< placement namespace */
+    const char *component_digest;   /**< for OnObjectOrComponentChange */
 } ctl_defaults;
-
-/**
- * Reads the component-level policy values (Go spelling or any case style; NULL or "" selects
- * the operator default: IfUnowned, SsaOverride, Delete; reapply 60 min when @p reapply_ms <= 0).
- * @return 0 or CO_EINVALID naming the field and the value.
- */
-CO_MUST_CHECK int ctl_defaults_parse(ctl_defaults *out,
-                                     const char *adoption,
-                                     const char *update,
-                                     const char *delete_policy,
-                                     int64_t reapply_ms);
 
 /**
  * The scope of a kind: *namespaced_out = 1 (namespaced) or 0 (cluster-scoped).
@@ -224,7 +195,7 @@ void ctl_objset_dispose(ctl_objset *set);
  * followed by `@<component digest>` for OnObjectOrComponentChange. Free with free().
  */
 char *ctl_object_digest(const struct json_object *manifest,
-                        ctl_reconcile policy,
+                        ctl_reconcile_policy policy,
                         const char *component_digest);
 
 /** "apps/v1 Deployment ns/name" or "v1 Namespace name". Free with free(). */
@@ -306,25 +277,16 @@ void ctl_objset_sort_for_apply(ctl_objset *set);
 int ctl_apply_priority(const char *group, const char *kind);
 int ctl_delete_priority(const char *group, const char *kind);
 
-/** Additional managed types of the component spec: [{group, kind}]. */
-typedef struct ctl_typeset {
-    ctl_type *types;
-    size_t len;
-} ctl_typeset;
-
-/** Reads spec.additionalManagedTypes (NULL reads as empty).
- * @return 0 or CO_EINVALID naming the entry. */
-CO_MUST_CHECK int ctl_typeset_read(ctl_typeset *out, const struct json_object *array);
-void ctl_typeset_dispose(ctl_typeset *ts);
-
 /** Whether @p group matches the pattern @p pattern ("*", "*.<suffix>" or exact). */
 bool ctl_group_matches(const char *pattern, const char *group);
 
 /**
  * Whether the object of that type is a managed instance: an instance of a type an inventory
- * item defines (CRD or APIService managedTypes) or of an additional managed type.
+ * item defines (CRD or APIService managedTypes) or of one of the @p nextra additional managed
+ * types @p extra (spec.additionalManagedTypes).
  */
-bool ctl_is_managed_instance(const ctl_typeset *extra,
+bool ctl_is_managed_instance(const co_type_info *extra,
+                             size_t nextra,
                              const ctl_inventory *inv,
                              const char *group,
                              const char *version,

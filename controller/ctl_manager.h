@@ -50,8 +50,6 @@ typedef struct ctl_manager_options {
     int64_t target_ttl_ns;         /**< unused target clients expire; 0: 15 min */
     const ctl_source_ops *source;  /**< the source layer, or NULL */
     const ctl_apply_ops *apply;    /**< the apply engine, or NULL (never Ready) */
-    ctl_render_fn render;          /**< NULL: ctl_render_component() */
-    void *render_ctx;              /**< for @ref render */
     double qps;                    /**< client rate limit; 0: the client's default */
     int burst;                     /**< client burst; 0: the client's default */
     int64_t policy_probe_ns;       /**< how often to look for the ComponentPolicy and Flux source

@@ -8,6 +8,7 @@
  */
 #include "controller/ctl_notify.h"
 
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -179,7 +180,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 }
 
 /* An error that another attempt will not cure: the address or the receiver's certificate. */
-static int permanent(CURLcode cc)
+static bool permanent(CURLcode cc)
 {
     switch (cc) {
     case CURLE_UNSUPPORTED_PROTOCOL:
@@ -189,9 +190,9 @@ static int permanent(CURLcode cc)
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_ABORTED_BY_CALLBACK:
-        return 1;
+        return true;
     default:
-        return 0;
+        return false;
     }
 }
 

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Component state machine (see ctl_reconcile.h). One `pass` holds everything of one
- * reconcile: the fresh object, the status being built, the references loaded, and the outcome.
- * The steps follow reference/behaviour.md §3.1 in order; each step either continues, or ends
- * the pass by setting the outcome and jumping to the "finally" part, which maps errors to
- * states (§2.1, §2.5), derives the requeue (§2.3), reports the outcome and writes the status.
+ * reconcile: the fresh object and its parse, the status being built (in the typed model, with
+ * the inventory as the apply engine's JSON array beside it), the references loaded, and the
+ * outcome. The steps follow reference/behaviour.md §3.1 in order; each step either continues,
+ * or ends the pass by setting the outcome and jumping to the "finally" part, which maps errors
+ * to states (§2.1, §2.5), derives the requeue (§2.3), reports the outcome and writes the status.
+ *
+ * Two things stay JSON on purpose: the component digest (§3.2) is defined over the stored
+ * document, and validation and the policy check are the webhook's functions, which take it.
  */
 #include "controller/ctl_reconcile.h"
 
@@ -16,22 +20,21 @@
 
 #include <json-c/json.h>
 
+#include "co/api/depgraph.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
-#include "co/api/component.h"
-#include "co/api/depgraph.h"
 #include "co/util/digest.h"
 #include "co/util/duration.h"
 #include "co/util/error.h"
+#include "co/util/log.h"
 #include "co/json/json.h"
 #include "co/util/time.h"
 #include "co/json/yaml.h"
 #include "controller/ctl_render.h"
 #include "controller/ctl_targets.h"
 
-#define COMPONENT_API "core.cs.sap.com/v1alpha1"
-#define MS            CO_MILLISECOND
-#define MAX_MESSAGE   4096
+#define MS          CO_MILLISECOND
+#define MAX_MESSAGE 4096
 
 void ctl_artifact_dispose(ctl_artifact *a)
 {
@@ -92,11 +95,13 @@ typedef struct pass {
     ctl_env *env;
     const char *ns, *name;
     char *key;
-    struct json_object *obj;    /* the fresh Component (owned) */
-    struct json_object *status; /* the status being built (owned) */
-    struct json_object *spec;   /* borrowed from obj */
+    struct json_object *obj; /* the fresh Component (owned) */
+    co_component *c;         /* the same, parsed once (owned); NULL when it does not parse */
+    /* the status being built: c->status, but for the inventory, which is this array (owned;
+     * NULL while the Component has none and no step asked for one) */
+    co_component_status *st;
+    struct json_object *inventory;
     int64_t now;
-    int64_t gen;
     bool deleting;
     int64_t requeue_ns, retry_ns, timeout_ns;
 
@@ -146,46 +151,19 @@ static uint64_t rnd(ctl_env *env)
     return v;
 }
 
-static const char *str_at(const struct json_object *obj, const char *key)
+/* A text field of the status: replaced by a copy of @p value (NULL: unset). */
+static void set_text(char **field, const char *value)
 {
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
+    char *v = co_xstrdup(value);
+    free(*field);
+    *field = v;
 }
 
-static const char *str_or_empty(const struct json_object *obj, const char *key)
-{
-    const char *s = str_at(obj, key);
-    return s ? s : "";
-}
-
-static void set_str(struct json_object *obj, const char *key, const char *value)
-{
-    if (value) {
-        json_object_object_add(obj, key, json_object_new_string(value));
-    } else {
-        json_object_object_del(obj, key);
-    }
-}
-
-static void set_time(struct json_object *obj, const char *key, int64_t t)
+static void set_time(char **field, int64_t t)
 {
     char buf[CO_TIME_STR_MAX];
     co_time_format(buf, t);
-    set_str(obj, key, buf);
-}
-
-static int64_t int_at(const struct json_object *obj, const char *key, int64_t dflt)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) ||
-        !json_object_is_type(v, json_type_int)) {
-        return dflt;
-    }
-    return json_object_get_int64(v);
+    set_text(field, buf);
 }
 
 /* Ends the pass with an error. The message is the capitalised, wrapped error text. */
@@ -216,28 +194,10 @@ static void outcome(pass *p, const char *state, const char *reason, const char *
     p->message = co_xstrdup(message);
 }
 
-static int64_t duration_field(pass *p, const char *field, int64_t dflt, bool *bad)
-{
-    const char *s = str_at(p->spec, field);
-    int64_t v = 0;
-    if (!s || !*s) {
-        return dflt;
-    }
-    if (co_duration_parse(&v, s) < 0) {
-        if (!*bad) {
-            fail(p, CO_EINVALID, false, 0, "spec.%s: invalid duration \"%s\"", field, s);
-        }
-        *bad = true;
-        return dflt;
-    }
-    return v > 0 ? v : dflt;
-}
-
 static bool processing_timed_out(pass *p)
 {
-    const char *since = str_at(p->status, "processingSince");
     int64_t t = 0;
-    if (!since || co_time_parse(&t, since) < 0) {
+    if (!p->st->processing_since || co_time_parse(&t, p->st->processing_since) < 0) {
         return false;
     }
     return p->now - t >= p->timeout_ns;
@@ -252,11 +212,12 @@ static int get_secret(pass *p, const char *name, struct json_object **out)
     return co_kube_get(out, p->env->client, &ref, NULL);
 }
 
-/* The decoded bytes of key @p key of Secret data @p data; CO_ENOTFOUND when absent. */
-static int secret_value(co_buf *out, const struct json_object *data, const char *key)
+/* The decoded bytes of key @p key of Secret @p secret; CO_ENOTFOUND when absent. */
+static int secret_value(co_buf *out, const struct json_object *secret, const char *key)
 {
-    const char *b64 = str_at(data, key);
-    if (!b64) {
+    const char *b64 = NULL;
+    if (co_json_get_string(&b64, secret, "data", key, NULL) < 0) {
+        co_error_clear();
         return CO_ENOTFOUND;
     }
     return co_base64_decode(out, b64, strlen(b64), 0);
@@ -288,15 +249,14 @@ static int load_secret_key(pass *p,
         fail(p, rc, false, 0, "error resolving references: %s: %s", what, co_error_last());
         return rc;
     }
-    struct json_object *data = co_json_get(s, "data", NULL);
     rc = CO_ENOTFOUND;
     const char *used = key;
     if (key) {
-        rc = secret_value(value, data, key);
+        rc = secret_value(value, s, key);
     } else {
         for (size_t i = 0; fallbacks[i] && rc == CO_ENOTFOUND; i++) {
             used = fallbacks[i];
-            rc = secret_value(value, data, fallbacks[i]);
+            rc = secret_value(value, s, fallbacks[i]);
         }
     }
     json_object_put(s);
@@ -361,23 +321,22 @@ static const char *const KUBECONFIG_KEYS[] = {"value", "value.yaml", "value.yml"
  * their digests to @p refs. */
 static int load_references(pass *p, struct json_object *refs)
 {
+    const co_component_spec *spec = &p->c->spec;
     int rc = 0;
-    struct json_object *vf = co_json_get(p->spec, "valuesFrom", NULL);
-    size_t nvf = vf && json_object_is_type(vf, json_type_array) ? json_object_array_length(vf) : 0;
+    size_t nvf = spec->n_values_from;
     struct json_object **docs = co_xcalloc(nvf + 1, sizeof(struct json_object *));
     for (size_t i = 0; i < nvf && rc == 0; i++) {
-        struct json_object *e = json_object_array_get_idx(vf, i);
-        const char *sname = str_at(e, "name");
+        const co_secret_key_ref *e = &spec->values_from[i];
         char what[64];
         snprintf(what, sizeof(what), "spec.valuesFrom[%zu]", i);
-        if (!sname || !*sname) {
+        if (!e->name || !*e->name) {
             fail(p, CO_EINVALID, false, 0, "%s.name: required", what);
             rc = CO_EINVALID;
             break;
         }
         co_buf val = CO_BUF_INIT(CO_MAX_DOCUMENT);
         bool missing = false;
-        rc = load_secret_key(p, what, sname, str_at(e, "key"), VALUES_KEYS, &val, true, &missing);
+        rc = load_secret_key(p, what, e->name, e->key, VALUES_KEYS, &val, true, &missing);
         char pathkey[96];
         snprintf(pathkey, sizeof(pathkey), "refs:[\"spec\",\"valuesFrom\",%zu]", i);
         if (rc == CO_ENOTFOUND && missing && p->deleting) {
@@ -395,7 +354,7 @@ static int load_references(pass *p, struct json_object *refs)
         co_buf_dispose(&val);
     }
     if (rc == 0) {
-        rc = ctl_values_merge(&p->values, docs, nvf, co_json_get(p->spec, "values", NULL));
+        rc = ctl_values_merge(&p->values, docs, nvf, spec->values);
         if (rc < 0) {
             fail(p, rc, false, 0, "error resolving references: %s", co_error_last());
         }
@@ -409,12 +368,10 @@ static int load_references(pass *p, struct json_object *refs)
     }
 
     /* kubeConfig: not ignored on deletion (the target is needed to delete) */
-    struct json_object *kc = co_json_get(p->spec, "kubeConfig", "secretRef", NULL);
-    if (kc) {
-        const char *sname = str_at(kc, "name");
+    if (spec->has_kube_config && spec->kube_config.name) {
         co_buf val = CO_BUF_INIT(CO_MAX_CONFIG_FILE);
         bool missing = false;
-        rc = load_secret_key(p, "spec.kubeConfig", sname ? sname : "", str_at(kc, "key"),
+        rc = load_secret_key(p, "spec.kubeConfig", spec->kube_config.name, spec->kube_config.key,
                              KUBECONFIG_KEYS, &val, false, &missing);
         if (rc < 0) {
             co_buf_dispose(&val);
@@ -426,20 +383,17 @@ static int load_references(pass *p, struct json_object *refs)
         p->kubeconfig = co_buf_take(&val, &p->kubeconfig_len);
     }
 
-    const char *dec = str_at(co_json_get(p->spec, "decryption", "secretRef", NULL), "name");
-    if (dec) {
+    if (spec->decryption_secret_name) {
         char hex[CO_SHA256_HEX_LEN + 1];
-        rc = secret_digest(p, "spec.decryption.secretRef", dec, hex);
+        rc = secret_digest(p, "spec.decryption.secretRef", spec->decryption_secret_name, hex);
         if (rc < 0) {
             return rc;
         }
         json_object_object_add(refs, "refs:[\"spec\",\"decryption\",\"secretRef\"]",
                                json_object_new_string(hex));
     }
-    struct json_object *sf = co_json_get(p->spec, "postBuild", "substituteFrom", NULL);
-    size_t nsf = sf && json_object_is_type(sf, json_type_array) ? json_object_array_length(sf) : 0;
-    for (size_t i = 0; i < nsf; i++) {
-        const char *sname = str_at(json_object_array_get_idx(sf, i), "name");
+    for (size_t i = 0; i < spec->n_substitute_from; i++) {
+        const char *sname = spec->substitute_from[i];
         char what[64], pathkey[96], hex[CO_SHA256_HEX_LEN + 1];
         snprintf(what, sizeof(what), "spec.postBuild.substituteFrom[%zu]", i);
         rc = secret_digest(p, what, sname ? sname : "", hex);
@@ -456,22 +410,16 @@ static int load_references(pass *p, struct json_object *refs)
         json_object_object_add(refs, "refs:[\"spec\",\"sourceRef\"]", json_object_new_string(""));
         return 0;
     }
-    struct json_object *ssr = co_json_get(p->status, "sourceRef", NULL);
-    bool sticky = false;
-    if (co_json_get_bool(&sticky, p->spec, "sticky", NULL) < 0) {
-        sticky = false;
-    }
-    const char *since = str_at(p->status, "processingSince");
-    const char *observed = str_at(p->status, "lastObservedAt");
+    co_component_status *st = p->st;
     int64_t ts = 0, to = 0;
-    if (sticky && ssr && since && observed && co_time_parse(&ts, since) == 0 &&
-        co_time_parse(&to, observed) == 0 && to - ts < p->timeout_ns &&
-        str_at(co_json_get(ssr, "artifact", NULL), "digest") && str_at(ssr, "digest")) {
-        struct json_object *a = co_json_get(ssr, "artifact", NULL);
-        p->art.url = co_xstrdup(str_or_empty(a, "url"));
-        p->art.digest = co_xstrdup(str_or_empty(a, "digest"));
-        p->art.revision = co_xstrdup(str_or_empty(a, "revision"));
-        p->art.source_digest = co_xstrdup(str_at(ssr, "digest"));
+    if (spec->sticky && st->has_source_ref && st->processing_since && st->last_observed_at &&
+        co_time_parse(&ts, st->processing_since) == 0 &&
+        co_time_parse(&to, st->last_observed_at) == 0 && to - ts < p->timeout_ns &&
+        st->artifact_digest && st->source_digest) {
+        p->art.url = co_xstrdup(st->artifact_url ? st->artifact_url : "");
+        p->art.digest = co_xstrdup(st->artifact_digest);
+        p->art.revision = co_xstrdup(st->artifact_revision ? st->artifact_revision : "");
+        p->art.source_digest = co_xstrdup(st->source_digest);
         p->have_art = true;
     } else if (!p->env->source.resolve) {
         fail(p, CO_EUNSUPPORTED, false, 0,
@@ -480,21 +428,18 @@ static int load_references(pass *p, struct json_object *refs)
     } else {
         int64_t retry = 0;
         co_error_clear();
-        rc = p->env->source.resolve(p->env->source.ctx, p->obj, &p->art, &retry);
+        rc = p->env->source.resolve(p->env->source.ctx, p->c, &p->art, &retry);
         if (rc < 0) {
             fail(p, rc, retry > 0, retry, "error resolving references: spec.sourceRef: %s",
                  co_error_last());
             return rc;
         }
         p->have_art = true;
-        struct json_object *nsr = json_object_new_object();
-        struct json_object *na = json_object_new_object();
-        set_str(na, "url", p->art.url);
-        set_str(na, "digest", p->art.digest);
-        set_str(na, "revision", p->art.revision);
-        json_object_object_add(nsr, "artifact", na);
-        set_str(nsr, "digest", p->art.source_digest);
-        json_object_object_add(p->status, "sourceRef", nsr);
+        st->has_source_ref = 1;
+        set_text(&st->artifact_url, p->art.url);
+        set_text(&st->artifact_digest, p->art.digest);
+        set_text(&st->artifact_revision, p->art.revision);
+        set_text(&st->source_digest, p->art.source_digest);
     }
     json_object_object_add(
         refs, "refs:[\"spec\",\"sourceRef\"]",
@@ -502,14 +447,16 @@ static int load_references(pass *p, struct json_object *refs)
     return 0;
 }
 
-/* §3.2: sha256 hex of the JSON of {generation, annotations, spec, refs:...}. */
+/* §3.2: sha256 hex of the JSON of {generation, annotations, spec, refs:...}, over the document
+ * as stored (the digest must not move when the model learns a field). */
 static int component_digest(pass *p, struct json_object *refs)
 {
     struct json_object *m = json_object_get(refs);
-    json_object_object_add(m, "generation", json_object_new_int64(p->gen));
+    json_object_object_add(m, "generation", json_object_new_int64(p->c->generation));
     struct json_object *ann = co_json_get(p->obj, "metadata", "annotations", NULL);
     json_object_object_add(m, "annotations", ann ? json_object_get(ann) : NULL);
-    json_object_object_add(m, "spec", p->spec ? json_object_get(p->spec) : NULL);
+    struct json_object *spec = co_json_get(p->obj, "spec", NULL);
+    json_object_object_add(m, "spec", spec ? json_object_get(spec) : NULL);
     co_buf b = CO_BUF_INIT(CO_MAX_API_RESPONSE);
     int rc = co_json_encode(&b, m, CO_JSON_CANONICAL);
     json_object_put(m);
@@ -526,38 +473,27 @@ static int component_digest(pass *p, struct json_object *refs)
 
 /* ---- writes ------------------------------------------------------------------------------ */
 
-static bool has_finalizer(const struct json_object *obj, const char *fin, bool *foreign)
+/* Whether a finalizer other than ours holds the Component. */
+static bool has_foreign_finalizer(const co_component *c)
 {
-    struct json_object *fins = co_json_get(obj, "metadata", "finalizers", NULL);
-    size_t n =
-        fins && json_object_is_type(fins, json_type_array) ? json_object_array_length(fins) : 0;
-    bool found = false;
-    if (foreign) {
-        *foreign = false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
-        if (f && strcmp(f, fin) == 0) {
-            found = true;
-        } else if (foreign) {
-            *foreign = true;
+    for (size_t i = 0; i < c->n_finalizers; i++) {
+        if (strcmp(c->finalizers[i], CTL_RECONCILER_NAME) != 0) {
+            return true;
         }
     }
-    return found;
+    return false;
 }
 
 /* Adds or removes our finalizer with a JSON merge patch guarded by the resourceVersion read.
- * On success p->obj becomes the patched object. */
+ * On success p->obj becomes the patched object (the status write carries its resourceVersion).
+ */
 static int patch_finalizer(pass *p, bool add)
 {
-    struct json_object *fins = co_json_get(p->obj, "metadata", "finalizers", NULL);
-    size_t n =
-        fins && json_object_is_type(fins, json_type_array) ? json_object_array_length(fins) : 0;
+    const co_component *c = p->c;
     struct json_object *list = json_object_new_array();
-    for (size_t i = 0; i < n; i++) {
-        const char *f = json_object_get_string(json_object_array_get_idx(fins, i));
-        if (f && strcmp(f, CTL_RECONCILER_NAME) != 0) {
-            json_object_array_add(list, json_object_new_string(f));
+    for (size_t i = 0; i < c->n_finalizers; i++) {
+        if (strcmp(c->finalizers[i], CTL_RECONCILER_NAME) != 0) {
+            json_object_array_add(list, json_object_new_string(c->finalizers[i]));
         }
     }
     if (add) {
@@ -566,10 +502,12 @@ static int patch_finalizer(pass *p, bool add)
     struct json_object *patch = json_object_new_object();
     struct json_object *meta = json_object_new_object();
     json_object_object_add(meta, "finalizers", list);
-    const char *rv = str_at(co_json_get(p->obj, "metadata", NULL), "resourceVersion");
-    set_str(meta, "resourceVersion", rv);
+    if (c->resource_version) {
+        json_object_object_add(meta, "resourceVersion",
+                               json_object_new_string(c->resource_version));
+    }
     json_object_object_add(patch, "metadata", meta);
-    co_kube_ref ref = {COMPONENT_API, "Component", p->ns, p->name};
+    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, p->ns, p->name};
     co_kube_write_options wo = {0};
     wo.field_manager = CTL_RECONCILER_NAME;
     struct json_object *res = NULL;
@@ -578,20 +516,33 @@ static int patch_finalizer(pass *p, bool add)
     if (rc == 0 && res) {
         json_object_put(p->obj);
         p->obj = res;
-        p->spec = co_json_get(p->obj, "spec", NULL);
     } else {
         json_object_put(res);
     }
     return rc;
 }
 
+/* The status to write: the typed status built by the pass, with the apply engine's inventory. */
+static struct json_object *status_json(pass *p)
+{
+    struct json_object *status = NULL;
+    CO_ASSERT(co_component_status_to_json(&status, p->st) == 0);
+    if (p->inventory) {
+        json_object_object_add(status, "inventory", json_object_get(p->inventory));
+    } else {
+        json_object_object_del(status, "inventory");
+    }
+    return status;
+}
+
 /* PUT the status; on a conflict read the object again and put our status onto it. */
 static int write_status(pass *p)
 {
     int attempts = p->env->status_retries > 0 ? p->env->status_retries : 5;
+    struct json_object *status = status_json(p);
     int rc = 0;
     for (int i = 0; i < attempts; i++) {
-        json_object_object_add(p->obj, "status", json_object_get(p->status));
+        json_object_object_add(p->obj, "status", json_object_get(status));
         co_kube_write_options wo = {0};
         wo.field_manager = CTL_RECONCILER_NAME;
         struct json_object *res = NULL;
@@ -600,37 +551,32 @@ static int write_status(pass *p)
         if (rc != CO_ECONFLICT) {
             break;
         }
-        co_kube_ref ref = {COMPONENT_API, "Component", p->ns, p->name};
+        co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, p->ns, p->name};
         struct json_object *fresh = NULL;
         rc = co_kube_get(&fresh, p->env->client, &ref, NULL);
         if (rc == CO_ENOTFOUND) {
-            return 0;
+            rc = 0;
+            break;
         }
         if (rc < 0) {
             break;
         }
         json_object_put(p->obj);
         p->obj = fresh;
-        p->spec = co_json_get(p->obj, "spec", NULL);
         rc = CO_ECONFLICT;
     }
+    json_object_put(status);
     return rc;
 }
 
 /* ---- steps ------------------------------------------------------------------------------- */
-
-static const char *spec_policy(pass *p, const char *field, const char *dflt)
-{
-    const char *v = str_at(p->spec, field);
-    return v && *v ? v : dflt;
-}
 
 /* The identity the Component acts with: its service account, else the default one, else none
  * (the controller's own rights). The name was validated with the spec; it is checked again
  * here because deletion does not validate, and it becomes an HTTP header. */
 static int component_user(pass *p)
 {
-    const char *sa = str_at(p->spec, "serviceAccountName");
+    const char *sa = p->c->spec.service_account_name;
     if (!sa || !*sa) {
         sa = p->env->default_service_account;
     }
@@ -677,60 +623,54 @@ static int acquire_target(pass *p)
     return rc;
 }
 
+/* Whether dependency @p dep, which shares our source, has attempted the same version of it. */
+static bool dependency_synced(const co_component_status *mine, const co_component_status *dep)
+{
+    const char *dd = dep->last_attempted_digest, *dr = dep->last_attempted_revision;
+    const char *md = mine->last_attempted_digest, *mr = mine->last_attempted_revision;
+    return dd && *dd && dr && *dr && md && mr && strcmp(dd, md) == 0 && strcmp(dr, mr) == 0;
+}
+
 /* §5.8 gate. */
 static int check_dependencies(pass *p)
 {
-    struct json_object *deps = co_json_get(p->spec, "dependencies", NULL);
-    size_t n =
-        deps && json_object_is_type(deps, json_type_array) ? json_object_array_length(deps) : 0;
-    if (n == 0 || !p->env->cache.get_component) {
+    const co_component *c = p->c;
+    if (c->spec.n_dependencies == 0 || !p->env->cache.get_component) {
         return 0;
     }
-    struct json_object *my_src = co_json_get(p->spec, "sourceRef", NULL);
-    const char *my_dig = str_at(p->status, "lastAttemptedDigest");
-    const char *my_rev = str_at(p->status, "lastAttemptedRevision");
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *d = json_object_array_get_idx(deps, i);
-        const char *dname = str_at(d, "name");
-        const char *dns = str_at(d, "namespace");
-        if (!dname) {
+    for (size_t i = 0; i < c->spec.n_dependencies; i++) {
+        const co_object_ref *d = &c->spec.dependencies[i];
+        if (!d->name) {
             continue;
         }
-        if (!dns || !*dns) {
-            dns = p->ns;
-        }
-        struct json_object *dep = NULL;
-        int rc = p->env->cache.get_component(p->env->cache.ctx, dns, dname, &dep);
+        const char *dns = co_component_ref_namespace(c, d);
+        co_component *dep = NULL;
+        int rc = p->env->cache.get_component(p->env->cache.ctx, dns, d->name, &dep);
         if (rc == CO_ENOTFOUND) {
             fail(p, rc, true, 0,
                  "error running pre-reconcile hook (0): dependent component %s/%s not found", dns,
-                 dname);
+                 d->name);
             return rc;
         }
         if (rc < 0) {
             fail(p, rc, false, 0, "error running pre-reconcile hook (0): %s", co_error_last());
             return rc;
         }
-        struct json_object *dsrc = co_json_get(dep, "spec", "sourceRef", NULL);
-        struct json_object *dst = co_json_get(dep, "status", NULL);
-        if (my_src && dsrc && co_json_equal(my_src, dsrc)) {
-            const char *dd = str_at(dst, "lastAttemptedDigest");
-            const char *dr = str_at(dst, "lastAttemptedRevision");
-            if (!dd || !*dd || !dr || !*dr || !my_dig || !my_rev || strcmp(dd, my_dig) != 0 ||
-                strcmp(dr, my_rev) != 0) {
-                json_object_put(dep);
-                fail(p, CO_ECONFLICT, true, 0,
-                     "error running pre-reconcile hook (0): dependent component %s/%s not synced",
-                     dns, dname);
-                return CO_ECONFLICT;
-            }
+        if (c->spec.source.kind != CO_SOURCE_NONE && dep->spec.source.kind != CO_SOURCE_NONE &&
+            co_source_ref_equal(&c->spec.source, &dep->spec.source) &&
+            !dependency_synced(p->st, &dep->status)) {
+            co_component_free(dep);
+            fail(p, CO_ECONFLICT, true, 0,
+                 "error running pre-reconcile hook (0): dependent component %s/%s not synced", dns,
+                 d->name);
+            return CO_ECONFLICT;
         }
-        bool ready = ctl_state_component_ready(dep);
-        json_object_put(dep);
+        bool ready = ctl_state_ready(dep);
+        co_component_free(dep);
         if (!ready) {
             fail(p, CO_ECONFLICT, true, 0,
                  "error running pre-reconcile hook (0): dependent component %s/%s not ready", dns,
-                 dname);
+                 d->name);
             return CO_ECONFLICT;
         }
     }
@@ -748,36 +688,49 @@ static int claimed_elsewhere(void *ctx,
     return p->env->cache.claimed_by(p->env->cache.ctx, p->key, group, kind, ns, name, owner_out);
 }
 
-static void fill_apply_call(pass *p, ctl_apply_call *c, const char *owner_id)
+/* The apply engine's settings for this pass; @p stats and @p changed receive what it did. */
+static void fill_apply_opts(pass *p,
+                            ctl_apply_opts *o,
+                            const char *owner_id,
+                            ctl_apply_stats *stats,
+                            bool *changed)
 {
-    memset(c, 0, sizeof(*c));
-    c->target = p->target;
-    c->remote = p->kubeconfig != NULL;
-    if (c->remote && p->target_hold && p->env->targets.recorder) {
-        c->target_events = p->env->targets.recorder(p->env->targets.ctx, p->target_hold);
+    const co_component *c = p->c;
+    memset(o, 0, sizeof(*o));
+    o->target = p->target;
+    bool remote = p->kubeconfig != NULL;
+    if (ctl_apply_events_disabled(c)) {
+        o->events = NULL;
+    } else if (!remote) {
+        o->events = p->env->events;
+    } else if (p->target_hold && p->env->targets.recorder) {
+        o->events = p->env->targets.recorder(p->env->targets.ctx, p->target_hold);
     }
-    c->component = p->obj;
-    c->owner_id = owner_id;
-    c->component_digest = p->digest;
-    const char *tns = str_at(p->spec, "namespace");
-    c->namespace = tns && *tns ? tns : p->ns;
-    c->adoption_policy = spec_policy(p, "adoptionPolicy", "IfUnowned");
-    c->reconcile_policy = "OnObjectChange";
-    c->update_policy = spec_policy(p, "updatePolicy", "SsaOverride");
-    c->delete_policy = spec_policy(p, "deletePolicy", "Delete");
-    c->missing_namespaces_policy = spec_policy(p, "missingNamespacesPolicy", "Create");
-    int64_t reapply = 60 * CO_MINUTE;
-    const char *rs = str_at(p->spec, "reapplyInterval");
-    int64_t v = 0;
-    if (rs && co_duration_parse(&v, rs) == 0 && v > 0) {
-        reapply = v;
-    }
-    c->reapply_interval_ms = reapply / MS;
-    c->additional_managed_types = co_json_get(p->spec, "additionalManagedTypes", NULL);
+    o->owner_id = owner_id;
+    o->component_digest = p->digest;
+    o->namespace = co_component_target_namespace(c);
+    o->adoption_policy = co_component_adoption_policy(c);
+    o->update_policy = co_component_update_policy(c);
+    o->delete_policy = co_component_delete_policy(c);
+    o->missing_namespaces_policy = co_component_missing_namespaces_policy(c);
+    o->reapply_interval_ns = co_component_reapply_ns(c);
+    o->additional_managed_types = c->spec.additional_managed_types;
+    o->n_additional_managed_types = c->spec.n_additional_managed_types;
     /* inventories name objects without their cluster: only local targets are compared */
-    if (!c->remote && p->env->cache.claimed_by) {
-        c->claimed = claimed_elsewhere;
-        c->claimed_ctx = p;
+    if (!remote && p->env->cache.claimed_by) {
+        o->claimed = claimed_elsewhere;
+        o->claimed_ctx = p;
+    }
+    o->stats = stats;
+    o->inventory_changed = changed;
+    *changed = false;
+}
+
+/* Hands what one call into the apply engine did to the observer. */
+static void report_operations(pass *p, const ctl_apply_stats *stats)
+{
+    if (p->env->observer.operations) {
+        p->env->observer.operations(p->env->observer.ctx, stats);
     }
 }
 
@@ -790,34 +743,40 @@ static int refuse_nested(pass *p, struct json_object *objects)
         return 0;
     }
     size_t n = json_object_array_length(objects);
+    size_t glen = strlen(CO_COMPONENT_GROUP);
     for (size_t i = 0; i < n; i++) {
         struct json_object *o = json_object_array_get_idx(objects, i);
-        const char *av = str_at(o, "apiVersion");
-        const char *kind = str_at(o, "kind");
-        size_t glen = strlen(CO_COMPONENT_GROUP);
-        if (!av || !kind || strncmp(av, CO_COMPONENT_GROUP, glen) != 0 || av[glen] != '/' ||
+        const char *av = NULL, *kind = NULL;
+        if (co_json_get_string(&av, o, "apiVersion", NULL) < 0 ||
+            co_json_get_string(&kind, o, "kind", NULL) < 0 ||
+            strncmp(av, CO_COMPONENT_GROUP, glen) != 0 || av[glen] != '/' ||
             (strcmp(kind, CO_COMPONENT_KIND) != 0 && strcmp(kind, CO_POLICY_KIND) != 0)) {
+            co_error_clear();
             continue;
         }
-        struct json_object *meta = co_json_get(o, "metadata", NULL);
-        const char *ons = str_at(meta, "namespace");
+        const char *ons = NULL, *oname = "";
+        if (co_json_get_string(&ons, o, "metadata", "namespace", NULL) < 0) {
+            co_error_clear();
+        }
+        if (co_json_get_string(&oname, o, "metadata", "name", NULL) < 0) {
+            co_error_clear();
+        }
         fail(p, CO_EAUTH, false, 0,
              "error generating manifests: object %s %s %s%s%s: a Component may deploy Components "
              "or ComponentPolicies only where a ComponentPolicy grants grants.nestedComponents",
-             av, kind, ons ? ons : "", ons ? "/" : "", str_or_empty(meta, "name"));
+             av, kind, ons ? ons : "", ons ? "/" : "", oname);
         return CO_EAUTH;
     }
     return 0;
 }
 
+/* The inventory the apply engine reads and rewrites (an empty one when there is none yet). */
 static struct json_object *inventory_of(pass *p)
 {
-    struct json_object *inv = co_json_get(p->status, "inventory", NULL);
-    if (!inv || !json_object_is_type(inv, json_type_array)) {
-        inv = json_object_new_array();
-        json_object_object_add(p->status, "inventory", inv);
+    if (!p->inventory) {
+        p->inventory = json_object_new_array();
     }
-    return inv;
+    return p->inventory;
 }
 
 /* Render and apply (§3.1 9e–9g). */
@@ -835,33 +794,29 @@ static void apply_step(pass *p, const char *owner_id)
     char *dir = NULL;
     void *hold = NULL;
     co_error_clear();
-    int rc = p->env->source.fetch(p->env->source.ctx, p->obj, &p->art, &dir, &hold);
+    int rc = p->env->source.fetch(p->env->source.ctx, p->c, &p->art, &dir, &hold);
     if (rc < 0) {
         fail(p, rc, false, 0, "error generating manifests: %s", co_error_last());
         return;
     }
     struct json_object *objects = NULL;
     co_error_clear();
-    if (p->env->render) {
-        rc = p->env->render(p->env->render_ctx, &objects, dir, p->obj, p->values, p->digest,
-                            int_at(p->status, "revision", 0));
-    } else {
-        ctl_render_request rq = {0};
-        rq.dir = dir;
-        rq.component = p->obj;
-        rq.values = p->values;
-        rq.component_digest = p->digest;
-        rq.revision = int_at(p->status, "revision", 0);
-        rq.local = p->env->client;
-        rq.target = p->target;
-        rq.remote = p->kubeconfig != NULL;
-        rq.local_lookups = p->local_lookups;
-        rq.confine_local = p->user == NULL;
-        rq.confine_target = p->user == NULL && p->kubeconfig == NULL;
-        rq.grants = p->perm.grants;
-        rq.kubeconfig_denied_by = p->perm.kubeconfig_denied_by;
-        rc = ctl_render_component(&objects, &rq);
-    }
+    ctl_render_request rq = {0};
+    rq.dir = dir;
+    rq.component = p->c;
+    rq.object = p->obj;
+    rq.values = p->values;
+    rq.component_digest = p->digest;
+    rq.revision = p->st->revision;
+    rq.local = p->env->client;
+    rq.target = p->target;
+    rq.remote = p->kubeconfig != NULL;
+    rq.local_lookups = p->local_lookups;
+    rq.confine_local = p->user == NULL;
+    rq.confine_target = p->user == NULL && p->kubeconfig == NULL;
+    rq.grants = p->perm.grants;
+    rq.kubeconfig_denied_by = p->perm.kubeconfig_denied_by;
+    rc = ctl_render_component(&objects, &rq);
     if (p->env->source.release) {
         p->env->source.release(p->env->source.ctx, hold);
     }
@@ -874,29 +829,32 @@ static void apply_step(pass *p, const char *owner_id)
         json_object_put(objects);
         return;
     }
-    ctl_apply_call c;
-    fill_apply_call(p, &c, owner_id);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
     bool done = false, changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
     co_error_clear();
-    rc = p->env->apply.apply(p->env->apply.ctx, &c, inventory_of(p), objects, &done, &changed);
+    rc = p->env->apply.apply(p->env->apply.ctx, &o, inventory_of(p), objects, &done);
+    report_operations(p, &stats);
     json_object_put(objects);
     if (rc < 0) {
         fail(p, rc, false, 0, "error reconciling dependent resources: %s", co_error_last());
         return;
     }
+    co_component_status *st = p->st;
     if (done) {
-        set_str(p->status, "lastAppliedDigest", str_at(p->status, "lastAttemptedDigest"));
-        set_str(p->status, "lastAppliedRevision", str_at(p->status, "lastAttemptedRevision"));
-        json_object_object_add(p->status, "appliedGeneration", json_object_new_int64(p->gen));
-        set_time(p->status, "lastAppliedAt", p->now);
+        set_text(&st->last_applied_digest, st->last_attempted_digest);
+        set_text(&st->last_applied_revision, st->last_attempted_revision);
+        st->applied_generation = p->c->generation;
+        set_time(&st->last_applied_at, p->now);
         outcome(p, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY);
         p->requeue_after = p->requeue_ns;
     } else {
         if (changed) {
             ctl_backoff_forget(p->env->backoff, p->key);
         }
-        if (!str_at(p->status, "processingSince")) {
-            set_time(p->status, "processingSince", p->now);
+        if (!st->processing_since) {
+            set_time(&st->processing_since, p->now);
         }
         outcome(p, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING);
         p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Processing");
@@ -936,13 +894,17 @@ static void delete_step(pass *p, const char *owner_id)
              "error deleting dependent resources: no apply engine in this build");
         return;
     }
-    ctl_apply_call c;
-    fill_apply_call(p, &c, owner_id);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
+    bool done = false, changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
     struct json_object *inv = inventory_of(p);
     bool allowed = false;
     char *why = NULL;
     co_error_clear();
-    int rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &c, inv, &allowed, &why);
+    int rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &o, inv, &allowed, &why);
+    report_operations(p, &stats);
+    stats = (ctl_apply_stats){0};
     if (rc < 0) {
         free(why);
         fail(p, rc, false, 0, "error checking whether deletion is possible: %s", co_error_last());
@@ -957,16 +919,15 @@ static void delete_step(pass *p, const char *owner_id)
         return;
     }
     free(why);
-    bool foreign = false;
-    bool ours = has_finalizer(p->obj, CTL_RECONCILER_NAME, &foreign);
-    if (foreign) {
+    bool ours = co_component_has_finalizer(p->c, CTL_RECONCILER_NAME);
+    if (has_foreign_finalizer(p->c)) {
         outcome(p, CTL_STATE_DELETING, CTL_REASON_DELETION_BLOCKED, CTL_MSG_FOREIGN_FIN);
         p->requeue_after = CO_SECOND + ctl_backoff_next(p->env->backoff, p->key, "DeletionBlocked");
         return;
     }
-    bool done = false, changed = false;
     co_error_clear();
-    rc = p->env->apply.delete_all(p->env->apply.ctx, &c, inv, &done, &changed);
+    rc = p->env->apply.delete_all(p->env->apply.ctx, &o, inv, &done);
+    report_operations(p, &stats);
     if (rc < 0) {
         fail(p, rc, false, 0, "error deleting dependent resources: %s", co_error_last());
         return;
@@ -1047,26 +1008,101 @@ static int check_policies(pass *p)
     return rc;
 }
 
+/* DependencyCycle: the cycle as the Component's owner may read it (the status is read by
+ * whoever may read the Component, not the cycle's namespaces). */
+static void fail_cycle(pass *p, const char *cycle)
+{
+    co_depgraph_list deps = {NULL, 0};
+    if (co_depgraph_component_deps(&deps, p->c) < 0) {
+        co_error_clear();
+    }
+    char *shown = co_depgraph_redact_path(cycle, p->key, (const char *const *)deps.items, deps.len);
+    co_depgraph_list_dispose(&deps);
+    fail(p, CO_ECONFLICT, false, 0, "dependency cycle: %s", shown);
+    p->err_reason = CTL_REASON_DEPENDENCY_CYCLE;
+    free(shown);
+}
+
+/* The digest of the references (§3.2) and what follows from it: a changed digest restarts the
+ * processing, a pinned digest or revision must match the artifact (§5.3). */
+static int digest_step(pass *p)
+{
+    co_component_status *st = p->st;
+    struct json_object *refs = json_object_new_object();
+    int rc = load_references(p, refs);
+    if (rc == 0) {
+        rc = component_digest(p, refs);
+    }
+    json_object_put(refs);
+    if (rc < 0) {
+        return rc;
+    }
+    if (p->deleting) {
+        set_text(&st->processing_since, NULL);
+        set_text(&st->processing_digest, NULL);
+        return 0;
+    }
+    if (!st->processing_digest || !*st->processing_digest) {
+        set_text(&st->processing_digest, p->digest);
+    } else if (strcmp(st->processing_digest, p->digest) != 0) {
+        set_text(&st->processing_digest, p->digest);
+        set_text(&st->processing_since, NULL);
+        ctl_backoff_forget(p->env->backoff, p->key);
+        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_RESTARTING, CTL_MSG_RESTARTING);
+        p->requeue_after = MS;
+        return CO_ECONFLICT;
+    }
+    /* post-read hook: pinning (§5.3) */
+    const char *pin_d = p->c->spec.digest;
+    const char *pin_r = p->c->spec.revision;
+    if (pin_d && *pin_d && p->art.digest && strcmp(pin_d, p->art.digest) != 0) {
+        fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
+             "error running post-read hook (0): source digest (%s) does not match specified "
+             "digest (%s)",
+             p->art.digest, pin_d);
+        return CO_ECONFLICT;
+    }
+    if (pin_r && *pin_r && p->art.revision && strcmp(pin_r, p->art.revision) != 0) {
+        fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
+             "error running post-read hook (0): source revision (%s) does not match "
+             "specified revision (%s)",
+             p->art.revision, pin_r);
+        return CO_ECONFLICT;
+    }
+    return 0;
+}
+
+/* The revision counter (status.revision, 1 = install) and the attempt of this pass. */
+static void record_attempt(pass *p)
+{
+    co_component_status *st = p->st;
+    if (st->revision == 0 && st->last_applied_at) {
+        st->revision = 1;
+    }
+    if (!st->last_processing_digest ||
+        strcmp(st->processing_digest, st->last_processing_digest) != 0) {
+        st->revision++;
+        set_text(&st->last_processing_digest, st->processing_digest);
+    }
+    if (p->have_art) {
+        set_text(&st->last_attempted_digest, p->art.digest);
+        set_text(&st->last_attempted_revision, p->art.revision);
+    }
+}
+
 static void run(pass *p)
 {
     ctl_env *env = p->env;
-    bool bad = false;
-    p->requeue_ns = duration_field(p, "requeueInterval", 10 * CO_MINUTE, &bad);
-    p->retry_ns = duration_field(p, "retryInterval", p->requeue_ns, &bad);
-    p->timeout_ns = duration_field(p, "timeout", p->requeue_ns, &bad);
-    if (bad) {
-        return;
-    }
-    if (int_at(p->status, "observedGeneration", -1) <= 0) {
+    const co_component *c = p->c;
+    p->requeue_ns = co_component_requeue_ns(c);
+    p->retry_ns = co_component_retry_ns(c);
+    p->timeout_ns = co_component_timeout_ns(c);
+    if (p->st->observed_generation <= 0) {
         outcome(p, CTL_STATE_PENDING, CTL_REASON_FIRST_SEEN, CTL_MSG_FIRST_SEEN);
         p->requeue_after = MS;
         return;
     }
-    bool suspend = false;
-    if (co_json_get_bool(&suspend, p->spec, "suspend", NULL) < 0) {
-        suspend = false;
-    }
-    if (!p->deleting && suspend) {
+    if (!p->deleting && c->spec.suspend) {
         outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED, CTL_MSG_SUSPENDED);
         p->requeue_after = ctl_backoff_next(env->backoff, p->key, "Suspended");
         return;
@@ -1080,111 +1116,82 @@ static void run(pass *p)
     if (p->deleting) {
         deletion_grants(p);
     }
-
-    struct json_object *refs = json_object_new_object();
-    int rc = load_references(p, refs);
-    if (rc == 0) {
-        rc = component_digest(p, refs);
-    }
-    json_object_put(refs);
-    if (rc < 0) {
-        return;
-    }
-
-    if (!p->deleting) {
-        const char *pd = str_at(p->status, "processingDigest");
-        if (!pd || !*pd) {
-            set_str(p->status, "processingDigest", p->digest);
-        } else if (strcmp(pd, p->digest) != 0) {
-            set_str(p->status, "processingDigest", p->digest);
-            json_object_object_del(p->status, "processingSince");
-            ctl_backoff_forget(env->backoff, p->key);
-            outcome(p, CTL_STATE_PROCESSING, CTL_REASON_RESTARTING, CTL_MSG_RESTARTING);
-            p->requeue_after = MS;
-            return;
-        }
-        /* post-read hook: pinning (§5.3) */
-        const char *pin_d = str_at(p->spec, "digest");
-        const char *pin_r = str_at(p->spec, "revision");
-        if (pin_d && *pin_d && p->art.digest && strcmp(pin_d, p->art.digest) != 0) {
-            fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
-                 "error running post-read hook (0): source digest (%s) does not match specified "
-                 "digest (%s)",
-                 p->art.digest, pin_d);
-            return;
-        }
-        if (pin_r && *pin_r && p->art.revision && strcmp(pin_r, p->art.revision) != 0) {
-            fail(p, CO_ECONFLICT, true, CTL_RETRY_REFERENCE_NS,
-                 "error running post-read hook (0): source revision (%s) does not match "
-                 "specified revision (%s)",
-                 p->art.revision, pin_r);
-            return;
-        }
-    } else {
-        json_object_object_del(p->status, "processingSince");
-        json_object_object_del(p->status, "processingDigest");
-    }
-
-    if (acquire_target(p) < 0) {
+    if (digest_step(p) < 0 || acquire_target(p) < 0) {
         return;
     }
     char *owner_id = ctl_owner_id(env->cluster_id, p->ns, p->name);
-    if (!p->deleting) {
-        if (!has_finalizer(p->obj, CTL_RECONCILER_NAME, NULL)) {
-            rc = patch_finalizer(p, true);
-            if (rc < 0) {
-                fail(p, rc, false, 0, "error adding finalizer: %s", co_error_last());
-            } else {
-                p->requeue_after = MS;
-                /* the state stays what it was */
-                p->state = NULL;
-            }
-            free(owner_id);
-            return;
-        }
-        int64_t revision = int_at(p->status, "revision", 0);
-        if (revision == 0 && str_at(p->status, "lastAppliedAt")) {
-            revision = 1;
-        }
-        const char *pd = str_at(p->status, "processingDigest");
-        const char *lpd = str_at(p->status, "lastProcessingDigest");
-        if (!lpd || strcmp(pd, lpd) != 0) {
-            revision++;
-            set_str(p->status, "lastProcessingDigest", pd);
-        }
-        json_object_object_add(p->status, "revision", json_object_new_int64(revision));
-        /* pre-reconcile hooks: record the attempt, then the gates */
-        if (p->have_art) {
-            set_str(p->status, "lastAttemptedDigest", p->art.digest);
-            set_str(p->status, "lastAttemptedRevision", p->art.revision);
-        }
-        char *cycle = NULL;
-        if (env->cache.cycle_of && env->cache.cycle_of(env->cache.ctx, p->key, &cycle) == 0) {
-            /* the status is read by whoever may read the Component, not the cycle's namespaces */
-            co_depgraph_list deps = {NULL, 0};
-            if (co_depgraph_object_deps(&deps, NULL, p->obj, p->ns) < 0) {
-                co_error_clear();
-            }
-            char *shown =
-                co_depgraph_redact_path(cycle, p->key, (const char *const *)deps.items, deps.len);
-            co_depgraph_list_dispose(&deps);
-            free(cycle);
-            cycle = shown;
-            fail(p, CO_ECONFLICT, false, 0, "dependency cycle: %s", cycle);
-            p->err_reason = CTL_REASON_DEPENDENCY_CYCLE;
-            free(cycle);
-            free(owner_id);
-            return;
-        }
-        if (check_dependencies(p) < 0) {
-            free(owner_id);
-            return;
-        }
-        apply_step(p, owner_id);
-    } else {
+    if (p->deleting) {
         delete_step(p, owner_id);
+        free(owner_id);
+        return;
+    }
+    if (!co_component_has_finalizer(c, CTL_RECONCILER_NAME)) {
+        int rc = patch_finalizer(p, true);
+        if (rc < 0) {
+            fail(p, rc, false, 0, "error adding finalizer: %s", co_error_last());
+        } else {
+            p->requeue_after = MS;
+            /* the state stays what it was */
+            p->state = NULL;
+        }
+        free(owner_id);
+        return;
+    }
+    /* pre-reconcile hooks: record the attempt, then the gates */
+    record_attempt(p);
+    char *cycle = NULL;
+    if (env->cache.cycle_of && env->cache.cycle_of(env->cache.ctx, p->key, &cycle) == 0) {
+        fail_cycle(p, cycle);
+        free(cycle);
+    } else if (check_dependencies(p) == 0) {
+        apply_step(p, owner_id);
     }
     free(owner_id);
+}
+
+/* Ends a pass whose object does not parse (JSON types the schema should have refused): there
+ * is no model to build a status in, so the outcome goes to the log only, and only an edit of
+ * the object can change it. */
+static void unparsable(pass *p, ctl_result *out)
+{
+    fail(p, CO_EINVALID, false, 0, "invalid component: %s", co_error_last());
+    co_log(CO_LOG_WARN, "reconcile failed", "component", p->ns, "name", p->name, "reason",
+           CTL_REASON_INVALID_SPEC, "message", p->message, NULL);
+    out->forget = true;
+}
+
+/* How many inventory items there are, and how many of them are neither Ready nor Completed. */
+static void count_dependents(const struct json_object *inventory, size_t *n, size_t *unready)
+{
+    *n = inventory ? json_object_array_length(inventory) : 0;
+    *unready = 0;
+    for (size_t i = 0; i < *n; i++) {
+        const char *ph = NULL;
+        if (co_json_get_string(&ph, json_object_array_get_idx(inventory, i), "phase", NULL) < 0) {
+            co_error_clear();
+        }
+        if (!ph || (strcmp(ph, "Ready") != 0 && strcmp(ph, "Completed") != 0)) {
+            (*unready)++;
+        }
+    }
+}
+
+static void report_outcome(pass *p)
+{
+    if (!p->env->observer.outcome || !p->c) {
+        return;
+    }
+    const co_condition *ready = p->st->n_conditions ? &p->st->conditions[0] : NULL;
+    ctl_outcome o = {0};
+    o.component = p->c;
+    o.object = p->obj;
+    o.component_digest = p->digest ? p->digest : "";
+    o.state = p->st->state ? p->st->state : "";
+    o.reason = ready && ready->reason ? ready->reason : "";
+    o.message = p->message ? p->message : "";
+    o.error_code = p->retriable ? 0 : p->err;
+    count_dependents(p->inventory, &o.dependents, &o.unready);
+    p->env->observer.outcome(p->env->observer.ctx, &o);
 }
 
 int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *name)
@@ -1196,7 +1203,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     p->ns = ns;
     p->name = name;
     p->key = co_xasprintf("%s/%s", ns, name);
-    co_kube_ref ref = {COMPONENT_API, "Component", ns, name};
+    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, ns, name};
     int rc = co_kube_get(&p->obj, env->client, &ref, NULL);
     if (rc == CO_ENOTFOUND) {
         ctl_backoff_forget(env->backoff, p->key);
@@ -1213,13 +1220,17 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         return co_error_wrap("reading component %s/%s", ns, name);
     }
     p->now = now_ns(env);
-    p->spec = co_json_get(p->obj, "spec", NULL);
-    struct json_object *st = co_json_get(p->obj, "status", NULL);
-    p->status = st && json_object_is_type(st, json_type_object) ? co_json_copy(st)
-                                                                : json_object_new_object();
-    p->gen = int_at(co_json_get(p->obj, "metadata", NULL), "generation", 0);
-    p->deleting = str_at(co_json_get(p->obj, "metadata", NULL), "deletionTimestamp") != NULL;
-    bool was_processing = str_at(p->status, "processingSince") != NULL;
+    if (co_component_parse(&p->c, p->obj) < 0) {
+        unparsable(p, out);
+        goto done;
+    }
+    p->st = &p->c->status;
+    struct json_object *inv = co_json_get(p->obj, "status", "inventory", NULL);
+    if (inv && json_object_is_type(inv, json_type_array)) {
+        p->inventory = co_json_copy(inv);
+    }
+    p->deleting = p->c->deletion_timestamp != NULL;
+    bool was_processing = p->st->processing_since != NULL;
 
     run(p);
 
@@ -1241,7 +1252,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         out->forget = true;
         goto done;
     }
-    json_object_object_add(p->status, "observedGeneration", json_object_new_int64(p->gen));
+    p->st->observed_generation = p->c->generation;
     bool timed_out = processing_timed_out(p);
     if (p->err) {
         ctl_backoff_forget(env->backoff, p->key);
@@ -1271,7 +1282,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
             if (was_processing) {
                 p->requeue_after = MS;
             }
-            json_object_object_del(p->status, "processingSince");
+            set_text(&p->st->processing_since, NULL);
         } else if (strcmp(p->state, CTL_STATE_PROCESSING) == 0 &&
                    strcmp(p->reason, CTL_REASON_PROCESSING) == 0 && timed_out) {
             outcome(p, CTL_STATE_ERROR, CTL_REASON_TIMEOUT, CTL_MSG_TIMEOUT);
@@ -1282,15 +1293,11 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     }
     out->requeue_after_ns = ctl_jitter(p->requeue_after, rnd(env));
     if (p->state) {
-        ctl_state_set(p->status, p->state, p->reason, p->message, p->now);
+        ctl_state_set(p->st, p->state, p->reason, p->message, p->now);
     }
-    set_time(p->status, "lastObservedAt", p->now);
-    if (env->observer.outcome) {
-        json_object_object_add(p->obj, "status", json_object_get(p->status));
-        env->observer.outcome(env->observer.ctx, p->obj, p->digest ? p->digest : "",
-                              ctl_state_get(p->status), ctl_state_reason(p->status),
-                              p->message ? p->message : "", p->retriable ? 0 : p->err);
-    }
+    set_time(&p->st->last_observed_at, p->now);
+    p->c->has_status = 1;
+    report_outcome(p);
     if (!p->skip_status) {
         rc = write_status(p);
         if (rc < 0) {
@@ -1301,8 +1308,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     }
 done:
     json_object_put(p->values);
-    json_object_put(p->status);
+    json_object_put(p->inventory);
     json_object_put(p->obj);
+    co_component_free(p->c);
     ctl_artifact_dispose(&p->art);
     free(p->kubeconfig);
     free(p->user);

@@ -11,9 +11,11 @@
  * Everything that is not the state machine itself comes in through seams filled by the
  * manager: the informer caches (dependencies, dependants, cycles, policies), the source layer,
  * the target clients and the apply engine. The Component and its Secrets are always read
- * uncached through the local client; status is written with a full PUT of the status
- * subresource carrying the resourceVersion read, and a conflict is retried on a fresh read
- * with the status computed here (status belongs to the controller), so no field is lost.
+ * uncached through the local client, and parsed once per pass into the API module's typed
+ * model (co/api/component.h), whose enums, effective values and defaults drive the pass; status
+ * is built in that model and written with a full PUT of the status subresource carrying the
+ * resourceVersion read, and a conflict is retried on a fresh read with the status computed here
+ * (status belongs to the controller), so no field is lost.
  */
 #ifndef CTL_RECONCILE_H
 #define CTL_RECONCILE_H
@@ -21,10 +23,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_informer.h"
 #include "co/api/policy.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_state.h"
 
 struct json_object;
@@ -48,15 +52,12 @@ void ctl_artifact_dispose(ctl_artifact *a);
 
 /** The source layer. */
 typedef struct ctl_source_ops {
-    /** Resolves spec.sourceRef of @p component. On failure *retry_ms > 0 marks it retriable. */
-    int (*resolve)(void *ctx,
-                   const struct json_object *component,
-                   ctl_artifact *out,
-                   int64_t *retry_ns);
+    /** Resolves spec.sourceRef of @p component. On failure *retry_ns > 0 marks it retriable. */
+    int (*resolve)(void *ctx, const co_component *component, ctl_artifact *out, int64_t *retry_ns);
     /** Materialises @p a and returns the directory spec.path names (free()) and a hold to
      * release when done. */
     int (*fetch)(void *ctx,
-                 const struct json_object *component,
+                 const co_component *component,
                  const ctl_artifact *a,
                  char **dir_out,
                  void **hold_out);
@@ -64,65 +65,10 @@ typedef struct ctl_source_ops {
     void *ctx;
 } ctl_source_ops;
 
-/** Turns a directory into objects (NULL: ctl_render_component()). */
-typedef int (*ctl_render_fn)(void *ctx,
-                             struct json_object **out,
-                             const char *dir,
-                             const struct json_object *component,
-                             const struct json_object *values,
-                             const char *component_digest,
-                             int64_t revision);
-
-/** Arguments of one call into the apply engine (mirrors ctl_apply_opts). */
-typedef struct ctl_apply_call {
-    co_kube_client *target;
-    bool remote;                         /**< the target is another cluster (kubeconfig) */
-    const struct json_object *component; /**< the Component (annotations, identity) */
-    const char *owner_id;
-    const char *component_digest;
-    const char *namespace;
-    const char *adoption_policy, *reconcile_policy, *update_policy, *delete_policy;
-    const char *missing_namespaces_policy;
-    int64_t reapply_interval_ms;
-    const struct json_object *additional_managed_types;
-    /** events about dependents in a remote target, written through the target client (NULL:
-     * none) */
-    struct co_kube_recorder *target_events;
-    /** as ctl_apply_opts.claimed (NULL: no check) */
-    int (*claimed)(void *ctx,
-                   char **owner_out,
-                   const char *group,
-                   const char *kind,
-                   const char *ns,
-                   const char *name);
-    void *claimed_ctx;
-} ctl_apply_call;
-
-/** The apply engine (controller/ctl_apply.h, behind a seam). */
-typedef struct ctl_apply_ops {
-    int (*apply)(void *ctx,
-                 const ctl_apply_call *c,
-                 struct json_object *inventory,
-                 struct json_object *objects,
-                 bool *done,
-                 bool *inventory_changed);
-    int (*deletion_allowed)(void *ctx,
-                            const ctl_apply_call *c,
-                            struct json_object *inventory,
-                            bool *allowed,
-                            char **msg);
-    int (*delete_all)(void *ctx,
-                      const ctl_apply_call *c,
-                      struct json_object *inventory,
-                      bool *done,
-                      bool *inventory_changed);
-    void *ctx;
-} ctl_apply_ops;
-
 /** Informer-backed lookups. Any member may be NULL (the check is then skipped). */
 typedef struct ctl_cache_ops {
-    /** A cached Component; CO_ENOTFOUND when absent. */
-    int (*get_component)(void *ctx, const char *ns, const char *name, struct json_object **out);
+    /** A cached Component, parsed (co_component_free()); CO_ENOTFOUND when absent. */
+    int (*get_component)(void *ctx, const char *ns, const char *name, co_component **out);
     /** Keys ("ns/name") of the Components that list @p key as a dependency; an error blocks
      * the deletion (retried), as a dependant would. */
     int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
@@ -166,20 +112,31 @@ typedef struct ctl_target_ops {
     void *ctx;
 } ctl_target_ops;
 
+/** How one reconcile ended. Everything is borrowed for the call. */
+typedef struct ctl_outcome {
+    /** the Component as read; its status is the new one except for the inventory */
+    const co_component *component;
+    /** the same as read (its status the old one), the involved object of events */
+    const struct json_object *object;
+    /** the digest of this reconcile ("" when it ended before the digest was computed, as the
+     * Go operator's event token has it) */
+    const char *component_digest;
+    const char *state;   /**< status.state ("" when the pass left it unset) */
+    const char *reason;  /**< the Ready condition's reason */
+    const char *message; /**< the Ready condition's message */
+    int error_code;      /**< 0, or the error of a pass that failed for good */
+    size_t dependents;   /**< items of status.inventory */
+    size_t unready;      /**< of which neither Ready nor Completed */
+} ctl_outcome;
+
 /** Something observable for every reconcile (metrics, events). */
 typedef struct ctl_observer {
-    /** After the outcome is known, before the status write; @p component is the fresh object
-     * with the new status, @p component_digest the digest of this reconcile ("" when it ended
-     * before the digest was computed, as the Go operator's event token has it). */
-    void (*outcome)(void *ctx,
-                    const struct json_object *component,
-                    const char *component_digest,
-                    const char *state,
-                    const char *reason,
-                    const char *message,
-                    int error_code);
+    /** After the outcome is known, before the status write. */
+    void (*outcome)(void *ctx, const ctl_outcome *o);
     /** The Component is gone for good (finalizer removed or object not found). */
     void (*gone)(void *ctx, const char *ns, const char *name);
+    /** What one call into the apply engine did to dependents; optional. */
+    void (*operations)(void *ctx, const ctl_apply_stats *stats);
     void *ctx;
 } ctl_observer;
 
@@ -191,9 +148,10 @@ typedef struct ctl_env {
     ctl_backoff *backoff;
     ctl_cache_ops cache;
     ctl_source_ops source; /**< resolve NULL: no source layer (reconcile fails) */
-    ctl_render_fn render;
-    void *render_ctx;
-    ctl_apply_ops apply; /**< apply NULL: no apply engine (never Ready) */
+    ctl_apply_ops apply;   /**< apply NULL: no apply engine (never Ready) */
+    /** Events on dependents in the local cluster (those of a remote target go through its own
+     * client's recorder, ctl_target_ops.recorder); NULL: none */
+    struct co_kube_recorder *events;
     ctl_target_ops targets;
     ctl_observer observer;
     /** Wall clock (ns since the epoch) and randomness; NULL: the system's. */

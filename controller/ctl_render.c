@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Directory rendering (see ctl_render.h). With a kustomization present the disk tree is built
- * as it is; otherwise the files are copied into an in-memory tree next to a generated
- * kustomization.yaml, so the disk is never written.
- *
- * A Component's render gathers what co_render() takes from the cluster: Secrets through the
- * local client, discovery and lookups through the target client. Helm charts and templated
- * kustomizations get the same lookup hooks, so the same identity and confinement rules.
+ * A Component's render (see ctl_render.h) gathers what co_render() takes from the cluster: Secrets
+ * through the local client, discovery and lookups through the target client. Helm charts and
+ * templated kustomizations get the same lookup hooks, so the same identity and confinement rules.
  */
 #include "controller/ctl_render.h"
 
@@ -22,11 +18,9 @@
 #include "co/render/helm.h"
 #include "co/json/json.h"
 #include "co/kube/kube_config.h"
-#include "co/render/kustomize.h"
 #include "co/api/policy.h"
 #include "co/render/render.h"
 #include "co/render/sops.h"
-#include "co/render/vfs.h"
 #include "co/json/yaml.h"
 
 /* How long the target's discovery listing is reused while its group/versions stay the same
@@ -34,127 +28,6 @@
  * apiResources within this time, and a busy controller reads the whole listing of a cluster at
  * most this often. */
 #define DISCOVERY_MAX_AGE_MS 30000
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-static int has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static int is_control_file(const char *name)
-{
-    return strcmp(name, ".component-config.yaml") == 0 || strcmp(name, ".component-ignore") == 0;
-}
-
-static int is_manifest(const char *path)
-{
-    const char *name = base_name(path);
-    return name[0] != '.' && (has_suffix(name, ".yaml") || has_suffix(name, ".yml"));
-}
-
-static int generated_tree(co_vfs **out, const co_vfs *disk)
-{
-    char **files = NULL;
-    size_t n = 0;
-    co_buf k = CO_BUF_INIT(CO_MAX_SOURCE_FILE);
-    co_vfs *mem = co_vfs_new_mem();
-    int rc = co_vfs_walk(&files, &n, disk, "");
-    if (rc < 0) {
-        goto done;
-    }
-    if (n > CO_MAX_SOURCE_FILES) {
-        rc = co_error_set(CO_ETOOBIG, "source tree: more than %d files", CO_MAX_SOURCE_FILES);
-        goto done;
-    }
-    /* written as JSON (a subset of YAML) so that no quoting rules apply to file names */
-    struct json_object *kust = json_object_new_object();
-    struct json_object *res = json_object_new_array();
-    json_object_object_add(kust, "apiVersion",
-                           json_object_new_string("kustomize.config.k8s.io/v1beta1"));
-    json_object_object_add(kust, "kind", json_object_new_string("Kustomization"));
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (is_control_file(base_name(files[i]))) {
-            continue;
-        }
-        char *data = NULL;
-        size_t len = 0;
-        rc = co_vfs_read(&data, &len, disk, files[i]);
-        if (rc == 0) {
-            rc = co_vfs_mem_put(mem, files[i], data, len);
-        }
-        free(data);
-        if (rc == 0 && is_manifest(files[i])) {
-            json_object_array_add(res, json_object_new_string(files[i]));
-        }
-    }
-    if (json_object_array_length(res) > 0) {
-        json_object_object_add(kust, "resources", json_object_get(res));
-    } else {
-        /* kustomize refuses an empty kustomization; the Go generator adds this too */
-        json_object_object_add(kust, "namespace", json_object_new_string("_dummy"));
-    }
-    json_object_put(res);
-    if (rc == 0) {
-        rc = co_json_encode(&k, kust, 0);
-    }
-    json_object_put(kust);
-    if (rc == 0) {
-        rc = co_vfs_mem_put(mem, "kustomization.yaml", co_buf_cstr(&k), k.len);
-    }
-    if (rc == 0) {
-        *out = mem;
-        mem = NULL;
-    }
-done:
-    co_vfs_free(mem);
-    co_vfs_strv_free(files);
-    co_buf_dispose(&k);
-    return rc;
-}
-
-int ctl_render_dir(struct json_object **out, const char *dir)
-{
-    co_vfs *disk = NULL, *tree = NULL;
-    int rc = co_vfs_new_disk(&disk, dir);
-    if (rc < 0) {
-        return co_error_set(rc, "no such directory: %s", dir);
-    }
-    const co_vfs *fs = disk;
-    if (co_vfs_stat(disk, "kustomization.yaml") != CO_VFS_FILE &&
-        co_vfs_stat(disk, "kustomization.yml") != CO_VFS_FILE &&
-        co_vfs_stat(disk, "Kustomization") != CO_VFS_FILE) {
-        rc = generated_tree(&tree, disk);
-        if (rc < 0) {
-            goto done;
-        }
-        fs = tree;
-    }
-    co_kustomize_options opts = CO_KUSTOMIZE_OPTIONS_INIT;
-    opts.unrestricted = 1;
-    rc = co_kustomize_build(out, fs, "", &opts);
-done:
-    co_vfs_free(tree);
-    co_vfs_free(disk);
-    return rc;
-}
-
-/* ---- a Component's render ---------------------------------------------------------------- */
-
-static const char *str_at(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
-}
 
 static const char *non_empty(const char *s, const char *dflt)
 {
@@ -164,19 +37,19 @@ static const char *non_empty(const char *s, const char *dflt)
 /* The keys of spec.decryption; *out stays NULL without a decryption section. */
 static int load_keys(co_sops_keys **out, const ctl_render_request *req, const char *ns)
 {
+    const co_component_spec *spec = &req->component->spec;
     *out = NULL;
-    struct json_object *dec = co_json_get(req->component, "spec", "decryption", NULL);
-    if (!dec || !json_object_is_type(dec, json_type_object)) {
+    if (!spec->has_decryption) {
         return 0;
     }
-    const char *provider = str_at(dec, "provider");
+    const char *provider = spec->decryption_provider;
     if (provider && *provider && strcmp(provider, "sops") != 0) {
         return co_error_set(CO_EINVALID,
                             "spec.decryption.provider: invalid decryption provider \"%s\" "
                             "(only sops is supported)",
                             provider);
     }
-    const char *secret = str_at(co_json_get(dec, "secretRef", NULL), "name");
+    const char *secret = spec->decryption_secret_name;
     if (!secret || !*secret) {
         return co_error_set(CO_EINVALID, "spec.decryption.secretRef.name: required");
     }
@@ -203,48 +76,27 @@ static int load_keys(co_sops_keys **out, const ctl_render_request *req, const ch
     return 0;
 }
 
-/* Adds every key of one substituteFrom source to @p vars (later sources win). */
+/* Adds every key of substituteFrom Secret @p name to @p vars (later Secrets win). */
 static int add_variables(struct json_object *vars,
                          const ctl_render_request *req,
                          const char *ns,
                          size_t i,
-                         const struct json_object *entry)
+                         const char *name)
 {
-    const char *name = str_at(entry, "name");
-    const char *kind = non_empty(str_at(entry, "kind"), "Secret");
-    bool optional = false;
-    if (co_json_get_bool(&optional, entry, "optional", NULL) < 0) {
-        optional = false;
-    }
     if (!name || !*name) {
         return co_error_set(CO_EINVALID, "spec.postBuild.substituteFrom[%zu].name: required", i);
     }
-    bool secret = strcmp(kind, "Secret") == 0;
-    if (!secret && strcmp(kind, "ConfigMap") != 0) {
-        return co_error_set(CO_EINVALID,
-                            "spec.postBuild.substituteFrom[%zu].kind: \"%s\" is neither Secret "
-                            "nor ConfigMap",
-                            i, kind);
-    }
-    co_kube_ref ref = {"v1", kind, ns, name};
+    co_kube_ref ref = {"v1", "Secret", ns, name};
     struct json_object *obj = NULL;
     int rc = co_kube_get(&obj, req->local, &ref, NULL);
-    if (rc == CO_ENOTFOUND && optional) {
-        return 0;
-    }
     if (rc < 0) {
-        return co_error_wrap("spec.postBuild.substituteFrom[%zu]: %s %s/%s", i,
-                             secret ? "secret" : "configmap", ns, name);
+        return co_error_wrap("spec.postBuild.substituteFrom[%zu]: secret %s/%s", i, ns, name);
     }
     struct json_object *data = co_json_get(obj, "data", NULL);
     if (data && json_object_is_type(data, json_type_object)) {
         json_object_object_foreach (data, key, v) {
             const char *text =
                 json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-            if (!secret) {
-                json_object_object_add(vars, key, json_object_new_string(text));
-                continue;
-            }
             co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
             rc = co_base64_decode(&b, text, strlen(text), 0);
             if (rc < 0) {
@@ -266,34 +118,23 @@ static int add_variables(struct json_object *vars,
  * Component asks for no substitution. */
 static int load_variables(struct json_object **out, const ctl_render_request *req, const char *ns)
 {
+    const co_component_spec *spec = &req->component->spec;
     *out = NULL;
-    struct json_object *pb = co_json_get(req->component, "spec", "postBuild", NULL);
-    struct json_object *from = co_json_get(pb, "substituteFrom", NULL);
-    struct json_object *subst = co_json_get(pb, "substitute", NULL);
-    size_t nfrom =
-        from && json_object_is_type(from, json_type_array) ? json_object_array_length(from) : 0;
-    bool have_subst = subst && json_object_is_type(subst, json_type_object) &&
-                      json_object_object_length(subst) > 0;
-    if (nfrom == 0 && !have_subst) {
+    if (spec->n_substitute_from == 0 && spec->substitute.len == 0) {
         return 0;
     }
     struct json_object *vars = json_object_new_object();
     int rc = 0;
-    for (size_t i = 0; i < nfrom && rc == 0; i++) {
-        rc = add_variables(vars, req, ns, i, json_object_array_get_idx(from, i));
-    }
-    if (rc == 0 && have_subst) {
-        json_object_object_foreach (subst, key, v) {
-            if (!json_object_is_type(v, json_type_string)) {
-                rc = co_error_set(CO_EINVALID, "spec.postBuild.substitute.%s: not a string", key);
-                break;
-            }
-            json_object_object_add(vars, key, json_object_get(v));
-        }
+    for (size_t i = 0; i < spec->n_substitute_from && rc == 0; i++) {
+        rc = add_variables(vars, req, ns, i, spec->substitute_from[i]);
     }
     if (rc < 0) {
         json_object_put(vars);
         return rc;
+    }
+    for (size_t i = 0; i < spec->substitute.len; i++) {
+        json_object_object_add(vars, spec->substitute.keys[i],
+                               json_object_new_string(spec->substitute.values[i]));
     }
     *out = vars;
     return 0;
@@ -480,9 +321,8 @@ static int render_lookup_list(void *ctx,
 
 int ctl_render_component(struct json_object **out, const ctl_render_request *req)
 {
-    const struct json_object *meta = co_json_get(req->component, "metadata", NULL);
-    const struct json_object *spec = co_json_get(req->component, "spec", NULL);
-    const char *cns = non_empty(str_at(meta, "namespace"), "default");
+    const co_component *c = req->component;
+    const char *cns = non_empty(c->ns, "default");
     co_kube_client *target = req->target ? req->target : req->local;
     co_sops_keys *keys = NULL;
     struct json_object *vars = NULL, *version = NULL, *resources = NULL;
@@ -511,13 +351,15 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         lookup_ctx lc = {req, cns};
         co_render_input in = {0};
         in.dir = req->dir;
-        in.namespace = non_empty(str_at(spec, "namespace"), cns);
-        in.name = non_empty(str_at(spec, "name"), non_empty(str_at(meta, "name"), ""));
-        in.component = req->component;
+        in.namespace = non_empty(c->spec.ns, cns);
+        in.name = non_empty(co_component_target_name(c), "");
+        in.component = req->object;
         in.component_digest = req->component_digest;
         in.revision = req->revision > 0 ? req->revision : 1;
         in.values = req->values;
-        in.kube_version = str_at(version, "gitVersion");
+        if (co_json_get_string(&in.kube_version, version, "gitVersion", NULL) < 0) {
+            co_error_clear();
+        }
         in.api_versions = (const char *const *)api_versions;
         in.n_api_versions = n_api_versions;
         in.server_version = version;
@@ -526,10 +368,9 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         in.lookup_list = render_lookup_list;
         in.cluster_ctx = &lc;
         in.keys = keys;
-        in.post_build = co_json_get(spec, "postBuild", NULL);
+        in.post_build = co_json_get(req->object, "spec", "postBuild", NULL);
         in.substitutions = vars;
-        const char *opt_in =
-            str_at(co_json_get(meta, "annotations", NULL), CO_HELM_OPT_IN_ANNOTATION);
+        const char *opt_in = co_component_annotation(c, CO_HELM_OPT_IN_ANNOTATION);
         if (opt_in && strcmp(opt_in, "allow") == 0) {
             in.flags |= CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS;
         }

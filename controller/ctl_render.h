@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file ctl_render.h
- * Rendering a source directory into the list of objects to apply (reference/behaviour.md §6.1,
- * without templating): a directory holding a kustomization is built with the kustomize engine;
- * a directory without one gets the kustomization the Go generator would write — every `.yaml`
- * and `.yml` file below it whose name does not start with a dot — so that plain manifests work
- * unchanged. The generator's control files (`.component-config.yaml`, `.component-ignore`) are
- * never treated as manifests. Thread-safe.
+ * Rendering a Component's source directory into the list of objects to apply: what the cluster
+ * contributes (Secrets, discovery, lookups) is gathered here and handed to co_render()
+ * (co/render/render.h), whose generators own the rest — including the kustomization a
+ * directory without one gets (co/render/kzgen.h). Thread-safe.
  */
 #ifndef CTL_RENDER_H
 #define CTL_RENDER_H
@@ -14,26 +12,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 #include "co/kube/kube_client.h"
 
 struct json_object;
 
-/**
- * Renders directory @p dir.
- * @param[out] out a new JSON array of objects (json_object_put())
- * @return 0; CO_ENOTFOUND when @p dir is not a directory; the kustomize engine's errors
- *         (CO_EINVALID naming the file, CO_EUNSUPPORTED, CO_ETOOBIG).
- */
-CO_MUST_CHECK int ctl_render_dir(struct json_object **out, const char *dir);
-
 /** What the controller knows when it renders one Component. Borrowed for the call. */
 typedef struct ctl_render_request {
-    const char *dir;                     /**< the source directory spec.path names */
-    const struct json_object *component; /**< the fresh Component (spec, metadata, status) */
-    const struct json_object *values;    /**< merged values (ctl_values_merge()), or NULL */
-    const char *component_digest;        /**< §3.2, or NULL */
-    int64_t revision;                    /**< status.revision (1 = install) */
+    const char *dir;               /**< the source directory spec.path names */
+    const co_component *component; /**< the fresh Component, parsed */
+    /** the same as read, for what co_render() takes as JSON: the templates' `component` and
+     * spec.postBuild's patches and images */
+    const struct json_object *object;
+    const struct json_object *values; /**< merged values (ctl_values_merge()), or NULL */
+    const char *component_digest;     /**< §3.2, or NULL */
+    int64_t revision;                 /**< status.revision (1 = install) */
     /** Reads the Component's decryption and substituteFrom Secrets (of its own namespace
      * only); never impersonated. */
     co_kube_client *local;
@@ -59,8 +53,7 @@ typedef struct ctl_render_request {
  * the directory holds Chart.yaml, else the templated kustomization generator. Gathered here:
  * the placement (spec.namespace/spec.name or the Component's own), the decryption keys of
  * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
- * of each spec.postBuild.substituteFrom Secret in order — an entry with `kind: ConfigMap` names
- * a ConfigMap, one with `optional: true` may be missing — then spec.postBuild.substitute), the
+ * of each spec.postBuild.substituteFrom Secret in order, then spec.postBuild.substitute), the
  * target's version (/version) and discovery listing (co_kube_client_api_resources(), reused
  * for up to 30 s) for `.Capabilities` (KubeVersion; APIVersions with every group/version and
  * group/version/Kind) and `kubernetesVersion` and `apiResources`, template lookups of both

@@ -133,32 +133,30 @@ void ctl_sources_free(ctl_sources *s)
     free(s);
 }
 
-static const char *meta_str(const struct json_object *obj, const char *key)
+static const char *or_empty(const char *s)
 {
-    struct json_object *v = co_json_get(obj, "metadata", key, NULL);
-    return v ? json_object_get_string(v) : "";
+    return s ? s : "";
 }
 
-static int parse_ref(co_source_spec *ref, const struct json_object *component)
+static int parse_ref(co_source_spec *ref, const co_component *component)
 {
-    struct json_object *sr = co_json_get(component, "spec", "sourceRef", NULL);
-    if (!sr) {
+    if (component->spec.source.kind == CO_SOURCE_NONE) {
         return co_error_set(CO_EINVALID, "spec.sourceRef: required");
     }
-    return co_source_spec_parse(ref, sr);
+    return co_source_spec_from_ref(ref, &component->spec.source);
 }
 
 static int
-do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
+do_resolve(void *ctx, const co_component *component, ctl_artifact *out, int64_t *retry_ns)
 {
     ctl_sources *s = ctx;
     co_source_spec ref = {0};
     *retry_ns = 0;
-    const char *ns = meta_str(component, "namespace");
+    const char *ns = or_empty(component->ns);
     int rc = parse_ref(&ref, component);
     if (rc < 0 || (ref.kind != CO_SOURCE_HTTP_REPOSITORY && ref.kind != CO_SOURCE_GIT)) {
         /* switched to a Flux source (or to none that parses): nothing to poll any more */
-        unwatch(s, ns, meta_str(component, "name"));
+        unwatch(s, ns, or_empty(component->name));
     }
     if (rc < 0) {
         return rc;
@@ -171,7 +169,7 @@ do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, in
         return rc;
     }
     if (s->poller && (ref.kind == CO_SOURCE_HTTP_REPOSITORY || ref.kind == CO_SOURCE_GIT)) {
-        char *key = co_xasprintf("%s/%s", ns, meta_str(component, "name"));
+        char *key = co_xasprintf("%s/%s", ns, or_empty(component->name));
         if (co_source_poller_watch(s->poller, key, &ref, ns, a.digest, a.revision) < 0) {
             co_log(CO_LOG_WARN, "cannot poll source", "component", key, "error", co_error_last(),
                    NULL);
@@ -186,7 +184,7 @@ do_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, in
 }
 
 static int do_fetch(void *ctx,
-                    const struct json_object *component,
+                    const co_component *component,
                     const ctl_artifact *art,
                     char **dir_out,
                     void **hold_out)
@@ -199,12 +197,11 @@ static int do_fetch(void *ctx,
     }
     co_source_artifact a = {art->url, art->digest, art->revision, art->source_digest};
     co_source_tree *tree = NULL;
-    rc = co_source_fetch(s->src, &ref, meta_str(component, "namespace"), &a, &tree, NULL);
+    rc = co_source_fetch(s->src, &ref, or_empty(component->ns), &a, &tree, NULL);
     if (rc < 0) {
         return rc;
     }
-    struct json_object *p = co_json_get(component, "spec", "path", NULL);
-    rc = co_source_tree_path(tree, p ? json_object_get_string(p) : "", dir_out);
+    rc = co_source_tree_path(tree, or_empty(component->spec.path), dir_out);
     if (rc < 0) {
         co_source_tree_release(tree);
         return rc;

@@ -44,7 +44,16 @@ static struct json_object *ready_condition(const struct json_object *status)
     return NULL;
 }
 
-void ctl_state_set(struct json_object *status,
+static void condition_dispose(co_condition *c)
+{
+    free(c->type);
+    free(c->status);
+    free(c->last_transition_time);
+    free(c->reason);
+    free(c->message);
+}
+
+void ctl_state_set(co_component_status *status,
                    const char *state,
                    const char *reason,
                    const char *message,
@@ -59,22 +68,30 @@ void ctl_state_set(struct json_object *status,
     char now[CO_TIME_STR_MAX];
     co_time_format(now, now_ns);
 
-    struct json_object *old = ready_condition(status);
-    struct json_object *cond = json_object_new_object();
-    json_object_object_add(cond, "type", json_object_new_string("Ready"));
-    json_object_object_add(cond, "status", json_object_new_string(cstatus));
-    const char *ltt = now;
-    if (old && strcmp(string_at(old, "status"), cstatus) == 0 &&
-        string_at(old, "lastTransitionTime")[0]) {
-        ltt = string_at(old, "lastTransitionTime");
+    const co_condition *old = NULL;
+    for (size_t i = 0; i < status->n_conditions && !old; i++) {
+        const co_condition *c = &status->conditions[i];
+        if (c->type && strcmp(c->type, "Ready") == 0) {
+            old = c;
+        }
     }
-    json_object_object_add(cond, "lastTransitionTime", json_object_new_string(ltt));
-    json_object_object_add(cond, "reason", json_object_new_string(reason ? reason : ""));
-    json_object_object_add(cond, "message", json_object_new_string(message ? message : ""));
-    struct json_object *conds = json_object_new_array();
-    json_object_array_add(conds, cond);
-    json_object_object_add(status, "conditions", conds); /* releases the old list (and old) */
-    json_object_object_add(status, "state", json_object_new_string(state));
+    const char *ltt = now;
+    if (old && old->status && strcmp(old->status, cstatus) == 0 && old->last_transition_time &&
+        old->last_transition_time[0]) {
+        ltt = old->last_transition_time;
+    }
+    co_condition cond = {co_xstrdup("Ready"), co_xstrdup(cstatus), co_xstrdup(ltt),
+                         co_xstrdup(reason ? reason : ""), co_xstrdup(message ? message : "")};
+    for (size_t i = 0; i < status->n_conditions; i++) {
+        condition_dispose(&status->conditions[i]);
+    }
+    free(status->conditions);
+    status->conditions = co_xcalloc(1, sizeof(co_condition));
+    status->conditions[0] = cond;
+    status->n_conditions = 1;
+    char *st = co_xstrdup(state);
+    free(status->state);
+    status->state = st;
 }
 
 const char *ctl_state_get(const struct json_object *status)
@@ -106,15 +123,22 @@ int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd)
     return delay_ns + (int64_t)((double)delay_ns * (double)extra_permyriad / 10000.0);
 }
 
-int ctl_state_component_ready(const struct json_object *component)
+bool ctl_state_component_ready(const struct json_object *component)
 {
     int64_t gen = 0, observed = -1;
     if (co_json_get_int64(&gen, component, "metadata", "generation", NULL) < 0 ||
         co_json_get_int64(&observed, component, "status", "observedGeneration", NULL) < 0) {
-        return 0;
+        return false;
     }
     struct json_object *status = co_json_get(component, "status", NULL);
     return observed == gen && strcmp(ctl_state_get(status), CTL_STATE_READY) == 0;
+}
+
+bool ctl_state_ready(const co_component *component)
+{
+    return component->has_status &&
+           component->status.observed_generation == component->generation &&
+           component->status.state && strcmp(component->status.state, CTL_STATE_READY) == 0;
 }
 
 /* ---- backoff ------------------------------------------------------------------------------- */

@@ -6,15 +6,17 @@
  * capitalised error text, the requeue jitter, and the internal backoff ramp the Go framework
  * uses for Processing, DeletionProcessing, DeletionBlocked and Suspended.
  *
- * Everything here works on the `status` JSON object of a Component so that fields written by
- * others (the apply engine's inventory, the source layer's sourceRef) travel unchanged.
+ * The reconciler writes the state into the typed status (co/api/component.h); the readers of
+ * cached objects (the manager's informer handlers, tests) read it from the JSON.
  * Functions without a handle are thread-safe; a ctl_backoff is thread-safe.
  */
 #ifndef CTL_STATE_H
 #define CTL_STATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "co/api/component.h"
 #include "co/util/common.h"
 
 struct json_object;
@@ -64,7 +66,7 @@ struct json_object;
  * condition is new or its status value changes. Other conditions are dropped (the framework
  * keeps only Ready). @p message may be NULL ("").
  */
-void ctl_state_set(struct json_object *status,
+void ctl_state_set(co_component_status *status,
                    const char *state,
                    const char *reason,
                    const char *message,
@@ -87,7 +89,10 @@ int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd);
 
 /** Whether a Component object is Ready in the sense of the dependency gate (§5.8):
  * status.observedGeneration == metadata.generation and status.state == Ready. */
-int ctl_state_component_ready(const struct json_object *component);
+bool ctl_state_component_ready(const struct json_object *component);
+
+/** ctl_state_component_ready() of a parsed Component. */
+bool ctl_state_ready(const co_component *component);
 
 /* --- the framework's internal backoff (§2.3) ------------------------------------------------ */
 

@@ -52,8 +52,7 @@ void wh_state_new(wh_state **out, long pending_ttl_ms)
     /* Neither constructor can fail but by aborting on OOM. */
     int rc = co_policy_set_new(&s->policies);
     CO_ASSERT(rc == 0);
-    rc = co_depgraph_new(&s->graph);
-    CO_ASSERT(rc == 0);
+    s->graph = co_depgraph_new();
     s->namespaces = json_object_new_object();
     s->confirmed = json_object_new_object();
     s->ttl_ms = pending_ttl_ms;

@@ -29,7 +29,7 @@
 #include "co/kube/kube_event.h"
 #include "co/util/metrics.h"
 #include "co/util/time.h"
-#include "controller/ctl_engine.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 
@@ -144,8 +144,7 @@ int main(void)
     free(nsjson);
 
     ctl_source_ops src = ctl_test_source_ops();
-    ctl_engine engine = {0};
-    ctl_apply_ops app = ctl_engine_ops(&engine);
+    ctl_apply_ops app = ctl_apply_engine_ops();
     ctl_manager_options o = {0};
     const char *nss[] = {ns};
     o.kubeconfig = kubeconfig;
@@ -162,7 +161,6 @@ int main(void)
         fprintf(stderr, "bench_controller: manager: %s\n", co_error_last());
         return 1;
     }
-    engine.events = ctl_manager_recorder(m);
 
     int64_t t0 = co_time_monotonic();
     for (long i = 0; i < n; i++) {

@@ -130,9 +130,12 @@ static void readiness(const struct json_object *objects)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const adoption[] = {NULL, "Never", "if-unowned", "Always"};
-    static const char *const update[] = {NULL, "Replace", "ssaMerge", "SsaOverride"};
-    static const char *const deletion[] = {NULL, "Orphan", "orphan-on-apply", "OrphanOnDelete"};
+    static const co_adoption_policy adoption[] = {CO_ADOPTION_IF_UNOWNED, CO_ADOPTION_NEVER,
+                                                  CO_ADOPTION_IF_UNOWNED, CO_ADOPTION_ALWAYS};
+    static const co_update_policy update[] = {CO_UPDATE_SSA_OVERRIDE, CO_UPDATE_REPLACE,
+                                              CO_UPDATE_SSA_MERGE, CO_UPDATE_SSA_OVERRIDE};
+    static const co_delete_policy deletion[] = {
+        CO_DELETE_DELETE, CO_DELETE_ORPHAN, CO_DELETE_ORPHAN_ON_APPLY, CO_DELETE_ORPHAN_ON_DELETE};
     if (size < 1) {
         return 0;
     }
@@ -147,10 +150,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         objects = json_object_new_array();
         json_object_array_add(objects, parsed);
     }
-    ctl_defaults d;
-    CO_ASSERT(ctl_defaults_parse(&d, adoption[sel & 3], update[(sel >> 2) & 3],
-                                 deletion[(sel >> 4) & 3], (sel & 0x40) ? 1000 : 0) == 0);
-    d.namespace = "place";
+    ctl_defaults d = {adoption[sel & 3],
+                      update[(sel >> 2) & 3],
+                      deletion[(sel >> 4) & 3],
+                      (sel & 0x40) ? (int64_t)1000 * 1000000 : CO_COMPONENT_DEFAULT_REAPPLY_NS,
+                      "place",
+                      NULL};
     d.component_digest = (sel & 0x80) ? "c2" : "c1";
 
     /* readiness sees the objects as they were rendered */

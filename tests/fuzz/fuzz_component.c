@@ -178,19 +178,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (void)co_component_target_namespace(c);
         co_policy_request req = {.ns = (mode & 8) ? "fuzz" : NULL, .username = "fuzzer"};
         co_policy_result res;
-        co_depgraph *g = NULL;
-        if (co_depgraph_new(&g) == 0) {
-            (void)co_depgraph_set_object(g, o, "fuzz");
-            req.graph = g;
-            if (co_policy_evaluate(&res, NULL, c, &req) == 0) {
-                co_policy_result_dispose(&res);
-            }
-            co_depgraph_list cycles = {NULL, 0};
-            if (co_depgraph_find_cycles(&cycles, g) == 0) {
-                co_depgraph_list_dispose(&cycles);
-            }
-            co_depgraph_free(g);
+        co_depgraph *g = co_depgraph_new();
+        (void)co_depgraph_set_object(g, o, "fuzz");
+        req.graph = g;
+        if (co_policy_evaluate(&res, NULL, c, &req) == 0) {
+            co_policy_result_dispose(&res);
         }
+        co_depgraph_list cycles = {NULL, 0};
+        if (co_depgraph_find_cycles(&cycles, g) == 0) {
+            co_depgraph_list_dispose(&cycles);
+        }
+        co_depgraph_free(g);
         co_component_free(c);
     }
 

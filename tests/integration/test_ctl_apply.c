@@ -967,8 +967,10 @@ static void test_ctl_apply__managed_instances_staged_within_wave(void **state)
 static void test_ctl_apply__additional_managed_types_block_deletion(void **state)
 {
     fixture *f = *state;
-    struct json_object *amt = co_test_json("[{\"group\":\"\",\"kind\":\"ServiceAccount\"}]");
+    char group[] = "", kind[] = "ServiceAccount";
+    co_type_info amt[] = {{group, kind}};
     f->opts.additional_managed_types = amt;
+    f->opts.n_additional_managed_types = 1;
     struct json_object *sa = co_test_json("{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\","
                                           "\"metadata\":{\"name\":\"x\",\"namespace\":\"%s\"}}",
                                           f->ns);
@@ -981,7 +983,7 @@ static void test_ctl_apply__additional_managed_types_block_deletion(void **state
     assert_string_equal(msg, "type ServiceAccount is still in use (instances exist)");
     free(msg);
     f->opts.additional_managed_types = NULL;
-    json_object_put(amt);
+    f->opts.n_additional_managed_types = 0;
 }
 
 /* ---- crash safety --------------------------------------------------------------------------- */
@@ -1258,7 +1260,7 @@ static void test_ctl_apply__missing_namespace_created_untracked(void **state)
     objs = co_xasprintf("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
                         "'namespace':'%s'}}]",
                         third);
-    f->opts.missing_namespaces_policy = "DoNotCreate";
+    f->opts.missing_namespaces_policy = CO_MISSING_NAMESPACES_DO_NOT_CREATE;
     bool done;
     pass_ok(f, objs, &done);
     assert_co_fail_with(CO_ENOTFOUND, pass(f, objs, &done));
@@ -1302,10 +1304,15 @@ static void test_ctl_apply__events_on_dependents(void **state)
     assert_string_equal(str(json_object_array_get_idx(items, 0), "reason", NULL, NULL), "Created");
     json_object_put(list);
 
-    struct json_object *comp =
-        co_test_json("{\"metadata\":{\"annotations\":{\"%s\":\"true\"}}}", CTL_ANN_DISABLE_EVENTS);
+    struct json_object *obj = co_test_json(
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"metadata\":"
+        "{\"annotations\":{\"%s\":\"true\"}}}",
+        CTL_ANN_DISABLE_EVENTS);
+    co_component *comp = NULL;
+    assert_co_pass(co_component_parse(&comp, obj));
     assert_true(ctl_apply_events_disabled(comp));
-    json_object_put(comp);
+    co_component_free(comp);
+    json_object_put(obj);
 }
 
 /* The Events about object @p name in the fixture's namespace with @p reason; the first one's
@@ -1378,8 +1385,7 @@ static void grant_all_but_delete(const char *user, bool grant)
 /* Error events on dependents against the real server: an update the API server refuses (an
  * immutable ConfigMap changed) yields a Warning UpdateError, a deletion it forbids (the target
  * client acts as a user without the delete verb) a Warning DeleteError, each with the server's
- * message. (The disable-events annotation is shown through the controller's engine binding in
- * test_ctl_engine.) */
+ * message. (The disable-events annotation is shown through the reconciler in test_ctl_manager.) */
 static void test_ctl_apply__error_events_on_dependents(void **state)
 {
     fixture *f = *state;

@@ -21,7 +21,7 @@
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/json/yaml.h"
-#include "controller/ctl_engine.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
@@ -39,7 +39,6 @@ static char *other;
 static char *label;
 static char *srcdir;
 static ctl_source_ops src_ops;
-static ctl_engine engine;
 static ctl_apply_ops app_ops;
 static ctl_manager *mgr;
 
@@ -178,7 +177,7 @@ static int group_setup(void **state)
     srcdir = co_test_tmpdir();
     snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
     src_ops = ctl_test_source_ops();
-    app_ops = ctl_engine_ops(&engine);
+    app_ops = ctl_apply_engine_ops();
     ctl_manager_options o = {0};
     o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
     o.metrics_addr = "127.0.0.1:0";

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The manager's wiring against the real kube-apiserver: the event recorder exists before the
- * workers do, so the first reconciles record their dependents' events; a dependant outside the
+ * workers do, so the first reconciles record their dependents' events, except for a Component
+ * that disables them; a dependant outside the
  * watched namespaces or the label selector still blocks its dependency's deletion, also for a
  * controller whose rights end at the namespaces it watches; and Flux source CRDs installed
  * after start are watched without a restart, on a private control plane that starts without
@@ -19,7 +20,7 @@
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_event.h"
-#include "controller/ctl_engine.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 #include "controller/ctl_state.h"
@@ -55,6 +56,8 @@ static int group_setup(void **state)
     co_test_write_file(path, CM_TEXT("base-cm"), strlen(CM_TEXT("base-cm")));
     snprintf(path, sizeof(path), "%s/first/cm.yaml", srcdir);
     co_test_write_file(path, CM_TEXT("first-cm"), strlen(CM_TEXT("first-cm")));
+    snprintf(path, sizeof(path), "%s/quiet/cm.yaml", srcdir);
+    co_test_write_file(path, CM_TEXT("quiet-cm"), strlen(CM_TEXT("quiet-cm")));
     src_ops = ctl_test_source_ops();
     app_ops = ctl_test_apply_ops();
     return 0;
@@ -137,27 +140,60 @@ static int event_recorded(void *payload)
     return n > 0;
 }
 
-/* The daemon hands the recorder to the apply engine between ctl_manager_new() and
- * ctl_manager_start(): it must exist by then, or the first reconciles (a Component that
- * exists when the controller starts) record nothing about their dependents. */
+/* Events about dependents go through the manager's recorder, which exists from
+ * ctl_manager_new() on: the first reconciles (a Component that exists when the controller
+ * starts) record them too. */
 static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
 {
     (void)state;
     char *ns = co_test_kube_namespace(admin, "ctl-mgr-ev-");
     ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
-    ctl_engine engine = {0};
-    ctl_apply_ops engine_ops = ctl_engine_ops(&engine);
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
     ctl_manager *m =
         new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
-    engine.events = ctl_manager_recorder(m);
-    assert_non_null(engine.events);
+    assert_non_null(ctl_manager_recorder(m));
     assert_co_pass(ctl_manager_start(m));
     ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
-    assert_co_pass(co_kube_recorder_flush(engine.events, 30000));
+    assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
     event_wait w = {ns, "first-cm", "Created"};
     assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
 
     delete_component(ns, "first");
+    ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
+}
+
+/* A Component annotated component-operator.cs.sap.com/disable-events: "true" (reference/
+ * behaviour.md §3.8) gets no events about its dependents, where one without it does. */
+static void test_ctl_manager__disable_events_suppresses_dependent_events(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-quiet-");
+    struct json_object *quiet = co_test_json(
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"metadata\":"
+        "{\"namespace\":\"%s\",\"name\":\"quiet\",\"annotations\":{\"component-operator.cs.sap."
+        "com/disable-events\":\"true\"}},\"spec\":{" SRC ",\"path\":\"quiet\"}}",
+        ns);
+    assert_co_pass(co_kube_create(NULL, admin, quiet, NULL));
+    json_object_put(quiet);
+    ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    assert_co_pass(ctl_manager_start(m));
+    ctl_test_wait_state(admin, ns, "quiet", "Ready", "Ready", WAIT_MS);
+    ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
+    assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
+    event_wait loud = {ns, "first-cm", "Created"};
+    assert_true(co_test_poll(event_recorded, &loud, WAIT_MS));
+    event_wait silent = {ns, "quiet-cm", "Created"};
+    assert_false(event_recorded(&silent));
+
+    delete_component(ns, "quiet");
+    delete_component(ns, "first");
+    ctl_test_wait_gone(admin, ns, "quiet", WAIT_MS);
     ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
     ctl_manager_free(m);
     delete_namespace(ns);
@@ -492,6 +528,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
+        cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),

@@ -18,7 +18,7 @@
 #include "co/util/duration.h"
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
-#include "controller/ctl_engine.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
@@ -31,7 +31,6 @@ static co_kube_client *admin;
 static char *ns;
 static char *srcdir;
 static ctl_source_ops src_ops;
-static ctl_engine engine;
 static ctl_apply_ops app_ops;
 static ctl_manager *mgr;
 
@@ -121,7 +120,7 @@ static int group_setup(void **state)
     srcdir = co_test_tmpdir();
     snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
     src_ops = ctl_test_source_ops();
-    app_ops = ctl_engine_ops(&engine);
+    app_ops = ctl_apply_engine_ops();
     ctl_manager_options o = {0};
     o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
     o.metrics_addr = "127.0.0.1:0";

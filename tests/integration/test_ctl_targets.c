@@ -19,7 +19,7 @@
 #include "co/util/buf.h"
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
-#include "controller/ctl_engine.h"
+#include "controller/ctl_apply.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -36,7 +36,6 @@ static char *remote_kubeconfig;
 static char *ns;
 static char *srcdir;
 static ctl_source_ops src_ops;
-static ctl_engine engine;
 static ctl_apply_ops app_ops;
 static ctl_manager *mgr;
 
@@ -103,9 +102,8 @@ static int group_setup(void **state)
     create_namespace(remote, ns);
 
     src_ops = ctl_test_source_ops();
-    app_ops = ctl_engine_ops(&engine);
+    app_ops = ctl_apply_engine_ops();
     mgr = start_manager(ns, NULL, 0);
-    engine.events = ctl_manager_recorder(mgr);
     return 0;
 }
 

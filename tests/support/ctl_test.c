@@ -144,7 +144,7 @@ void ctl_test_install_flux_crds(co_kube_client *c)
 /* ---- source ------------------------------------------------------------------------------ */
 
 static int
-src_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, int64_t *retry_ns)
+src_resolve(void *ctx, const co_component *component, ctl_artifact *out, int64_t *retry_ns)
 {
     (void)ctx;
     (void)component;
@@ -164,15 +164,14 @@ src_resolve(void *ctx, const struct json_object *component, ctl_artifact *out, i
 }
 
 static int src_fetch(void *ctx,
-                     const struct json_object *component,
+                     const co_component *component,
                      const ctl_artifact *a,
                      char **dir_out,
                      void **hold_out)
 {
     (void)ctx;
     (void)a;
-    struct json_object *p = co_json_get(component, "spec", "path", NULL);
-    const char *path = p ? json_object_get_string(p) : "";
+    const char *path = component->spec.path ? component->spec.path : "";
     *dir_out = co_xasprintf("%s/%s", ctl_test_source_dir, path);
     *hold_out = NULL;
     return 0;
@@ -227,12 +226,18 @@ find_item(struct json_object *inv, const char *g, const char *k, const char *ns,
     return -1;
 }
 
+static void set_changed(const ctl_apply_opts *c, bool changed)
+{
+    if (c->inventory_changed) {
+        *c->inventory_changed = changed;
+    }
+}
+
 static int app_apply(void *ctx,
-                     const ctl_apply_call *c,
+                     const ctl_apply_opts *c,
                      struct json_object *inventory,
                      struct json_object *objects,
-                     bool *done,
-                     bool *changed)
+                     bool *done)
 {
     (void)ctx;
     size_t n = json_object_array_length(objects);
@@ -270,7 +275,7 @@ static int app_apply(void *ctx,
     if (added) {
         free(label);
         *done = false;
-        *changed = true;
+        set_changed(c, true);
         return 0;
     }
     bool all_ready = true;
@@ -309,12 +314,12 @@ static int app_apply(void *ctx,
     }
     free(label);
     *done = all_ready;
-    *changed = false;
+    set_changed(c, false);
     return 0;
 }
 
 static int app_allowed(void *ctx,
-                       const ctl_apply_call *c,
+                       const ctl_apply_opts *c,
                        struct json_object *inventory,
                        bool *allowed,
                        char **msg)
@@ -327,11 +332,7 @@ static int app_allowed(void *ctx,
     return 0;
 }
 
-static int app_delete(void *ctx,
-                      const ctl_apply_call *c,
-                      struct json_object *inventory,
-                      bool *done,
-                      bool *changed)
+static int app_delete(void *ctx, const ctl_apply_opts *c, struct json_object *inventory, bool *done)
 {
     (void)ctx;
     size_t n = json_object_array_length(inventory);
@@ -354,7 +355,7 @@ static int app_delete(void *ctx,
         json_object_array_del_idx(inventory, 0, 1);
     }
     *done = true;
-    *changed = n > 0;
+    set_changed(c, n > 0);
     return 0;
 }
 

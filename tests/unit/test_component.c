@@ -771,6 +771,57 @@ static void test_component__effective_values(void **state)
     json_object_put(o);
 }
 
+static void test_component__source_equality_and_status_json(void **state)
+{
+    (void)state;
+    json_object *o = co_test_fixture_json("component/valid/readme-sample.json");
+    co_component *a = NULL, *b = NULL;
+    assert_co_pass(co_component_parse(&a, o));
+    assert_co_pass(co_component_parse(&b, o));
+    assert_true(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    free(b->spec.source.flux.name);
+    b->spec.source.flux.name = co_xstrdup("other");
+    assert_false(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    b->spec.source.kind = CO_SOURCE_NONE;
+    assert_false(co_source_ref_equal(&a->spec.source, &b->spec.source));
+    /* the status alone encodes as it does within the object */
+    a->has_status = 1;
+    a->status.revision = 3;
+    a->status.state = co_xstrdup("Ready");
+    json_object *whole = NULL, *status = NULL;
+    assert_co_pass(co_component_to_json(&whole, a));
+    assert_co_pass(co_component_status_to_json(&status, &a->status));
+    assert_true(co_json_equal(co_json_get(whole, "status", NULL), status));
+    json_object_put(status);
+    json_object_put(whole);
+    co_component_free(a);
+    co_component_free(b);
+    json_object_put(o);
+}
+
+static void test_component__annotations_and_finalizers(void **state)
+{
+    (void)state;
+    json_object *o = co_test_fixture_json("component/valid/minimal.json");
+    json_object *meta = co_json_get(o, "metadata", NULL);
+    json_object *ann = json_object_new_object();
+    json_object_object_add(ann, "a.io/x", json_object_new_string("1"));
+    json_object_object_add(meta, "annotations", ann);
+    json_object *fin = json_object_new_array();
+    json_object_array_add(fin, json_object_new_string("other.io/keep"));
+    json_object_array_add(fin, json_object_new_string("component-operator.cs.sap.com"));
+    json_object_object_add(meta, "finalizers", fin);
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, o));
+    assert_string_equal(co_component_annotation(c, "a.io/x"), "1");
+    assert_null(co_component_annotation(c, "a.io/y"));
+    assert_true(co_component_has_finalizer(c, "component-operator.cs.sap.com"));
+    assert_true(co_component_has_finalizer(c, "other.io/keep"));
+    assert_false(co_component_has_finalizer(c, "component-operator"));
+    co_component_free(c);
+    json_object_put(o);
+}
+
 static void test_component__enum_names(void **state)
 {
     (void)state;
@@ -789,6 +840,12 @@ static void test_component__enum_names(void **state)
         assert_int_equal(co_source_kind_parse(co_source_kind_name(i)), i);
     }
     assert_null(co_update_policy_name(CO_UPDATE_UNSET));
+    /* the annotation-only delete policies have names but are no spec values */
+    assert_string_equal(co_delete_policy_name(CO_DELETE_ORPHAN_ON_APPLY), "OrphanOnApply");
+    assert_string_equal(co_delete_policy_name(CO_DELETE_ORPHAN_ON_DELETE), "OrphanOnDelete");
+    assert_null(co_delete_policy_name((co_delete_policy)5));
+    assert_int_equal(co_delete_policy_parse("OrphanOnApply"), CO_DELETE_UNSET);
+    assert_int_equal(co_delete_policy_parse("OrphanOnDelete"), CO_DELETE_UNSET);
     assert_null(co_source_kind_name(CO_SOURCE_NONE));
     assert_int_equal(co_update_policy_parse("ssaOverride"), CO_UPDATE_UNSET);
     assert_int_equal(co_update_policy_parse(NULL), CO_UPDATE_UNSET);
@@ -1432,6 +1489,8 @@ int main(void)
         cmocka_unit_test(test_component__parse_reads_every_field),
         cmocka_unit_test(test_component__parse_rejects_wrong_types),
         cmocka_unit_test(test_component__effective_values),
+        cmocka_unit_test(test_component__annotations_and_finalizers),
+        cmocka_unit_test(test_component__source_equality_and_status_json),
         cmocka_unit_test(test_component__enum_names),
         cmocka_unit_test(test_component__durations),
         cmocka_unit_test(test_component__field_error_format),

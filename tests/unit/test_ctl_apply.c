@@ -92,7 +92,7 @@ static struct json_object *patches(co_fake_kube *f, const char *needle)
     "{'manager':'kubectl-edit','operation':'Update','apiVersion':'v1','subresource':'status',"     \
     "'fieldsType':'FieldsV1','fieldsV1':{'f:status':{}}}]},'data':{'a':'1','extra':'2'}}"
 
-static void update_with_policy(const char *policy, struct json_object **patches_out)
+static void update_with_policy(co_update_policy policy, struct json_object **patches_out)
 {
     co_fake_kube *f = fake_new();
     co_kube_client *c = co_fake_kube_client(f);
@@ -144,7 +144,7 @@ static void test_ctl_apply__ssa_override_takes_over_kubectl_and_own_update_field
 {
     (void)state;
     struct json_object *p = NULL;
-    update_with_policy("SsaOverride", &p);
+    update_with_policy(CO_UPDATE_SSA_OVERRIDE, &p);
     assert_int_equal(json_object_array_length(p), 2); /* managedFields patch, then the apply */
 
     struct json_object *jp = json_object_array_get_idx(p, 0);
@@ -179,7 +179,7 @@ static void test_ctl_apply__ssa_merge_reclaims_only_own_update_fields(void **sta
 {
     (void)state;
     struct json_object *p = NULL;
-    update_with_policy("ssa-merge", &p);
+    update_with_policy(CO_UPDATE_SSA_MERGE, &p);
     assert_int_equal(json_object_array_length(p), 2);
     struct json_object *mf = co_json_get(json_object_array_get_idx(p, 0), "0", "value", NULL);
     assert_int_equal(json_object_array_length(mf), 4);
@@ -211,7 +211,7 @@ static void test_ctl_apply__replace_puts_with_live_finalizers(void **state)
     o.target = c;
     o.owner_id = OWNER;
     o.namespace = "ns";
-    o.update_policy = "Replace";
+    o.update_policy = CO_UPDATE_REPLACE;
     bool done;
     assert_co_pass(ctl_apply(&o, inv, objs, &done));
     assert_int_equal(co_fake_kube_count(f, "PUT", "/configmaps/x"), 1);
@@ -263,7 +263,7 @@ static void test_ctl_apply__apiservices_then_managed_instances(void **state)
     o.target = c;
     o.owner_id = OWNER;
     o.namespace = "ns";
-    o.update_policy = "Replace"; /* POST on create */
+    o.update_policy = CO_UPDATE_REPLACE; /* POST on create */
     on(f, "POST", "/api/v1/namespaces/ns/configmaps", 201,
        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c','namespace':'ns'}}");
     on(f, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", 201,
@@ -344,13 +344,6 @@ static void test_ctl_apply__options_checked(void **state)
     o.target = c;
     o.owner_id = OWNER;
     o.namespace = "ns";
-    o.missing_namespaces_policy = "sometimes";
-    assert_co_fail_with(CO_EINVALID, ctl_apply(&o, inv, NULL, &done));
-    assert_contains(co_error_last(), "spec.missingNamespacesPolicy");
-    o.missing_namespaces_policy = NULL;
-    o.reconcile_policy = "once";
-    assert_co_fail_with(CO_EINVALID, ctl_apply(&o, inv, NULL, &done));
-    o.reconcile_policy = NULL;
     assert_co_pass(ctl_apply(&o, inv, NULL, &done)); /* nothing to do */
     assert_true(done);
     co_kube_client_free(c);

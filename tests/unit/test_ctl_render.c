@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for directory rendering (plain manifests and kustomizations) and the probe and
- * metrics listener. */
+/* Unit tests for a Component's render against a fake API server, and the probe and metrics
+ * listener. */
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -32,75 +32,6 @@ static const char *name_of(struct json_object *objs, size_t i)
     return v ? json_object_get_string(v) : "";
 }
 
-static void test_ctl_render__plain_manifests_get_a_kustomization(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "a.yaml", CM("a"));
-    put(dir, "sub/b.yml",
-        CM("b") "\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-                "\"metadata\":{\"name\":\"n1\"}}\n");
-    put(dir, ".hidden.yaml", CM("hidden"));
-    put(dir, ".component-config.yaml", "templateSuffix: .tpl\n");
-    put(dir, "README.md", "not a manifest\n");
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 3);
-    /* kustomize's legacy order: Namespace first */
-    assert_string_equal(name_of(objs, 0), "n1");
-    int seen_a = 0, seen_b = 0;
-    for (size_t i = 0; i < 3; i++) {
-        seen_a |= strcmp(name_of(objs, i), "a") == 0;
-        seen_b |= strcmp(name_of(objs, i), "b") == 0;
-    }
-    assert_true(seen_a && seen_b);
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__existing_kustomization_is_used(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "kustomization.yaml", "{\"namePrefix\":\"p-\",\"resources\":[\"a.yaml\"]}\n");
-    put(dir, "a.yaml", CM("a"));
-    put(dir, "b.yaml", CM("b"));
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 1);
-    assert_string_equal(name_of(objs, 0), "p-a");
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__empty_directory_renders_nothing(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    struct json_object *objs = NULL;
-    assert_co_pass(ctl_render_dir(&objs, dir));
-    assert_int_equal(json_object_array_length(objs), 0);
-    json_object_put(objs);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
-static void test_ctl_render__bad_manifest_names_the_file(void **state)
-{
-    (void)state;
-    char *dir = co_test_tmpdir();
-    put(dir, "broken.yaml", "{\"apiVersion\": [\n");
-    struct json_object *objs = NULL;
-    int rc = ctl_render_dir(&objs, dir);
-    assert_true(rc < 0);
-    assert_contains(co_error_last(), "broken.yaml");
-    assert_true(ctl_render_dir(&objs, "/nonexistent/dir/for/test") == CO_ENOTFOUND);
-    co_test_rmtree(dir);
-    free(dir);
-}
-
 /* ---- a Component's render against a fake API server ------------------------------------- */
 
 static co_fake_kube *fake_cluster(void)
@@ -116,20 +47,29 @@ static co_fake_kube *fake_cluster(void)
     return f;
 }
 
-static int render_component(struct json_object **out,
-                            co_fake_kube *f,
-                            const char *dir,
-                            const char *component_json)
+/* A Component: @p fields are the members of the object besides apiVersion and kind. */
+static struct json_object *component_object(const char *fields)
+{
+    return co_test_json("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",%s}",
+                        fields);
+}
+
+static int
+render_component(struct json_object **out, co_fake_kube *f, const char *dir, const char *fields)
 {
     co_kube_client *c = co_fake_kube_client(f);
-    struct json_object *comp = co_test_json("%s", component_json);
+    struct json_object *obj = component_object(fields);
+    co_component *comp = NULL;
+    assert_co_pass(co_component_parse(&comp, obj));
     ctl_render_request rq = {0};
     rq.dir = dir;
     rq.component = comp;
+    rq.object = obj;
     rq.revision = 1;
     rq.local = c;
     int rc = ctl_render_component(out, &rq);
-    json_object_put(comp);
+    co_component_free(comp);
+    json_object_put(obj);
     co_kube_client_free(c);
     return rc;
 }
@@ -151,23 +91,22 @@ static void test_ctl_render__component_variables_and_capabilities(void **state)
     co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/vars$", 200,
                       "{\"kind\":\"Secret\",\"data\":{\"A\":\"ZnJvbS1zZWNyZXQ=\","
                       "\"B\":\"ZnJvbS1zZWNyZXQ=\"}}");
-    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps/more$", 200,
-                      "{\"kind\":\"ConfigMap\",\"data\":{\"B\":\"from-configmap\"}}");
+    /* "bW9yZQ==" is "more": a later Secret wins */
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/more$", 200,
+                      "{\"kind\":\"Secret\",\"data\":{\"B\":\"bW9yZQ==\"}}");
     co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets/absent$", 404,
                       "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
     struct json_object *objs = NULL;
     assert_co_pass(render_component(
         &objs, f, dir,
-        "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},\"spec\":{\"name\":\"rel\","
+        "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},\"spec\":{\"name\":\"rel\","
         "\"namespace\":\"target\",\"postBuild\":{\"substituteFrom\":[{\"name\":\"vars\"},"
-        "{\"name\":\"more\",\"kind\":\"ConfigMap\"},{\"name\":\"absent\",\"optional\":true}],"
-        "\"substitute\":{\"C\":\"from-spec\"}}}}"));
+        "{\"name\":\"more\"}],\"substitute\":{\"C\":\"from-spec\"}}}"));
     assert_int_equal(json_object_array_length(objs), 1);
     struct json_object *cm = json_object_array_get_idx(objs, 0);
     assert_string_equal(name_of(objs, 0), "rel");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "a", NULL)), "from-secret");
-    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "b", NULL)),
-                        "from-configmap");
+    assert_string_equal(json_object_get_string(co_json_get(cm, "data", "b", NULL)), "more");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "c", NULL)), "from-spec");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "kube", NULL)), "v1.20.2");
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "apps", NULL)), "true");
@@ -175,12 +114,12 @@ static void test_ctl_render__component_variables_and_capabilities(void **state)
     assert_string_equal(json_object_get_string(co_json_get(cm, "data", "ns", NULL)), "target");
     json_object_put(objs);
 
-    /* a missing substituteFrom Secret that is not optional names it */
+    /* a missing substituteFrom Secret names it */
     objs = NULL;
     int rc =
         render_component(&objs, f, dir,
-                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},"
-                         "\"spec\":{\"postBuild\":{\"substituteFrom\":[{\"name\":\"absent\"}]}}}");
+                         "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"comp\"},"
+                         "\"spec\":{\"postBuild\":{\"substituteFrom\":[{\"name\":\"absent\"}]}}");
     assert_int_equal(rc, CO_ENOTFOUND);
     assert_null(objs);
     assert_contains(co_error_last(), "spec.postBuild.substituteFrom[0]");
@@ -202,19 +141,19 @@ static void test_ctl_render__component_decryption_errors(void **state)
                       "{\"kind\":\"Secret\",\"data\":{\"x.agekey\":\"bm90IGEga2V5\"}}");
     struct json_object *objs = NULL;
     int rc = render_component(&objs, f, dir,
-                              "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                              "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
                               "{\"decryption\":{\"provider\":\"kms\",\"secretRef\":{\"name\":"
-                              "\"keys\"}}}}");
+                              "\"keys\"}}}");
     assert_int_equal(rc, CO_EINVALID);
     assert_contains(co_error_last(), "invalid decryption provider");
     rc = render_component(&objs, f, dir,
-                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
-                          "{\"decryption\":{\"secretRef\":{\"name\":\"keys\"}}}}");
+                          "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"keys\"}}}");
     assert_int_equal(rc, CO_ENOTFOUND);
     assert_contains(co_error_last(), "spec.decryption.secretRef");
     rc = render_component(&objs, f, dir,
-                          "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
-                          "{\"decryption\":{\"secretRef\":{\"name\":\"badkey\"}}}}");
+                          "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"},\"spec\":"
+                          "{\"decryption\":{\"secretRef\":{\"name\":\"badkey\"}}}");
     assert_int_equal(rc, CO_EINVALID);
     assert_contains(co_error_last(), "x.agekey");
     assert_null(objs);
@@ -224,13 +163,13 @@ static void test_ctl_render__component_decryption_errors(void **state)
     put(chart, "templates/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n"
         "    component-operator.cs.sap.com/apply-order: '1'\n");
-    rc = render_component(&objs, f, chart, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    rc = render_component(&objs, f, chart, "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}");
     assert_int_equal(rc, CO_EINVALID);
     assert_null(objs);
     assert_co_pass(
         render_component(&objs, f, chart,
-                         "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\",\"annotations\":"
-                         "{\"component-operator.cs.sap.com/chart-annotations\":\"allow\"}}}"));
+                         "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\",\"annotations\":"
+                         "{\"component-operator.cs.sap.com/chart-annotations\":\"allow\"}}"));
     assert_int_equal(json_object_array_length(objs), 1);
     json_object_put(objs);
     objs = NULL;
@@ -238,7 +177,7 @@ static void test_ctl_render__component_decryption_errors(void **state)
     free(chart);
     /* a plain source with valid (empty) settings renders */
     assert_co_pass(
-        render_component(&objs, f, dir, "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}"));
+        render_component(&objs, f, dir, "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}"));
     assert_int_equal(json_object_array_length(objs), 1);
     json_object_put(objs);
     co_fake_kube_free(f);
@@ -269,11 +208,14 @@ static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void *
                       "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"x\"},"
                       "\"data\":{\"password\":\"c2VjcmV0\"}}");
     co_kube_client *c = co_fake_kube_client(f);
-    struct json_object *comp =
-        co_test_json("{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}}");
+    struct json_object *obj =
+        component_object("\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c\"}");
+    co_component *comp = NULL;
+    assert_co_pass(co_component_parse(&comp, obj));
     ctl_render_request rq = {0};
     rq.dir = chart;
     rq.component = comp;
+    rq.object = obj;
     rq.revision = 2;
     rq.local = c;
     rq.confine_target = true;
@@ -336,7 +278,8 @@ static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void *
     json_object_put(objs);
     co_test_rmtree(kust);
     free(kust);
-    json_object_put(comp);
+    co_component_free(comp);
+    json_object_put(obj);
     co_kube_client_free(c);
     co_fake_kube_free(f);
 }
@@ -406,10 +349,6 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ctl_render__plain_manifests_get_a_kustomization),
-        cmocka_unit_test(test_ctl_render__existing_kustomization_is_used),
-        cmocka_unit_test(test_ctl_render__empty_directory_renders_nothing),
-        cmocka_unit_test(test_ctl_render__bad_manifest_names_the_file),
         cmocka_unit_test(test_ctl_render__component_variables_and_capabilities),
         cmocka_unit_test(test_ctl_render__component_decryption_errors),
         cmocka_unit_test(test_ctl_render__chart_lookups_capabilities_and_api_resources),

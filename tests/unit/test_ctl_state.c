@@ -15,13 +15,25 @@ static struct json_object *parse(const char *text)
     return o;
 }
 
-static const char *cond_field(struct json_object *status, const char *field)
+/* The parsed Component of @p text (a v1alpha1 object without apiVersion and kind). */
+static co_component *component(const char *text)
 {
-    struct json_object *conds = co_json_get(status, "conditions", NULL);
-    assert_non_null(conds);
-    assert_int_equal(json_object_array_length(conds), 1);
-    struct json_object *v = co_json_get(json_object_array_get_idx(conds, 0), field, NULL);
-    return v ? json_object_get_string(v) : NULL;
+    char *full = co_xasprintf("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                              "\"Component\"%s%s",
+                              text[1] == '}' ? "" : ",", text + 1);
+    struct json_object *o = parse(full);
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, o));
+    json_object_put(o);
+    free(full);
+    return c;
+}
+
+static const co_condition *ready(const co_component_status *st)
+{
+    assert_int_equal(st->n_conditions, 1);
+    assert_string_equal(st->conditions[0].type, "Ready");
+    return &st->conditions[0];
 }
 
 #define T0 ((int64_t)1700000000 * CO_SECOND)
@@ -29,33 +41,44 @@ static const char *cond_field(struct json_object *status, const char *field)
 static void test_ctl_state__condition_status_follows_state(void **state)
 {
     (void)state;
-    struct json_object *st = json_object_new_object();
+    co_component *c = component("{}");
+    co_component_status *st = &c->status;
     ctl_state_set(st, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY, T0);
-    assert_string_equal(cond_field(st, "status"), "True");
-    assert_string_equal(ctl_state_get(st), "Ready");
-    assert_string_equal(ctl_state_reason(st), "Ready");
+    assert_string_equal(ready(st)->status, "True");
+    assert_string_equal(st->state, "Ready");
+    assert_string_equal(ready(st)->reason, "Ready");
     ctl_state_set(st, CTL_STATE_ERROR, CTL_REASON_ERROR, "boom", T0);
-    assert_string_equal(cond_field(st, "status"), "False");
+    assert_string_equal(ready(st)->status, "False");
     ctl_state_set(st, CTL_STATE_PENDING, CTL_REASON_RETRYING, "x", T0);
-    assert_string_equal(cond_field(st, "status"), "Unknown");
-    assert_string_equal(cond_field(st, "message"), "x");
-    json_object_put(st);
+    assert_string_equal(ready(st)->status, "Unknown");
+    assert_string_equal(ready(st)->message, "x");
+    ctl_state_set(st, CTL_STATE_PENDING, CTL_REASON_RETRYING, NULL, T0);
+    assert_string_equal(ready(st)->message, "");
+    /* what the JSON readers see of it */
+    c->has_status = 1;
+    struct json_object *o = NULL;
+    assert_co_pass(co_component_to_json(&o, c));
+    assert_string_equal(ctl_state_get(co_json_get(o, "status", NULL)), "Pending");
+    assert_string_equal(ctl_state_reason(co_json_get(o, "status", NULL)), "Retrying");
+    json_object_put(o);
+    co_component_free(c);
 }
 
 static void test_ctl_state__transition_time_only_on_status_change(void **state)
 {
     (void)state;
-    struct json_object *st = parse("{\"inventory\":[{\"name\":\"keep\"}],\"conditions\":"
-                                   "[{\"type\":\"Ready\",\"status\":\"Unknown\","
-                                   "\"lastTransitionTime\":\"2020-01-01T00:00:00Z\"},"
-                                   "{\"type\":\"Other\",\"status\":\"True\"}]}");
+    co_component *c = component("{\"status\":{\"inventory\":[{\"name\":\"keep\"}],"
+                                "\"conditions\":[{\"type\":\"Other\",\"status\":\"True\"},"
+                                "{\"type\":\"Ready\",\"status\":\"Unknown\","
+                                "\"lastTransitionTime\":\"2020-01-01T00:00:00Z\"}]}}");
+    co_component_status *st = &c->status;
     ctl_state_set(st, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING, T0);
-    assert_string_equal(cond_field(st, "lastTransitionTime"), "2020-01-01T00:00:00Z");
+    assert_string_equal(ready(st)->last_transition_time, "2020-01-01T00:00:00Z");
     ctl_state_set(st, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY, T0);
-    assert_string_equal(cond_field(st, "lastTransitionTime"), "2023-11-14T22:13:20Z");
+    assert_string_equal(ready(st)->last_transition_time, "2023-11-14T22:13:20Z");
     /* fields of others survive */
-    assert_non_null(co_json_get(st, "inventory", NULL));
-    json_object_put(st);
+    assert_int_equal(st->n_inventory, 1);
+    co_component_free(c);
 }
 
 static void test_ctl_state__capitalise(void **state)
@@ -132,6 +155,20 @@ static void test_ctl_state__component_ready(void **state)
     c = parse("{\"metadata\":{\"generation\":3}}");
     assert_false(ctl_state_component_ready(c));
     json_object_put(c);
+
+    co_component *t = component("{\"metadata\":{\"generation\":3},\"status\":"
+                                "{\"observedGeneration\":3,\"state\":\"Ready\"}}");
+    assert_true(ctl_state_ready(t));
+    t->generation = 4;
+    assert_false(ctl_state_ready(t));
+    co_component_free(t);
+    t = component("{\"metadata\":{\"generation\":3},\"status\":"
+                  "{\"observedGeneration\":3,\"state\":\"Processing\"}}");
+    assert_false(ctl_state_ready(t));
+    co_component_free(t);
+    t = component("{\"metadata\":{\"generation\":3}}");
+    assert_false(ctl_state_ready(t));
+    co_component_free(t);
 }
 
 int main(void)

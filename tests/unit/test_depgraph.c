@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/component.h"
 #include "co/api/depgraph.h"
 #include "tests/support/hash_flood.h"
 #include "tests/support/test_support.h"
@@ -19,8 +20,8 @@
 
 static co_depgraph *graph(void)
 {
-    co_depgraph *g = NULL;
-    assert_co_pass(co_depgraph_new(&g));
+    co_depgraph *g = co_depgraph_new();
+    assert_non_null(g);
     return g;
 }
 
@@ -188,6 +189,28 @@ static void test_depgraph__find_all_cycles(void **state)
     co_depgraph_free(g);
 }
 
+static void test_depgraph__reachability(void **state)
+{
+    (void)state;
+    co_depgraph *g = graph();
+    SET(g, "ns/a", "ns/b");
+    SET(g, "ns/b", "ns/c", "ns/gone");
+    SET(g, "ns/c", "ns/a");
+    SET(g, "ns/d", "ns/a");
+    assert_true(co_depgraph_reaches(g, "ns/a", "ns/c"));
+    assert_true(co_depgraph_reaches(g, "ns/c", "ns/b"));
+    assert_true(co_depgraph_reaches(g, "ns/d", "ns/gone"));
+    assert_true(co_depgraph_reaches(g, "ns/d", "ns/d"));
+    /* d -> a is no cycle edge: a does not reach d; b -> c is one */
+    assert_false(co_depgraph_reaches(g, "ns/a", "ns/d"));
+    assert_true(co_depgraph_reaches(g, "ns/c", "ns/b"));
+    /* a missing target reaches nothing; unknown keys neither */
+    assert_false(co_depgraph_reaches(g, "ns/gone", "ns/a"));
+    assert_false(co_depgraph_reaches(g, "ns/nope", "ns/nope"));
+    assert_false(co_depgraph_reaches(g, NULL, "ns/a"));
+    co_depgraph_free(g);
+}
+
 static void test_depgraph__dependents_and_removal(void **state)
 {
     (void)state;
@@ -221,6 +244,30 @@ static void test_depgraph__dependents_and_removal(void **state)
     co_depgraph_remove(g, NULL);
     co_depgraph_free(g);
     co_depgraph_free(NULL);
+}
+
+static void test_depgraph__deps_of_a_component(void **state)
+{
+    (void)state;
+    co_depgraph *g = graph();
+    SET(g, "ns/web", "ns/db", "other/cache", "ns/db");
+    SET(g, "ns/db");
+    co_depgraph_list l = {NULL, 0};
+    assert_co_pass(co_depgraph_deps(&l, g, "ns/web"));
+    assert_int_equal(l.len, 2);
+    assert_string_equal(l.items[0], "ns/db");
+    assert_string_equal(l.items[1], "other/cache");
+    co_depgraph_list_dispose(&l);
+    assert_co_pass(co_depgraph_deps(&l, g, "ns/db"));
+    assert_int_equal(l.len, 0);
+    co_depgraph_list_dispose(&l);
+    /* a missing target and an unknown key are no Components */
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "other/cache"));
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "ns/nope"));
+    assert_null(l.items);
+    co_depgraph_remove(g, "ns/web");
+    assert_co_fail_with(CO_ENOTFOUND, co_depgraph_deps(&l, g, "ns/web"));
+    co_depgraph_free(g);
 }
 
 static void test_depgraph__churn_does_not_grow(void **state)
@@ -338,6 +385,35 @@ static void test_depgraph__invalid_keys(void **state)
     assert_co_fail_with(CO_EINVALID, co_depgraph_check(&cycle, g, NULL, good, 1));
     assert_int_equal(co_depgraph_size(g), 0);
     co_depgraph_free(g);
+}
+
+/* The keys of a parsed Component are those of its JSON (the reconciler reads the former). */
+static void test_depgraph__parsed_component_deps(void **state)
+{
+    (void)state;
+    json_object *a = json_tokener_parse(
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\","
+        "\"metadata\":{\"namespace\":\"one\",\"name\":\"a\"},\"spec\":{\"dependencies\":["
+        "{\"name\":\"b\"},{\"namespace\":\"two\",\"name\":\"c\"},{\"namespace\":\"one\","
+        "\"name\":\"b\"},{\"namespace\":\"\",\"name\":\"d\"},{\"name\":\"\"},"
+        "{\"name\":\"x/y\"}]}}");
+    co_component *c = NULL;
+    assert_co_pass(co_component_parse(&c, a));
+    co_depgraph_list typed = {NULL, 0}, json = {NULL, 0};
+    assert_co_pass(co_depgraph_component_deps(&typed, c));
+    assert_co_pass(co_depgraph_object_deps(&json, NULL, a, NULL));
+    assert_int_equal(typed.len, 3);
+    assert_int_equal(json.len, typed.len);
+    for (size_t i = 0; i < typed.len; i++) {
+        assert_string_equal(typed.items[i], json.items[i]);
+    }
+    co_depgraph_list_dispose(&typed);
+    co_depgraph_list_dispose(&json);
+    free(c->ns);
+    c->ns = NULL;
+    assert_co_fail_with(CO_EINVALID, co_depgraph_component_deps(&typed, c));
+    co_component_free(c);
+    json_object_put(a);
 }
 
 static void test_depgraph__objects(void **state)
@@ -468,12 +544,15 @@ int main(void)
         cmocka_unit_test(test_depgraph__setting_the_same_edges_again_keeps_missing_targets),
         cmocka_unit_test(test_depgraph__shortest_cycle_is_reported),
         cmocka_unit_test(test_depgraph__find_all_cycles),
+        cmocka_unit_test(test_depgraph__reachability),
         cmocka_unit_test(test_depgraph__dependents_and_removal),
+        cmocka_unit_test(test_depgraph__deps_of_a_component),
         cmocka_unit_test(test_depgraph__churn_does_not_grow),
         cmocka_unit_test(test_depgraph__names_colliding_under_fnv),
         cmocka_unit_test(test_depgraph__long_chain),
         cmocka_unit_test(test_depgraph__invalid_keys),
         cmocka_unit_test(test_depgraph__objects),
+        cmocka_unit_test(test_depgraph__parsed_component_deps),
         cmocka_unit_test(test_depgraph__matches_brute_force),
     };
     return cmocka_run_group_tests_name("depgraph", tests, NULL, NULL);

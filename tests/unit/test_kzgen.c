@@ -500,6 +500,107 @@ static void test_kzgen__missing_path_and_no_cluster(void **state)
     co_vfs_free(fs);
 }
 
+/* --- a directory without a kustomization (what the controller renders) ------------------- */
+
+/* Manifests are written as JSON, which every YAML reader accepts. */
+#define CM(name)                                                                                   \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" name "\"}}\n"
+
+static void put_file(const char *dir, const char *rel, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    co_test_write_file(path, text, strlen(text));
+}
+
+/* co_kzgen_generate() of directory @p dir on disk, as the controller's render runs it. */
+static int generate_dir(json_object **out, const char *dir)
+{
+    co_vfs *fs = NULL;
+    int rc = co_vfs_new_disk(&fs, dir);
+    if (rc == 0) {
+        rc = co_kzgen_generate(out, fs, "", NULL, NULL, NULL);
+    }
+    co_vfs_free(fs);
+    return rc;
+}
+
+static const char *name_of(json_object *objs, size_t i)
+{
+    json_object *v = co_json_get(json_object_array_get_idx(objs, i), "metadata", "name", NULL);
+    return v ? json_object_get_string(v) : "";
+}
+
+static void test_kzgen__plain_manifests_get_a_kustomization(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put_file(dir, "a.yaml", CM("a"));
+    put_file(dir, "sub/b.yml",
+             CM("b") "\n---\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                     "\"metadata\":{\"name\":\"n1\"}}\n");
+    put_file(dir, ".hidden.yaml", CM("hidden"));
+    put_file(dir, ".component-config.yaml", "templateSuffix: .tpl\n");
+    put_file(dir, "README.md", "not a manifest\n");
+    json_object *objs = NULL;
+    assert_co_pass(generate_dir(&objs, dir));
+    assert_int_equal(json_object_array_length(objs), 3);
+    /* kustomize's legacy order: Namespace first */
+    assert_string_equal(name_of(objs, 0), "n1");
+    int seen_a = 0, seen_b = 0;
+    for (size_t i = 0; i < 3; i++) {
+        seen_a |= strcmp(name_of(objs, i), "a") == 0;
+        seen_b |= strcmp(name_of(objs, i), "b") == 0;
+    }
+    assert_true(seen_a && seen_b);
+    json_object_put(objs);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_kzgen__existing_kustomization_is_used(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put_file(dir, "kustomization.yaml", "{\"namePrefix\":\"p-\",\"resources\":[\"a.yaml\"]}\n");
+    put_file(dir, "a.yaml", CM("a"));
+    put_file(dir, "b.yaml", CM("b"));
+    json_object *objs = NULL;
+    assert_co_pass(generate_dir(&objs, dir));
+    assert_int_equal(json_object_array_length(objs), 1);
+    assert_string_equal(name_of(objs, 0), "p-a");
+    json_object_put(objs);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_kzgen__empty_directory_renders_nothing(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    json_object *objs = NULL;
+    assert_co_pass(generate_dir(&objs, dir));
+    assert_int_equal(json_object_array_length(objs), 0);
+    json_object_put(objs);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
+static void test_kzgen__bad_manifest_names_the_file(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put_file(dir, "broken.yaml", "{\"apiVersion\": [\n");
+    json_object *objs = NULL;
+    int rc = generate_dir(&objs, dir);
+    assert_true(rc < 0);
+    assert_contains(co_error_last(), "broken.yaml");
+    assert_null(objs);
+    assert_true(generate_dir(&objs, "/nonexistent/dir/for/test") == CO_ENOTFOUND);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +610,10 @@ int main(void)
         cmocka_unit_test(test_kzgen__options_and_config),
         cmocka_unit_test(test_kzgen__decrypt_hook_runs_before_templating),
         cmocka_unit_test(test_kzgen__missing_path_and_no_cluster),
+        cmocka_unit_test(test_kzgen__plain_manifests_get_a_kustomization),
+        cmocka_unit_test(test_kzgen__existing_kustomization_is_used),
+        cmocka_unit_test(test_kzgen__empty_directory_renders_nothing),
+        cmocka_unit_test(test_kzgen__bad_manifest_names_the_file),
     };
     return cmocka_run_group_tests_name("kzgen", tests, NULL, NULL);
 }

@@ -141,7 +141,7 @@ static void build_request(request_holder *h, json_object *c)
     }
     json_object *graph = co_json_get(c, "graph", NULL);
     if (graph) {
-        assert_co_pass(co_depgraph_new(&h->graph));
+        h->graph = co_depgraph_new();
         for (size_t i = 0; i < json_object_array_length(graph); i++) {
             json_object *n = json_object_array_get_idx(graph, i);
             json_object *deps = co_json_get(n, "deps", NULL);

@@ -176,12 +176,11 @@ static void collect(co_depgraph *g, size_t idx)
  * Life cycle and updates
  * ------------------------------------------------------------------------------------------- */
 
-int co_depgraph_new(co_depgraph **out)
+co_depgraph *co_depgraph_new(void)
 {
     co_depgraph *g = co_xcalloc(1, sizeof(*g));
     rehash(g, 64);
-    *out = g;
-    return 0;
+    return g;
 }
 
 void co_depgraph_free(co_depgraph *g)
@@ -317,7 +316,7 @@ void co_depgraph_remove(co_depgraph *g, const char *key)
     collect(g, idx);
 }
 
-int co_depgraph_contains(const co_depgraph *g, const char *key)
+bool co_depgraph_contains(const co_depgraph *g, const char *key)
 {
     size_t idx = key ? find(g, key) : EMPTY;
     return idx != EMPTY && g->nodes[idx].present;
@@ -424,6 +423,22 @@ int co_depgraph_check(char **cycle_out,
         }
     }
     return 0;
+}
+
+bool co_depgraph_reaches(const co_depgraph *g, const char *from, const char *to)
+{
+    size_t a = from ? find(g, from) : EMPTY;
+    size_t b = to ? find(g, to) : EMPTY;
+    if (a == EMPTY || b == EMPTY) {
+        return false;
+    }
+    if (a == b) {
+        return true;
+    }
+    char *path = NULL;
+    bool found = bfs_path(&path, g, a, b, "", NULL) != 0;
+    free(path);
+    return found;
 }
 
 int co_depgraph_cycle_of(char **cycle_out, const co_depgraph *g, const char *key)
@@ -576,6 +591,21 @@ int co_depgraph_dependents(co_depgraph_list *out, const co_depgraph *g, const ch
     return 0;
 }
 
+int co_depgraph_deps(co_depgraph_list *out, const co_depgraph *g, const char *key)
+{
+    size_t idx = key ? find(g, key) : EMPTY;
+    if (idx == EMPTY || !g->nodes[idx].present) {
+        return co_error_set(CO_ENOTFOUND, "no Component %s in the graph", key ? key : "");
+    }
+    co_depgraph_list res = {NULL, 0};
+    const node *n = &g->nodes[idx];
+    for (size_t i = 0; i < n->ndeps; i++) {
+        list_push(&res, co_xstrdup(g->nodes[n->deps[i]].key));
+    }
+    *out = res;
+    return 0;
+}
+
 int co_depgraph_missing(co_depgraph_list *out,
                         const co_depgraph *g,
                         const char *const *deps,
@@ -594,6 +624,36 @@ int co_depgraph_missing(co_depgraph_list *out,
 /* ---------------------------------------------------------------------------------------------
  * Components as JSON
  * ------------------------------------------------------------------------------------------- */
+
+/* Appends the key of dependency @p dns / @p dname of a Component in namespace @p ns, unless it
+ * names no Component (no name, a slash in a part) or is there already. */
+static void push_dep(co_depgraph_list *res, const char *dns, const char *dname, const char *ns)
+{
+    if (!dname || !dname[0] || strchr(dname, '/') || (dns && strchr(dns, '/'))) {
+        return;
+    }
+    char *key = co_xjoin(dns && dns[0] ? dns : ns, '/', dname);
+    for (size_t j = 0; j < res->len; j++) {
+        if (strcmp(res->items[j], key) == 0) {
+            free(key);
+            return;
+        }
+    }
+    list_push(res, key);
+}
+
+int co_depgraph_component_deps(co_depgraph_list *out, const co_component *c)
+{
+    co_depgraph_list res = {NULL, 0};
+    if (!c->ns || !c->ns[0]) {
+        return co_error_set(CO_EINVALID, "Component without namespace");
+    }
+    for (size_t i = 0; i < c->spec.n_dependencies; i++) {
+        push_dep(&res, c->spec.dependencies[i].ns, c->spec.dependencies[i].name, c->ns);
+    }
+    *out = res;
+    return 0;
+}
 
 int co_depgraph_object_deps_jv(co_depgraph_list *out,
                                char **key_out,
@@ -616,21 +676,7 @@ int co_depgraph_object_deps_jv(co_depgraph_list *out,
     const co_jv *deps = co_jv__field(co_jv__field(obj, "spec"), "dependencies");
     if (co_jv_is(deps, CO_JV_ARRAY)) {
         CO_JV_EACH (d, deps) {
-            const char *dname = co_jv_str(d, "name");
-            const char *dns = co_jv_str(d, "namespace");
-            if (!dname || !dname[0] || strchr(dname, '/') || (dns && strchr(dns, '/'))) {
-                continue;
-            }
-            char *key = co_xjoin(dns && dns[0] ? dns : ns, '/', dname);
-            int dup = 0;
-            for (size_t j = 0; j < res.len; j++) {
-                dup = dup || strcmp(res.items[j], key) == 0;
-            }
-            if (dup) {
-                free(key);
-            } else {
-                list_push(&res, key);
-            }
+            push_dep(&res, co_jv_str(d, "namespace"), co_jv_str(d, "name"), ns);
         }
     }
     if (key_out) {

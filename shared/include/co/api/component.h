@@ -31,6 +31,7 @@
 #ifndef CO_COMPONENT_H
 #define CO_COMPONENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,10 +49,6 @@ struct json_object;
 #define CO_COMPONENT_V1BETA1  "core.cs.sap.com/v1beta1"
 /** The CRD's name. */
 #define CO_COMPONENT_CRD_NAME "components.core.cs.sap.com"
-
-/** Built-in defaults (docs/behaviour.md, "Defaults"). */
-#define CO_COMPONENT_DEFAULT_REQUEUE_NS ((int64_t)600 * 1000000000)  /**< 10m */
-#define CO_COMPONENT_DEFAULT_REAPPLY_NS ((int64_t)3600 * 1000000000) /**< 60m */
 
 /** API versions of the Component kind. */
 typedef enum co_api_version {
@@ -77,11 +74,17 @@ typedef enum co_update_policy {
     CO_UPDATE_SSA_OVERRIDE = 4, /**< "SsaOverride" (default) */
 } co_update_policy;
 
-/** spec.deletePolicy */
+/** spec.deletePolicy, and a dependent object's delete-policy annotation */
 typedef enum co_delete_policy {
     CO_DELETE_UNSET = 0,  /**< not set */
     CO_DELETE_DELETE = 1, /**< "Delete" (default) */
     CO_DELETE_ORPHAN = 2, /**< "Orphan" */
+    /** "OrphanOnApply": kept when the source drops it, deleted with the Component; a value of
+     * the object annotation only, never of spec.deletePolicy */
+    CO_DELETE_ORPHAN_ON_APPLY = 3,
+    /** "OrphanOnDelete": deleted when the source drops it, kept when the Component goes; a
+     * value of the object annotation only */
+    CO_DELETE_ORPHAN_ON_DELETE = 4,
 } co_delete_policy;
 
 /** spec.missingNamespacesPolicy */
@@ -90,6 +93,21 @@ typedef enum co_missing_namespaces_policy {
     CO_MISSING_NAMESPACES_DO_NOT_CREATE = 1, /**< "DoNotCreate" */
     CO_MISSING_NAMESPACES_CREATE = 2,        /**< "Create" (default) */
 } co_missing_namespaces_policy;
+
+/**
+ * Built-in defaults (docs/behaviour.md, "Defaults"): what an unset field means. The
+ * defaulting webhook writes these (co_component_default()) and the effective values below
+ * (co_component_requeue_ns(), co_component_adoption_policy(), ...) read them; nothing else
+ * spells them out. retryInterval and timeout have none of their own: unset, they follow the
+ * effective requeueInterval.
+ */
+#define CO_COMPONENT_DEFAULT_REQUEUE_INTERVAL   "10m"
+#define CO_COMPONENT_DEFAULT_REQUEUE_NS         ((int64_t)600 * 1000000000)  /**< 10m */
+#define CO_COMPONENT_DEFAULT_REAPPLY_NS         ((int64_t)3600 * 1000000000) /**< 60m */
+#define CO_COMPONENT_DEFAULT_ADOPTION           CO_ADOPTION_IF_UNOWNED
+#define CO_COMPONENT_DEFAULT_UPDATE             CO_UPDATE_SSA_OVERRIDE
+#define CO_COMPONENT_DEFAULT_DELETE             CO_DELETE_DELETE
+#define CO_COMPONENT_DEFAULT_MISSING_NAMESPACES CO_MISSING_NAMESPACES_CREATE
 
 /** Which field of spec.sourceRef.git.ref is set. */
 typedef enum co_git_ref_kind {
@@ -324,7 +342,8 @@ co_api_version co_component_version_jv(const struct co_jv *obj);
 /** "core.cs.sap.com/v1alpha1" / "core.cs.sap.com/v1beta1" (NULL for CO_API_UNKNOWN). */
 const char *co_api_version_string(co_api_version version);
 
-/** Enum value names as written in the API ("IfUnowned", ...); NULL for *_UNSET. */
+/** Enum value names as written in the API ("IfUnowned", ..., and the annotation-only
+ * "OrphanOnApply", "OrphanOnDelete"); NULL for *_UNSET and values out of range. */
 const char *co_adoption_policy_name(co_adoption_policy p);
 const char *co_update_policy_name(co_update_policy p);
 const char *co_delete_policy_name(co_delete_policy p);
@@ -332,9 +351,10 @@ const char *co_missing_namespaces_policy_name(co_missing_namespaces_policy p);
 
 /** Whether @p s is a valid service account name (a DNS subdomain), as spec.serviceAccountName
  * must be; the controller checks it again before it becomes an impersonation header. */
-int co_component_is_service_account_name(const char *s);
+bool co_component_is_service_account_name(const char *s);
 
-/** Parses an enum value name; the *_UNSET value when @p s is NULL or not a supported value. */
+/** Parses an enum value name; the *_UNSET value when @p s is NULL or not a supported value
+ * of the spec field (so never CO_DELETE_ORPHAN_ON_APPLY or CO_DELETE_ORPHAN_ON_DELETE). */
 co_adoption_policy co_adoption_policy_parse(const char *s);
 co_update_policy co_update_policy_parse(const char *s);
 co_delete_policy co_delete_policy_parse(const char *s);
@@ -371,6 +391,17 @@ void co_component_free(co_component *c);
  */
 CO_MUST_CHECK int co_component_to_json(struct json_object **out, const co_component *c);
 
+/**
+ * Encodes @p status as the value of a Component's `status`, exactly as co_component_to_json()
+ * does within the whole object (the controller writes the status it built in the model).
+ * @param[out] out a new object (json_object_put() it). @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int co_component_status_to_json(struct json_object **out,
+                                              const co_component_status *status);
+
+/** Whether two spec.sourceRef values name the same source (every field of the model equal). */
+bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b);
+
 /* --- effective values (what the controller uses) -------------------------------------------- */
 
 /** spec.requeueInterval if > 0, else 10m. */
@@ -392,6 +423,10 @@ const char *co_component_target_namespace(const co_component *c);
 const char *co_component_target_name(const co_component *c);
 /** Namespace of a reference: its own, else the Component's (borrowed; may be NULL). */
 const char *co_component_ref_namespace(const co_component *c, const co_object_ref *ref);
+/** The value of annotation @p key, or NULL when absent (borrowed from @p c). */
+const char *co_component_annotation(const co_component *c, const char *key);
+/** Whether finalizer @p name is among metadata.finalizers. */
+bool co_component_has_finalizer(const co_component *c, const char *name);
 
 /* --- defaulting ------------------------------------------------------------------------------ */
 

@@ -19,10 +19,12 @@
 #ifndef CO_DEPGRAPH_H
 #define CO_DEPGRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
 
+struct co_component;
 struct co_jv;
 struct json_object;
 
@@ -37,8 +39,9 @@ typedef struct co_depgraph_list {
 /** Frees every string and the array; the list is empty afterwards. NULL is a no-op. */
 void co_depgraph_list_dispose(co_depgraph_list *list);
 
-/** Creates an empty graph. @param[out] out free with co_depgraph_free(). @return 0. */
-CO_MUST_CHECK int co_depgraph_new(co_depgraph **out);
+/** Creates an empty graph (aborts on OOM, like every small allocation); free it with
+ * co_depgraph_free(). */
+co_depgraph *co_depgraph_new(void);
 
 /** Frees the graph. NULL is a no-op. */
 void co_depgraph_free(co_depgraph *g);
@@ -67,7 +70,7 @@ co_depgraph_set_object(co_depgraph *g, const struct json_object *obj, const char
 void co_depgraph_remove(co_depgraph *g, const char *key);
 
 /** Whether a Component with @p key is in the graph. */
-int co_depgraph_contains(const co_depgraph *g, const char *key);
+bool co_depgraph_contains(const co_depgraph *g, const char *key);
 
 /**
  * Would replacing the dependencies of @p key by @p deps close a cycle? Only edges not already
@@ -91,6 +94,14 @@ CO_MUST_CHECK int co_depgraph_check_object(char **cycle_out,
                                            const char *ns);
 
 /**
+ * The dependencies of the Component @p key, as last set (namespace-defaulted, in the order
+ * given, duplicates once).
+ * @param[out] out the keys; dispose with co_depgraph_list_dispose()
+ * @return 0; CO_ENOTFOUND when no Component occupies @p key (a missing target included).
+ */
+CO_MUST_CHECK int co_depgraph_deps(co_depgraph_list *out, const co_depgraph *g, const char *key);
+
+/**
  * Lists the dependencies of @p key that no Component occupies (in the order given).
  * @param[out] out the missing keys; dispose with co_depgraph_list_dispose(). @return 0.
  */
@@ -98,6 +109,12 @@ CO_MUST_CHECK int co_depgraph_missing(co_depgraph_list *out,
                                       const co_depgraph *g,
                                       const char *const *deps,
                                       size_t ndeps);
+
+/**
+ * Whether @p to can be reached from @p from along dependency edges (a key reaches itself), so
+ * that an edge a -> b lies on a cycle exactly when b reaches a. Unknown keys reach nothing.
+ */
+bool co_depgraph_reaches(const co_depgraph *g, const char *from, const char *to);
 
 /**
  * A cycle through @p key in the current graph, if there is one (shortest found first by
@@ -142,6 +159,13 @@ CO_MUST_CHECK int co_depgraph_object_deps(co_depgraph_list *out,
  */
 char *
 co_depgraph_redact_path(const char *path, const char *key, const char *const *deps, size_t ndeps);
+
+/**
+ * co_depgraph_object_deps() of a parsed Component (co/api/component.h), with its namespace.
+ * @param[out] out the keys; dispose with co_depgraph_list_dispose()
+ * @return 0; CO_EINVALID when the Component has no namespace.
+ */
+CO_MUST_CHECK int co_depgraph_component_deps(co_depgraph_list *out, const struct co_component *c);
 
 /** co_depgraph_object_deps() of a Component in a co_jdoc document (see co/json/jdoc.h). */
 CO_MUST_CHECK int co_depgraph_object_deps_jv(co_depgraph_list *out,

@@ -23,7 +23,10 @@
 
 static const char *const adoption_names[] = {NULL, "Never", "IfUnowned", "Always"};
 static const char *const update_names[] = {NULL, "Recreate", "Replace", "SsaMerge", "SsaOverride"};
-static const char *const delete_names[] = {NULL, "Delete", "Orphan"};
+static const char *const delete_names[] = {NULL, "Delete", "Orphan", "OrphanOnApply",
+                                           "OrphanOnDelete"};
+/* the values spec.deletePolicy takes: the others belong to the object annotation */
+#define SPEC_DELETE_NAMES 3
 static const char *const missing_ns_names[] = {NULL, "DoNotCreate", "Create"};
 
 static const char *enum_name(const char *const *names, size_t n, int v)
@@ -73,7 +76,7 @@ co_update_policy co_update_policy_parse(const char *s)
 
 co_delete_policy co_delete_policy_parse(const char *s)
 {
-    return (co_delete_policy)enum_parse(delete_names, CO_ARRAY_SIZE(delete_names), s);
+    return (co_delete_policy)enum_parse(delete_names, SPEC_DELETE_NAMES, s);
 }
 
 co_missing_namespaces_policy co_missing_namespaces_policy_parse(const char *s)
@@ -82,7 +85,7 @@ co_missing_namespaces_policy co_missing_namespaces_policy_parse(const char *s)
                                                     CO_ARRAY_SIZE(missing_ns_names), s);
 }
 
-int co_component_is_service_account_name(const char *s)
+bool co_component_is_service_account_name(const char *s)
 {
     return s && s[0] && co_name__is_dns_subdomain(s);
 }
@@ -1019,6 +1022,44 @@ static json_object *status_json(const co_component_status *st)
     return o;
 }
 
+int co_component_status_to_json(struct json_object **out, const co_component_status *status)
+{
+    *out = status_json(status);
+    return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b)
+{
+    if (a->kind != b->kind || a->nkinds != b->nkinds) {
+        return false;
+    }
+    switch (a->kind) {
+    case CO_SOURCE_HTTP_REPOSITORY:
+        return same_str(a->http.url, b->http.url) &&
+               same_str(a->http.digest_header, b->http.digest_header) &&
+               same_str(a->http.revision_header, b->http.revision_header);
+    case CO_SOURCE_GIT:
+        return same_str(a->git.url, b->git.url) && a->git.ref_kind == b->git.ref_kind &&
+               same_str(a->git.branch, b->git.branch) && same_str(a->git.tag, b->git.tag) &&
+               same_str(a->git.semver, b->git.semver) && same_str(a->git.commit, b->git.commit) &&
+               same_str(a->git.secret_name, b->git.secret_name) &&
+               same_str(a->git.interval.text, b->git.interval.text);
+    case CO_SOURCE_FLUX_GIT_REPOSITORY:
+    case CO_SOURCE_FLUX_OCI_REPOSITORY:
+    case CO_SOURCE_FLUX_BUCKET:
+    case CO_SOURCE_FLUX_HELM_CHART:
+        return same_str(a->flux.ns, b->flux.ns) && same_str(a->flux.name, b->flux.name);
+    case CO_SOURCE_NONE:
+    default:
+        return true;
+    }
+}
+
 int co_component_to_json(struct json_object **out, const co_component *c)
 {
     json_object *o = json_object_new_object();
@@ -1075,23 +1116,23 @@ int64_t co_component_reapply_ns(const co_component *c)
 
 co_adoption_policy co_component_adoption_policy(const co_component *c)
 {
-    return c->spec.adoption_policy ? c->spec.adoption_policy : CO_ADOPTION_IF_UNOWNED;
+    return c->spec.adoption_policy ? c->spec.adoption_policy : CO_COMPONENT_DEFAULT_ADOPTION;
 }
 
 co_update_policy co_component_update_policy(const co_component *c)
 {
-    return c->spec.update_policy ? c->spec.update_policy : CO_UPDATE_SSA_OVERRIDE;
+    return c->spec.update_policy ? c->spec.update_policy : CO_COMPONENT_DEFAULT_UPDATE;
 }
 
 co_delete_policy co_component_delete_policy(const co_component *c)
 {
-    return c->spec.delete_policy ? c->spec.delete_policy : CO_DELETE_DELETE;
+    return c->spec.delete_policy ? c->spec.delete_policy : CO_COMPONENT_DEFAULT_DELETE;
 }
 
 co_missing_namespaces_policy co_component_missing_namespaces_policy(const co_component *c)
 {
     return c->spec.missing_namespaces_policy ? c->spec.missing_namespaces_policy
-                                             : CO_MISSING_NAMESPACES_CREATE;
+                                             : CO_COMPONENT_DEFAULT_MISSING_NAMESPACES;
 }
 
 const char *co_component_target_namespace(const co_component *c)
@@ -1107,4 +1148,24 @@ const char *co_component_target_name(const co_component *c)
 const char *co_component_ref_namespace(const co_component *c, const co_object_ref *ref)
 {
     return ref->ns && ref->ns[0] ? ref->ns : c->ns;
+}
+
+const char *co_component_annotation(const co_component *c, const char *key)
+{
+    for (size_t i = 0; i < c->annotations.len; i++) {
+        if (strcmp(c->annotations.keys[i], key) == 0) {
+            return c->annotations.values[i];
+        }
+    }
+    return NULL;
+}
+
+bool co_component_has_finalizer(const co_component *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_finalizers; i++) {
+        if (c->finalizers[i] && strcmp(c->finalizers[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
 }

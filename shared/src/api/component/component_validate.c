@@ -57,12 +57,12 @@ void co_component__default_spec(struct json_object *spec,
     /* Only constants are written. retryInterval and timeout derive from the effective
      * requeueInterval when they are read (co_component_retry_ns()); written here they would
      * stop following a later change of requeueInterval. */
-    default_str(spec, "requeueInterval", "10m");
-    default_str(spec, "adoptionPolicy", co_adoption_policy_name(CO_ADOPTION_IF_UNOWNED));
-    default_str(spec, "updatePolicy", co_update_policy_name(CO_UPDATE_SSA_OVERRIDE));
-    default_str(spec, "deletePolicy", co_delete_policy_name(CO_DELETE_DELETE));
+    default_str(spec, "requeueInterval", CO_COMPONENT_DEFAULT_REQUEUE_INTERVAL);
+    default_str(spec, "adoptionPolicy", co_adoption_policy_name(CO_COMPONENT_DEFAULT_ADOPTION));
+    default_str(spec, "updatePolicy", co_update_policy_name(CO_COMPONENT_DEFAULT_UPDATE));
+    default_str(spec, "deletePolicy", co_delete_policy_name(CO_COMPONENT_DEFAULT_DELETE));
     default_str(spec, "missingNamespacesPolicy",
-                co_missing_namespaces_policy_name(CO_MISSING_NAMESPACES_CREATE));
+                co_missing_namespaces_policy_name(CO_COMPONENT_DEFAULT_MISSING_NAMESPACES));
 
     json_object *deps = co_json__get(spec, "dependencies");
     if (ns && ns[0] && deps && json_object_is_type(deps, json_type_array)) {

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals of the offline subcommands (ctl_cli.h) shared by their files: ctl_cli.c holds the
+ * dispatch and what several subcommands use (output, input, flags, the render budget, manifest
+ * files); each subcommand has a file of its own (ctl_cli_<name>.c).
+ */
+#ifndef CTL_CLI_INT_H
+#define CTL_CLI_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "co/api/field_error.h"
+#include "co/util/flags.h"
+
+struct json_object;
+
+enum { EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+typedef struct subcommand {
+    const char *name;
+    const char *args;
+    const char *summary;
+    int (*run)(int argc, char **argv, FILE *out, FILE *err);
+} subcommand;
+
+/* The subcommand named @p name, or NULL. */
+const subcommand *ctl_cli__find(const char *name);
+
+/* The subcommands (argv[0] is the subcommand's name); each returns the exit status. */
+int ctl_cli__run_kustomize(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_template(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_graph(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err);
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+typedef enum { FORMAT_YAML, FORMAT_JSON } output_format;
+
+/* -o yaml|json (NULL: yaml). */
+int ctl_cli__parse_format(output_format *fmt, const char *name);
+/* Prints the objects of the array @p objects as a YAML stream or a JSON list. */
+int ctl_cli__print_objects(FILE *out, struct json_object *objects, output_format fmt);
+
+/* ---- input ----------------------------------------------------------------------------- */
+
+/* The contents of file @p path ("-": stdin), capped (free()). */
+int ctl_cli__read_file(char **out, size_t *len_out, const char *path);
+/* The single YAML or JSON document of file @p path. */
+int ctl_cli__read_document(struct json_object **out, const char *path);
+/* Applies a --set PATH=VALUE assignment to @p root. */
+int ctl_cli__apply_set(struct json_object *root, const char *assignment);
+/* Parses the flags of a subcommand and prints help or a usage error. Returns the exit status
+ * to return at once, or -1 to go on with the positional arguments from *next. */
+int ctl_cli__parse_flags(int *next,
+                         const co_flag *flags,
+                         size_t nflags,
+                         int argc,
+                         char **argv,
+                         const subcommand *cmd,
+                         const int *help,
+                         FILE *out,
+                         FILE *err);
+/* Applies the budget flags as the process default, as the controller does with its flags of
+ * the same names. Returns EXIT_USAGE for a bad value, else -1. */
+int ctl_cli__apply_budget(const subcommand *cmd, const char *cpu, const char *memory, FILE *err);
+/* The last component of @p path. */
+const char *ctl_cli__base_name(const char *path);
+
+/* ---- manifest files -------------------------------------------------------------------- */
+
+/* One object of a manifest file, with where it came from. */
+typedef struct manifest {
+    const char *file;        /* borrowed from argv */
+    int line;                /* where its document starts (0 = unknown) */
+    struct json_object *obj; /* owned */
+    bool from_policy_flag;   /* read from --policy */
+} manifest;
+
+typedef struct manifest_list {
+    manifest *items;
+    size_t len;
+    size_t cap;
+} manifest_list;
+
+typedef enum { OBJ_OTHER, OBJ_COMPONENT, OBJ_POLICY } object_class;
+
+void ctl_cli__manifests_dispose(manifest_list *l);
+/* Reads every document of the YAML or JSON stream in @p path (null documents are skipped).
+ * @return 0, or an error naming the file (and line for a syntax error). */
+int ctl_cli__read_manifests(manifest_list *l, const char *path, bool from_policy_flag);
+/* The string at obj.a (or obj.a.b), or NULL. */
+const char *ctl_cli__str_member(const struct json_object *obj, const char *a, const char *b);
+/* "FILE:LINE: " of a manifest. */
+void ctl_cli__print_place(FILE *err, const manifest *m);
+/* Prints one line per field error: FILE:LINE: KIND "NAME": FIELD: TYPE: VALUE: DETAIL. */
+int ctl_cli__print_field_errors(FILE *err,
+                                const manifest *m,
+                                const char *what,
+                                const co_field_errors *errs);
+/* What an object is meant to be: a Component, a ComponentPolicy or something else. */
+object_class ctl_cli__classify(const struct json_object *obj);
+
+#endif

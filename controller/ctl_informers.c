@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager's informers (see ctl_manager_int.h): Components (per watched namespace or all),
+ * with indexes by Flux source and by inventory item, and the dependency graph of the watched
+ * Components (co/api/depgraph.h); ComponentPolicies and the Flux source kinds, each CRD installed
+ * after start looked for again until it is served. Handlers only decide which keys to queue;
+ * all work happens on the worker threads.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "co/json/json.h"
+#include "co/util/error.h"
+#include "co/util/log.h"
+#include "controller/ctl_manager_int.h"
+
+const char *const ctl_manager__flux_kinds[NFLUX][2] = {
+    {"fluxGitRepository", "GitRepository"},
+    {"fluxOciRepository", "OCIRepository"},
+    {"fluxBucket", "Bucket"},
+    {"fluxHelmChart", "HelmChart"},
+};
+
+const char *ctl_manager__string(const struct json_object *obj, const char *key)
+{
+    struct json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object) ||
+        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+co_kube_informer *ctl_manager__informer_for(ctl_manager *m, const char *ns)
+{
+    if (m->nnamespaces == 0) {
+        return m->ncomp_inf ? m->comp_inf[0] : NULL;
+    }
+    for (size_t i = 0; i < m->nnamespaces; i++) {
+        if (strcmp(m->namespaces[i], ns) == 0) {
+            return m->comp_inf[i];
+        }
+    }
+    return NULL;
+}
+
+void ctl_manager_enqueue(ctl_manager *m, const char *ns, const char *name)
+{
+    char *key = co_xasprintf("%s/%s", ns, name);
+    ctl_queue_add(m->queue, key);
+    free(key);
+}
+
+static void enqueue_key(ctl_manager *m, const char *key)
+{
+    ctl_queue_add(m->queue, key);
+}
+
+static void enqueue_obj(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (key) {
+        enqueue_key(m, key);
+        free(key);
+    }
+}
+
+/* Dependency keys "ns/name" of a Component object (namespace defaulted); none when the object
+ * has no namespace or name. */
+void ctl_manager__dependency_keys(co_depgraph_list *out, const struct json_object *obj)
+{
+    if (co_depgraph_object_deps(out, NULL, obj, NULL) < 0) {
+        co_error_clear();
+        *out = (co_depgraph_list){NULL, 0};
+    }
+}
+
+/* Follows a Component's dependencies in the graph (a Component that is not one is left out). */
+static void graph_set(ctl_manager *m, const struct json_object *obj)
+{
+    pthread_mutex_lock(&m->graph_mu);
+    if (co_depgraph_set_object(m->graph, obj, NULL) < 0) {
+        co_error_clear();
+    }
+    pthread_mutex_unlock(&m->graph_mu);
+}
+
+static void graph_remove(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (key) {
+        pthread_mutex_lock(&m->graph_mu);
+        co_depgraph_remove(m->graph, key);
+        pthread_mutex_unlock(&m->graph_mu);
+        free(key);
+    }
+}
+
+/* The watched Components that list @p key as a dependency. */
+void ctl_manager__graph_dependents(ctl_manager *m, const char *key, co_depgraph_list *out)
+{
+    pthread_mutex_lock(&m->graph_mu);
+    CO_ASSERT(co_depgraph_dependents(out, m->graph, key) == 0);
+    pthread_mutex_unlock(&m->graph_mu);
+}
+
+/* "<Kind>/<ns>/<name>" of a Flux sourceRef, or NULL. */
+static char *flux_source_key(const struct json_object *obj)
+{
+    struct json_object *sr = co_json_get(obj, "spec", "sourceRef", NULL);
+    const char *ns = ctl_manager__string(co_json_get(obj, "metadata", NULL), "namespace");
+    for (size_t i = 0; i < NFLUX; i++) {
+        struct json_object *v = co_json_get(sr, ctl_manager__flux_kinds[i][0], NULL);
+        const char *n = ctl_manager__string(v, "name");
+        if (n) {
+            const char *sns = ctl_manager__string(v, "namespace");
+            return co_xasprintf("%s/%s/%s", ctl_manager__flux_kinds[i][1],
+                                sns && *sns ? sns
+                                : ns        ? ns
+                                            : "",
+                                n);
+        }
+    }
+    return NULL;
+}
+
+/* "group/kind/namespace/name" of an inventory item; the one key format of the inventory index. */
+char *
+ctl_manager__inventory_key(const char *group, const char *kind, const char *ns, const char *name)
+{
+    return co_xasprintf("%s/%s/%s/%s", group ? group : "", kind ? kind : "", ns ? ns : "",
+                        name ? name : "");
+}
+
+/* The objects a Component deploying into this cluster lists in its inventory, so that another
+ * Component cannot adopt them (ctl_claim_fn). */
+static int index_inventory(co_kube_keys *out, const struct json_object *obj, void *payload)
+{
+    (void)payload;
+    if (co_json_get(obj, "spec", "kubeConfig", NULL)) {
+        return 0;
+    }
+    struct json_object *inv = co_json_get(obj, "status", "inventory", NULL);
+    size_t n = inv && json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *it = json_object_array_get_idx(inv, i);
+        char *k = ctl_manager__inventory_key(
+            ctl_manager__string(it, "group"), ctl_manager__string(it, "kind"),
+            ctl_manager__string(it, "namespace"), ctl_manager__string(it, "name"));
+        co_kube_keys_add(out, k);
+        free(k);
+    }
+    return 0;
+}
+
+static int index_source(co_kube_keys *out, const struct json_object *obj, void *payload)
+{
+    (void)payload;
+    char *k = flux_source_key(obj);
+    if (k) {
+        co_kube_keys_add(out, k);
+        free(k);
+    }
+    return 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_json(const struct json_object *a, const struct json_object *b)
+{
+    return (!a && !b) || (a && b && co_json_equal(a, b));
+}
+
+/* Every cached Component for which @p want holds (all of them when @p want is NULL). */
+static void enqueue_components(ctl_manager *m, bool (*want)(const struct json_object *component))
+{
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        struct json_object *all = NULL;
+        if (co_kube_informer_list(&all, m->comp_inf[i], NULL) < 0) {
+            co_error_clear();
+            continue;
+        }
+        size_t n = json_object_array_length(all);
+        for (size_t j = 0; j < n; j++) {
+            struct json_object *c = json_object_array_get_idx(all, j);
+            if (!want || want(c)) {
+                enqueue_obj(m, c);
+            }
+        }
+        json_object_put(all);
+    }
+}
+
+static bool in_dependency_cycle(const struct json_object *component)
+{
+    return strcmp(ctl_state_reason(co_json_get(component, "status", NULL)),
+                  CTL_REASON_DEPENDENCY_CYCLE) == 0;
+}
+
+/* Every cached Component in Error/DependencyCycle: a dependency change may have broken the
+ * cycle they are on. */
+static void enqueue_cycle_members(ctl_manager *m)
+{
+    enqueue_components(m, in_dependency_cycle);
+}
+
+static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
+{
+    char *key = co_kube_informer_key_of(obj);
+    if (!key) {
+        return;
+    }
+    co_depgraph_list keys = {NULL, 0};
+    ctl_manager__graph_dependents(m, key, &keys);
+    for (size_t i = 0; i < keys.len; i++) {
+        enqueue_key(m, keys.items[i]);
+    }
+    co_depgraph_list_dispose(&keys);
+    free(key);
+}
+
+/* ---- Component handlers ------------------------------------------------------------------ */
+
+/* The source of @p obj need not be followed any more (polling stops at once, not when the last
+ * reconcile of the Component happens to run). */
+static void release_obj(ctl_manager *m, const struct json_object *obj)
+{
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    const char *ns = ctl_manager__string(meta, "namespace");
+    const char *name = ctl_manager__string(meta, "name");
+    if (m->release && ns && name) {
+        m->release(m->release_ctx, ns, name);
+    }
+}
+
+static void on_comp_add(const struct json_object *obj, void *payload)
+{
+    graph_set(payload, obj);
+    enqueue_obj(payload, obj);
+}
+
+static void
+on_comp_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
+{
+    ctl_manager *m = payload;
+    struct json_object *om = co_json_get(old_obj, "metadata", NULL);
+    struct json_object *nm = co_json_get(new_obj, "metadata", NULL);
+    int64_t og = 0, ng = 0;
+    if (co_json_get_int64(&og, om, "generation", NULL) < 0) {
+        og = -1;
+    }
+    if (co_json_get_int64(&ng, nm, "generation", NULL) < 0) {
+        ng = -1;
+    }
+    /* the framework's predicate: generation or annotations changed (status writes do not
+     * retrigger); deletion and finalizer changes come with a generation bump or matter to
+     * the deletion flow */
+    if (og != ng ||
+        !same_json(co_json_get(om, "annotations", NULL), co_json_get(nm, "annotations", NULL)) ||
+        !same_str(ctl_manager__string(om, "deletionTimestamp"),
+                  ctl_manager__string(nm, "deletionTimestamp")) ||
+        !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
+        enqueue_obj(m, new_obj);
+    }
+    if (!ctl_manager__string(om, "deletionTimestamp") &&
+        ctl_manager__string(nm, "deletionTimestamp")) {
+        release_obj(m, new_obj); /* a Component being deleted never reads its source again */
+    }
+    /* dependants wait for this one to be Ready (and synced) */
+    bool ready = ctl_state_component_ready(new_obj);
+    struct json_object *os = co_json_get(old_obj, "status", NULL);
+    struct json_object *ns = co_json_get(new_obj, "status", NULL);
+    if (ready && (!ctl_state_component_ready(old_obj) ||
+                  !same_str(ctl_manager__string(os, "lastAttemptedDigest"),
+                            ctl_manager__string(ns, "lastAttemptedDigest")) ||
+                  !same_str(ctl_manager__string(os, "lastAttemptedRevision"),
+                            ctl_manager__string(ns, "lastAttemptedRevision")))) {
+        enqueue_dependants(m, new_obj);
+    }
+    if (!same_json(co_json_get(old_obj, "spec", "dependencies", NULL),
+                   co_json_get(new_obj, "spec", "dependencies", NULL))) {
+        graph_set(m, new_obj);
+        enqueue_cycle_members(m);
+    }
+}
+
+static void on_comp_delete(const struct json_object *obj, void *payload)
+{
+    ctl_manager *m = payload;
+    release_obj(m, obj);
+    graph_remove(m, obj);
+    enqueue_obj(m, obj);
+    /* its dependencies may be waiting for it to go (DeletionPending) */
+    co_depgraph_list deps = {NULL, 0};
+    ctl_manager__dependency_keys(&deps, obj);
+    for (size_t i = 0; i < deps.len; i++) {
+        enqueue_key(m, deps.items[i]);
+    }
+    co_depgraph_list_dispose(&deps);
+    enqueue_cycle_members(m);
+}
+
+/* ---- Flux source handlers (§5.2) --------------------------------------------------------- */
+
+static bool flux_ready_artifact(const struct json_object *src, const char **dig, const char **rev)
+{
+    int64_t gen = 0;
+    if (co_json_get_int64(&gen, src, "metadata", "generation", NULL) < 0) {
+        gen = -1;
+    }
+    struct json_object *conds = co_json_get(src, "status", "conditions", NULL);
+    size_t n =
+        conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    bool ready = false;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(conds, i);
+        int64_t og = -1;
+        if (co_json_get_int64(&og, c, "observedGeneration", NULL) < 0) {
+            og = -2;
+        }
+        if (same_str(ctl_manager__string(c, "type"), "Ready") &&
+            same_str(ctl_manager__string(c, "status"), "True") && og == gen) {
+            ready = true;
+        }
+    }
+    struct json_object *a = co_json_get(src, "status", "artifact", NULL);
+    *dig = ctl_manager__string(a, "digest");
+    *rev = ctl_manager__string(a, "revision");
+    return ready && *dig && **dig && *rev && **rev;
+}
+
+static void
+on_flux_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
+{
+    (void)old_obj;
+    ctl_manager *m = payload;
+    const char *dig = NULL, *rev = NULL;
+    if (!flux_ready_artifact(new_obj, &dig, &rev)) {
+        return;
+    }
+    const char *kind = ctl_manager__string(new_obj, "kind");
+    struct json_object *meta = co_json_get(new_obj, "metadata", NULL);
+    const char *sns = ctl_manager__string(meta, "namespace");
+    const char *sname = ctl_manager__string(meta, "name");
+    char *key = co_xasprintf("%s/%s/%s", kind ? kind : "", sns ? sns : "", sname ? sname : "");
+    for (size_t i = 0; i < m->ncomp_inf; i++) {
+        struct json_object *list = NULL;
+        if (co_kube_informer_by_index(&list, m->comp_inf[i], "source", key) < 0) {
+            continue;
+        }
+        size_t n = json_object_array_length(list);
+        for (size_t j = 0; j < n; j++) {
+            struct json_object *c = json_object_array_get_idx(list, j);
+            struct json_object *st = co_json_get(c, "status", NULL);
+            if (ctl_state_component_ready(c) &&
+                same_str(ctl_manager__string(st, "lastAttemptedDigest"), dig) &&
+                same_str(ctl_manager__string(st, "lastAttemptedRevision"), rev)) {
+                continue;
+            }
+            enqueue_obj(m, c);
+        }
+        json_object_put(list);
+    }
+    free(key);
+}
+
+/* A ComponentPolicy appeared, changed its spec or went away: every cached Component is
+ * evaluated again, so a new Deny rule takes effect (and a removed one releases) without waiting
+ * for the requeue interval. Policies change rarely; the work queue de-duplicates. */
+static void on_policy_add(const struct json_object *obj, void *payload)
+{
+    (void)obj;
+    enqueue_components(payload, NULL);
+}
+
+static void on_policy_update(const struct json_object *old_obj,
+                             const struct json_object *new_obj,
+                             void *payload)
+{
+    if (!same_json(co_json_get(old_obj, "spec", NULL), co_json_get(new_obj, "spec", NULL))) {
+        enqueue_components(payload, NULL);
+    }
+}
+
+/* Creates and starts an informer of @p kind when the cluster serves it.
+ * @param[out] out the informer, or NULL when the kind is not served (not an error) */
+static int new_optional_informer(co_kube_informer **out,
+                                 ctl_manager *m,
+                                 const char *api_version,
+                                 const char *kind,
+                                 const co_kube_handlers *h)
+{
+    co_kube_mapping mp = {0};
+    *out = NULL;
+    if (co_kube_client_mapping(&mp, m->client, api_version, kind) < 0) {
+        co_error_clear();
+        return 0;
+    }
+    co_kube_mapping_dispose(&mp);
+    co_kube_informer_options io = {0};
+    io.api_version = api_version;
+    io.kind = kind;
+    io.strip_managed_fields = 1;
+    co_kube_informer *inf = NULL;
+    int rc;
+    if ((rc = co_kube_informer_new(&inf, m->client, &io)) < 0 ||
+        (rc = co_kube_informer_add_handlers(inf, h)) < 0 ||
+        (rc = co_kube_informer_start(inf)) < 0) {
+        co_kube_informer_free(inf);
+        return rc;
+    }
+    *out = inf;
+    return 0;
+}
+
+int ctl_manager__new_policy_informer(co_kube_informer **out, ctl_manager *m)
+{
+    co_kube_handlers h = {on_policy_add, on_policy_update, on_policy_add, m};
+    return new_optional_informer(out, m, COMPONENT_API, "ComponentPolicy", &h);
+}
+
+/* Flux source events are filtered by on_flux_update() alone (§5.2: creations and deletions of
+ * sources are ignored). */
+int ctl_manager__new_flux_informer(co_kube_informer **out, ctl_manager *m, size_t kind)
+{
+    co_kube_handlers h = {NULL, on_flux_update, NULL, m};
+    return new_optional_informer(out, m, FLUX_API, ctl_manager__flux_kinds[kind][1], &h);
+}
+
+/* Whether a CRD the manager watches when served is still unwatched (crd_mu held). */
+bool ctl_manager__crd_missing(const ctl_manager *m)
+{
+    bool missing = !m->policy_inf;
+    for (size_t i = 0; i < NFLUX; i++) {
+        missing = missing || !m->flux_inf[i];
+    }
+    return missing;
+}
+
+/* Waits for the first list of @p inf in short steps, so that stopping the manager is never held
+ * up for long. */
+static bool await_synced(ctl_manager *m, co_kube_informer *inf)
+{
+    for (long waited = 0; waited < SYNC_TIMEOUT_MS && !atomic_load(&m->crd_stop); waited += 1000) {
+        if (co_kube_informer_wait_synced(inf, 1000) == 0) {
+            return true;
+        }
+        co_error_clear();
+    }
+    return co_kube_informer_has_synced(inf);
+}
+
+/* A Flux kind watched late: its sources may have published artifacts while nobody watched, so
+ * each one is judged as if it had just been updated. */
+static void flux_catch_up(ctl_manager *m, co_kube_informer *inf)
+{
+    struct json_object *all = NULL;
+    if (co_kube_informer_list(&all, inf, NULL) < 0) {
+        co_error_clear();
+        return;
+    }
+    size_t n = json_object_array_length(all);
+    for (size_t i = 0; i < n; i++) {
+        on_flux_update(NULL, json_object_array_get_idx(all, i), m);
+    }
+    json_object_put(all);
+}
+
+/* Publishes @p inf into @p slot once it has synced (else drops it, to try again at the next
+ * look) and says whether it did. */
+static bool publish_informer(ctl_manager *m, co_kube_informer **slot, co_kube_informer *inf)
+{
+    if (!await_synced(m, inf)) {
+        if (!atomic_load(&m->crd_stop)) {
+            co_log(CO_LOG_WARN, "a late informer did not sync; trying again", "error",
+                   co_error_last(), NULL);
+        }
+        co_error_clear();
+        co_kube_informer_free(inf);
+        return false;
+    }
+    pthread_mutex_lock(&m->crd_mu);
+    *slot = inf; /* stopped and freed with the manager */
+    pthread_mutex_unlock(&m->crd_mu);
+    return !atomic_load(&m->crd_stop);
+}
+
+/* One look for every CRD that was not served at the last one. */
+static void probe_crds(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    bool want_policy = !m->policy_inf;
+    bool want_flux[NFLUX];
+    for (size_t i = 0; i < NFLUX; i++) {
+        want_flux[i] = !m->flux_inf[i];
+    }
+    pthread_mutex_unlock(&m->crd_mu);
+    co_kube_informer *inf = NULL;
+    if (want_policy && ctl_manager__new_policy_informer(&inf, m) < 0) {
+        co_log(CO_LOG_WARN, "cannot watch ComponentPolicies", "error", co_error_last(), NULL);
+        co_error_clear();
+    } else if (inf && publish_informer(m, &m->policy_inf, inf)) {
+        co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
+        enqueue_components(m, NULL);
+    }
+    for (size_t i = 0; i < NFLUX && !atomic_load(&m->crd_stop); i++) {
+        inf = NULL;
+        if (want_flux[i] && ctl_manager__new_flux_informer(&inf, m, i) < 0) {
+            co_log(CO_LOG_WARN, "cannot watch Flux sources", "kind", ctl_manager__flux_kinds[i][1],
+                   "error", co_error_last(), NULL);
+            co_error_clear();
+        } else if (inf && publish_informer(m, &m->flux_inf[i], inf)) {
+            co_log(CO_LOG_INFO, "Flux source CRD found; its sources are watched", "kind",
+                   ctl_manager__flux_kinds[i][1], NULL);
+            flux_catch_up(m, inf);
+        }
+    }
+}
+
+/*
+ * Runs while a CRD the manager watches is not served: the ComponentPolicy CRD and the Flux
+ * source CRDs may be installed after the controller. It looks for them every crd_probe_ns. A new
+ * informer is published only once it has synced; then every Component is enqueued (a policy
+ * applies without a restart), or those whose Flux source has an artifact they have not seen (a
+ * new artifact does not wait for the requeue interval). Workers never wait for the prober: it
+ * holds crd_mu only to publish.
+ */
+void *ctl_manager__crd_prober(void *arg)
+{
+    ctl_manager *m = arg;
+    pthread_mutex_lock(&m->crd_mu);
+    while (!atomic_load(&m->crd_stop) && ctl_manager__crd_missing(m)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->crd_probe_ns;
+        ts.tv_sec = (time_t)(abs / CO_SECOND);
+        ts.tv_nsec = (long)(abs % CO_SECOND);
+        pthread_cond_timedwait(&m->crd_cv, &m->crd_mu, &ts);
+        if (atomic_load(&m->crd_stop)) {
+            break;
+        }
+        pthread_mutex_unlock(&m->crd_mu);
+        probe_crds(m);
+        pthread_mutex_lock(&m->crd_mu);
+    }
+    pthread_mutex_unlock(&m->crd_mu);
+    return NULL;
+}
+
+co_kube_informer *ctl_manager__policy_informer(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    co_kube_informer *inf = m->policy_inf;
+    pthread_mutex_unlock(&m->crd_mu);
+    return inf;
+}
+
+co_kube_informer *ctl_manager__flux_informer(ctl_manager *m, size_t kind)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    co_kube_informer *inf = m->flux_inf[kind];
+    pthread_mutex_unlock(&m->crd_mu);
+    return inf;
+}
+
+int ctl_manager__start_component_informer(ctl_manager *m, co_kube_informer **out, const char *ns)
+{
+    co_kube_informer_options io = {0};
+    io.api_version = COMPONENT_API;
+    io.kind = "Component";
+    io.namespace = ns;
+    io.label_selector = m->label_selector;
+    io.strip_managed_fields = 1;
+    co_kube_informer *inf = NULL;
+    int rc = co_kube_informer_new(&inf, m->client, &io);
+    if (rc < 0) {
+        return rc;
+    }
+    co_kube_handlers h = {on_comp_add, on_comp_update, on_comp_delete, m};
+    if ((rc = co_kube_informer_add_index(inf, "source", index_source, NULL)) < 0 ||
+        (rc = co_kube_informer_add_index(inf, "inventory", index_inventory, NULL)) < 0 ||
+        (rc = co_kube_informer_add_handlers(inf, &h)) < 0 ||
+        (rc = co_kube_informer_start(inf)) < 0) {
+        co_kube_informer_free(inf);
+        return rc;
+    }
+    *out = inf;
+    return 0;
+}

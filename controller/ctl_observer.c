@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager's observer of reconciles (see ctl_manager_int.h): the state, dependents and
+ * error metrics of every Component, and its events, de-duplicated for 5 minutes per object as
+ * upstream does, to the local recorder and the --events-address forwarder.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "co/util/log.h"
+#include "co/util/time.h"
+#include "controller/ctl_manager_int.h"
+
+#define EVENT_DEDUP_NS ((int64_t)5 * 60 * 1000000000)
+
+static const char *const STATES[] = {CTL_STATE_READY,      CTL_STATE_PENDING,
+                                     CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
+                                     CTL_STATE_DELETING,   CTL_STATE_ERROR};
+#define NSTATES 6
+
+static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text)
+{
+    int64_t now = co_time_monotonic();
+    bool dup = false;
+    pthread_mutex_lock(&m->ev_mu);
+    last_event *e = m->events;
+    while (e && strcmp(e->uid, uid) != 0) {
+        e = e->next;
+    }
+    if (e) {
+        if (strcmp(e->text, text) == 0 && now - e->at < EVENT_DEDUP_NS) {
+            dup = true;
+        } else {
+            free(e->text);
+            e->text = co_xstrdup(text);
+            e->at = now;
+        }
+    } else {
+        e = co_xcalloc(1, sizeof(*e));
+        e->uid = co_xstrdup(uid);
+        e->text = co_xstrdup(text);
+        e->at = now;
+        e->next = m->events;
+        m->events = e;
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+    return dup;
+}
+
+static void forget_events(ctl_manager *m, const char *ns, const char *name)
+{
+    (void)ns;
+    (void)name;
+    /* entries are keyed by UID; drop those older than the window to bound the list */
+    int64_t now = co_time_monotonic();
+    pthread_mutex_lock(&m->ev_mu);
+    last_event **pp = &m->events;
+    while (*pp) {
+        last_event *e = *pp;
+        if (now - e->at >= EVENT_DEDUP_NS) {
+            *pp = e->next;
+            free(e->uid);
+            free(e->text);
+            free(e);
+        } else {
+            pp = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+}
+
+static void observe_outcome(void *ctx, const ctl_outcome *o)
+{
+    ctl_manager *m = ctx;
+    const co_component *c = o->component;
+    const char *ns = c->ns, *name = c->name, *uid = c->uid;
+    const char *state = o->state, *reason = o->reason, *message = o->message;
+    if (!ns || !name) {
+        return;
+    }
+    for (size_t i = 0; i < NSTATES; i++) {
+        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
+        co_metric_set(m->m_state, lv, strcmp(state, STATES[i]) == 0 ? 1 : 0);
+    }
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_set(m->m_dependents, lv, (double)o->dependents);
+    co_metric_set(m->m_unready, lv, (double)o->unready);
+    if (o->error_code < 0) {
+        co_log(CO_LOG_WARN, "reconcile failed", "component", ns, "name", name, "reason", reason,
+               "message", message, NULL);
+        const co_kube_status *ks = co_kube_status_last();
+        char code[16] = "other";
+        if (ks && ks->code > 0) {
+            snprintf(code, sizeof(code), "%d", ks->code);
+        }
+        const char *ev[] = {CONTROLLER, code};
+        co_metric_inc(m->m_reconcile_errors, ev);
+    }
+    co_log(CO_LOG_DEBUG, "reconciled", "namespace", ns, "name", name, "state", state, "reason",
+           reason, NULL);
+    if (!m->recorder || !uid || !*state) {
+        return;
+    }
+    const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
+    /* the Go operator's event annotations (api/v1alpha1 GetEventAnnotations): keys prefixed
+     * with the group, as Flux's notification-controller expects of the involved object */
+    const char *revision = c->status.last_attempted_revision;
+    char *token = co_xasprintf("%s:%s", uid, o->component_digest);
+    const char *annotations[] = {"core.cs.sap.com/revision", revision ? revision : "",
+                                 "core.cs.sap.com/token", token, NULL};
+    /* as upstream's de-duplication, the annotations count: a new digest is a new event */
+    char *text = co_xasprintf("%s\n%s\n%s\n%s\n%s", type, reason, message, annotations[1], token);
+    bool dup = event_is_duplicate(m, uid, text);
+    free(text);
+    if (dup) {
+        atomic_fetch_add(&m->n_events_suppressed, 1);
+        free(token);
+        return;
+    }
+    co_kube_event_annotated(m->recorder, o->object, annotations, type, reason, "%s", message);
+    if (m->notify) {
+        ctl_notify_event(m->notify, o->object, type, reason, message, annotations);
+    }
+    free(token);
+}
+
+static void observe_gone(void *ctx, const char *ns, const char *name)
+{
+    ctl_manager *m = ctx;
+    for (size_t i = 0; i < NSTATES; i++) {
+        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
+        co_metric_remove(m->m_state, lv);
+    }
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_remove(m->m_dependents, lv);
+    co_metric_remove(m->m_unready, lv);
+    forget_events(m, ns, name);
+    /* the informer's delete may have come while a reconcile was still resolving the source and
+     * watching it again; this pass ran after that one */
+    if (m->release) {
+        m->release(m->release_ctx, ns, name);
+    }
+}
+
+/* component_operator_runtime_operations_total: what the apply engine did to dependents */
+static void observe_operations(void *ctx, const ctl_apply_stats *s)
+{
+    ctl_manager *m = ctx;
+    const char *r[] = {CONTROLLER, "read"}, *c[] = {CONTROLLER, "create"},
+               *u[] = {CONTROLLER, "update"}, *d[] = {CONTROLLER, "delete"};
+    co_metric_add(m->m_operations, r, (double)s->reads);
+    co_metric_add(m->m_operations, c, (double)s->creates);
+    co_metric_add(m->m_operations, u, (double)s->updates);
+    co_metric_add(m->m_operations, d, (double)s->deletes);
+}
+
+void ctl_manager__forget_all_events(ctl_manager *m)
+{
+    last_event *e = m->events;
+    while (e) {
+        last_event *next = e->next;
+        free(e->uid);
+        free(e->text);
+        free(e);
+        e = next;
+    }
+    m->events = NULL;
+}
+
+ctl_observer ctl_manager__observer(ctl_manager *m)
+{
+    ctl_observer o = {observe_outcome, observe_gone, observe_operations, m};
+    return o;
+}
