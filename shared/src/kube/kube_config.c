@@ -125,17 +125,12 @@ static int base64_blob(co_kube_blob *out, const char *b64, const char *field)
     if (len > CO_MAX_CONFIG_FILE) {
         return co_error_set(CO_ETOOBIG, "%s exceeds %zu bytes", field, CO_MAX_CONFIG_FILE);
     }
-    size_t cap = len / 4 * 3 + 4;
-    co_buf b = CO_BUF_INIT(cap);
-    CO_ASSERT(co_buf_reserve(&b, cap) == 0);
-    if (co_base64_decode(&b, b64, len, CO_BASE64_STD) < 0) {
+    unsigned char *data = NULL;
+    if (co_base64_decode_alloc(&data, &out->len, b64, len, CO_BASE64_STD) < 0) {
         co_error_clear();
-        co_free_secret(b.ptr, b.cap);
         return co_error_set(CO_EINVALID, "%s is not valid base64", field);
     }
-    size_t n = 0;
-    out->data = co_buf_take(&b, &n);
-    out->len = n;
+    out->data = (char *)data;
     return 0;
 }
 

@@ -9,6 +9,7 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
+#include "co/util/digest.h"
 #include "co/source/source.h"
 
 #include <errno.h>
@@ -766,17 +767,13 @@ static int load_git_secret(co_sources *s,
                               ref->secret_name, secret_keys[i], CO_MAX_GIT_CREDENTIAL);
             break;
         }
-        unsigned char *raw = co_xmalloc(len / 4 * 3 + 4);
-        int n = len % 4 == 0 ? EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)len) : -1;
-        if (n < 0) {
-            free(raw);
+        unsigned char *raw = NULL;
+        size_t rawlen = 0;
+        if (co_base64_decode_alloc(&raw, &rawlen, b64, len, CO_BASE64_STD) < 0) {
             rc = co_error_set(CO_EINVALID, "secret %s: key %s is not valid base64",
                               ref->secret_name, secret_keys[i]);
             break;
         }
-        size_t pad = (len >= 1 && b64[len - 1] == '=') + (len >= 2 && b64[len - 2] == '=');
-        size_t rawlen = (size_t)n - pad;
-        raw[rawlen] = '\0';
         sec->vals[i] = (char *)raw;
         sec->lens[i] = rawlen;
     }

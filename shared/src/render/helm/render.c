@@ -20,6 +20,7 @@
 #include "co/util/budget.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 #include "co/render/helm.h"
 #include "co/json/json.h"
@@ -237,31 +238,9 @@ static int files_yaml(tpl_x *x, tv *ret, tv *args, bool secrets)
         const tv_str *content = m->vals[i].u.s;
         tv val;
         if (secrets) {
-            size_t cap = (content->len + 2) / 3 * 4 + 1;
-            char *enc = tpl_alloc(x, cap);
-            static const char tbl[] =
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-            size_t o = 0;
-            const unsigned char *s = (const unsigned char *)content->s;
-            size_t j = 0;
-            for (; j + 2 < content->len; j += 3) {
-                enc[o++] = tbl[s[j] >> 2];
-                enc[o++] = tbl[((s[j] & 3) << 4) | (s[j + 1] >> 4)];
-                enc[o++] = tbl[((s[j + 1] & 15) << 2) | (s[j + 2] >> 6)];
-                enc[o++] = tbl[s[j + 2] & 63];
-            }
-            if (j < content->len) {
-                enc[o++] = tbl[s[j] >> 2];
-                if (j + 1 < content->len) {
-                    enc[o++] = tbl[((s[j] & 3) << 4) | (s[j + 1] >> 4)];
-                    enc[o++] = tbl[(s[j + 1] & 15) << 2];
-                } else {
-                    enc[o++] = tbl[(s[j] & 3) << 4];
-                    enc[o++] = '=';
-                }
-                enc[o++] = '=';
-            }
-            val = tv_string(x, enc, o);
+            char *enc = co_base64_encode(content->s, content->len, CO_BASE64_STD);
+            val = tv_cstring(x, enc);
+            free(enc);
         } else {
             val = tv_string(x, content->s, content->len);
         }

@@ -11,9 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "co/util/buf.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 
 static int utf8_valid(const char *s, size_t n)
@@ -43,14 +42,6 @@ static int utf8_valid(const char *s, size_t n)
         i += len;
     }
     return 1;
-}
-
-static char *base64(const char *data, size_t len)
-{
-    size_t out = 4 * ((len + 2) / 3) + 1;
-    char *b = co_xmalloc(out);
-    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)data, (int)len);
-    return b;
 }
 
 typedef struct kv {
@@ -334,13 +325,13 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
         json_object *v;
         json_object **target = &data;
         if (secret) {
-            char *b = base64(pairs.v[i].value, pairs.v[i].len);
+            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
             v = json_object_new_string(b);
             free(b);
         } else if (utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
             v = json_object_new_string_len(pairs.v[i].value, (int)pairs.v[i].len);
         } else {
-            char *b = base64(pairs.v[i].value, pairs.v[i].len);
+            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
             v = json_object_new_string(b);
             free(b);
             target = &bin;

@@ -24,6 +24,7 @@
 #include <openssl/evp.h>
 #include <pcre2.h>
 
+#include "co/util/digest.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "co/render/sops.h"
@@ -80,8 +81,7 @@ int co_sops_keys_add_secret(co_sops_keys *keys, const struct json_object *secret
             unsigned char *bytes = NULL;
             size_t n = 0;
             const char *s = json_object_get_string(v);
-            if (!s || co_sops__b64_decode(&bytes, &n, s, strlen(s),
-                                          CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+            if (!s || co_base64_decode_alloc(&bytes, &n, s, strlen(s), CO_BASE64_STD) < 0) {
                 return co_error_set(CO_EINVALID, "decryption secret entry %s: invalid base64",
                                     name);
             }

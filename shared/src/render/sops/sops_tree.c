@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
+#include "co/util/digest.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "sops_int.h"
@@ -534,8 +535,7 @@ static int scalar_node(co_sops__node **out, const yaml_event_t *ev)
         } else if (strcmp(t, "binary") == 0) {
             unsigned char *bytes = NULL;
             size_t blen = 0;
-            if (co_sops__b64_decode(&bytes, &blen, s, len,
-                                    CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+            if (co_base64_decode_alloc(&bytes, &blen, s, len, CO_BASE64_STD) < 0) {
                 co_sops__node_free(node);
                 return co_error_set(CO_EINVALID, "YAML: invalid !!binary value");
             }

@@ -1006,26 +1006,6 @@ static int fn_b64enc(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
-static int b64val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-        return c - '0' + 52;
-    }
-    if (c == '+') {
-        return 62;
-    }
-    if (c == '/') {
-        return 63;
-    }
-    return -1;
-}
-
 static int b32val(unsigned char c)
 {
     if (c >= 'A' && c <= 'Z') {
@@ -1037,12 +1017,12 @@ static int b32val(unsigned char c)
     return -1;
 }
 
-/* encoding/base64 and base32 StdEncoding.DecodeString: strict padding, \r and \n ignored;
+/* encoding/base32 StdEncoding.DecodeString: strict padding, \r and \n ignored;
  * on failure the error text is the result (sprig returns err.Error()). */
-static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
+static void b32_decode(tpl_x *x, tv *ret, const tv_str *s)
 {
-    const int bits = b32 ? 5 : 6;
-    const size_t quantum = b32 ? 8 : 4;
+    const int bits = 5;
+    const size_t quantum = 8;
     co_buf out = OUT_INIT;
     uint64_t acc = 0;
     size_t nacc = 0; /* symbols in the current quantum */
@@ -1061,8 +1041,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
         if (c == '=') {
             /* padding must complete the quantum, and only valid symbol counts get it */
             size_t need = quantum - nacc;
-            bool okcount =
-                b32 ? (nacc == 2 || nacc == 4 || nacc == 5 || nacc == 7) : (nacc == 2 || nacc == 3);
+            bool okcount = nacc == 2 || nacc == 4 || nacc == 5 || nacc == 7;
             if (!okcount) {
                 bad = (long)si;
                 break;
@@ -1102,7 +1081,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
             nacc = quantum;
             break;
         }
-        int v = b32 ? b32val(c) : b64val(c);
+        int v = b32val(c);
         if (v < 0) {
             bad = (long)si;
             break;
@@ -1138,8 +1117,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
     if (bad >= 0) {
         co_buf_dispose(&out);
         char msg[80];
-        snprintf(msg, sizeof(msg), "illegal %s data at input byte %ld", b32 ? "base32" : "base64",
-                 bad);
+        snprintf(msg, sizeof(msg), "illegal base32 data at input byte %ld", bad);
         *ret = tv_cstring(x, msg);
         return;
     }
@@ -1149,8 +1127,17 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
 static int fn_b64dec(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    base_decode(x, ret, S(&a[0]), false);
-    return 0;
+    const tv_str *s = S(&a[0]);
+    co_buf out = OUT_INIT;
+    int rc = co_base64_decode(&out, s->s, s->len, CO_BASE64_STD);
+    if (rc == CO_EINVALID) {
+        /* sprig returns err.Error() as the result */
+        co_buf_dispose(&out);
+        *ret = tv_cstring(x, co_error_last());
+        co_error_clear();
+        return 0;
+    }
+    return sp_ret_buf(x, ret, &out, rc);
 }
 
 static int fn_b32enc(tpl_x *x, tv *ret, tv *a, size_t n)
@@ -1177,7 +1164,7 @@ static int fn_b32enc(tpl_x *x, tv *ret, tv *a, size_t n)
 static int fn_b32dec(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    base_decode(x, ret, S(&a[0]), true);
+    b32_decode(x, ret, S(&a[0]));
     return 0;
 }
 
