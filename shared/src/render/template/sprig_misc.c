@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/path.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
@@ -236,53 +237,10 @@ static int fn_get_host_by_name(tpl_x *x, tv *ret, tv *a, size_t n)
 
 /* ---- paths -------------------------------------------------------------------------------- */
 
-/* path.Clean */
 static tv path_clean(tpl_x *x, const char *p, size_t n)
 {
-    if (n == 0) {
-        return tv_string(x, ".", 1);
-    }
-    bool rooted = p[0] == '/';
-    char *out = tpl_alloc(x, n + 2);
-    size_t w = 0;
-    size_t r = 0;
-    size_t dotdot = 0;
-    if (rooted) {
-        out[w++] = '/';
-        r = 1;
-        dotdot = 1;
-    }
-    while (r < n) {
-        if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
-            r++;
-        } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
-            r += 2;
-            if (w > dotdot) {
-                w--;
-                while (w > dotdot && out[w] != '/') {
-                    w--;
-                }
-            } else if (!rooted) {
-                if (w > 0) {
-                    out[w++] = '/';
-                }
-                out[w++] = '.';
-                out[w++] = '.';
-                dotdot = w;
-            }
-        } else {
-            if ((rooted && w != 1) || (!rooted && w != 0)) {
-                out[w++] = '/';
-            }
-            for (; r < n && p[r] != '/'; r++) {
-                out[w++] = p[r];
-            }
-        }
-    }
-    if (w == 0) {
-        out[w++] = '.';
-    }
-    return tv_string(x, out, w);
+    char *out = tpl_alloc(x, CO_PATH_CLEAN_SIZE(n));
+    return tv_string(x, out, co_path_clean_into(out, p, n));
 }
 
 static int fn_clean(tpl_x *x, tv *ret, tv *a, size_t n)
