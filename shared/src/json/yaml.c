@@ -7,6 +7,7 @@
  * documents. Writing drives libyaml's emitter, choosing a style per scalar so that the text
  * reads back to the same value under those same rules.
  */
+#include "co/util/strconv.h"
 #include "co/json/yaml.h"
 
 #include <limits.h>
@@ -109,95 +110,6 @@ static int resolve_map(const char *s, resolved *r)
 }
 
 enum { NUM_OK = 0, NUM_SYNTAX = 1, NUM_RANGE = 2 };
-
-static int digit_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A' + 10;
-    }
-    return 99;
-}
-
-/* Go's strconv.ParseUint(s, base, 64) for s without underscores; base 0 detects prefixes. */
-static int go_parse_uint(const char *s, int base, uint64_t *out)
-{
-    if (!s[0]) {
-        return NUM_SYNTAX;
-    }
-    if (base == 0) {
-        base = 10;
-        if (s[0] == '0') {
-            size_t len = strlen(s);
-            char p = (char)(s[1] | 0x20);
-            if (len >= 3 && p == 'b') {
-                base = 2;
-                s += 2;
-            } else if (len >= 3 && p == 'o') {
-                base = 8;
-                s += 2;
-            } else if (len >= 3 && p == 'x') {
-                base = 16;
-                s += 2;
-            } else {
-                base = 8;
-                s += 1;
-            }
-        }
-    }
-    uint64_t v = 0;
-    int range = 0;
-    for (; *s; s++) {
-        int d = digit_value(*s);
-        if (d >= base) {
-            return NUM_SYNTAX;
-        }
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
-            range = 1;
-            v = UINT64_MAX;
-            continue;
-        }
-        if (!range) {
-            v = v * (uint64_t)base + (uint64_t)d;
-        }
-    }
-    if (range) {
-        return NUM_RANGE;
-    }
-    *out = v;
-    return NUM_OK;
-}
-
-/* Go's strconv.ParseInt(s, base, 64). */
-static int go_parse_int(const char *s, int base, int64_t *out)
-{
-    if (!s[0]) {
-        return NUM_SYNTAX;
-    }
-    int neg = 0;
-    if (s[0] == '+' || s[0] == '-') {
-        neg = s[0] == '-';
-        s++;
-    }
-    uint64_t u = 0;
-    int rc = go_parse_uint(s, base, &u);
-    if (rc != NUM_OK) {
-        return rc;
-    }
-    if (!neg && u > (uint64_t)INT64_MAX) {
-        return NUM_RANGE;
-    }
-    if (neg && u > (uint64_t)INT64_MAX + 1) {
-        return NUM_RANGE;
-    }
-    *out = neg ? (u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u) : (int64_t)u;
-    return NUM_OK;
-}
 
 /* go-yaml's yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
 static int yaml_style_float(const char *s)
@@ -474,21 +386,21 @@ static void resolve_plain(const char *in, resolved *r, int check_timestamp)
         }
     }
     plain[o] = '\0';
-    if (go_parse_int(plain, 0, &r->i) == NUM_OK) {
+    if (co_strconv_parse_int(&r->i, plain, o, 0, 0) == 0) {
         r->kind = R_INT;
-    } else if (go_parse_uint(plain, 0, &r->u) == NUM_OK) {
+    } else if (co_strconv_parse_uint(&r->u, plain, o, 0, 0) == 0) {
         r->kind = R_UINT;
     } else if (yaml_style_float(plain) && decimal_to_double(plain, &r->d) == NUM_OK) {
         r->kind = R_FLOAT;
     } else if (strncmp(plain, "0b", 2) == 0) {
-        if (go_parse_int(plain + 2, 2, &r->i) == NUM_OK) {
+        if (co_strconv_parse_int(&r->i, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_INT;
-        } else if (go_parse_uint(plain + 2, 2, &r->u) == NUM_OK) {
+        } else if (co_strconv_parse_uint(&r->u, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_UINT;
         }
     } else if (strncmp(plain, "-0b", 3) == 0) {
         plain[2] = '-';
-        if (go_parse_int(plain + 2, 2, &r->i) == NUM_OK) {
+        if (co_strconv_parse_int(&r->i, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_INT;
         }
     }

@@ -15,6 +15,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
+#include "co/util/strconv.h"
 #include "co/render/envsubst.h"
 
 #include <locale.h>
@@ -537,37 +538,10 @@ static void args_dispose(args *a)
     free(a->more);
 }
 
-/* strconv.Atoi: optional sign and decimal digits in int64 range. */
-static bool go_atoi(const char *s, size_t len, long long *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (len && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        i = 1;
-    }
-    if (i == len) {
-        return false;
-    }
-    unsigned long long acc = 0, limit = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        unsigned d = (unsigned)(s[i] - '0');
-        if (acc > (limit - d) / 10) {
-            return false;
-        }
-        acc = acc * 10 + d;
-    }
-    *out = neg ? (long long)(0 - acc) : (long long)acc;
-    return true;
-}
-
 static int substr(co_buf *out, const scanner *sc, const char *s, size_t len, args *a)
 {
-    long long pos, length;
-    if (!go_atoi(arg_at(a, 0)->ptr ? arg_at(a, 0)->ptr : "", arg_at(a, 0)->len, &pos)) {
+    int64_t pos, length;
+    if (co_strconv_parse_int(&pos, co_buf_cstr(arg_at(a, 0)), arg_at(a, 0)->len, 10, 0) != 0) {
         return co_buf_put(out, s, len);
     }
     if (pos < 0) {
@@ -579,7 +553,7 @@ static int substr(co_buf *out, const scanner *sc, const char *s, size_t len, arg
     if (arg_count(a) == 1) {
         return pos < (long long)len ? co_buf_put(out, s + pos, len - (size_t)pos) : 0;
     }
-    if (!go_atoi(arg_at(a, 1)->ptr ? arg_at(a, 1)->ptr : "", arg_at(a, 1)->len, &length)) {
+    if (co_strconv_parse_int(&length, co_buf_cstr(arg_at(a, 1)), arg_at(a, 1)->len, 10, 0) != 0) {
         return co_buf_put(out, s, len);
     }
     if (length < 0 || length > (long long)CO_MAX_ENVSUBST_OUTPUT) {

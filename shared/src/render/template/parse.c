@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "tpl.h"
@@ -1005,90 +1006,6 @@ static int digit_val(char c)
     return 99;
 }
 
-/* strconv.ParseUint(s, 0, 64) (with underscores and prefixes); false on any error. */
-static bool go_parse_uint(const char *s, size_t n, uint64_t *out)
-{
-    if (n == 0) {
-        return false;
-    }
-    int base = 10;
-    size_t i = 0;
-    bool prefixed = false;
-    if (s[0] == '0') {
-        if (n >= 2 && (s[1] == 'x' || s[1] == 'X')) {
-            base = 16;
-            i = 2;
-            prefixed = true;
-        } else if (n >= 2 && (s[1] == 'o' || s[1] == 'O')) {
-            base = 8;
-            i = 2;
-            prefixed = true;
-        } else if (n >= 2 && (s[1] == 'b' || s[1] == 'B')) {
-            base = 2;
-            i = 2;
-            prefixed = true;
-        } else {
-            base = 8;
-            i = 1;
-            prefixed = true;
-        }
-    }
-    /* underscoreOK: only with base 0, between digits or after the prefix */
-    char last = prefixed ? '0' : '!';
-    bool any = n == 1 && s[0] == '0';
-    bool saw_digit = prefixed && i == 1;
-    uint64_t v = 0;
-    bool overflow = false;
-    for (; i < n; i++) {
-        char c = s[i];
-        if (c == '_') {
-            if (!(last == '0' || (last >= '0' && last <= '9') || digit_val(last) < base)) {
-                return false;
-            }
-            last = '_';
-            continue;
-        }
-        int d = digit_val(c);
-        if (d >= base) {
-            return false;
-        }
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
-            overflow = true;
-        }
-        v = v * (uint64_t)base + (uint64_t)d;
-        last = c;
-        any = true;
-        saw_digit = true;
-    }
-    if (last == '_' || !any || !saw_digit || overflow) {
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool go_parse_int(const char *s, size_t n, int64_t *out)
-{
-    bool neg = false;
-    if (n > 0 && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        s++;
-        n--;
-    }
-    uint64_t u;
-    if (!go_parse_uint(s, n, &u)) {
-        return false;
-    }
-    if (!neg && u > (uint64_t)INT64_MAX) {
-        return false;
-    }
-    if (neg && u > (uint64_t)INT64_MAX + 1) {
-        return false;
-    }
-    *out = neg ? (int64_t)(0 - u) : (int64_t)u;
-    return true;
-}
-
 /* strconv.ParseFloat(s, 64) for Go literal syntax (decimal and hex, underscores). */
 static bool go_parse_float(const char *s, size_t n, double *out)
 {
@@ -1252,16 +1169,16 @@ static node *new_number(parser *p, const item *t)
     uint64_t u = 0;
     bool uok = false;
     if (len > 0 && s[0] != '-' && s[0] != '+') {
-        uok = go_parse_uint(s, len, &u);
+        uok = co_strconv_parse_uint(&u, s, len, 0, 0) == 0;
     } else if (len > 0 && s[0] == '+') {
-        uok = go_parse_uint(s + 1, len - 1, &u);
+        uok = co_strconv_parse_uint(&u, s + 1, len - 1, 0, 0) == 0;
     }
     if (uok) {
         n->is_uint = true;
         n->u64 = u;
     }
     int64_t i;
-    if (go_parse_int(s, len, &i)) {
+    if (co_strconv_parse_int(&i, s, len, 0, 0) == 0) {
         n->is_int = true;
         n->i64 = i;
         if (i == 0) {
