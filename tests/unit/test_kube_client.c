@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/util/caps.h"
 #include "co/kube/kube_client.h"
 #include "shared/src/kube/kube_int.h"
@@ -106,7 +107,7 @@ static void test_kube_client__get_decodes_object(void **state)
     struct json_object *out = NULL;
     co_kube_get_options go = {.resource_version = "0"};
     assert_co_pass(co_kube_get(&out, c, &cm_x, &go));
-    assert_string_equal(co_kube__meta_str(out, "resourceVersion"), "7");
+    assert_string_equal(co_json_str(out, "metadata", "resourceVersion", NULL), "7");
     json_object_put(out);
     co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
     assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x?resourceVersion=0");
@@ -601,8 +602,8 @@ static void test_kube_client__list_can_leave_out_managed_fields(void **state)
     assert_true(json_object_object_get_ex(all, "items", &items));
     assert_int_equal(json_object_array_length(items), 2);
     struct json_object *a = json_object_array_get_idx(items, 0);
-    assert_string_equal(co_kube__meta_str(a, "name"), "a");
-    assert_string_equal(co_kube__str(co_kube__obj(a, "data"), "k"), "v");
+    assert_string_equal(co_json_meta_name(a), "a");
+    assert_string_equal(co_json_str(a, "data", "k", NULL), "v");
     assert_null(json_object_object_get(co_kube__obj(a, "metadata"), "managedFields"));
     json_object_put(all);
     co_kube_client_free(c);
@@ -633,9 +634,9 @@ static void test_kube_client__list_pages_and_selectors(void **state)
     struct json_object *items = NULL;
     assert_true(json_object_object_get_ex(all, "items", &items));
     assert_int_equal(json_object_array_length(items), 3);
-    assert_string_equal(co_kube__meta_str(json_object_array_get_idx(items, 2), "name"), "c");
-    assert_string_equal(co_kube__meta_str(all, "resourceVersion"), "10");
-    assert_string_equal(co_kube__str(all, "kind"), "ConfigMapList");
+    assert_string_equal(co_json_meta_name(json_object_array_get_idx(items, 2)), "c");
+    assert_string_equal(co_json_str(all, "metadata", "resourceVersion", NULL), "10");
+    assert_string_equal(co_json_str(all, "kind", NULL), "ConfigMapList");
     json_object_put(all);
     all = NULL;
     co_fake_call first = co_fake_kube_call(f, 1);
@@ -741,11 +742,11 @@ static void test_kube_client__write_operations(void **state)
     call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
     assert_string_equal(call.method, "DELETE");
     struct json_object *body = parse(call.body);
-    assert_string_equal(co_kube__str(body, "kind"), "DeleteOptions");
-    assert_string_equal(co_kube__str(body, "propagationPolicy"), "Foreground");
+    assert_string_equal(co_json_str(body, "kind", NULL), "DeleteOptions");
+    assert_string_equal(co_json_str(body, "propagationPolicy", NULL), "Foreground");
     struct json_object *pre = co_kube__obj(body, "preconditions");
-    assert_string_equal(co_kube__str(pre, "uid"), "u-1");
-    assert_string_equal(co_kube__str(pre, "resourceVersion"), "5");
+    assert_string_equal(co_json_str(pre, "uid", NULL), "u-1");
+    assert_string_equal(co_json_str(pre, "resourceVersion", NULL), "5");
     assert_contains(call.body, "\"dryRun\":[\"All\"]");
     assert_contains(call.body, "\"gracePeriodSeconds\":0");
     json_object_put(body);

@@ -2067,6 +2067,87 @@ struct json_object *co_json_get(const struct json_object *obj, ...)
     return res;
 }
 
+/*
+ * Members of an object compared one by one before the hash table is asked. Kubernetes objects
+ * mostly have a handful of members, and comparing a few keys (most differ in the first byte)
+ * costs less than hashing the key once; the validators look up every field their schema knows,
+ * present or not, on every admission.
+ */
+#define LINEAR_LOOKUP_MAX 24
+
+struct json_object *co_json__member(const struct json_object *obj, const char *key)
+{
+    /* NULL for anything but an object; json-c stores a JSON null as a NULL value */
+    struct lh_table *t = obj ? json_object_get_object((json_object *)obj) : NULL;
+    if (!t) {
+        return NULL;
+    }
+    int n = 0;
+    struct lh_entry *e = lh_table_head(t);
+    for (; e && n < LINEAR_LOOKUP_MAX; e = lh_entry_next(e), n++) {
+        const char *k = lh_entry_k(e);
+        if (k[0] != key[0]) {
+            continue;
+        }
+        /* keys are short: an inline comparison costs less than a call to strcmp */
+        size_t i = 0;
+        while (k[i] && k[i] == key[i]) {
+            i++;
+        }
+        if (k[i] == key[i]) {
+            return (json_object *)lh_entry_v(e);
+        }
+    }
+    json_object *v = NULL;
+    if (e && json_object_object_get_ex((json_object *)obj, key, &v)) {
+        return v;
+    }
+    return NULL;
+}
+
+/* Walks members only, without collecting the keys as co_json_get() does: these accessors run
+ * for every object a list or an informer hands over. */
+static const char *str_at(const struct json_object *obj, va_list ap)
+{
+    struct json_object *cur = (struct json_object *)obj;
+    for (const char *k = va_arg(ap, const char *); k; k = va_arg(ap, const char *)) {
+        cur = co_json__member(cur, k);
+        if (!cur) {
+            return NULL;
+        }
+    }
+    return json_object_is_type(cur, json_type_string) ? json_object_get_string(cur) : NULL;
+}
+
+const char *co_json_str(const struct json_object *obj, ...)
+{
+    va_list ap;
+    va_start(ap, obj);
+    const char *s = str_at(obj, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *co_json_meta_name(const struct json_object *obj)
+{
+    return co_json_str(obj, "metadata", "name", NULL);
+}
+
+const char *co_json_meta_namespace(const struct json_object *obj)
+{
+    return co_json_str(obj, "metadata", "namespace", NULL);
+}
+
+const char *co_json_meta_label(const struct json_object *obj, const char *key)
+{
+    return co_json_str(obj, "metadata", "labels", key, NULL);
+}
+
+const char *co_json_meta_annotation(const struct json_object *obj, const char *key)
+{
+    return co_json_str(obj, "metadata", "annotations", key, NULL);
+}
+
 /* Appends the path keys[0..n) as "a.b[2].c" to @p b. */
 static void
 format_path(co_buf *b, const struct json_object *root, const char *const *keys, size_t n)

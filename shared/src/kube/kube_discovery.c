@@ -136,8 +136,8 @@ static int parse_doc(co_kube_gv_doc *doc, const struct json_object *list, const 
     doc->items = co_xcalloc(len ? len : 1, sizeof(gv_resource));
     for (size_t i = 0; i < len; i++) {
         struct json_object *r = json_object_array_get_idx(resources, i);
-        const char *name = co_kube__str(r, "name");
-        const char *kind = co_kube__str(r, "kind");
+        const char *name = co_json_str(r, "name", NULL);
+        const char *kind = co_json_str(r, "kind", NULL);
         if (!name || !kind || strchr(name, '/')) {
             continue; /* subresources ("pods/status") are not kinds of their own */
         }
@@ -339,7 +339,8 @@ static int served_group_versions(char ***out, size_t *n_out, co_kube_client *cli
         struct json_object *vs = array_member(json_object_array_get_idx(gl, i), "versions");
         for (size_t j = 0; rc == 0 && vs && j < json_object_array_length(vs); j++) {
             rc = add_group_version(
-                &gvs, &n, &cap, co_kube__str(json_object_array_get_idx(vs, j), "groupVersion"), 0);
+                &gvs, &n, &cap, co_json_str(json_object_array_get_idx(vs, j), "groupVersion", NULL),
+                0);
         }
     }
 done:

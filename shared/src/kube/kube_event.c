@@ -3,6 +3,7 @@
  * The event recorder: a bounded queue filled by any thread and drained by one sender thread,
  * plus a bounded cache (first in, first out) of recently created Events for de-duplication.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_event.h"
 
 #include <pthread.h>
@@ -418,8 +419,8 @@ static void enqueue(co_kube_recorder *rec,
                     const char *fmt,
                     va_list ap)
 {
-    const char *name = co_kube__meta_str(involved, "name");
-    const char *kind = co_kube__str(involved, "kind");
+    const char *name = co_json_meta_name(involved);
+    const char *kind = co_json_str(involved, "kind", NULL);
     if (!name || !name[0] || !kind) {
         pthread_mutex_lock(&rec->lock);
         rec->stats.failed++;
@@ -427,12 +428,12 @@ static void enqueue(co_kube_recorder *rec,
         return;
     }
     item *it = co_xcalloc(1, sizeof(*it));
-    it->api_version = co_xstrdup(co_kube__str(involved, "apiVersion"));
+    it->api_version = co_xstrdup(co_json_str(involved, "apiVersion", NULL));
     it->kind = co_xstrdup(kind);
-    it->ns = dup_or_null(co_kube__meta_str(involved, "namespace"));
+    it->ns = dup_or_null(co_json_meta_namespace(involved));
     it->name = co_xstrdup(name);
-    it->uid = dup_or_null(co_kube__meta_str(involved, "uid"));
-    it->rv = dup_or_null(co_kube__meta_str(involved, "resourceVersion"));
+    it->uid = dup_or_null(co_json_str(involved, "metadata", "uid", NULL));
+    it->rv = dup_or_null(co_json_str(involved, "metadata", "resourceVersion", NULL));
     it->type = co_xstrdup(type ? type : "Normal");
     it->reason = co_xstrdup(reason ? reason : "");
     for (const char *const *p = annotations; p && p[0] && p[1]; p += 2) {

@@ -11,6 +11,7 @@
  * Locking: one rwlock guards the store, the indexes and the counters. Index functions and
  * handlers run on the reflector thread without the lock held, so handlers may read the store.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_informer.h"
 
 #include <pthread.h>
@@ -109,8 +110,8 @@ void co_kube_keys_dispose(co_kube_keys *keys)
 
 char *co_kube_informer_key_of(const struct json_object *obj)
 {
-    const char *name = co_kube__meta_str(obj, "name");
-    const char *ns = co_kube__meta_str(obj, "namespace");
+    const char *name = co_json_meta_name(obj);
+    const char *ns = co_json_meta_namespace(obj);
     if (!name || !name[0]) {
         return NULL;
     }
@@ -309,7 +310,7 @@ static entry *make_entry(co_kube_informer *inf, struct json_object *obj)
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
     e->json = co_xmemdup(text, len);
     e->len = len;
-    const char *rv = co_kube__str(meta, "resourceVersion");
+    const char *rv = co_json_str(meta, "resourceVersion", NULL);
     e->rv = co_xstrdup(rv ? rv : "");
     if (inf->nindexes) {
         e->ikeys = co_xcalloc(inf->nindexes, sizeof(co_kube_keys));
@@ -532,7 +533,7 @@ done:
 static int on_watch_event(co_kube_event_type type, struct json_object *obj, void *payload)
 {
     co_kube_informer *inf = payload;
-    const char *rv = co_kube__meta_str(obj, "resourceVersion");
+    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
     if (type == CO_KUBE_BOOKMARK) {
         pthread_rwlock_wrlock(&inf->lock);
         inf->stats.bookmarks++;

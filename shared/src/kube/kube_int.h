@@ -74,14 +74,8 @@ int co_kube__gnutls_stats(const co_kube_transport *t,
 
 /* --- small helpers ---------------------------------------------------------------------- */
 
-/** The string member @p key of @p obj, or NULL when absent or not a string. Borrowed. */
-const char *co_kube__str(const struct json_object *obj, const char *key);
-
 /** The object member @p key of @p obj, or NULL. Borrowed. */
 struct json_object *co_kube__obj(const struct json_object *obj, const char *key);
-
-/** metadata.<key> of @p obj as a string, or NULL. Borrowed. */
-const char *co_kube__meta_str(const struct json_object *obj, const char *key);
 
 /** Appends @p s percent-encoded for a query value or a path segment. */
 int co_kube__escape(co_buf *out, const char *s);

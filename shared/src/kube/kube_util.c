@@ -22,18 +22,6 @@
 #include "co/util/time.h"
 #include "kube_int.h"
 
-/* --- JSON ---------------------------------------------------------------------------------- */
-
-const char *co_kube__str(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
-}
-
 struct json_object *co_kube__obj(const struct json_object *obj, const char *key)
 {
     struct json_object *v = NULL;
@@ -42,11 +30,6 @@ struct json_object *co_kube__obj(const struct json_object *obj, const char *key)
         return NULL;
     }
     return v;
-}
-
-const char *co_kube__meta_str(const struct json_object *obj, const char *key)
-{
-    return co_kube__str(co_kube__obj(obj, "metadata"), key);
 }
 
 int co_kube__parse_json(struct json_object **out, const char *data, size_t len)

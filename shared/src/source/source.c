@@ -9,6 +9,7 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
+#include "co/json/json.h"
 #include "co/util/digest.h"
 #include "co/source/source.h"
 
@@ -58,12 +59,6 @@ static struct json_object *jget(const struct json_object *o, const char *key)
         return NULL;
     }
     return v;
-}
-
-static const char *jstr(const struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 static int64_t jint(const struct json_object *o, const char *key)
@@ -446,7 +441,7 @@ int co_source_flux_digest(char **out,
     if (!meta) {
         return co_error_set(CO_EINVALID, "source object without metadata");
     }
-    const char *uid = jstr(meta, "uid");
+    const char *uid = co_json_str(meta, "uid", NULL);
     co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
     int rc = 0;
     if (co_buf_putc(&b, '[') < 0 || co_source_go_json_string(&b, uid ? uid : "") < 0 ||
@@ -538,14 +533,14 @@ static int flux_ready(const struct json_object *obj)
     size_t n = json_object_array_length(conds);
     for (size_t i = 0; i < n; i++) {
         struct json_object *c = json_object_array_get_idx(conds, i);
-        const char *type = jstr(c, "type");
+        const char *type = co_json_str(c, "type", NULL);
         if (!type || strcmp(type, "Ready") != 0) {
             continue;
         }
         if (jint(c, "observedGeneration") != generation) {
             return 0;
         }
-        const char *status = jstr(c, "status");
+        const char *status = co_json_str(c, "status", NULL);
         return status && strcmp(status, "True") == 0;
     }
     return 0;
@@ -557,11 +552,11 @@ static int flux_ready(const struct json_object *obj)
  */
 static char *artifact_digest(const struct json_object *artifact)
 {
-    const char *digest = jstr(artifact, "digest");
+    const char *digest = co_json_str(artifact, "digest", NULL);
     if (nonempty(digest)) {
         return co_xstrdup(digest);
     }
-    const char *checksum = jstr(artifact, "checksum");
+    const char *checksum = co_json_str(artifact, "checksum", NULL);
     if (checksum && strlen(checksum) == 64) {
         return co_xasprintf("sha256:%s", checksum);
     }
@@ -576,11 +571,11 @@ int co_source_flux_has_artifact(const struct json_object *obj,
         return 0;
     }
     const struct json_object *a = jget(jget(obj, "status"), "artifact");
-    const char *d = jstr(a, "digest");
+    const char *d = co_json_str(a, "digest", NULL);
     if (!nonempty(d)) {
-        d = jstr(a, "checksum");
+        d = co_json_str(a, "checksum", NULL);
     }
-    const char *r = jstr(a, "revision");
+    const char *r = co_json_str(a, "revision", NULL);
     if (!nonempty(d) || !nonempty(r)) {
         return 0;
     }
@@ -600,12 +595,12 @@ int co_source_should_requeue(const struct json_object *source, const struct json
         return 0;
     }
     const struct json_object *status = jget(component, "status");
-    const char *state = jstr(status, "state");
+    const char *state = co_json_str(status, "state", NULL);
     int ready =
         jint(status, "observedGeneration") == jint(jget(component, "metadata"), "generation") &&
         state && strcmp(state, "Ready") == 0;
-    const char *ld = jstr(status, "lastAttemptedDigest");
-    const char *lr = jstr(status, "lastAttemptedRevision");
+    const char *ld = co_json_str(status, "lastAttemptedDigest", NULL);
+    const char *lr = co_json_str(status, "lastAttemptedRevision", NULL);
     /* the comparison uses the digest as the artifact reports it */
     const struct json_object *a = jget(jget(source, "status"), "artifact");
     char *full = artifact_digest(a);
@@ -662,8 +657,8 @@ static int resolve_flux(co_sources *s,
         rc = retriable(retry, co_error_set(CO_EUNAVAILABLE, "missing artifact on ready source"));
         goto done;
     }
-    const char *url = jstr(artifact, "url");
-    const char *revision = jstr(artifact, "revision");
+    const char *url = co_json_str(artifact, "url", NULL);
+    const char *revision = co_json_str(artifact, "revision", NULL);
     digest = artifact_digest(artifact);
     if (!nonempty(url)) {
         rc = retriable(retry, co_error_set(CO_EUNAVAILABLE, "source not ready (missing URL)"));
@@ -757,7 +752,7 @@ static int load_git_secret(co_sources *s,
     }
     const struct json_object *data = jget(obj, "data");
     for (size_t i = 0; i < CO_ARRAY_SIZE(secret_keys) && rc == 0; i++) {
-        const char *b64 = jstr(data, secret_keys[i]);
+        const char *b64 = co_json_str(data, secret_keys[i], NULL);
         if (!b64) {
             continue;
         }

@@ -745,15 +745,6 @@ static int version_by_position(const void *a, const void *b)
     return (x->at > y->at) - (x->at < y->at);
 }
 
-static const char *json_str(const struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
-                   json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *lists)
 {
     size_t nlists =
@@ -762,7 +753,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < nlists; i++) {
         const struct json_object *l = json_object_array_get_idx(lists, i);
-        const char *gv = json_str(l, "groupVersion");
+        const char *gv = co_json_str(l, "groupVersion", NULL);
         if (!gv || !*gv) {
             continue;
         }
@@ -778,7 +769,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
         v[n] = (version_entry){co_xstrdup(gv), n};
         n++;
         for (size_t j = 0; j < nres; j++) {
-            const char *kind = json_str(json_object_array_get_idx(res, j), "kind");
+            const char *kind = co_json_str(json_object_array_get_idx(res, j), "kind", NULL);
             if (kind && *kind) {
                 v[n] = (version_entry){co_xasprintf("%s/%s", gv, kind), n};
                 n++;

@@ -111,15 +111,6 @@ static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
     return 0;
 }
 
-static const char *str_or(json_object *o, const char *key, const char *dflt)
-{
-    json_object *v = NULL;
-    if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) {
-        return json_object_get_string(v);
-    }
-    return dflt;
-}
-
 static int bool_of(json_object *o, const char *key)
 {
     json_object *v = NULL;
@@ -276,12 +267,12 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
     if (!json_object_is_type(args, json_type_object)) {
         return co_error_set(CO_EINVALID, "a generator entry must be a mapping");
     }
-    const char *name = str_or(args, "name", "");
+    const char *name = kz_get_str(args, "name", NULL);
     if (!name[0]) {
         return co_error_set(CO_EINVALID, "a %s generator must have a name",
                             strcmp(kind, "Secret") == 0 ? "secret" : "configmap");
     }
-    const char *behavior = str_or(args, "behavior", "");
+    const char *behavior = kz_get_str(args, "behavior", NULL);
     int beh = KZ_BEHAVIOR_CREATE;
     if (strcmp(behavior, "merge") == 0) {
         beh = KZ_BEHAVIOR_MERGE;
@@ -309,14 +300,14 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
     json_object_object_add(obj, "kind", json_object_new_string(kind));
     json_object *md = json_object_new_object();
     json_object_object_add(md, "name", json_object_new_string(name));
-    const char *ns = str_or(args, "namespace", "");
+    const char *ns = kz_get_str(args, "namespace", NULL);
     if (ns[0]) {
         json_object_object_add(md, "namespace", json_object_new_string(ns));
     }
     json_object_object_add(obj, "metadata", md);
     int secret = strcmp(kind, "Secret") == 0;
     if (secret) {
-        const char *type = str_or(args, "type", "");
+        const char *type = kz_get_str(args, "type", NULL);
         json_object_object_add(obj, "type", json_object_new_string(type[0] ? type : "Opaque"));
     }
     /* a Secret always gets a data map, a ConfigMap only when it has entries */

@@ -24,12 +24,6 @@ static json_object *get(json_object *o, const char *key)
     return v;
 }
 
-static const char *sget(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
 /* Splits a field path at dots outside brackets. */
 static size_t split_path(char **parts, size_t max, const char *path)
 {
@@ -211,8 +205,9 @@ static int id_selected(const kz_res *r, json_object *sel)
 {
     char g[256], v[256];
     kz_split_api_version(kz_res_api_version(r), g, v, sizeof(g));
-    const char *sg = sget(sel, "group"), *sv = sget(sel, "version"), *sk = sget(sel, "kind");
-    const char *sn = sget(sel, "name"), *sns = sget(sel, "namespace");
+    const char *sg = kz_get_str(sel, "group", NULL), *sv = kz_get_str(sel, "version", NULL),
+               *sk = kz_get_str(sel, "kind", NULL);
+    const char *sn = kz_get_str(sel, "name", NULL), *sns = kz_get_str(sel, "namespace", NULL);
     size_t nids = r->prev_names.n + 1;
     for (size_t i = 0; i < nids; i++) {
         int cur = i == r->prev_names.n;
@@ -236,7 +231,7 @@ static int sel_empty_id(json_object *sel)
 {
     static const char *const f[] = {"group", "version", "kind", "name", "namespace"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(f); i++) {
-        if (sget(sel, f[i])[0]) {
+        if (kz_get_str(sel, f[i], NULL)[0]) {
             return 0;
         }
     }
@@ -333,7 +328,7 @@ static int set_hit(const hit *h, json_object *v)
 static int apply_value(const hit *h, json_object *value, json_object *opts)
 {
     json_object *old = hit_value(h);
-    const char *delim = sget(opts, "delimiter");
+    const char *delim = kz_get_str(opts, "delimiter", NULL);
     int scalar_value = !json_object_is_type(value, json_type_object) &&
                        !json_object_is_type(value, json_type_array);
     char buf[64];
@@ -416,7 +411,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
     if (!source) {
         return co_error_set(CO_EINVALID, "replacements[%zu]: nothing selected by the source", ri);
     }
-    const char *fp = sget(src, "fieldPath");
+    const char *fp = kz_get_str(src, "fieldPath", NULL);
     if (!fp[0]) {
         fp = "metadata.name";
     }
@@ -437,7 +432,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
     }
     json_object *sopts = get(src, "options");
     json_object *val = json_object_get(value);
-    const char *sdelim = sget(sopts, "delimiter");
+    const char *sdelim = kz_get_str(sopts, "delimiter", NULL);
     if (sdelim[0]) {
         if (!json_object_is_type(value, json_type_string)) {
             json_object_put(val);
@@ -484,7 +479,8 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
                               : 0;
             for (size_t j = 0; j < nrej && !rejected; j++) {
                 json_object *rj = json_object_array_get_idx(rejects, j);
-                if (sget(rj, "labelSelector")[0] || sget(rj, "annotationSelector")[0]) {
+                if (kz_get_str(rj, "labelSelector", NULL)[0] ||
+                    kz_get_str(rj, "annotationSelector", NULL)[0]) {
                     rejected = kz_selector_labels_match(r, rj, &err);
                 }
                 if (!sel_empty_id(rj) && id_selected(r, rj)) {

@@ -29,12 +29,6 @@ static json_object *get(json_object *o, const char *key)
     return v;
 }
 
-static const char *sget(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
 static void res_gv(const kz_res *r, char *g, char *v)
 {
     kz_split_api_version(kz_res_api_version(r), g, v, 256);
@@ -175,11 +169,11 @@ static int selected(const kz_res *r, json_object *sel, int *err)
     kz_res_org(r, &ok_kind, &org_name, &org_ns);
     const char *cur_ns = kz_effective_ns(kz_res_kind(r), kz_res_ns(r));
     const char *org_eff = kz_effective_ns(ok_kind, org_ns);
-    const char *ns = sget(sel, "namespace");
+    const char *ns = kz_get_str(sel, "namespace", NULL);
     if (ns[0] && !regex_full_match(ns, org_eff, err) && !regex_full_match(ns, cur_ns, err)) {
         return 0;
     }
-    const char *name = sget(sel, "name");
+    const char *name = kz_get_str(sel, "name", NULL);
     if (name[0] && !regex_full_match(name, org_name, err) &&
         !regex_full_match(name, kz_res_name(r), err)) {
         return 0;
@@ -187,17 +181,17 @@ static int selected(const kz_res *r, json_object *sel, int *err)
     const char *fields[3] = {"group", "version", "kind"};
     const char *have[3] = {g, v, kz_res_kind(r)};
     for (int i = 0; i < 3; i++) {
-        const char *want = sget(sel, fields[i]);
+        const char *want = kz_get_str(sel, fields[i], NULL);
         if (want[0] && !regex_full_match(want, have[i], err)) {
             return 0;
         }
     }
     json_object *md = get(r->obj, "metadata");
-    const char *ls = sget(sel, "labelSelector");
+    const char *ls = kz_get_str(sel, "labelSelector", NULL);
     if (ls[0] && !selector_matches(ls, get(md, "labels"), err)) {
         return 0;
     }
-    const char *as = sget(sel, "annotationSelector");
+    const char *as = kz_get_str(sel, "annotationSelector", NULL);
     if (as[0] && !selector_matches(as, get(md, "annotations"), err)) {
         return 0;
     }
@@ -207,11 +201,11 @@ static int selected(const kz_res *r, json_object *sel, int *err)
 int kz_selector_labels_match(const kz_res *r, json_object *sel, int *err)
 {
     json_object *md = get(r->obj, "metadata");
-    const char *ls = sget(sel, "labelSelector");
+    const char *ls = kz_get_str(sel, "labelSelector", NULL);
     if (ls[0] && !selector_matches(ls, get(md, "labels"), err)) {
         return 0;
     }
-    const char *as = sget(sel, "annotationSelector");
+    const char *as = kz_get_str(sel, "annotationSelector", NULL);
     return !as[0] || selector_matches(as, get(md, "annotations"), err);
 }
 
@@ -258,11 +252,11 @@ static int apply_smp(kz_resmap *ra, size_t *i, json_object *patch, int allow_nam
 static int find_by_patch_id(size_t *out, kz_resmap *ra, json_object *patch)
 {
     char g[256], v[256];
-    kz_split_api_version(sget(patch, "apiVersion"), g, v, sizeof(g));
-    const char *kind = sget(patch, "kind");
+    kz_split_api_version(kz_get_str(patch, "apiVersion", NULL), g, v, sizeof(g));
+    const char *kind = kz_get_str(patch, "kind", NULL);
     json_object *md = get(patch, "metadata");
-    const char *name = sget(md, "name");
-    const char *ns = sget(md, "namespace");
+    const char *name = kz_get_str(md, "name", NULL);
+    const char *ns = kz_get_str(md, "namespace", NULL);
     size_t count = 0;
     for (size_t i = 0; i < ra->n; i++) {
         if (kz_res_matches_any_id(ra->v[i], g, v, kind, name, ns)) {
@@ -376,8 +370,8 @@ parse_patch(json_object **docs, int *is_json, const char *text, size_t len, cons
 static int
 load_patch_text(char **text, size_t *len, kz_dir *d, json_object *entry, const char *what)
 {
-    const char *path = sget(entry, "path");
-    const char *patch = sget(entry, "patch");
+    const char *path = kz_get_str(entry, "path", NULL);
+    const char *patch = kz_get_str(entry, "patch", NULL);
     size_t pl = strlen(patch);
     while (pl && strchr(" \t\r\n", patch[pl - 1])) {
         pl--;
@@ -543,7 +537,7 @@ static int set_subject_ns(json_object *subj, const char *ns)
 
 static int t_namespace(kz_dir *d, kz_resmap *ra)
 {
-    const char *ns = sget(kz_dir_kustomization(d), "namespace");
+    const char *ns = kz_get_str(kz_dir_kustomization(d), "namespace", NULL);
     if (!ns[0]) {
         return 0;
     }
@@ -565,7 +559,7 @@ static int t_namespace(kz_dir *d, kz_resmap *ra)
                            : 0;
             for (size_t s = 0; s < n; s++) {
                 json_object *subj = json_object_array_get_idx(subjects, s);
-                if (strcmp(sget(subj, "name"), "default") == 0) {
+                if (strcmp(kz_get_str(subj, "name", NULL), "default") == 0) {
                     set_subject_ns(subj, ns);
                 }
             }
@@ -598,7 +592,8 @@ static int t_namespace(kz_dir *d, kz_resmap *ra)
 
 static int t_affix(kz_dir *d, kz_resmap *ra, int suffix)
 {
-    const char *affix = sget(kz_dir_kustomization(d), suffix ? "nameSuffix" : "namePrefix");
+    const char *affix =
+        kz_get_str(kz_dir_kustomization(d), suffix ? "nameSuffix" : "namePrefix", NULL);
     if (!affix[0]) {
         return 0;
     }
@@ -665,10 +660,10 @@ static int parse_fieldspecs(kz_fieldspec **out, size_t *n, json_object *list)
     kz_fieldspec *v = co_xcalloc(len + 1, sizeof(kz_fieldspec));
     for (size_t i = 0; i < len; i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        v[i].group = sget(e, "group");
-        v[i].version = sget(e, "version");
-        v[i].kind = sget(e, "kind");
-        v[i].path = sget(e, "path");
+        v[i].group = kz_get_str(e, "group", NULL);
+        v[i].version = kz_get_str(e, "version", NULL);
+        v[i].kind = kz_get_str(e, "kind", NULL);
+        v[i].path = kz_get_str(e, "path", NULL);
         v[i].create = json_object_get_boolean(get(e, "create"));
         if (!v[i].path[0]) {
             free(v);
@@ -753,7 +748,7 @@ static int t_replicas(kz_dir *d, kz_resmap *ra)
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        const char *name = sget(e, "name");
+        const char *name = kz_get_str(e, "name", NULL);
         json_object *count = get(e, "count");
         replica_ctx c = {count ? count : json_object_new_int(0)};
         int found = 0;
@@ -851,15 +846,15 @@ static int update_image(json_object *parent, const char *key, json_object *node,
         return 0;
     }
     const char *value = json_object_get_string(node);
-    if (!image_matches(value, sget(c->img, "name"), &c->err)) {
+    if (!image_matches(value, kz_get_str(c->img, "name", NULL), &c->err)) {
         return c->err;
     }
     char *name, *tag, *digest;
     split_image(value, &name, &tag, &digest);
-    const char *new_name = sget(c->img, "newName");
-    const char *new_tag = sget(c->img, "newTag");
-    const char *new_digest = sget(c->img, "digest");
-    const char *tag_suffix = sget(c->img, "tagSuffix");
+    const char *new_name = kz_get_str(c->img, "newName", NULL);
+    const char *new_tag = kz_get_str(c->img, "newTag", NULL);
+    const char *new_digest = kz_get_str(c->img, "digest", NULL);
+    const char *tag_suffix = kz_get_str(c->img, "tagSuffix", NULL);
     json_object *nt = get(c->img, "newTag");
     char numbuf[64];
     if (nt && !json_object_is_type(nt, json_type_string)) {
@@ -1090,8 +1085,8 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
     int role_ref = strlen(c->spec->path) >= 12 &&
                    strcmp(c->spec->path + strlen(c->spec->path) - 12, "roleRef/name") == 0;
     json_object *roleref = get(ref->obj, "roleRef");
-    const char *rr_group = sget(roleref, "apiGroup");
-    const char *rr_kind = sget(roleref, "kind");
+    const char *rr_group = kz_get_str(roleref, "apiGroup", NULL);
+    const char *rr_kind = kz_get_str(roleref, "kind", NULL);
     int have_rr = role_ref && get(roleref, "apiGroup") && get(roleref, "kind");
     int ref_cluster = kz_kind_is_cluster_scoped(kz_res_kind(ref));
     int rc = 0;
@@ -1294,8 +1289,8 @@ static void candidates_for(char *cand, kz_resmap *ra, const kz_res *ref)
                            s < json_object_array_length(subjects);
              s++) {
             json_object *subj = json_object_array_get_idx(subjects, s);
-            if (strcmp(sget(subj, "kind"), "ServiceAccount") == 0 &&
-                strcmp(sget(subj, "namespace"), kz_res_ns(r)) == 0) {
+            if (strcmp(kz_get_str(subj, "kind", NULL), "ServiceAccount") == 0 &&
+                strcmp(kz_get_str(subj, "namespace", NULL), kz_res_ns(r)) == 0) {
                 cand[i] = 1;
             }
         }
@@ -1486,7 +1481,7 @@ int kz_sort(kz_resmap *ra, json_object *so, const char *file)
     sort_cfg s = {order_first, CO_ARRAY_SIZE(order_first), order_last, CO_ARRAY_SIZE(order_last)};
     const char **first = NULL, **last = NULL;
     if (so) {
-        const char *order = sget(so, "order");
+        const char *order = kz_get_str(so, "order", NULL);
         json_object *lso = get(so, "legacySortOptions");
         if (strcmp(order, "fifo") == 0) {
             if (lso) {
