@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "co/util/utf8.h"
 #include "co/util/caps.h"
 #include "co/util/common.h"
 #include "co/util/duration.h"
@@ -198,15 +199,6 @@ static int has_type(const co_jv *v, co_schema_type t)
     }
 }
 
-static size_t utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    }
-    return n;
-}
-
 static void quoted_list(co_buf *b, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
@@ -305,7 +297,7 @@ static void check_string(co_field_errors *errs, const co_jv *v, const co_schema 
     if (v->len != strlen(str)) {
         path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must not contain NUL characters");
-    } else if (s->min_length && utf8_chars(str) < s->min_length) {
+    } else if (s->min_length && co_utf8_count(str, v->len) < s->min_length) {
         path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
                                "must be at least %u character%s long", s->min_length,

@@ -11,6 +11,7 @@
  * what Go's json.Marshal writes (HTML escaping, \u2028, shortest floats), which json-c's
  * serializer does not do.
  */
+#include "co/util/utf8.h"
 #include "co/json/json.h"
 
 #include <errno.h>
@@ -164,50 +165,6 @@ size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt,
     }
     out[o] = '\0';
     return o;
-}
-
-size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    if (len == 0) {
-        return 0;
-    }
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t n;
-    uint32_t v;
-    uint32_t min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        v = c & 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        v = c & 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        v = c & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
-        return 0;
-    }
-    *cp = v;
-    return n;
 }
 
 int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned)
@@ -534,8 +491,7 @@ static int parse_string_slow(parser *ps, int keep, const char **s_out, size_t *l
         }
         if (c >= 0x80) {
             uint32_t cp;
-            size_t n =
-                co_json__utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
+            size_t n = co_utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
             if (n == 0) {
                 return perr(ps, ps->p, "invalid UTF-8 in string");
             }
@@ -1783,7 +1739,7 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
             }
         } else {
             uint32_t cp;
-            size_t n = co_json__utf8_decode(u + i, len - i, &cp);
+            size_t n = co_utf8_decode(u + i, len - i, &cp);
             if (n == 0) {
                 esc = "\\ufffd";
             } else if (cp == 0x2028 || cp == 0x2029) {

@@ -7,6 +7,7 @@
  * documents. Writing drives libyaml's emitter, choosing a style per scalar so that the text
  * reads back to the same value under those same rules.
  */
+#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/json/yaml.h"
 
@@ -1188,7 +1189,7 @@ static int emit_string(yaml_emitter_t *em, writer *w, const char *s, size_t len,
 {
     uint32_t cp;
     for (size_t i = 0; i < len;) {
-        size_t n = co_json__utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        size_t n = co_utf8_decode((const unsigned char *)s + i, len - i, &cp);
         if (n == 0) {
             char *b64 = co_base64_encode(s, len, CO_BASE64_STD);
             int rc = emit_scalar(em, w, TAG_BINARY, b64, strlen(b64), 0, YAML_PLAIN_SCALAR_STYLE);

@@ -15,6 +15,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
+#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/render/envsubst.h"
 
@@ -137,72 +138,6 @@ void co_envsubst_vars_free(co_envsubst_vars *vars)
     free(vars);
 }
 
-/* ---- UTF-8 as Go decodes it ---------------------------------------------------------------- */
-
-#define RUNE_ERROR 0xFFFD
-
-/* Go's utf8.DecodeRune: an invalid or truncated sequence is U+FFFD of width 1. */
-static int32_t decode_rune(const unsigned char *s, size_t n, size_t *width)
-{
-    unsigned char c = s[0];
-    *width = 1;
-    if (c < 0x80) {
-        return c;
-    }
-    size_t need;
-    int32_t r, min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1, r = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2, r = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3, r = c & 0x07, min = 0x10000;
-    } else {
-        return RUNE_ERROR;
-    }
-    if (n < need + 1) {
-        return RUNE_ERROR;
-    }
-    for (size_t i = 1; i <= need; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return RUNE_ERROR;
-        }
-        r = (r << 6) | (s[i] & 0x3F);
-    }
-    if (r < min || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-        return RUNE_ERROR;
-    }
-    *width = need + 1;
-    return r;
-}
-
-static size_t encode_rune(int32_t r, char out[4])
-{
-    if (r < 0 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-        r = RUNE_ERROR;
-    }
-    if (r < 0x80) {
-        out[0] = (char)r;
-        return 1;
-    }
-    if (r < 0x800) {
-        out[0] = (char)(0xC0 | (r >> 6));
-        out[1] = (char)(0x80 | (r & 0x3F));
-        return 2;
-    }
-    if (r < 0x10000) {
-        out[0] = (char)(0xE0 | (r >> 12));
-        out[1] = (char)(0x80 | ((r >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (r & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (r >> 18));
-    out[1] = (char)(0x80 | ((r >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((r >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (r & 0x3F));
-    return 4;
-}
-
 /* Unicode tables come from PCRE2 (letter and decimal-digit properties) and from glibc's
  * C.UTF-8 locale (simple case mapping), both set up once and then only read. */
 static pthread_once_t unicode_once = PTHREAD_ONCE_INIT;
@@ -228,7 +163,7 @@ static bool is_ident_rune(int32_t r)
     }
     pthread_once(&unicode_once, unicode_setup);
     char buf[4];
-    size_t n = encode_rune(r, buf);
+    size_t n = co_utf8_encode(buf, r);
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     int rc = pcre2_match(ident_re, (PCRE2_SPTR)buf, n, 0, 0, md, NULL);
     pcre2_match_data_free(md);
@@ -262,9 +197,9 @@ static int map_case(co_buf *out, const char *s, size_t len, bool upper, bool fir
     size_t i = 0;
     while (i < len && error == 0) {
         size_t w;
-        int32_t r = decode_rune((const unsigned char *)s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         char enc[4];
-        size_t n = encode_rune(case_rune(r, upper), enc);
+        size_t n = co_utf8_encode(enc, case_rune(r, upper));
         error = co_buf_put(out, enc, n);
         i += w;
         if (first) {
@@ -302,7 +237,7 @@ static int32_t sc_read(scanner *s)
         s->width = 0;
         return EOF_RUNE;
     }
-    int32_t r = decode_rune((const unsigned char *)s->buf + s->pos, s->len - s->pos, &s->width);
+    int32_t r = co_utf8_decode_rune(s->buf + s->pos, s->len - s->pos, &s->width);
     if (s->out != s->pos) {
         memmove(s->buf + s->out, s->buf + s->pos, s->width);
     }
@@ -583,7 +518,7 @@ static int replace(co_buf *out,
             }
             done++;
             size_t w;
-            decode_rune((const unsigned char *)s + i, len - i, &w);
+            co_utf8_decode_rune(s + i, len - i, &w);
             error = co_buf_put(out, s + i, w);
             i += w;
             if (!all) {
@@ -616,9 +551,9 @@ static char *reverse_runes(const char *s, size_t len, size_t *out_len)
     size_t o = len * 3, i = 0;
     while (i < len) {
         size_t w;
-        int32_t r = decode_rune((const unsigned char *)s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         char enc[4];
-        size_t n = encode_rune(r, enc);
+        size_t n = co_utf8_encode(enc, r);
         o -= n;
         memcpy(out + o, enc, n);
         i += w;
@@ -643,8 +578,8 @@ static int get_esc(const char **chunk, size_t *clen, int32_t *r)
         }
     }
     size_t w;
-    *r = decode_rune((const unsigned char *)*chunk, *clen, &w);
-    if (*r == RUNE_ERROR && w == 1) {
+    *r = co_utf8_decode_rune(*chunk, *clen, &w);
+    if (*r == CO_UTF8_RUNE_ERROR && w == 1) {
         return -1;
     }
     *chunk += w;
@@ -666,7 +601,7 @@ static int match_chunk(const char *chunk,
         }
         if (chunk[0] == '[') {
             size_t w;
-            int32_t r = decode_rune((const unsigned char *)s, slen, &w);
+            int32_t r = co_utf8_decode_rune(s, slen, &w);
             s += w, slen -= w;
             chunk++, clen--;
             bool negated = false;
@@ -702,7 +637,7 @@ static int match_chunk(const char *chunk,
             }
         } else if (chunk[0] == '?') {
             size_t w;
-            decode_rune((const unsigned char *)s, slen, &w);
+            co_utf8_decode_rune(s, slen, &w);
             s += w, slen -= w;
             chunk++, clen--;
         } else {

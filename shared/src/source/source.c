@@ -9,6 +9,7 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
+#include "co/util/utf8.h"
 #include "co/json/json.h"
 #include "co/util/digest.h"
 #include "co/source/source.h"
@@ -282,40 +283,6 @@ char *co_source_index_key(const co_source_spec *ref, const char *component_ns)
 
 /* ---- digests ----------------------------------------------------------------------------- */
 
-/* Decodes one UTF-8 sequence like Go's utf8.DecodeRuneInString; returns its length, or 0. */
-static size_t utf8_rune(const unsigned char *p, unsigned *rune)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned r, min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        r = c & 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        r = c & 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        r = c & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        r = (r << 6) | (p[i] & 0x3f);
-    }
-    if (r < min || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) {
-        return 0;
-    }
-    *rune = r;
-    return n;
-}
-
 int co_source_go_json_string(co_buf *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
@@ -326,6 +293,7 @@ int co_source_go_json_string(co_buf *out, const char *s)
         return CO_ETOOBIG;
     }
     const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *end = p + strlen(s);
     while (*p) {
         unsigned c = *p;
         int rc = 0;
@@ -364,7 +332,7 @@ int co_source_go_json_string(co_buf *out, const char *s)
             p++;
         } else {
             unsigned rune = 0;
-            size_t n = utf8_rune(p, &rune);
+            size_t n = co_utf8_decode(p, (size_t)(end - p), &rune);
             if (n == 0) {
                 rc = co_buf_puts(out, "\\ufffd");
                 p++;

@@ -11,38 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/buf.h"
 #include "co/util/digest.h"
 #include "co/util/error.h"
-
-static int utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80             ? 1
-                     : (c & 0xE0) == 0xC0 ? 2
-                     : (c & 0xF0) == 0xE0 ? 3
-                     : (c & 0xF8) == 0xF0 ? 4
-                                          : 0;
-        if (!len || i + len > n) {
-            return 0;
-        }
-        unsigned cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (size_t j = 1; j < len; j++) {
-            if ((p[i + j] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = (cp << 6) | (p[i + j] & 0x3F);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return 0;
-        }
-        i += len;
-    }
-    return 1;
-}
 
 typedef struct kv {
     char *key;
@@ -87,7 +59,7 @@ static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
         if (n && s[n - 1] == '\r') {
             n--;
         }
-        if (!utf8_valid(s, n)) {
+        if (!co_utf8_valid(s, n)) {
             return co_error_set(CO_EINVALID, "%s: line %zu has invalid utf8 bytes", file, line + 1);
         }
         if (line == 0 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
@@ -319,7 +291,7 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
             char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
             v = json_object_new_string(b);
             free(b);
-        } else if (utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
+        } else if (co_utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
             v = json_object_new_string_len(pairs.v[i].value, (int)pairs.v[i].len);
         } else {
             char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);

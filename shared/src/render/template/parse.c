@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -101,7 +102,7 @@ static int32_t lnext(lexer *l)
         return EOF_RUNE;
     }
     size_t w;
-    int32_t r = tpl_utf8_decode(l->input + l->pos, l->input_len - l->pos, &w);
+    int32_t r = co_utf8_decode_rune(l->input + l->pos, l->input_len - l->pos, &w);
     l->pos += w;
     if (r == '\n') {
         l->line++;
@@ -120,7 +121,7 @@ static void lbackup(lexer *l)
             start--;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(l->input + start, end - start, &w);
+        int32_t r = co_utf8_decode_rune(l->input + start, end - start, &w);
         if (start + w != end) {
             r = 0xFFFD;
             w = 1;
@@ -204,7 +205,7 @@ static void fmt_rune_u(char *out, size_t cap, int32_t r)
     int n = snprintf(out, cap, "U+%04X", (unsigned)r);
     if (tpl_is_print(r) && n > 0 && (size_t)n + 8 < cap) {
         char enc[4];
-        size_t w = tpl_utf8_encode(enc, r);
+        size_t w = co_utf8_encode(enc, r);
         snprintf(out + n, cap - (size_t)n, " '%.*s'", (int)w, enc);
     }
 }
@@ -851,7 +852,7 @@ static void item_string(co_buf *b, const item *i)
         size_t cut = 0;
         while (cut < n && runes < 10) {
             size_t w;
-            (void)tpl_utf8_decode(i->val + cut, n - cut, &w);
+            (void)co_utf8_decode_rune(i->val + cut, n - cut, &w);
             cut += w;
             runes++;
         }
@@ -1721,7 +1722,7 @@ static bool is_space_rune_bytes(const char *s, size_t n)
     size_t i = 0;
     while (i < n) {
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, n - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, n - i, &w);
         if (!tpl_is_space(r) || (r == 0xFFFD && w == 1)) {
             return false;
         }
@@ -1974,7 +1975,7 @@ size_t tpl_unquote_char(const char *s, size_t len, char quote, int32_t *r, bool 
     }
     if (c >= 0x80) {
         size_t w;
-        *r = tpl_utf8_decode(s, len, &w);
+        *r = co_utf8_decode_rune(s, len, &w);
         *multibyte = true;
         return w;
     }
@@ -2108,10 +2109,10 @@ bool tpl_unquote(co_buf *out, const char *in, size_t n)
     if (!memchr(in, '\\', end) && !memchr(in, '\n', end)) {
         bool valid;
         if (quote == '"') {
-            valid = tpl_utf8_valid(in + 1, end - 2);
+            valid = co_utf8_valid(in + 1, end - 2);
         } else {
             size_t w;
-            int32_t r = tpl_utf8_decode(in + 1, end - 2, &w);
+            int32_t r = co_utf8_decode_rune(in + 1, end - 2, &w);
             valid = 1 + w + 1 == end && (r != 0xFFFD || w != 1);
         }
         if (valid) {
@@ -2137,7 +2138,7 @@ bool tpl_unquote(co_buf *out, const char *in, size_t n)
             }
         } else {
             char enc[4];
-            size_t w = tpl_utf8_encode(enc, r);
+            size_t w = co_utf8_encode(enc, r);
             if (!put_ok(out, enc, w)) {
                 return false;
             }

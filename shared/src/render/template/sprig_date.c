@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/duration.h"
@@ -1242,7 +1243,7 @@ static int go_quote(co_buf *b, const char *s, size_t n)
         if (c >= 0x80 || c < ' ') {
             size_t w = 1;
             if (c >= 0x80) {
-                (void)tpl_utf8_decode(s + i, n - i, &w);
+                (void)co_utf8_decode_rune(s + i, n - i, &w);
                 w = w ? w : 1;
             }
             for (size_t j = 0; j < w && rc == 0; j++) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/path.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
@@ -471,7 +472,7 @@ static int fn_shuffle(tpl_x *x, tv *ret, tv *a, size_t n)
     size_t nr = 0;
     for (size_t i = 0; i < s->len;) {
         size_t w;
-        r[nr++] = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        r[nr++] = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         i += w;
     }
     for (size_t i = nr; i > 1; i--) {
@@ -487,7 +488,7 @@ static int fn_shuffle(tpl_x *x, tv *ret, tv *a, size_t n)
     int rc = 0;
     for (size_t i = 0; i < nr && rc == 0; i++) {
         char tmp[4];
-        rc = co_buf_put(&b, tmp, tpl_utf8_encode(tmp, r[i]));
+        rc = co_buf_put(&b, tmp, co_utf8_encode(tmp, r[i]));
     }
     return sp_ret_buf(x, ret, &b, rc);
 }
@@ -553,7 +554,7 @@ static size_t rune_width(const tv_str *s, size_t pos)
         return 1;
     }
     size_t w;
-    tpl_ignore(tpl_utf8_decode(s->s + pos, s->len - pos, &w));
+    tpl_ignore(co_utf8_decode_rune(s->s + pos, s->len - pos, &w));
     return w;
 }
 
@@ -746,7 +747,7 @@ static int expand(co_buf *b,
         size_t i = 0;
         while (i < sl) {
             size_t w;
-            int32_t c = tpl_utf8_decode(s + i, sl - i, &w);
+            int32_t c = co_utf8_decode_rune(s + i, sl - i, &w);
             if (!tpl_is_letter(c) && !tpl_is_digit(c) && c != '_') {
                 break;
             }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
@@ -529,7 +530,7 @@ static void jstring(jenc *e, const char *s, size_t len)
             continue;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         if (r == 0xFFFD && w == 1) {
             jput(e, s + start, i - start);
             jput(e, "\\ufffd", 6);
