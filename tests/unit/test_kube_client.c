@@ -957,44 +957,6 @@ static void test_kube_client__backoff_is_bounded_and_jittered(void **state)
     assert_true(co_kube_backoff_ms(1000, 200, 10000, 0.5) <= 10000);
 }
 
-static void test_kube_client__string_map(void **state)
-{
-    (void)state;
-    co_kube_map m = CO_KUBE_MAP_INIT;
-    char keys[200][16];
-    for (int i = 0; i < 200; i++) {
-        snprintf(keys[i], sizeof(keys[i]), "k%d", i);
-        assert_null(co_kube_map_put(&m, keys[i], keys[i]));
-    }
-    assert_int_equal(m.len, 200);
-    for (int i = 0; i < 200; i += 2) {
-        assert_ptr_equal(co_kube_map_remove(&m, keys[i]), keys[i]);
-    }
-    assert_int_equal(m.len, 100);
-    for (int i = 0; i < 200; i++) {
-        assert_ptr_equal(co_kube_map_get(&m, keys[i]), i % 2 ? keys[i] : NULL);
-    }
-    /* replacing during a walk is allowed and visits every key once */
-    size_t seen = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; co_kube_map_next(&m, &it, &k, &v);) {
-        co_kube_map_put(&m, k, NULL);
-        seen++;
-    }
-    assert_int_equal(seen, 100);
-    /* churn through tombstones without growing forever */
-    for (int r = 0; r < 50; r++) {
-        for (int i = 0; i < 200; i += 2) {
-            co_kube_map_put(&m, keys[i], keys[i]);
-            co_kube_map_remove(&m, keys[i]);
-        }
-    }
-    assert_int_equal(m.len, 100);
-    assert_true(m.cap <= 512);
-    co_kube_map_dispose(&m);
-}
-
 typedef struct counted {
     int seen;
     int stop_at; /* return stop_rc at this item (1-based), 0: never */
@@ -1080,7 +1042,6 @@ int main(void)
         cmocka_unit_test(test_kube_client__request_body_is_capped),
         cmocka_unit_test(test_kube_client__token_bucket),
         cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
-        cmocka_unit_test(test_kube_client__string_map),
         cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@
 #include "co/util/caps.h"
 #include "co/util/digest.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
+#include "co/util/strmap.h"
 #include "co/json/json.h"
 #include "json_lib.h"
 
@@ -445,8 +446,7 @@ typedef struct reader {
     size_t nstack, capstack;
     anchor *anchors;
     size_t nanchors, capanchors;
-    size_t *anchor_index; /* see anchor_slot() */
-    size_t anchor_slots;
+    co_strmap anchor_index; /* name -> index into anchors plus one: see add_anchor() */
     size_t alias_nodes;
     struct json_object *root;
 } reader;
@@ -709,21 +709,10 @@ static int deliver(reader *rd,
 }
 
 /*
- * Anchors by name: each slot of rd->anchor_index holds an index into rd->anchors plus one (0:
- * empty), that of the newest anchor of its name, which is the one an alias means. An alias
- * then costs one lookup: a scan back through the anchors made a stream of 40,000 anchors and as
- * many aliases (0.7 MB) take 11 s. The names come from the document, so the hash is keyed.
+ * Anchors by name: rd->anchor_index maps a name to its newest anchor (an index into rd->anchors
+ * plus one), which is the one an alias means. An alias then costs one lookup: a scan back
+ * through the anchors made a stream of 40,000 anchors and as many aliases (0.7 MB) take 11 s.
  */
-static size_t *anchor_slot(const reader *rd, const char *name)
-{
-    size_t mask = rd->anchor_slots - 1;
-    size_t i = (size_t)co_hash_str(name) & mask;
-    while (rd->anchor_index[i] && strcmp(rd->anchors[rd->anchor_index[i] - 1].name, name) != 0) {
-        i = (i + 1) & mask;
-    }
-    return &rd->anchor_index[i];
-}
-
 static anchor *add_anchor(reader *rd, const char *name)
 {
     if (rd->nanchors == rd->capanchors) {
@@ -733,17 +722,7 @@ static anchor *add_anchor(reader *rd, const char *name)
     anchor *a = &rd->anchors[rd->nanchors++];
     memset(a, 0, sizeof(*a));
     a->name = co_xstrdup(name);
-    if (rd->nanchors * 2 > rd->anchor_slots) {
-        /* at most half full; rebuilt in order, so a redefined name keeps its newest anchor */
-        free(rd->anchor_index);
-        rd->anchor_slots = rd->anchor_slots ? rd->anchor_slots * 2 : 16;
-        rd->anchor_index = co_xcalloc(rd->anchor_slots, sizeof(size_t));
-        for (size_t i = 0; i < rd->nanchors; i++) {
-            *anchor_slot(rd, rd->anchors[i].name) = i + 1;
-        }
-    } else {
-        *anchor_slot(rd, name) = rd->nanchors;
-    }
+    co_strmap_put(&rd->anchor_index, name, (void *)(uintptr_t)rd->nanchors);
     return a;
 }
 
@@ -766,9 +745,7 @@ static void reader_reset(reader *rd)
     }
     rd->nanchors = 0;
     /* dropped rather than cleared: a later small document would pay for a large one's table */
-    free(rd->anchor_index);
-    rd->anchor_index = NULL;
-    rd->anchor_slots = 0;
+    co_strmap_dispose(&rd->anchor_index);
     json_object_put(rd->root);
     rd->root = NULL;
 }
@@ -820,7 +797,7 @@ static int end_collection(reader *rd, const yaml_event_t *ev)
 static int on_alias(reader *rd, const yaml_event_t *ev)
 {
     const char *name = (const char *)ev->data.alias.anchor;
-    size_t at = rd->anchor_slots ? *anchor_slot(rd, name) : 0;
+    size_t at = (uintptr_t)co_strmap_get(&rd->anchor_index, name);
     anchor *a = at ? &rd->anchors[at - 1] : NULL;
     if (!a) {
         return rerr_at(CO_EINVALID, ev->start_mark, "unknown anchor '%s' referenced", name);

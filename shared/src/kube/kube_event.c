@@ -58,8 +58,8 @@ struct co_kube_recorder {
     pthread_t thread;
 
     /* sender thread only */
-    co_kube_map cache; /* key -> seen * */
-    seen **order;      /* FIFO ring of cache entries */
+    co_strmap cache; /* key -> seen * */
+    seen **order;    /* FIFO ring of cache entries */
     size_t ccap, chead, clen;
 };
 
@@ -104,11 +104,11 @@ static char *dedup_key(const item *it)
  * place, so the ring never holds a key twice. Takes ownership of @p event_name. */
 static void remember(co_kube_recorder *rec, const char *key, const char *ns, char *event_name)
 {
-    seen *s = co_kube_map_get(&rec->cache, key);
+    seen *s = co_strmap_get(&rec->cache, key);
     if (!s) {
         if (rec->clen == rec->ccap) {
             seen *old = rec->order[rec->chead];
-            co_kube_map_remove(&rec->cache, old->key);
+            co_strmap_remove(&rec->cache, old->key);
             seen_free(old);
             rec->chead = (rec->chead + 1) % rec->ccap;
             rec->clen--;
@@ -117,7 +117,7 @@ static void remember(co_kube_recorder *rec, const char *key, const char *ns, cha
         s->key = co_xstrdup(key);
         rec->order[(rec->chead + rec->clen) % rec->ccap] = s;
         rec->clen++;
-        co_kube_map_put(&rec->cache, key, s);
+        co_strmap_put(&rec->cache, key, s);
     }
     free(s->event_ns);
     free(s->event_name);
@@ -205,7 +205,7 @@ static int create(co_kube_recorder *rec, const item *it, const char *key)
 static int send_item(co_kube_recorder *rec, const item *it, int *counted)
 {
     char *key = dedup_key(it);
-    seen *s = co_kube_map_get(&rec->cache, key);
+    seen *s = co_strmap_get(&rec->cache, key);
     int rc;
     *counted = 0;
     if (s && co_kube__now_ms() - s->last_ms < rec->window_ms) {
@@ -360,7 +360,7 @@ void co_kube_recorder_free(co_kube_recorder *rec)
     for (size_t i = 0; i < rec->clen; i++) {
         seen_free(rec->order[(rec->chead + i) % rec->ccap]);
     }
-    co_kube_map_dispose(&rec->cache);
+    co_strmap_dispose(&rec->cache);
     free(rec->order);
     free(rec->queue);
     pthread_mutex_destroy(&rec->lock);

@@ -32,7 +32,7 @@
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
+#include "co/util/strmap.h"
 
 /* ---- variables --------------------------------------------------------------------------- */
 
@@ -45,36 +45,13 @@ typedef struct var {
 struct co_envsubst_vars {
     var *items;
     size_t n, cap;
-    size_t *index; /* open addressing over items, SIZE_MAX = empty; keyed hash (co/util/hash.h) */
-    size_t index_cap;
+    co_strmap index; /* name -> item index + 1 */
 };
-
-static size_t find_slot(const co_envsubst_vars *vars, const char *name)
-{
-    size_t mask = vars->index_cap - 1;
-    for (size_t i = co_hash_str(name) & mask;; i = (i + 1) & mask) {
-        size_t at = vars->index[i];
-        if (at == SIZE_MAX || strcmp(vars->items[at].name, name) == 0) {
-            return i;
-        }
-    }
-}
-
-static void rehash(co_envsubst_vars *vars, size_t cap)
-{
-    free(vars->index);
-    vars->index_cap = cap;
-    vars->index = co_xmalloc(cap * sizeof(size_t));
-    memset(vars->index, 0xff, cap * sizeof(size_t));
-    for (size_t i = 0; i < vars->n; i++) {
-        vars->index[find_slot(vars, vars->items[i].name)] = i;
-    }
-}
 
 int co_envsubst_vars_new(co_envsubst_vars **out)
 {
     co_envsubst_vars *vars = co_xcalloc(1, sizeof(*vars));
-    rehash(vars, 16);
+    vars->index = (co_strmap)CO_STRMAP_INIT;
     *out = vars;
     return 0;
 }
@@ -84,9 +61,9 @@ int co_envsubst_vars_set(co_envsubst_vars *vars, const char *name, const char *v
     if (!name || !*name) {
         return co_error_set(CO_EINVALID, "variable name must not be empty");
     }
-    size_t slot = find_slot(vars, name);
-    if (vars->index[slot] != SIZE_MAX) {
-        var *v = &vars->items[vars->index[slot]];
+    void *at = NULL;
+    if (co_strmap_find(&vars->index, name, &at)) {
+        var *v = &vars->items[(uintptr_t)at - 1];
         free(v->value);
         v->value = co_xmemdup(value, len);
         v->len = len;
@@ -97,10 +74,7 @@ int co_envsubst_vars_set(co_envsubst_vars *vars, const char *name, const char *v
         vars->items = co_xreallocarray(vars->items, vars->cap, sizeof(*vars->items));
     }
     vars->items[vars->n] = (var){co_xstrdup(name), co_xmemdup(value, len), len};
-    vars->index[slot] = vars->n++;
-    if (vars->n * 2 > vars->index_cap) {
-        rehash(vars, vars->index_cap * 2);
-    }
+    co_strmap_put(&vars->index, name, (void *)(uintptr_t)++vars->n);
     return 0;
 }
 
@@ -109,14 +83,15 @@ const char *co_envsubst_vars_get(const co_envsubst_vars *vars, const char *name,
     if (!vars) {
         return NULL;
     }
-    size_t at = vars->index[find_slot(vars, name)];
-    if (at == SIZE_MAX) {
+    void *found = NULL;
+    if (!co_strmap_find(&vars->index, name, &found)) {
         return NULL;
     }
+    const var *v = &vars->items[(uintptr_t)found - 1];
     if (len_out) {
-        *len_out = vars->items[at].len;
+        *len_out = v->len;
     }
-    return vars->items[at].value;
+    return v->value;
 }
 
 size_t co_envsubst_vars_count(const co_envsubst_vars *vars)
@@ -134,7 +109,7 @@ void co_envsubst_vars_free(co_envsubst_vars *vars)
         free(vars->items[i].value);
     }
     free(vars->items);
-    free(vars->index);
+    co_strmap_dispose(&vars->index);
     free(vars);
 }
 
