@@ -1944,8 +1944,7 @@ size_t co_json_string_len(const struct json_object *obj)
  * Lookup and typed getters
  * ========================================================================================== */
 
-/* Parses a canonical decimal array index ("0", "17"; no sign, no leading zero). */
-static int parse_index(const char *key, size_t *out)
+int co_json__array_index(const char *key, size_t *out)
 {
     if (!key[0] || (key[0] == '0' && key[1]) || strlen(key) > 18) {
         return -1;
@@ -1972,7 +1971,7 @@ static int step(const struct json_object *cur, const char *key, struct json_obje
     }
     if (json_object_is_type(cur, json_type_array)) {
         size_t idx;
-        if (parse_index(key, &idx) < 0 || idx >= json_object_array_length(cur)) {
+        if (co_json__array_index(key, &idx) < 0 || idx >= json_object_array_length(cur)) {
             return 0;
         }
         *next = json_object_array_get_idx(cur, idx);
@@ -2390,7 +2389,7 @@ int co_json_setv(struct json_object *root, struct json_object *value, const char
         int last = keys[i + 1] == NULL;
         if (json_object_is_type(cur, json_type_array)) {
             size_t idx;
-            if (parse_index(keys[i], &idx) < 0 || idx >= json_object_array_length(cur)) {
+            if (co_json__array_index(keys[i], &idx) < 0 || idx >= json_object_array_length(cur)) {
                 co_buf path = CO_BUF_INIT(SIZE_MAX);
                 format_path(&path, root, keys, i + 1);
                 rc = co_error_set(CO_EINVALID, "%s: no such array element", co_buf_cstr(&path));
@@ -2463,7 +2462,7 @@ int co_json_delete(struct json_object *root, ...)
             }
         } else if (json_object_is_type(parent, json_type_array)) {
             size_t idx;
-            if (parse_index(last, &idx) == 0 && idx < json_object_array_length(parent)) {
+            if (co_json__array_index(last, &idx) == 0 && idx < json_object_array_length(parent)) {
                 json_object_array_del_idx(parent, idx, 1);
                 rc = 0;
             }
