@@ -7,6 +7,7 @@
  * only its text changes.
  */
 #include "kz_int.h"
+#include "shared/src/json/json_lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +15,6 @@
 
 #include "co/util/budget.h"
 #include "co/util/error.h"
-
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (json_object_is_type(o, json_type_object)) {
-        json_object_object_get_ex(o, key, &v);
-    }
-    return v;
-}
 
 /* Splits a field path at dots outside brackets. */
 static size_t split_path(char **parts, size_t max, const char *path)
@@ -62,7 +54,7 @@ static int elem_matches(json_object *e, const char *matcher)
     if (eq) {
         *eq = '\0';
         char buf[64];
-        json_object *v = inner[0] ? get(e, inner) : e;
+        json_object *v = inner[0] ? co_json__member(e, inner) : e;
         ok = v && !json_object_is_type(v, json_type_object) &&
              !json_object_is_type(v, json_type_array) &&
              strcmp(scalar_text(v, buf, sizeof(buf)), eq + 1) == 0;
@@ -104,7 +96,8 @@ static void hits_dispose(hits *h)
 
 static json_object *hit_value(const hit *h)
 {
-    return h->key ? get(h->parent, h->key) : json_object_array_get_idx(h->parent, h->idx);
+    return h->key ? co_json__member(h->parent, h->key)
+                  : json_object_array_get_idx(h->parent, h->idx);
 }
 
 /* Collects the nodes @p parts[i..] reaches from @p node (held at parent/key/idx). With @p
@@ -340,7 +333,7 @@ static int apply_value(const hit *h, json_object *value, json_object *opts)
         char **parts = NULL;
         char ob[64];
         int n = split_delim(&parts, old ? scalar_text(old, ob, sizeof(ob)) : "", delim);
-        int index = json_object_get_int(get(opts, "index"));
+        int index = json_object_get_int(co_json__member(opts, "index"));
         const char *v = scalar_value ? scalar_text(value, buf, sizeof(buf)) : "";
         char **np = co_xcalloc((size_t)n + 2, sizeof(char *));
         int m = 0;
@@ -389,8 +382,8 @@ static int apply_value(const hit *h, json_object *value, json_object *opts)
 
 static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
 {
-    json_object *src = get(rep, "source");
-    json_object *targets = get(rep, "targets");
+    json_object *src = co_json__member(rep, "source");
+    json_object *targets = co_json__member(rep, "targets");
     if (!src || !json_object_is_type(targets, json_type_array)) {
         return co_error_set(
             CO_EINVALID,
@@ -430,7 +423,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
                             "replacements[%zu]: fieldPath `%s` is missing for replacement source",
                             ri, fp);
     }
-    json_object *sopts = get(src, "options");
+    json_object *sopts = co_json__member(src, "options");
     json_object *val = json_object_get(value);
     const char *sdelim = kz_get_str(sopts, "delimiter", NULL);
     if (sdelim[0]) {
@@ -440,7 +433,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
         }
         char **sp = NULL;
         int n = split_delim(&sp, json_object_get_string(value), sdelim);
-        int index = json_object_get_int(get(sopts, "index"));
+        int index = json_object_get_int(co_json__member(sopts, "index"));
         if (index < 0 || index >= n) {
             free_strv(sp, n);
             json_object_put(val);
@@ -454,15 +447,15 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
     int rc = 0;
     for (size_t t = 0; t < json_object_array_length(targets) && rc == 0; t++) {
         json_object *tgt = json_object_array_get_idx(targets, t);
-        json_object *sel = get(tgt, "select");
+        json_object *sel = co_json__member(tgt, "select");
         if (!sel) {
             rc = co_error_set(CO_EINVALID, "target must specify resources to select");
             break;
         }
-        json_object *rejects = get(tgt, "reject");
-        json_object *fps = get(tgt, "fieldPaths");
-        json_object *opts = get(tgt, "options");
-        int create = json_object_get_boolean(get(opts, "create"));
+        json_object *rejects = co_json__member(tgt, "reject");
+        json_object *fps = co_json__member(tgt, "fieldPaths");
+        json_object *opts = co_json__member(tgt, "options");
+        int create = json_object_get_boolean(co_json__member(opts, "create"));
         for (size_t i = 0; i < ra->n && rc == 0; i++) {
             kz_res *r = ra->v[i];
             int err = 0;
@@ -522,11 +515,11 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
 
 int kz_replacements(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "replacements");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "replacements");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *rep = json_object_array_get_idx(list, i);
-        json_object *path = get(rep, "path");
+        json_object *path = co_json__member(rep, "path");
         int rc = 0;
         if (path) {
             char *data = NULL;
