@@ -294,31 +294,6 @@ static int hex4(const char *s, uint32_t *out)
     return 0;
 }
 
-/* Writes @p cp as UTF-8 to @p u (room for 4 bytes); returns the length. */
-static size_t put_utf8(char *u, uint32_t cp)
-{
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        u[0] = (char)(0xc0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        u[0] = (char)(0xe0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    u[0] = (char)(0xf0 | (cp >> 18));
-    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    u[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 /*
  * Skips bytes that stand for themselves in a string (printable ASCII but '"' and '\\'). With
  * SSE2 (every x86-64), sixteen at a time: a signed comparison below 0x20 also catches the bytes
@@ -568,7 +543,7 @@ static int parse_string_slow(parser *ps, int keep, const char **s_out, size_t *l
         if (simple) {
             ps->str.ptr[ps->str.len++] = simple;
         } else {
-            ps->str.len += put_utf8(ps->str.ptr + ps->str.len, cp);
+            ps->str.len += co_utf8_encode(ps->str.ptr + ps->str.len, (int32_t)cp);
         }
         ps->str.ptr[ps->str.len] = '\0';
         pending = ps->p;
