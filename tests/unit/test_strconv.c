@@ -8,9 +8,21 @@
 #include "co/util/strconv.h"
 #include "tests/support/test_support.h"
 
-static int pint(int64_t *out, const char *s, int base)
+typedef struct int_case {
+    const char *in;
+    int rc;
+    int64_t want;
+} int_case;
+
+/* Parses every case in @p base; out-parameters must be written only on success. */
+static void check_int_cases(const int_case *cases, size_t n, int base)
 {
-    return co_strconv_parse_int(out, s, strlen(s), base, 0);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = 42;
+        int rc = co_strconv_parse_int(&v, cases[i].in, strlen(cases[i].in), base, 0);
+        assert_int_equal(rc, cases[i].rc);
+        assert_true(v == (rc == 0 ? cases[i].want : 42));
+    }
 }
 
 static int puint(uint64_t *out, const char *s, int base)
@@ -21,11 +33,7 @@ static int puint(uint64_t *out, const char *s, int base)
 static void test_strconv__parse_int_base10(void **state)
 {
     (void)state;
-    static const struct {
-        const char *in;
-        int rc;
-        int64_t want;
-    } cases[] = {
+    static const int_case cases[] = {
         {"0", 0, 0},
         {"-0", 0, 0},
         {"+0", 0, 0},
@@ -48,23 +56,13 @@ static void test_strconv__parse_int_base10(void **state)
         /* Go reports the overflow as soon as it happens, before the bad byte after it */
         {"99999999999999999999x", CO_ETOOBIG, 0},
     };
-    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
-        int64_t v = 42;
-        int rc = pint(&v, cases[i].in, 10);
-        assert_int_equal(rc, cases[i].rc);
-        /* out-parameters are written only on success */
-        assert_true(v == (rc == 0 ? cases[i].want : 42));
-    }
+    check_int_cases(cases, CO_ARRAY_SIZE(cases), 10);
 }
 
 static void test_strconv__base0_prefixes_and_underscores(void **state)
 {
     (void)state;
-    static const struct {
-        const char *in;
-        int rc;
-        int64_t want;
-    } cases[] = {
+    static const int_case cases[] = {
         {"0x10", 0, 16},
         {"0X1f", 0, 31},
         {"-0x10", 0, -16},
@@ -87,12 +85,7 @@ static void test_strconv__base0_prefixes_and_underscores(void **state)
         {"0x8000000000000000", CO_ETOOBIG, 0},
         {"-0x8000000000000000", 0, INT64_MIN},
     };
-    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
-        int64_t v = 42;
-        int rc = pint(&v, cases[i].in, 0);
-        assert_int_equal(rc, cases[i].rc);
-        assert_true(v == (rc == 0 ? cases[i].want : 42));
-    }
+    check_int_cases(cases, CO_ARRAY_SIZE(cases), 0);
     /* callers that strip the underscores their syntax allows refuse the rest */
     int64_t v = 0;
     assert_int_equal(co_strconv_parse_int(&v, "1_000", 5, 0, CO_STRCONV_NO_UNDERSCORES),
