@@ -101,20 +101,14 @@ static void read_secret_data(co_certs_data *out, const struct json_object *secre
     }
 }
 
-static const char *annotation(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, "metadata", "annotations", key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static void read_published(co_certs_published *pub, const struct json_object *secret)
 {
     memset(pub, 0, sizeof(*pub));
     if (!secret) {
         return;
     }
-    pub->bundle_sha256 = annotation(secret, CO_CERTS_ANN_BUNDLE);
-    const char *at = annotation(secret, CO_CERTS_ANN_PUBLISHED_AT);
+    pub->bundle_sha256 = co_json_meta_annotation(secret, CO_CERTS_ANN_BUNDLE);
+    const char *at = co_json_meta_annotation(secret, CO_CERTS_ANN_PUBLISHED_AT);
     int64_t ns = 0;
     if (at && co_time_parse(&ns, at) == 0) {
         pub->since = (time_t)(ns / 1000000000);
@@ -124,10 +118,8 @@ static void read_published(co_certs_published *pub, const struct json_object *se
 
 static int managed(const struct json_object *secret)
 {
-    struct json_object *v =
-        co_json_get(secret, "metadata", "labels", CO_CERTS_MANAGED_BY_LABEL, NULL);
-    return v && json_object_is_type(v, json_type_string) &&
-           !strcmp(json_object_get_string(v), CO_CERTS_MANAGED_BY);
+    const char *v = co_json_meta_label(secret, CO_CERTS_MANAGED_BY_LABEL);
+    return v && !strcmp(v, CO_CERTS_MANAGED_BY);
 }
 
 static void set_data(struct json_object *secret, const co_certs_data *d)
@@ -378,7 +370,7 @@ int co_certs_manager_reconcile(co_certs_manager *m)
     if (inject_all(m, bundle)) {
         char hash[65];
         co_certs_sha256_hex(hash, bundle);
-        const char *have = annotation(secret, CO_CERTS_ANN_BUNDLE);
+        const char *have = co_json_meta_annotation(secret, CO_CERTS_ANN_BUNDLE);
         if (!have || strcmp(have, hash)) {
             char at[CO_TIME_STR_MAX];
             co_time_format(at, (int64_t)now * 1000000000);
@@ -457,7 +449,7 @@ static void serve_from_cache(co_certs_manager *m)
         co_certs_data_bundle(&bundle, &d, now);
         char hash[65];
         co_certs_sha256_hex(hash, bundle);
-        const char *have = annotation(secret, CO_CERTS_ANN_BUNDLE);
+        const char *have = co_json_meta_annotation(secret, CO_CERTS_ANN_BUNDLE);
         if (!have || strcmp(have, hash)) {
             why = "the CA bundle is not published yet";
         } else if (co_certs_verify(m->served_cert, bundle, NULL, now) < 0) {

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/api/component.h"
 #include "co/util/error.h"
 #include "co/kube/kube_informer.h"
@@ -53,12 +54,8 @@ static void component_delete(const struct json_object *obj, void *payload)
 
 static const char *name_of(const struct json_object *obj)
 {
-    struct json_object *meta = NULL, *name = NULL;
-    if (json_object_object_get_ex(obj, "metadata", &meta) &&
-        json_object_object_get_ex(meta, "name", &name)) {
-        return json_object_get_string(name);
-    }
-    return "";
+    const char *name = co_json_meta_name(obj);
+    return name ? name : "";
 }
 
 static void policy_put(const struct json_object *obj, void *payload)

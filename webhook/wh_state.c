@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/util/error.h"
 
 typedef struct pending {
@@ -172,22 +173,9 @@ void wh_state_component_delete(wh_state *s, const struct json_object *obj)
     free(key);
 }
 
-/* --- policies and namespaces -------------------------------------------------------------- */
-
-static const char *object_name(const struct json_object *obj)
-{
-    struct json_object *meta = NULL, *name = NULL;
-    if (!json_object_object_get_ex(obj, "metadata", &meta) ||
-        !json_object_object_get_ex(meta, "name", &name) ||
-        !json_object_is_type(name, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(name);
-}
-
 int wh_state_policy_put(wh_state *s, const struct json_object *obj)
 {
-    const char *name = object_name(obj);
+    const char *name = co_json_meta_name(obj);
     if (!name) {
         return co_error_set(CO_EINVALID, "ComponentPolicy without metadata.name");
     }
@@ -209,7 +197,7 @@ void wh_state_policy_delete(wh_state *s, const char *name)
 
 void wh_state_namespace_put(wh_state *s, const struct json_object *obj)
 {
-    const char *name = object_name(obj);
+    const char *name = co_json_meta_name(obj);
     if (!name) {
         return;
     }

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_watch.h"
@@ -59,9 +60,9 @@ static int on_event(co_kube_event_type type, struct json_object *obj, void *payl
     (void)payload;
     /* touch what an informer would read */
     (void)co_kube_event_type_name(type);
-    (void)co_kube__meta_str(obj, "name");
-    (void)co_kube__meta_str(obj, "namespace");
-    (void)co_kube__meta_str(obj, "resourceVersion");
+    (void)co_json_meta_name(obj);
+    (void)co_json_meta_namespace(obj);
+    (void)co_json_str(obj, "metadata", "resourceVersion", NULL);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "shared/src/kube/kube_int.h"
 #include "tests/support/kube_test.h"
@@ -51,7 +52,7 @@ static struct json_object *configmap(const char *name, const char *labels, const
 
 static const char *data_of(struct json_object *obj, const char *key)
 {
-    return co_kube__str(co_kube__obj(obj, "data"), key);
+    return co_json_str(obj, "data", key, NULL);
 }
 
 static void test_kube_client__crud_round_trip(void **state)
@@ -67,7 +68,7 @@ static void test_kube_client__crud_round_trip(void **state)
 
     assert_co_pass(co_kube_create(&out, admin, cm, NULL));
     assert_string_equal(data_of(out, "k"), "v1");
-    assert_non_null(co_kube__meta_str(out, "uid"));
+    assert_non_null(co_json_str(out, "metadata", "uid", NULL));
     json_object_put(out);
 
     assert_co_fail_with(CO_EEXISTS, co_kube_create(NULL, admin, cm, NULL));
@@ -109,10 +110,10 @@ static void test_kube_client__optimistic_concurrency_and_preconditions(void **st
     d.precondition_uid = "00000000-0000-0000-0000-000000000000";
     assert_co_fail_with(CO_ECONFLICT, co_kube_delete(NULL, admin, &ref, &d));
     assert_contains(co_error_last(), "the UID in the precondition");
-    d.precondition_uid = co_kube__meta_str(out, "uid");
-    d.precondition_rv = co_kube__meta_str(v2, "resourceVersion"); /* stale */
+    d.precondition_uid = co_json_str(out, "metadata", "uid", NULL);
+    d.precondition_rv = co_json_str(v2, "metadata", "resourceVersion", NULL); /* stale */
     assert_co_fail_with(CO_ECONFLICT, co_kube_delete(NULL, admin, &ref, &d));
-    d.precondition_rv = co_kube__meta_str(out, "resourceVersion");
+    d.precondition_rv = co_json_str(out, "metadata", "resourceVersion", NULL);
     d.dry_run = 1;
     assert_co_pass(co_kube_delete(NULL, admin, &ref, &d));
     struct json_object *still = NULL;
@@ -167,7 +168,7 @@ static void test_kube_client__list_selectors_and_pages(void **state)
     co_kube_list_options lo = {.label_selector = "set=pages", .limit = 2};
     struct json_object *page = NULL;
     assert_co_pass(co_kube_list(&page, admin, &coll, &lo));
-    const char *cont = co_kube__meta_str(page, "continue");
+    const char *cont = co_json_str(page, "metadata", "continue", NULL);
     assert_non_null(cont);
     assert_true(strlen(cont) > 0);
     struct json_object *items = NULL;

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_config.h"
 #include "co/kube/kube_transport.h"
@@ -53,7 +54,7 @@ static struct json_object *configmap(const char *name, const char *data)
 
 static const char *data_of(struct json_object *obj, const char *key)
 {
-    return co_kube__str(co_kube__obj(obj, "data"), key);
+    return co_json_str(obj, "data", key, NULL);
 }
 
 static void test_kube_gnutls__crud_round_trip(void **state)
@@ -135,7 +136,7 @@ typedef struct seen {
 static int on_event(co_kube_event_type type, struct json_object *obj, void *payload)
 {
     seen *s = payload;
-    const char *name = co_kube__meta_str(obj, "name");
+    const char *name = co_json_meta_name(obj);
     if (!name || strcmp(name, "watched") != 0) {
         return 0;
     }
@@ -151,7 +152,7 @@ static void test_kube_gnutls__watch_streams_events(void **state)
     co_kube_list_options lo = {.label_selector = "set=gnutls", .limit = 1};
     struct json_object *page = NULL;
     assert_co_pass(co_kube_list(&page, admin, &coll, &lo));
-    char *rv = co_xstrdup(co_kube__meta_str(page, "resourceVersion"));
+    char *rv = co_xstrdup(co_json_str(page, "metadata", "resourceVersion", NULL));
     json_object_put(page);
     /* created and changed after the list: the watch from its version sees both */
     struct json_object *cm = configmap("watched", "\"v\":\"1\"");

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_event.h"
 #include "co/kube/kube_informer.h"
 #include "co/kube/kube_watch.h"
@@ -62,8 +63,7 @@ static void put_configmap(co_kube_client *c,
 static int by_dependency(co_kube_keys *out, const struct json_object *obj, void *payload)
 {
     (void)payload;
-    const char *deps =
-        co_kube__str(co_kube__obj(co_kube__obj(obj, "metadata"), "annotations"), "deps");
+    const char *deps = co_json_str(obj, "metadata", "annotations", "deps", NULL);
     if (!deps || !deps[0]) {
         return 0;
     }
@@ -122,7 +122,7 @@ static int has_value(void *payload)
     if (rc < 0) {
         return cv->value == NULL;
     }
-    const char *v = co_kube__str(co_kube__obj(obj, "data"), "v");
+    const char *v = co_json_str(obj, "data", "v", NULL);
     int ok = cv->value && v && strcmp(v, cv->value) == 0;
     json_object_put(obj);
     return ok;
@@ -233,13 +233,13 @@ static void test_kube_informer__events_are_deduplicated(void **state)
     int saw_broken = 0;
     for (size_t i = 0; i < json_object_array_length(items); i++) {
         struct json_object *ev = json_object_array_get_idx(items, i);
-        if (strcmp(co_kube__str(ev, "reason"), "Broken") == 0) {
+        if (strcmp(co_json_str(ev, "reason", NULL), "Broken") == 0) {
             struct json_object *cnt = NULL;
             assert_true(json_object_object_get_ex(ev, "count", &cnt));
             assert_int_equal(json_object_get_int(cnt), 3);
-            assert_string_equal(co_kube__str(ev, "type"), "Warning");
-            assert_string_equal(co_kube__str(co_kube__obj(ev, "involvedObject"), "uid"),
-                                co_kube__meta_str(obj, "uid"));
+            assert_string_equal(co_json_str(ev, "type", NULL), "Warning");
+            assert_string_equal(co_json_str(ev, "involvedObject", "uid", NULL),
+                                co_json_str(obj, "metadata", "uid", NULL));
             saw_broken = 1;
         }
     }
@@ -305,7 +305,7 @@ static void test_kube_informer__survives_apiserver_restarts_and_relists_after_go
     co_kube_list_options lo = {.limit = 1};
     struct json_object *page = NULL;
     assert_co_pass(co_kube_list(&page, c, &(co_kube_ref){"v1", "ConfigMap", pns, NULL}, &lo));
-    char *cont = co_xstrdup(co_kube__meta_str(page, "continue"));
+    char *cont = co_xstrdup(co_json_str(page, "metadata", "continue", NULL));
     json_object_put(page);
     put_configmap(c, other, "elsewhere", "", "3");
     assert_int_equal(co_test_controlplane_cmd(&cp, "compact"), 0);

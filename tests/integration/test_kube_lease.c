@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_config.h"
 #include "co/kube/kube_lease.h"
 #include "shared/src/kube/kube_int.h"
@@ -225,7 +226,7 @@ static char *lease_holder(void)
                     NULL) < 0) {
         return co_xstrdup("");
     }
-    const char *h = co_kube__str(co_kube__obj(lease, "spec"), "holderIdentity");
+    const char *h = co_json_str(lease, "spec", "holderIdentity", NULL);
     char *copy = co_xstrdup(h ? h : "");
     json_object_put(lease);
     return copy;

@@ -1442,7 +1442,7 @@ static void test_component__member_lookup_small_and_large_objects(void **state)
         for (int i = 0; i < size; i++) {
             char key[16];
             snprintf(key, sizeof(key), "k%d", i);
-            struct json_object *v = co_json__get(o, key);
+            struct json_object *v = co_json__member(o, key);
             if (i % 5 == 4) {
                 assert_null(v);
             } else {
@@ -1450,18 +1450,18 @@ static void test_component__member_lookup_small_and_large_objects(void **state)
                 assert_int_equal(json_object_get_int(v), i);
             }
         }
-        assert_null(co_json__get(o, "k"));
-        assert_null(co_json__get(o, "k999"));
-        assert_null(co_json__get(o, ""));
+        assert_null(co_json__member(o, "k"));
+        assert_null(co_json__member(o, "k999"));
+        assert_null(co_json__member(o, ""));
         json_object_put(o);
     }
     struct json_object *o = json_tokener_parse("{\"\":1,\"a\":\"x\",\"ab\":2}");
     assert_non_null(o);
-    assert_int_equal(json_object_get_int(co_json__get(o, "")), 1);
-    assert_string_equal(co_json__str(o, "a"), "x");
-    assert_null(co_json__str(o, "ab"));
-    assert_null(co_json__get(json_object_object_get(o, "a"), "a")); /* not an object */
-    assert_null(co_json__get(NULL, "a"));
+    assert_int_equal(json_object_get_int(co_json__member(o, "")), 1);
+    assert_string_equal(co_json_str(o, "a", NULL), "x");
+    assert_null(co_json_str(o, "ab", NULL));
+    assert_null(co_json__member(json_object_object_get(o, "a"), "a")); /* not an object */
+    assert_null(co_json__member(NULL, "a"));
     json_object_put(o);
 }
 

@@ -193,6 +193,11 @@ static void test_digest__base64_decode_rules(void **state)
         {"Zg==Zg==", CO_BASE64_STD, "illegal base64 data at input byte 4"},
         {"Z", CO_BASE64_RAW, "illegal base64 data at input byte 0"},
         {"Zm9v\xff", CO_BASE64_STD, "illegal base64 data at input byte 4"},
+        /* Go counts a short last quantum back from the end, newlines included */
+        {"Zm9vZg\n", CO_BASE64_STD, "illegal base64 data at input byte 5"},
+        /* and reports a missing second '=' one byte early */
+        {"Zg=A", CO_BASE64_STD, "illegal base64 data at input byte 2"},
+        {"Zg==\nx", CO_BASE64_STD, "illegal base64 data at input byte 5"},
     };
     for (size_t i = 0; i < CO_ARRAY_SIZE(bad); i++) {
         co_error_clear();
@@ -206,6 +211,74 @@ static void test_digest__base64_decode_rules(void **state)
     co_buf small = CO_BUF_INIT(4);
     assert_co_fail_with(CO_ETOOBIG, co_base64_decode(&small, "Zm9vYmFy", 8, CO_BASE64_STD));
     assert_null(small.ptr);
+}
+
+static void test_digest__base64_strict_refuses_unused_bits(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(64);
+    /* 'h' leaves non-zero bits after the last byte: Go's lenient decoder drops them */
+    assert_co_pass(co_base64_decode(&b, "Zh==", 4, CO_BASE64_STD));
+    assert_string_equal(co_buf_cstr(&b), "f");
+    co_buf_reset(&b);
+    assert_co_fail_with(CO_EINVALID,
+                        co_base64_decode(&b, "Zh==", 4, CO_BASE64_STD | CO_BASE64_STRICT));
+    assert_contains(co_error_last(), "illegal base64 data at input byte 2");
+    assert_co_fail_with(CO_EINVALID, co_base64_decode(&b, "Zm9=", 4, CO_BASE64_STRICT));
+    assert_contains(co_error_last(), "illegal base64 data at input byte 3");
+    assert_co_fail_with(CO_EINVALID,
+                        co_base64_decode(&b, "Zh", 2, CO_BASE64_RAW | CO_BASE64_STRICT));
+    assert_co_pass(co_base64_decode(&b, "Zg", 2, CO_BASE64_RAW | CO_BASE64_STRICT));
+    assert_string_equal(co_buf_cstr(&b), "f");
+    co_buf_dispose(&b);
+}
+
+static void test_digest__base64_no_newlines_refuses_them(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(64);
+    assert_co_fail_with(CO_EINVALID, co_base64_decode(&b, "Zm9v\nYmFy", 9, CO_BASE64_NO_NEWLINES));
+    assert_contains(co_error_last(), "illegal base64 data at input byte 4");
+    assert_co_fail_with(CO_EINVALID, co_base64_decode(&b, "Zg=\r=", 5, CO_BASE64_NO_NEWLINES));
+    assert_co_pass(co_base64_decode(&b, "Zm9vYmFy", 8, CO_BASE64_NO_NEWLINES));
+    assert_string_equal(co_buf_cstr(&b), "foobar");
+    co_buf_dispose(&b);
+}
+
+static void test_digest__base64_decode_alloc(void **state)
+{
+    (void)state;
+    unsigned char *out = NULL;
+    size_t len = 99;
+    assert_co_pass(co_base64_decode_alloc(&out, &len, "Zm9v\nYg==", 9, CO_BASE64_STD));
+    assert_int_equal(len, 4);
+    assert_string_equal((const char *)out, "foob");
+    free(out);
+    out = NULL;
+    assert_co_pass(co_base64_decode_alloc(&out, &len, "", 0, CO_BASE64_RAW));
+    assert_int_equal(len, 0);
+    assert_string_equal((const char *)out, "");
+    free(out);
+    /* out-parameters are written only on success */
+    out = NULL;
+    len = 99;
+    assert_co_fail_with(CO_EINVALID, co_base64_decode_alloc(&out, &len, "Zg=", 3, CO_BASE64_STD));
+    assert_contains(co_error_last(), "illegal base64 data at input byte 3");
+    assert_null(out);
+    assert_int_equal(len, 99);
+}
+
+static void test_digest__base64_encode_buf_appends_under_the_cap(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(12);
+    assert_co_pass(co_buf_puts(&b, "x:"));
+    assert_co_pass(co_base64_encode_buf(&b, "foob", 4, CO_BASE64_STD));
+    assert_string_equal(co_buf_cstr(&b), "x:Zm9vYg==");
+    assert_co_pass(co_base64_encode_buf(&b, "\xfb", 1, CO_BASE64_URL | CO_BASE64_RAW));
+    assert_string_equal(co_buf_cstr(&b), "x:Zm9vYg==-w");
+    assert_co_fail_with(CO_ETOOBIG, co_base64_encode_buf(&b, "f", 1, CO_BASE64_STD));
+    assert_null(b.ptr);
 }
 
 static void test_digest__base64_round_trips_all_bytes(void **state)
@@ -241,6 +314,10 @@ int main(void)
         cmocka_unit_test(test_digest__base64_rfc4648_vectors),
         cmocka_unit_test(test_digest__base64_url_alphabet),
         cmocka_unit_test(test_digest__base64_decode_rules),
+        cmocka_unit_test(test_digest__base64_strict_refuses_unused_bits),
+        cmocka_unit_test(test_digest__base64_no_newlines_refuses_them),
+        cmocka_unit_test(test_digest__base64_decode_alloc),
+        cmocka_unit_test(test_digest__base64_encode_buf_appends_under_the_cap),
         cmocka_unit_test(test_digest__base64_round_trips_all_bytes),
     };
     return cmocka_run_group_tests_name("digest", tests, NULL, NULL);

@@ -23,13 +23,13 @@
 
 #include <json-c/json.h>
 
+#include "co/util/digest.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
 #include "co/util/budget.h"
 #include "co/util/duration.h"
 #include "co/render/envsubst.h"
 #include "co/util/error.h"
-#include "shared/src/render/sops/sops_int.h"
 #include "tests/support/test_support.h"
 
 typedef struct kv {
@@ -295,15 +295,14 @@ static struct json_object *run_oracle(char **inputs, size_t n)
     struct json_object *vars = json_object_new_object();
     for (size_t i = 0; i < CO_ARRAY_SIZE(oracle_vars); i++) {
         co_buf b = CO_BUF_INIT(SIZE_MAX);
-        assert_co_pass(co_sops__b64_encode(&b, (const unsigned char *)oracle_vars[i].value,
-                                           strlen(oracle_vars[i].value)));
+        assert_co_pass(co_base64_encode_buf(&b, oracle_vars[i].value, strlen(oracle_vars[i].value),
+                                            CO_BASE64_STD));
         json_object_object_add(vars, oracle_vars[i].name, json_object_new_string(co_buf_cstr(&b)));
         co_buf_dispose(&b);
     }
     for (size_t i = 0; i < n; i++) {
         co_buf b = CO_BUF_INIT(SIZE_MAX);
-        assert_co_pass(
-            co_sops__b64_encode(&b, (const unsigned char *)inputs[i], strlen(inputs[i])));
+        assert_co_pass(co_base64_encode_buf(&b, inputs[i], strlen(inputs[i]), CO_BASE64_STD));
         struct json_object *o = json_object_new_object();
         json_object_object_add(o, "vars", json_object_get(vars));
         json_object_object_add(o, "in", json_object_new_string(co_buf_cstr(&b)));
@@ -383,7 +382,7 @@ static void test_envsubst__same_as_drone_envsubst(void **state)
         unsigned char *want = NULL;
         size_t want_len = 0;
         const char *ob = json_object_get_string(o);
-        assert_co_pass(co_sops__b64_decode(&want, &want_len, ob, strlen(ob), CO_SOPS__B64_PADDED));
+        assert_co_pass(co_base64_decode_alloc(&want, &want_len, ob, strlen(ob), CO_BASE64_STD));
         co_buf out = CO_BUF_INIT(1 << 20);
         co_error_clear();
         int rc = co_envsubst_eval(&out, inputs[i], strlen(inputs[i]), vars, 0);

@@ -401,6 +401,65 @@ static const char *manifest = "{\"metadata\":{\"name\":\"c1\",\"labels\":{"
                               "\"timeout\":null,\"dependencies\":[{\"name\":\"d0\"},{\"name\":7}],"
                               "\"a/b\":{\"~c\":1}}}";
 
+static void test_json__str_follows_members_to_a_string(void **state)
+{
+    (void)state;
+    struct json_object *o =
+        parse("{\"a\":{\"b\":\"x\",\"n\":1,\"z\":null,\"l\":[\"y\"]},\"s\":\"top\"}");
+    assert_string_equal(co_json_str(o, "a", "b", NULL), "x");
+    assert_string_equal(co_json_str(o, "s", NULL), "top");
+    assert_null(co_json_str(o, "a", "n", NULL));       /* not a string */
+    assert_null(co_json_str(o, "a", "z", NULL));       /* null */
+    assert_null(co_json_str(o, "a", "missing", NULL)); /* absent */
+    assert_null(co_json_str(o, "a", "l", "0", NULL));  /* members only, never array elements */
+    assert_null(co_json_str(o, "s", "x", NULL));       /* a string on the way */
+    assert_null(co_json_str(o, "a", NULL));            /* an object at the end */
+    assert_null(co_json_str(NULL, "a", NULL));
+    json_object_put(o);
+}
+
+static void test_json__meta_accessors(void **state)
+{
+    (void)state;
+    struct json_object *o = parse("{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\","
+                                  "\"labels\":{\"app\":\"web\",\"num\":3},"
+                                  "\"annotations\":{\"example.com/a\":\"v\"}}}");
+    assert_string_equal(co_json_meta_name(o), "n");
+    assert_string_equal(co_json_meta_namespace(o), "ns");
+    assert_string_equal(co_json_meta_label(o, "app"), "web");
+    assert_null(co_json_meta_label(o, "num"));
+    assert_null(co_json_meta_label(o, "other"));
+    assert_string_equal(co_json_meta_annotation(o, "example.com/a"), "v");
+    assert_null(co_json_meta_annotation(o, "app"));
+    json_object_put(o);
+    o = parse("{\"metadata\":[]}");
+    assert_null(co_json_meta_name(o));
+    assert_null(co_json_meta_label(o, "app"));
+    json_object_put(o);
+}
+
+static void test_json__member_lookup_past_the_linear_scan(void **state)
+{
+    (void)state;
+    /* the first members are compared one by one, the rest found through the hash table */
+    struct json_object *o = json_object_new_object();
+    char key[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        json_object_object_add(o, key, json_object_new_int(i));
+    }
+    json_object_object_add(o, "nil", NULL);
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        assert_int_equal(json_object_get_int(co_json__member(o, key)), i);
+    }
+    assert_null(co_json__member(o, "k40"));
+    assert_null(co_json__member(o, "nil"));
+    assert_null(co_json__member(json_object_object_get(o, "k1"), "k1"));
+    assert_null(co_json__member(NULL, "k1"));
+    json_object_put(o);
+}
+
 static void test_json__get_by_keys_with_dots_and_slashes(void **state)
 {
     (void)state;
@@ -1318,6 +1377,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json__parses_every_type),
+        cmocka_unit_test(test_json__str_follows_members_to_a_string),
+        cmocka_unit_test(test_json__meta_accessors),
+        cmocka_unit_test(test_json__member_lookup_past_the_linear_scan),
         cmocka_unit_test(test_json__strict_syntax_errors_have_positions),
         cmocka_unit_test(test_json__rejects_invalid_utf8),
         cmocka_unit_test(test_json__truncated_documents_fail_cleanly),

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/util/caps.h"
 #include "co/kube/kube_client.h"
 #include "shared/src/kube/kube_int.h"
@@ -106,7 +107,7 @@ static void test_kube_client__get_decodes_object(void **state)
     struct json_object *out = NULL;
     co_kube_get_options go = {.resource_version = "0"};
     assert_co_pass(co_kube_get(&out, c, &cm_x, &go));
-    assert_string_equal(co_kube__meta_str(out, "resourceVersion"), "7");
+    assert_string_equal(co_json_str(out, "metadata", "resourceVersion", NULL), "7");
     json_object_put(out);
     co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
     assert_string_equal(call.path, "/api/v1/namespaces/ns1/configmaps/x?resourceVersion=0");
@@ -601,8 +602,8 @@ static void test_kube_client__list_can_leave_out_managed_fields(void **state)
     assert_true(json_object_object_get_ex(all, "items", &items));
     assert_int_equal(json_object_array_length(items), 2);
     struct json_object *a = json_object_array_get_idx(items, 0);
-    assert_string_equal(co_kube__meta_str(a, "name"), "a");
-    assert_string_equal(co_kube__str(co_kube__obj(a, "data"), "k"), "v");
+    assert_string_equal(co_json_meta_name(a), "a");
+    assert_string_equal(co_json_str(a, "data", "k", NULL), "v");
     assert_null(json_object_object_get(co_kube__obj(a, "metadata"), "managedFields"));
     json_object_put(all);
     co_kube_client_free(c);
@@ -633,9 +634,9 @@ static void test_kube_client__list_pages_and_selectors(void **state)
     struct json_object *items = NULL;
     assert_true(json_object_object_get_ex(all, "items", &items));
     assert_int_equal(json_object_array_length(items), 3);
-    assert_string_equal(co_kube__meta_str(json_object_array_get_idx(items, 2), "name"), "c");
-    assert_string_equal(co_kube__meta_str(all, "resourceVersion"), "10");
-    assert_string_equal(co_kube__str(all, "kind"), "ConfigMapList");
+    assert_string_equal(co_json_meta_name(json_object_array_get_idx(items, 2)), "c");
+    assert_string_equal(co_json_str(all, "metadata", "resourceVersion", NULL), "10");
+    assert_string_equal(co_json_str(all, "kind", NULL), "ConfigMapList");
     json_object_put(all);
     all = NULL;
     co_fake_call first = co_fake_kube_call(f, 1);
@@ -741,11 +742,11 @@ static void test_kube_client__write_operations(void **state)
     call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
     assert_string_equal(call.method, "DELETE");
     struct json_object *body = parse(call.body);
-    assert_string_equal(co_kube__str(body, "kind"), "DeleteOptions");
-    assert_string_equal(co_kube__str(body, "propagationPolicy"), "Foreground");
+    assert_string_equal(co_json_str(body, "kind", NULL), "DeleteOptions");
+    assert_string_equal(co_json_str(body, "propagationPolicy", NULL), "Foreground");
     struct json_object *pre = co_kube__obj(body, "preconditions");
-    assert_string_equal(co_kube__str(pre, "uid"), "u-1");
-    assert_string_equal(co_kube__str(pre, "resourceVersion"), "5");
+    assert_string_equal(co_json_str(pre, "uid", NULL), "u-1");
+    assert_string_equal(co_json_str(pre, "resourceVersion", NULL), "5");
     assert_contains(call.body, "\"dryRun\":[\"All\"]");
     assert_contains(call.body, "\"gracePeriodSeconds\":0");
     json_object_put(body);
@@ -956,44 +957,6 @@ static void test_kube_client__backoff_is_bounded_and_jittered(void **state)
     assert_true(co_kube_backoff_ms(1000, 200, 10000, 0.5) <= 10000);
 }
 
-static void test_kube_client__string_map(void **state)
-{
-    (void)state;
-    co_kube_map m = CO_KUBE_MAP_INIT;
-    char keys[200][16];
-    for (int i = 0; i < 200; i++) {
-        snprintf(keys[i], sizeof(keys[i]), "k%d", i);
-        assert_null(co_kube_map_put(&m, keys[i], keys[i]));
-    }
-    assert_int_equal(m.len, 200);
-    for (int i = 0; i < 200; i += 2) {
-        assert_ptr_equal(co_kube_map_remove(&m, keys[i]), keys[i]);
-    }
-    assert_int_equal(m.len, 100);
-    for (int i = 0; i < 200; i++) {
-        assert_ptr_equal(co_kube_map_get(&m, keys[i]), i % 2 ? keys[i] : NULL);
-    }
-    /* replacing during a walk is allowed and visits every key once */
-    size_t seen = 0;
-    const char *k;
-    void *v;
-    for (size_t it = 0; co_kube_map_next(&m, &it, &k, &v);) {
-        co_kube_map_put(&m, k, NULL);
-        seen++;
-    }
-    assert_int_equal(seen, 100);
-    /* churn through tombstones without growing forever */
-    for (int r = 0; r < 50; r++) {
-        for (int i = 0; i < 200; i += 2) {
-            co_kube_map_put(&m, keys[i], keys[i]);
-            co_kube_map_remove(&m, keys[i]);
-        }
-    }
-    assert_int_equal(m.len, 100);
-    assert_true(m.cap <= 512);
-    co_kube_map_dispose(&m);
-}
-
 typedef struct counted {
     int seen;
     int stop_at; /* return stop_rc at this item (1-based), 0: never */
@@ -1079,7 +1042,6 @@ int main(void)
         cmocka_unit_test(test_kube_client__request_body_is_capped),
         cmocka_unit_test(test_kube_client__token_bucket),
         cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
-        cmocka_unit_test(test_kube_client__string_map),
         cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_event.h"
 #include "co/util/time.h"
 #include "shared/src/kube/kube_int.h"
@@ -69,23 +70,22 @@ static void test_kube_event__creates_an_event(void **state)
     assert_string_equal(call.path, "/api/v1/namespaces/ns1/events");
     struct json_object *ev = json_tokener_parse(call.body);
     assert_non_null(ev);
-    assert_string_equal(co_kube__str(ev, "kind"), "Event");
-    assert_string_equal(co_kube__str(ev, "type"), "Warning");
-    assert_string_equal(co_kube__str(ev, "reason"), "ApplyFailed");
-    assert_string_equal(co_kube__str(ev, "message"), "applying 3 objects: denied");
-    assert_string_equal(co_kube__meta_str(ev, "namespace"), "ns1");
-    assert_true(strncmp(co_kube__meta_str(ev, "name"), "comp.", 5) == 0);
+    assert_string_equal(co_json_str(ev, "kind", NULL), "Event");
+    assert_string_equal(co_json_str(ev, "type", NULL), "Warning");
+    assert_string_equal(co_json_str(ev, "reason", NULL), "ApplyFailed");
+    assert_string_equal(co_json_str(ev, "message", NULL), "applying 3 objects: denied");
+    assert_string_equal(co_json_meta_namespace(ev), "ns1");
+    assert_true(strncmp(co_json_meta_name(ev), "comp.", 5) == 0);
     struct json_object *ref = co_kube__obj(ev, "involvedObject");
-    assert_string_equal(co_kube__str(ref, "kind"), "Component");
-    assert_string_equal(co_kube__str(ref, "apiVersion"), "core.cs.sap.com/v1alpha1");
-    assert_string_equal(co_kube__str(ref, "uid"), "u-1");
-    assert_string_equal(co_kube__str(ref, "resourceVersion"), "42");
-    assert_string_equal(co_kube__str(co_kube__obj(ev, "source"), "component"),
-                        "component-controller");
-    assert_string_equal(co_kube__str(co_kube__obj(ev, "source"), "host"), "pod-1");
-    assert_string_equal(co_kube__str(ev, "reportingComponent"), "component-controller");
+    assert_string_equal(co_json_str(ref, "kind", NULL), "Component");
+    assert_string_equal(co_json_str(ref, "apiVersion", NULL), "core.cs.sap.com/v1alpha1");
+    assert_string_equal(co_json_str(ref, "uid", NULL), "u-1");
+    assert_string_equal(co_json_str(ref, "resourceVersion", NULL), "42");
+    assert_string_equal(co_json_str(ev, "source", "component", NULL), "component-controller");
+    assert_string_equal(co_json_str(ev, "source", "host", NULL), "pod-1");
+    assert_string_equal(co_json_str(ev, "reportingComponent", NULL), "component-controller");
     int64_t t = 0;
-    assert_co_pass(co_time_parse(&t, co_kube__str(ev, "firstTimestamp")));
+    assert_co_pass(co_time_parse(&t, co_json_str(ev, "firstTimestamp", NULL)));
     json_object_put(ev);
     co_fake_call_dispose(&call);
     co_kube_recorder_stats st;
@@ -106,8 +106,8 @@ static void test_kube_event__annotations_are_written(void **state)
     struct json_object *a = co_kube__obj(co_kube__obj(ev, "metadata"), "annotations");
     assert_non_null(a);
     assert_int_equal(json_object_object_length(a), 2);
-    assert_string_equal(co_kube__str(a, "core.cs.sap.com/revision"), "v1");
-    assert_string_equal(co_kube__str(a, "core.cs.sap.com/token"), "u-1:ab");
+    assert_string_equal(co_json_str(a, "core.cs.sap.com/revision", NULL), "v1");
+    assert_string_equal(co_json_str(a, "core.cs.sap.com/token", NULL), "u-1:ab");
     json_object_put(ev);
     co_fake_call_dispose(&call);
     /* without annotations there is no annotations member */
@@ -197,7 +197,7 @@ static void test_kube_event__failures_are_counted(void **state)
     assert_co_pass(co_kube_recorder_flush(fx->rec, 30000));
     co_fake_call call = last_call(fx->f);
     struct json_object *ev = json_tokener_parse(call.body);
-    assert_int_equal(strlen(co_kube__str(ev, "message")), 1024);
+    assert_int_equal(strlen(co_json_str(ev, "message", NULL)), 1024);
     json_object_put(ev);
     co_fake_call_dispose(&call);
 }

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_informer.h"
 #include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
@@ -37,9 +38,9 @@ static void log_add(log_t *l, const char *what, const struct json_object *obj)
 {
     pthread_mutex_lock(&l->lock);
     if (l->n < CO_ARRAY_SIZE(l->lines)) {
-        const char *v = co_kube__str(co_kube__obj(obj, "data"), "v");
-        snprintf(l->lines[l->n++], sizeof(l->lines[0]), "%s %s %s", what,
-                 co_kube__meta_str(obj, "name"), v ? v : "-");
+        const char *v = co_json_str(obj, "data", "v", NULL);
+        snprintf(l->lines[l->n++], sizeof(l->lines[0]), "%s %s %s", what, co_json_meta_name(obj),
+                 v ? v : "-");
     }
     pthread_mutex_unlock(&l->lock);
 }
@@ -52,7 +53,7 @@ static void on_add(const struct json_object *obj, void *payload)
 static void on_update(const struct json_object *old, const struct json_object *obj, void *payload)
 {
     char what[48];
-    const char *v = co_kube__str(co_kube__obj(old, "data"), "v");
+    const char *v = co_json_str(old, "data", "v", NULL);
     snprintf(what, sizeof(what), "update(from %s)", v ? v : "-");
     log_add(payload, what, obj);
 }
@@ -74,7 +75,7 @@ static size_t log_len(log_t *l)
 static int by_team(co_kube_keys *out, const struct json_object *obj, void *payload)
 {
     (void)payload;
-    const char *team = co_kube__str(co_kube__obj(co_kube__obj(obj, "metadata"), "labels"), "team");
+    const char *team = co_json_str(obj, "metadata", "labels", "team", NULL);
     if (!team) {
         return 0;
     }
@@ -222,7 +223,7 @@ static void test_kube_informer__list_then_watch(void **state)
     assert_int_equal(co_kube_informer_len(fx->inf), 3);
     struct json_object *obj = NULL;
     assert_co_pass(co_kube_informer_get(&obj, fx->inf, "ns1", "a"));
-    assert_string_equal(co_kube__str(co_kube__obj(obj, "data"), "v"), "12");
+    assert_string_equal(co_json_str(obj, "data", "v", NULL), "12");
     /* managed fields were dropped before caching */
     assert_null(json_object_object_get(co_kube__obj(obj, "metadata"), "managedFields"));
     json_object_put(obj);
@@ -231,8 +232,8 @@ static void test_kube_informer__list_then_watch(void **state)
     struct json_object *all = NULL;
     assert_co_pass(co_kube_informer_list(&all, fx->inf, "ns1"));
     assert_int_equal(json_object_array_length(all), 3);
-    assert_string_equal(co_kube__meta_str(json_object_array_get_idx(all, 0), "name"), "a");
-    assert_string_equal(co_kube__meta_str(json_object_array_get_idx(all, 2), "name"), "d");
+    assert_string_equal(co_json_meta_name(json_object_array_get_idx(all, 0)), "a");
+    assert_string_equal(co_json_meta_name(json_object_array_get_idx(all, 2)), "d");
     json_object_put(all);
     assert_co_pass(co_kube_informer_list(&all, fx->inf, "other"));
     assert_int_equal(json_object_array_length(all), 0);

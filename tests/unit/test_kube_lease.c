@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_lease.h"
 #include "co/util/time.h"
 #include "shared/src/kube/kube_int.h"
@@ -117,7 +118,7 @@ static int spec_int(struct json_object *lease, const char *key)
 
 static const char *spec_str(struct json_object *lease, const char *key)
 {
-    return co_kube__str(co_kube__obj(lease, "spec"), key);
+    return co_json_str(lease, "spec", key, NULL);
 }
 
 static void test_kube_lease__options_are_checked(void **state)
@@ -185,7 +186,7 @@ static void test_kube_lease__respects_a_live_holder_then_takes_over(void **state
     struct json_object *body = last_body(fx->f, "PUT");
     assert_string_equal(spec_str(body, "holderIdentity"), "me");
     assert_int_equal(spec_int(body, "leaseTransitions"), 4);
-    assert_string_equal(co_kube__meta_str(body, "resourceVersion"), "7");
+    assert_string_equal(co_json_str(body, "metadata", "resourceVersion", NULL), "7");
     assert_string_not_equal(spec_str(body, "acquireTime"), "2024-01-01T00:00:00.000000Z");
     json_object_put(body);
 }

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/kube/kube_watch.h"
 #include "shared/src/kube/kube_int.h"
 #include "tests/support/fake_kube.h"
@@ -117,8 +118,8 @@ static int record_event(co_kube_event_type type, struct json_object *obj, void *
     seen *s = payload;
     if (s->n < CO_ARRAY_SIZE(s->types)) {
         s->types[s->n] = type;
-        const char *name = co_kube__meta_str(obj, "name");
-        const char *rv = co_kube__meta_str(obj, "resourceVersion");
+        const char *name = co_json_meta_name(obj);
+        const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
         snprintf(s->names[s->n], sizeof(s->names[0]), "%s", name ? name : rv ? rv : "");
         s->n++;
     }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The dependency graph: nodes in an open-addressing hash table keyed by "ns/name" (a keyed
- * hash, co/util/hash.h: the names are chosen by whoever creates Components), forward
+ * The dependency graph: nodes in an array, found by "ns/name" through the string map
+ * (co/util/strmap.h: keyed hash, the names are chosen by whoever creates Components), forward
  * edges (dependencies) and reverse edges (dependents) as index arrays. A node stays while a
  * Component occupies it or another node points to it (a missing target); when neither holds it
  * is deleted, so churn of short-lived names does not grow the table. Searches are iterative
@@ -18,7 +18,7 @@
 #include "co/util/buf.h"
 #include "co/api/component.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
+#include "co/util/strmap.h"
 #include "co/json/jdoc.h"
 #include "schema_lib.h"
 
@@ -31,8 +31,7 @@ typedef struct node {
     size_t nrdeps;
 } node;
 
-#define EMPTY     SIZE_MAX
-#define TOMBSTONE (SIZE_MAX - 1)
+#define EMPTY SIZE_MAX
 
 struct co_depgraph {
     node *nodes;
@@ -40,9 +39,7 @@ struct co_depgraph {
     size_t cap;
     size_t *free_slots;
     size_t nfree;
-    size_t *table; /* node index, EMPTY or TOMBSTONE */
-    size_t tsize;  /* power of two */
-    size_t tused;  /* live + tombstones */
+    co_strmap index; /* key -> node index + 1 */
     size_t present;
 };
 
@@ -71,65 +68,20 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Hash table
+ * Index
  * ------------------------------------------------------------------------------------------- */
-
-/* The table slot holding @p key, or the slot where it would go (the first tombstone seen). */
-static size_t slot_of(const co_depgraph *g, const char *key, int *found)
-{
-    size_t mask = g->tsize - 1;
-    size_t i = (size_t)co_hash_str(key) & mask;
-    size_t first_tomb = EMPTY;
-    for (;;) {
-        size_t v = g->table[i];
-        if (v == EMPTY) {
-            *found = 0;
-            return first_tomb != EMPTY ? first_tomb : i;
-        }
-        if (v == TOMBSTONE) {
-            if (first_tomb == EMPTY) {
-                first_tomb = i;
-            }
-        } else if (strcmp(g->nodes[v].key, key) == 0) {
-            *found = 1;
-            return i;
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-static void rehash(co_depgraph *g, size_t tsize)
-{
-    free(g->table);
-    g->tsize = tsize;
-    g->table = co_xcalloc(tsize, sizeof(size_t));
-    for (size_t i = 0; i < tsize; i++) {
-        g->table[i] = EMPTY;
-    }
-    g->tused = 0;
-    for (size_t n = 0; n < g->nnodes; n++) {
-        if (g->nodes[n].key) {
-            int found;
-            size_t s = slot_of(g, g->nodes[n].key, &found);
-            g->table[s] = n;
-            g->tused++;
-        }
-    }
-}
 
 static size_t find(const co_depgraph *g, const char *key)
 {
-    int found;
-    size_t s = slot_of(g, key, &found);
-    return found ? g->table[s] : EMPTY;
+    void *v = NULL;
+    return co_strmap_find(&g->index, key, &v) ? (size_t)(uintptr_t)v - 1 : EMPTY;
 }
 
 static size_t intern(co_depgraph *g, const char *key)
 {
-    int found;
-    size_t s = slot_of(g, key, &found);
-    if (found) {
-        return g->table[s];
+    size_t found = find(g, key);
+    if (found != EMPTY) {
+        return found;
     }
     size_t idx;
     if (g->nfree > 0) {
@@ -143,13 +95,7 @@ static size_t intern(co_depgraph *g, const char *key)
     }
     memset(&g->nodes[idx], 0, sizeof(node));
     g->nodes[idx].key = co_xstrdup(key);
-    if (g->table[s] == EMPTY) {
-        g->tused++;
-    }
-    g->table[s] = idx;
-    if (g->tused * 10 >= g->tsize * 7) {
-        rehash(g, g->tsize * 2);
-    }
+    co_strmap_put(&g->index, key, (void *)(uintptr_t)(idx + 1));
     return idx;
 }
 
@@ -160,10 +106,7 @@ static void collect(co_depgraph *g, size_t idx)
     if (n->present || n->nrdeps > 0 || n->ndeps > 0) {
         return;
     }
-    int found;
-    size_t s = slot_of(g, n->key, &found);
-    CO_ASSERT(found);
-    g->table[s] = TOMBSTONE;
+    CO_ASSERT(co_strmap_remove(&g->index, n->key) != NULL);
     free(n->key);
     free(n->deps);
     free(n->rdeps);
@@ -179,7 +122,7 @@ static void collect(co_depgraph *g, size_t idx)
 co_depgraph *co_depgraph_new(void)
 {
     co_depgraph *g = co_xcalloc(1, sizeof(*g));
-    rehash(g, 64);
+    g->index = (co_strmap)CO_STRMAP_INIT;
     return g;
 }
 
@@ -195,7 +138,7 @@ void co_depgraph_free(co_depgraph *g)
     }
     free(g->nodes);
     free(g->free_slots);
-    free(g->table);
+    co_strmap_dispose(&g->index);
     free(g);
 }
 

@@ -4,6 +4,7 @@
  * field.Error): the type's words, then the bad value for types that show one, then the detail,
  * joined with ": "; several errors are bracketed and comma-separated like an aggregate.
  */
+#include "co/util/utf8.h"
 #include "co/api/field_error.h"
 
 #include <inttypes.h>
@@ -322,43 +323,6 @@ int co_field_errors_format(co_buf *out, const co_field_errors *errs)
     return rc;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4, at most @p avail bytes), or 0 when it is not
- * valid (overlong forms, surrogates and values past U+10FFFF count as invalid, as in Go). */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned cp;
-    if (c < 0x80) {
-        return 1;
-    } else if ((c & 0xE0) == 0xC0) {
-        n = 2;
-        cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-        n = 3;
-        cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n > avail) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-        return 0;
-    }
-    return n;
-}
-
 static int quote_n(co_buf *out, const char *s, size_t len)
 {
     int rc = co_buf_putc(out, '"');
@@ -366,7 +330,8 @@ static int quote_n(co_buf *out, const char *s, size_t len)
     const unsigned char *end = p + len;
     while (rc == 0 && p < end) {
         unsigned c = *p;
-        size_t n = utf8_len(p, (size_t)(end - p));
+        uint32_t cp = 0;
+        size_t n = co_utf8_decode(p, (size_t)(end - p), &cp);
         if (n == 0) {
             rc = co_buf_printf(out, "\\x%02x", c);
             p++;

@@ -429,8 +429,8 @@ const char *co_policy_name(const co_policy *p)
 
 static void validate_semantics(co_field_errors *errs, const json_object *spec)
 {
-    json_object *sel = co_json__get(spec, "namespaceSelector");
-    json_object *labels = co_json__get(sel, "matchLabels");
+    json_object *sel = co_json__member(spec, "namespaceSelector");
+    json_object *labels = co_json__member(sel, "matchLabels");
     if (labels && json_object_is_type(labels, json_type_object)) {
         json_object_object_foreach (labels, key, val) {
             char *p = co_xasprintf("spec.namespaceSelector.matchLabels.%s", key);
@@ -443,14 +443,14 @@ static void validate_semantics(co_field_errors *errs, const json_object *spec)
             free(p);
         }
     }
-    json_object *exprs = co_json__get(sel, "matchExpressions");
+    json_object *exprs = co_json__member(sel, "matchExpressions");
     size_t n =
         exprs && json_object_is_type(exprs, json_type_array) ? json_object_array_length(exprs) : 0;
     for (size_t i = 0; i < n && i < CO_MAX_SPEC_LIST_ITEMS; i++) {
         json_object *e = json_object_array_get_idx(exprs, i);
-        const char *key = co_json__str(e, "key");
-        const char *op = co_json__str(e, "operator");
-        json_object *values = co_json__get(e, "values");
+        const char *key = co_json_str(e, "key", NULL);
+        const char *op = co_json_str(e, "operator", NULL);
+        json_object *values = co_json__member(e, "values");
         size_t nv = values && json_object_is_type(values, json_type_array)
                         ? json_object_array_length(values)
                         : 0;
@@ -481,13 +481,13 @@ static void validate_semantics(co_field_errors *errs, const json_object *spec)
         free(vp);
         free(base);
     }
-    json_object *deps = co_json__get(co_json__get(spec, "rules"), "dependencies");
-    json_object *max = co_json__get(deps, "maxCount");
+    json_object *deps = co_json__member(co_json__member(spec, "rules"), "dependencies");
+    json_object *max = co_json__member(deps, "maxCount");
     if (max && json_object_is_type(max, json_type_int) && json_object_get_int64(max) < 0) {
         co_field_errors_add(errs, CO_FIELD_INVALID, "spec.rules.dependencies.maxCount", max,
                             "must be greater than or equal to 0");
     }
-    const char *sa = co_json__str(co_json__get(spec, "defaults"), "serviceAccountName");
+    const char *sa = co_json_str(spec, "defaults", "serviceAccountName", NULL);
     if (sa && !co_name__is_dns_subdomain(sa)) {
         co_field_errors_add_str(errs, CO_FIELD_INVALID, "spec.defaults.serviceAccountName", sa,
                                 "%s", co_name__dns_subdomain_msg);
@@ -502,8 +502,8 @@ int co_policy_validate(co_field_errors *errs, const struct json_object *obj, uns
         co_field_errors_add(errs, CO_FIELD_INVALID, "<root>", obj, "must be a JSON object");
         return CO_EINVALID;
     }
-    const char *kind = co_json__str(obj, "kind");
-    const char *api = co_json__str(obj, "apiVersion");
+    const char *kind = co_json_str(obj, "kind", NULL);
+    const char *api = co_json_str(obj, "apiVersion", NULL);
     if (!kind || strcmp(kind, CO_POLICY_KIND) != 0) {
         static const char *const kinds[] = {CO_POLICY_KIND};
         co_field_errors_unsupported(&mine, "kind", kind, kinds, 1);
@@ -512,12 +512,12 @@ int co_policy_validate(co_field_errors *errs, const struct json_object *obj, uns
         static const char *const versions[] = {CO_POLICY_API_VERSION};
         co_field_errors_unsupported(&mine, "apiVersion", api, versions, 1);
     }
-    const char *name = co_json__str(co_json__get(obj, "metadata"), "name");
+    const char *name = co_json_meta_name(obj);
     if (!name || !name[0]) {
         co_field_errors_add_novalue(&mine, CO_FIELD_REQUIRED, "metadata.name", NULL);
     }
     for (const co_schema *f = policy_root.fields; f->name; f++) {
-        json_object *child = co_json__get(obj, f->name);
+        json_object *child = co_json__member(obj, f->name);
         if (!child && (f->flags & CO_SCHEMA_REQUIRED)) {
             co_field_errors_add_novalue(&mine, CO_FIELD_REQUIRED, f->name, NULL);
         } else {
@@ -534,7 +534,7 @@ int co_policy_validate(co_field_errors *errs, const struct json_object *obj, uns
             }
         }
     }
-    json_object *spec = co_json__get(obj, "spec");
+    json_object *spec = co_json__member(obj, "spec");
     if (spec && json_object_is_type(spec, json_type_object)) {
         validate_semantics(&mine, spec);
     }
@@ -550,9 +550,9 @@ int co_policy_validate(co_field_errors *errs, const struct json_object *obj, uns
 static rule_hdr rule_of(const json_object *rules, const char *name, json_object **out)
 {
     rule_hdr h = {0, CO_POLICY_NONE};
-    *out = co_json__get(rules, name);
+    *out = co_json__member(rules, name);
     if (*out) {
-        co_policy_action a = action_parse(co_json__str(*out, "action"));
+        co_policy_action a = action_parse(co_json_str(*out, "action", NULL));
         h.present = 1;
         h.action = a ? a : CO_POLICY_DENY;
     }
@@ -561,14 +561,14 @@ static rule_hdr rule_of(const json_object *rules, const char *name, json_object 
 
 static int64_t duration_at(const json_object *o, const char *key)
 {
-    const char *s = co_json__str(o, key);
+    const char *s = co_json_str(o, key, NULL);
     int64_t ns = 0;
     return s && co_schema__duration(s, &ns) && ns > 0 ? ns : 0;
 }
 
 static unsigned enum_bits(const json_object *o, const char *key, int (*parse)(const char *))
 {
-    json_object *arr = co_json__get(o, key);
+    json_object *arr = co_json__member(o, key);
     unsigned bits = 0;
     size_t n = arr ? json_object_array_length(arr) : 0;
     for (size_t i = 0; i < n; i++) {
@@ -606,15 +606,15 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
         co_field_errors_dispose(&errs);
         return CO_EINVALID;
     }
-    json_object *spec = co_json__get(obj, "spec");
-    json_object *sel = co_json__get(spec, "namespaceSelector");
-    json_object *rules = co_json__get(spec, "rules");
-    json_object *defs = co_json__get(spec, "defaults");
+    json_object *spec = co_json__member(obj, "spec");
+    json_object *sel = co_json__member(spec, "namespaceSelector");
+    json_object *rules = co_json__member(spec, "rules");
+    json_object *defs = co_json__member(spec, "defaults");
     json_object *r;
     co_policy *p = co_xcalloc(1, sizeof(*p));
-    p->name = co_xstrdup(co_json__str(co_json__get(obj, "metadata"), "name"));
+    p->name = co_xstrdup(co_json_meta_name(obj));
 
-    json_object *labels = co_json__get(sel, "matchLabels");
+    json_object *labels = co_json__member(sel, "matchLabels");
     size_t nl = labels ? (size_t)json_object_object_length(labels) : 0;
     p->match_keys.v = co_xcalloc(nl ? nl : 1, sizeof(char *));
     p->match_values.v = co_xcalloc(nl ? nl : 1, sizeof(char *));
@@ -624,45 +624,46 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
             p->match_values.v[p->match_values.n++] = co_xstrdup(json_object_get_string(val));
         }
     }
-    json_object *exprs = co_json__get(sel, "matchExpressions");
+    json_object *exprs = co_json__member(sel, "matchExpressions");
     size_t ne = exprs ? json_object_array_length(exprs) : 0;
     p->exprs = co_xcalloc(ne ? ne : 1, sizeof(sel_expr));
     for (size_t i = 0; i < ne; i++) {
         json_object *e = json_object_array_get_idx(exprs, i);
         static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist"};
         sel_expr *x = &p->exprs[p->nexprs++];
-        const char *op = co_json__str(e, "operator");
-        x->key = co_xstrdup(co_json__str(e, "key"));
+        const char *op = co_json_str(e, "operator", NULL);
+        x->key = co_xstrdup(co_json_str(e, "key", NULL));
         for (int k = 0; k < 4; k++) {
             if (strcmp(ops[k], op) == 0) {
                 x->op = (sel_op)k;
             }
         }
-        x->values = strv_of(co_json__get(e, "values"));
+        x->values = strv_of(co_json__member(e, "values"));
     }
-    p->exempt_ns = strv_of(co_json__get(spec, "exemptNamespaces"));
-    p->exempt_users = strv_of(co_json__get(spec, "exemptUsers"));
-    p->exempt_groups = strv_of(co_json__get(spec, "exemptGroups"));
+    p->exempt_ns = strv_of(co_json__member(spec, "exemptNamespaces"));
+    p->exempt_users = strv_of(co_json__member(spec, "exemptUsers"));
+    p->exempt_groups = strv_of(co_json__member(spec, "exemptGroups"));
 
     p->source_kinds = rule_of(rules, "sourceKinds", &r);
-    strv kinds = strv_of(co_json__get(r, "allowed"));
+    strv kinds = strv_of(co_json__member(r, "allowed"));
     for (size_t i = 0; i < kinds.n; i++) {
         p->kind_allowed[co_source_kind_parse(kinds.v[i])] = 1;
     }
     strv_free(&kinds);
     p->http_urls = rule_of(rules, "httpUrls", &r);
-    p->prefixes = strv_of(co_json__get(r, "allowedPrefixes"));
+    p->prefixes = strv_of(co_json__member(r, "allowedPrefixes"));
     p->kubeconfig = rule_of(rules, "remoteKubeConfig", &r);
-    json_object *b = co_json__get(r, "allowed");
+    json_object *b = co_json__member(r, "allowed");
     p->kubeconfig_allowed = b && json_object_get_boolean(b);
     p->impersonation = rule_of(rules, "impersonation", &r);
-    b = co_json__get(r, "required");
+    b = co_json__member(r, "required");
     p->sa_required = !b || json_object_get_boolean(b);
-    p->sa_patterns = strv_of(co_json__get(r, "allowedServiceAccounts"));
+    p->sa_patterns = strv_of(co_json__member(r, "allowedServiceAccounts"));
     p->xns = rule_of(rules, "crossNamespaceReferences", &r);
-    p->allow_sources = (b = co_json__get(r, "allowSources")) && json_object_get_boolean(b);
-    p->allow_deps = (b = co_json__get(r, "allowDependencies")) && json_object_get_boolean(b);
-    p->allow_target = (b = co_json__get(r, "allowTargetNamespace")) && json_object_get_boolean(b);
+    p->allow_sources = (b = co_json__member(r, "allowSources")) && json_object_get_boolean(b);
+    p->allow_deps = (b = co_json__member(r, "allowDependencies")) && json_object_get_boolean(b);
+    p->allow_target =
+        (b = co_json__member(r, "allowTargetNamespace")) && json_object_get_boolean(b);
     p->intervals = rule_of(rules, "intervals", &r);
     p->min_requeue = duration_at(r, "minRequeueInterval");
     p->min_retry = duration_at(r, "minRetryInterval");
@@ -674,12 +675,12 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
     p->delete_ok = enum_bits(r, "delete", parse_delete);
     p->missing_ok = enum_bits(r, "missingNamespaces", parse_missing);
     p->deps = rule_of(rules, "dependencies", &r);
-    json_object *max = co_json__get(r, "maxCount");
+    json_object *max = co_json__member(r, "maxCount");
     p->max_deps = max ? json_object_get_int64(max) : -1;
-    p->cycles = action_parse(co_json__str(r, "cycles"));
-    p->missing_targets = action_parse(co_json__str(r, "missingTargets"));
+    p->cycles = action_parse(co_json_str(r, "cycles", NULL));
+    p->missing_targets = action_parse(co_json_str(r, "missingTargets", NULL));
 
-    json_object *grants = co_json__get(spec, "grants");
+    json_object *grants = co_json__member(spec, "grants");
     static const struct {
         const char *field;
         unsigned bit;
@@ -687,7 +688,7 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
                         {"nestedComponents", CO_GRANT_NESTED_COMPONENTS},
                         {"insecureKubeConfigServers", CO_GRANT_INSECURE_KUBECONFIG_SERVERS}};
     for (size_t i = 0; i < CO_ARRAY_SIZE(grant_fields); i++) {
-        if ((b = co_json__get(grants, grant_fields[i].field))) {
+        if ((b = co_json__member(grants, grant_fields[i].field))) {
             if (json_object_get_boolean(b)) {
                 p->grants_true |= grant_fields[i].bit;
             } else {
@@ -696,16 +697,16 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
         }
     }
 
-    p->d_requeue = co_xstrdup(co_json__str(defs, "requeueInterval"));
-    p->d_retry = co_xstrdup(co_json__str(defs, "retryInterval"));
-    p->d_timeout = co_xstrdup(co_json__str(defs, "timeout"));
-    p->d_reapply = co_xstrdup(co_json__str(defs, "reapplyInterval"));
-    p->d_sa = co_xstrdup(co_json__str(defs, "serviceAccountName"));
-    p->d_adoption = co_adoption_policy_parse(co_json__str(defs, "adoptionPolicy"));
-    p->d_update = co_update_policy_parse(co_json__str(defs, "updatePolicy"));
-    p->d_delete = co_delete_policy_parse(co_json__str(defs, "deletePolicy"));
+    p->d_requeue = co_xstrdup(co_json_str(defs, "requeueInterval", NULL));
+    p->d_retry = co_xstrdup(co_json_str(defs, "retryInterval", NULL));
+    p->d_timeout = co_xstrdup(co_json_str(defs, "timeout", NULL));
+    p->d_reapply = co_xstrdup(co_json_str(defs, "reapplyInterval", NULL));
+    p->d_sa = co_xstrdup(co_json_str(defs, "serviceAccountName", NULL));
+    p->d_adoption = co_adoption_policy_parse(co_json_str(defs, "adoptionPolicy", NULL));
+    p->d_update = co_update_policy_parse(co_json_str(defs, "updatePolicy", NULL));
+    p->d_delete = co_delete_policy_parse(co_json_str(defs, "deletePolicy", NULL));
     p->d_missing =
-        co_missing_namespaces_policy_parse(co_json__str(defs, "missingNamespacesPolicy"));
+        co_missing_namespaces_policy_parse(co_json_str(defs, "missingNamespacesPolicy", NULL));
     *out = p;
     return 0;
 }
@@ -737,14 +738,14 @@ static int in_list(const strv *list, const char *s)
 static int selector_matches(const co_policy *p, const json_object *labels)
 {
     for (size_t i = 0; i < p->match_keys.n; i++) {
-        const char *v = co_json__str(labels, p->match_keys.v[i]);
+        const char *v = co_json_str(labels, p->match_keys.v[i], NULL);
         if (!v || strcmp(v, p->match_values.v[i]) != 0) {
             return 0;
         }
     }
     for (size_t i = 0; i < p->nexprs; i++) {
         const sel_expr *x = &p->exprs[i];
-        const char *v = co_json__str(labels, x->key);
+        const char *v = co_json_str(labels, x->key, NULL);
         int ok;
         switch (x->op) {
         case SEL_IN:
@@ -1411,9 +1412,7 @@ done:
 
 int co_policy_requester_of(co_policy_requester *out, const struct json_object *component)
 {
-    const char *value =
-        co_json__str(co_json__get(co_json__get(component, "metadata"), "annotations"),
-                     CO_POLICY_REQUESTER_ANNOTATION);
+    const char *value = co_json_meta_annotation(component, CO_POLICY_REQUESTER_ANNOTATION);
     if (!value) {
         memset(out, 0, sizeof(*out));
         return 0;

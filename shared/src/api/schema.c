@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "co/util/utf8.h"
 #include "co/util/caps.h"
 #include "co/util/common.h"
 #include "co/util/duration.h"
@@ -73,50 +74,6 @@ char *co_schema__index(const char *path, size_t i)
     *w++ = ']';
     *w = '\0';
     return out;
-}
-
-/*
- * Members of an object compared one by one before the hash table is asked. Kubernetes objects
- * mostly have a handful of members, and comparing a few keys (most differ in the first byte)
- * costs less than hashing the key once; the validators look up every field their schema knows,
- * present or not, on every admission.
- */
-#define LINEAR_LOOKUP_MAX 24
-
-struct json_object *co_json__get(const struct json_object *obj, const char *key)
-{
-    /* NULL for anything but an object; json-c stores a JSON null as a NULL value */
-    struct lh_table *t = obj ? json_object_get_object((json_object *)obj) : NULL;
-    if (!t) {
-        return NULL;
-    }
-    int n = 0;
-    struct lh_entry *e = lh_table_head(t);
-    for (; e && n < LINEAR_LOOKUP_MAX; e = lh_entry_next(e), n++) {
-        const char *k = lh_entry_k(e);
-        if (k[0] != key[0]) {
-            continue;
-        }
-        /* keys are short: an inline comparison costs less than a call to strcmp */
-        size_t i = 0;
-        while (k[i] && k[i] == key[i]) {
-            i++;
-        }
-        if (k[i] == key[i]) {
-            return (json_object *)lh_entry_v(e);
-        }
-    }
-    json_object *v = NULL;
-    if (e && json_object_object_get_ex((json_object *)obj, key, &v)) {
-        return v;
-    }
-    return NULL;
-}
-
-const char *co_json__str(const struct json_object *obj, const char *key)
-{
-    json_object *v = co_json__get(obj, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -242,15 +199,6 @@ static int has_type(const co_jv *v, co_schema_type t)
     }
 }
 
-static size_t utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    }
-    return n;
-}
-
 static void quoted_list(co_buf *b, const char *const *names)
 {
     for (size_t i = 0; names[i]; i++) {
@@ -349,7 +297,7 @@ static void check_string(co_field_errors *errs, const co_jv *v, const co_schema 
     if (v->len != strlen(str)) {
         path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v, "must not contain NUL characters");
-    } else if (s->min_length && utf8_chars(str) < s->min_length) {
+    } else if (s->min_length && co_utf8_count(str, v->len) < s->min_length) {
         path = spath_str(at);
         co_field_errors_add_jv(errs, CO_FIELD_INVALID, path, v,
                                "must be at least %u character%s long", s->min_length,

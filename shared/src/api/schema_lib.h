@@ -14,6 +14,7 @@
 
 #include "co/util/buf.h"
 #include "co/api/field_error.h"
+#include "shared/src/json/json_lib.h"
 
 struct json_object;
 struct co_jv;
@@ -76,7 +77,7 @@ void co_schema__check_jv(co_field_errors *errs,
                          const char *path,
                          unsigned mode);
 
-/* Member @p key of @p obj, NULL when absent or JSON null (as co_json__get() treats it). */
+/* Member @p key of @p obj, NULL when absent or JSON null (as co_json__member() treats it). */
 const struct co_jv *co_jv__field(const struct co_jv *obj, const char *key);
 
 /* The field node named @p name of an object schema, or NULL. */
@@ -101,11 +102,6 @@ int co_schema__yaml(co_buf *out, const struct json_object *doc);
 char *co_schema__join(const char *path, const char *name);
 /* Appends an index ("spec.x" + 3 = "spec.x[3]"). Free with free(). */
 char *co_schema__index(const char *path, size_t i);
-
-/* Lookups that treat JSON null as absent and return borrowed references or NULL. */
-struct json_object *co_json__get(const struct json_object *obj, const char *key);
-/* The string at @p key, or NULL when absent or not a string. */
-const char *co_json__str(const struct json_object *obj, const char *key);
 
 /* Name rules (Kubernetes validation), used by component.c and policy.c. */
 int co_name__is_dns_label(const char *s);

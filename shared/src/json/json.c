@@ -11,6 +11,7 @@
  * what Go's json.Marshal writes (HTML escaping, \u2028, shortest floats), which json-c's
  * serializer does not do.
  */
+#include "co/util/utf8.h"
 #include "co/json/json.h"
 
 #include <errno.h>
@@ -166,50 +167,6 @@ size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt,
     return o;
 }
 
-size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    if (len == 0) {
-        return 0;
-    }
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t n;
-    uint32_t v;
-    uint32_t min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        v = c & 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        v = c & 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        v = c & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len < n) {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) {
-        return 0;
-    }
-    *cp = v;
-    return n;
-}
-
 int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned)
 {
     if (!json_object_is_type(obj, json_type_int)) {
@@ -335,31 +292,6 @@ static int hex4(const char *s, uint32_t *out)
     }
     *out = v;
     return 0;
-}
-
-/* Writes @p cp as UTF-8 to @p u (room for 4 bytes); returns the length. */
-static size_t put_utf8(char *u, uint32_t cp)
-{
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        u[0] = (char)(0xc0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        u[0] = (char)(0xe0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        u[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    u[0] = (char)(0xf0 | (cp >> 18));
-    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    u[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
 }
 
 /*
@@ -534,8 +466,7 @@ static int parse_string_slow(parser *ps, int keep, const char **s_out, size_t *l
         }
         if (c >= 0x80) {
             uint32_t cp;
-            size_t n =
-                co_json__utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
+            size_t n = co_utf8_decode((const unsigned char *)ps->p, (size_t)(ps->end - ps->p), &cp);
             if (n == 0) {
                 return perr(ps, ps->p, "invalid UTF-8 in string");
             }
@@ -612,7 +543,7 @@ static int parse_string_slow(parser *ps, int keep, const char **s_out, size_t *l
         if (simple) {
             ps->str.ptr[ps->str.len++] = simple;
         } else {
-            ps->str.len += put_utf8(ps->str.ptr + ps->str.len, cp);
+            ps->str.len += co_utf8_encode(ps->str.ptr + ps->str.len, (int32_t)cp);
         }
         ps->str.ptr[ps->str.len] = '\0';
         pending = ps->p;
@@ -1783,7 +1714,7 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
             }
         } else {
             uint32_t cp;
-            size_t n = co_json__utf8_decode(u + i, len - i, &cp);
+            size_t n = co_utf8_decode(u + i, len - i, &cp);
             if (n == 0) {
                 esc = "\\ufffd";
             } else if (cp == 0x2028 || cp == 0x2029) {
@@ -1988,8 +1919,7 @@ size_t co_json_string_len(const struct json_object *obj)
  * Lookup and typed getters
  * ========================================================================================== */
 
-/* Parses a canonical decimal array index ("0", "17"; no sign, no leading zero). */
-static int parse_index(const char *key, size_t *out)
+int co_json__array_index(const char *key, size_t *out)
 {
     if (!key[0] || (key[0] == '0' && key[1]) || strlen(key) > 18) {
         return -1;
@@ -2016,7 +1946,7 @@ static int step(const struct json_object *cur, const char *key, struct json_obje
     }
     if (json_object_is_type(cur, json_type_array)) {
         size_t idx;
-        if (parse_index(key, &idx) < 0 || idx >= json_object_array_length(cur)) {
+        if (co_json__array_index(key, &idx) < 0 || idx >= json_object_array_length(cur)) {
             return 0;
         }
         *next = json_object_array_get_idx(cur, idx);
@@ -2065,6 +1995,87 @@ struct json_object *co_json_get(const struct json_object *obj, ...)
     struct json_object *res = co_json_getv(obj, keys);
     free(keys);
     return res;
+}
+
+/*
+ * Members of an object compared one by one before the hash table is asked. Kubernetes objects
+ * mostly have a handful of members, and comparing a few keys (most differ in the first byte)
+ * costs less than hashing the key once; the validators look up every field their schema knows,
+ * present or not, on every admission.
+ */
+#define LINEAR_LOOKUP_MAX 24
+
+struct json_object *co_json__member(const struct json_object *obj, const char *key)
+{
+    /* NULL for anything but an object; json-c stores a JSON null as a NULL value */
+    struct lh_table *t = obj ? json_object_get_object((json_object *)obj) : NULL;
+    if (!t) {
+        return NULL;
+    }
+    int n = 0;
+    struct lh_entry *e = lh_table_head(t);
+    for (; e && n < LINEAR_LOOKUP_MAX; e = lh_entry_next(e), n++) {
+        const char *k = lh_entry_k(e);
+        if (k[0] != key[0]) {
+            continue;
+        }
+        /* keys are short: an inline comparison costs less than a call to strcmp */
+        size_t i = 0;
+        while (k[i] && k[i] == key[i]) {
+            i++;
+        }
+        if (k[i] == key[i]) {
+            return (json_object *)lh_entry_v(e);
+        }
+    }
+    json_object *v = NULL;
+    if (e && json_object_object_get_ex((json_object *)obj, key, &v)) {
+        return v;
+    }
+    return NULL;
+}
+
+/* Walks members only, without collecting the keys as co_json_get() does: these accessors run
+ * for every object a list or an informer hands over. */
+static const char *str_at(const struct json_object *obj, va_list ap)
+{
+    struct json_object *cur = (struct json_object *)obj;
+    for (const char *k = va_arg(ap, const char *); k; k = va_arg(ap, const char *)) {
+        cur = co_json__member(cur, k);
+        if (!cur) {
+            return NULL;
+        }
+    }
+    return json_object_is_type(cur, json_type_string) ? json_object_get_string(cur) : NULL;
+}
+
+const char *co_json_str(const struct json_object *obj, ...)
+{
+    va_list ap;
+    va_start(ap, obj);
+    const char *s = str_at(obj, ap);
+    va_end(ap);
+    return s;
+}
+
+const char *co_json_meta_name(const struct json_object *obj)
+{
+    return co_json_str(obj, "metadata", "name", NULL);
+}
+
+const char *co_json_meta_namespace(const struct json_object *obj)
+{
+    return co_json_str(obj, "metadata", "namespace", NULL);
+}
+
+const char *co_json_meta_label(const struct json_object *obj, const char *key)
+{
+    return co_json_str(obj, "metadata", "labels", key, NULL);
+}
+
+const char *co_json_meta_annotation(const struct json_object *obj, const char *key)
+{
+    return co_json_str(obj, "metadata", "annotations", key, NULL);
 }
 
 /* Appends the path keys[0..n) as "a.b[2].c" to @p b. */
@@ -2353,7 +2364,7 @@ int co_json_setv(struct json_object *root, struct json_object *value, const char
         int last = keys[i + 1] == NULL;
         if (json_object_is_type(cur, json_type_array)) {
             size_t idx;
-            if (parse_index(keys[i], &idx) < 0 || idx >= json_object_array_length(cur)) {
+            if (co_json__array_index(keys[i], &idx) < 0 || idx >= json_object_array_length(cur)) {
                 co_buf path = CO_BUF_INIT(SIZE_MAX);
                 format_path(&path, root, keys, i + 1);
                 rc = co_error_set(CO_EINVALID, "%s: no such array element", co_buf_cstr(&path));
@@ -2426,7 +2437,7 @@ int co_json_delete(struct json_object *root, ...)
             }
         } else if (json_object_is_type(parent, json_type_array)) {
             size_t idx;
-            if (parse_index(last, &idx) == 0 && idx < json_object_array_length(parent)) {
+            if (co_json__array_index(last, &idx) == 0 && idx < json_object_array_length(parent)) {
                 json_object_array_del_idx(parent, idx, 1);
                 rc = 0;
             }

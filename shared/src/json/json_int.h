@@ -24,6 +24,10 @@
  */
 int co_json__pointer_next(const char **p, co_buf *token);
 
+/* Parses a canonical decimal array index ("0", "17"; no sign, no leading zero, at most 18
+ * digits). @return 0, or -1 (no message) for anything else. */
+int co_json__array_index(const char *key, size_t *out);
+
 /* A co_jdoc's string arena: blocks allocated as strings need them (the first one with the
  * document itself). */
 typedef struct co_jdoc__block {

@@ -2,7 +2,8 @@
 /*
  * Library-internal interface of the json module: what the rest of the library builds on
  * without going through json-c itself (yaml's scalars, kustomize's name hashes): Go-compatible
- * number formatting, UTF-8 decoding and integer reads. Not part of the public API.
+ * number formatting, integer reads and the fast member lookup. Not part of the
+ * public API.
  */
 #ifndef CO_JSON_LIB_H
 #define CO_JSON_LIB_H
@@ -24,15 +25,16 @@ struct json_object;
  */
 size_t co_json__format_double(char out[CO_JSON__NUMBER_MAX], double v, char fmt, int bits);
 
-/**
- * Length of the valid UTF-8 sequence at @p s (at most @p len bytes), with its code point in
- * @p cp; 0 when the bytes there are not valid UTF-8 (overlong forms, surrogates and values
- * above U+10FFFF are invalid, as in Go's utf8.DecodeRune).
- */
-size_t co_json__utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
-
 /** Whether @p obj is an integer (int64 or uint64) and its value. @p is_unsigned is set when
  * the value exceeds INT64_MAX (then @p u holds it, else @p i does). */
 int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int *is_unsigned);
+
+/**
+ * Member @p key of @p obj, borrowed; NULL when @p obj is not an object, the key is absent or its
+ * value is JSON null. The first members are compared one by one before the hash table is asked,
+ * which is faster for the few members of a Kubernetes object: the validators and the string
+ * accessors (co_json_str()) ask for every field they know, present or not.
+ */
+struct json_object *co_json__member(const struct json_object *obj, const char *key);
 
 #endif

@@ -94,16 +94,9 @@ static int array_index(size_t *out, const char *tok, size_t len, int allow_end, 
         *out = len;
         return 0;
     }
-    if (!(tok[0] >= '0' && tok[0] <= '9') || (tok[0] == '0' && tok[1]) || strlen(tok) > 18) {
-        return co_error_set(CO_EINVALID, "path \"%s\": \"%s\" is not an array index", path, tok);
-    }
     size_t v = 0;
-    for (const char *p = tok; *p; p++) {
-        if (*p < '0' || *p > '9') {
-            return co_error_set(CO_EINVALID, "path \"%s\": \"%s\" is not an array index", path,
-                                tok);
-        }
-        v = v * 10 + (size_t)(*p - '0');
+    if (co_json__array_index(tok, &v) < 0) {
+        return co_error_set(CO_EINVALID, "path \"%s\": \"%s\" is not an array index", path, tok);
     }
     if (v > len || (!allow_end && v == len)) {
         return co_error_set(CO_EINVALID, "path \"%s\": index %zu is out of range (length %zu)",
@@ -182,7 +175,7 @@ static int op_remove(struct json_object **root, const char *path, struct json_ob
         json_object_object_del(loc.parent, tok);
         goto done;
     }
-    size_t idx;
+    size_t idx = 0;
     if ((rc = array_index(&idx, tok, json_object_array_length(loc.parent), 0, path)) < 0) {
         goto done;
     }

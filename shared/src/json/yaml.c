@@ -7,11 +7,14 @@
  * documents. Writing drives libyaml's emitter, choosing a style per scalar so that the text
  * reads back to the same value under those same rules.
  */
+#include "co/util/utf8.h"
+#include "co/util/strconv.h"
 #include "co/json/yaml.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@
 #include "co/util/caps.h"
 #include "co/util/digest.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
+#include "co/util/strmap.h"
 #include "co/json/json.h"
 #include "json_lib.h"
 
@@ -109,95 +112,6 @@ static int resolve_map(const char *s, resolved *r)
 }
 
 enum { NUM_OK = 0, NUM_SYNTAX = 1, NUM_RANGE = 2 };
-
-static int digit_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A' + 10;
-    }
-    return 99;
-}
-
-/* Go's strconv.ParseUint(s, base, 64) for s without underscores; base 0 detects prefixes. */
-static int go_parse_uint(const char *s, int base, uint64_t *out)
-{
-    if (!s[0]) {
-        return NUM_SYNTAX;
-    }
-    if (base == 0) {
-        base = 10;
-        if (s[0] == '0') {
-            size_t len = strlen(s);
-            char p = (char)(s[1] | 0x20);
-            if (len >= 3 && p == 'b') {
-                base = 2;
-                s += 2;
-            } else if (len >= 3 && p == 'o') {
-                base = 8;
-                s += 2;
-            } else if (len >= 3 && p == 'x') {
-                base = 16;
-                s += 2;
-            } else {
-                base = 8;
-                s += 1;
-            }
-        }
-    }
-    uint64_t v = 0;
-    int range = 0;
-    for (; *s; s++) {
-        int d = digit_value(*s);
-        if (d >= base) {
-            return NUM_SYNTAX;
-        }
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
-            range = 1;
-            v = UINT64_MAX;
-            continue;
-        }
-        if (!range) {
-            v = v * (uint64_t)base + (uint64_t)d;
-        }
-    }
-    if (range) {
-        return NUM_RANGE;
-    }
-    *out = v;
-    return NUM_OK;
-}
-
-/* Go's strconv.ParseInt(s, base, 64). */
-static int go_parse_int(const char *s, int base, int64_t *out)
-{
-    if (!s[0]) {
-        return NUM_SYNTAX;
-    }
-    int neg = 0;
-    if (s[0] == '+' || s[0] == '-') {
-        neg = s[0] == '-';
-        s++;
-    }
-    uint64_t u = 0;
-    int rc = go_parse_uint(s, base, &u);
-    if (rc != NUM_OK) {
-        return rc;
-    }
-    if (!neg && u > (uint64_t)INT64_MAX) {
-        return NUM_RANGE;
-    }
-    if (neg && u > (uint64_t)INT64_MAX + 1) {
-        return NUM_RANGE;
-    }
-    *out = neg ? (u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u) : (int64_t)u;
-    return NUM_OK;
-}
 
 /* go-yaml's yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
 static int yaml_style_float(const char *s)
@@ -474,21 +388,21 @@ static void resolve_plain(const char *in, resolved *r, int check_timestamp)
         }
     }
     plain[o] = '\0';
-    if (go_parse_int(plain, 0, &r->i) == NUM_OK) {
+    if (co_strconv_parse_int(&r->i, plain, o, 0, 0) == 0) {
         r->kind = R_INT;
-    } else if (go_parse_uint(plain, 0, &r->u) == NUM_OK) {
+    } else if (co_strconv_parse_uint(&r->u, plain, o, 0, 0) == 0) {
         r->kind = R_UINT;
     } else if (yaml_style_float(plain) && decimal_to_double(plain, &r->d) == NUM_OK) {
         r->kind = R_FLOAT;
     } else if (strncmp(plain, "0b", 2) == 0) {
-        if (go_parse_int(plain + 2, 2, &r->i) == NUM_OK) {
+        if (co_strconv_parse_int(&r->i, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_INT;
-        } else if (go_parse_uint(plain + 2, 2, &r->u) == NUM_OK) {
+        } else if (co_strconv_parse_uint(&r->u, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_UINT;
         }
     } else if (strncmp(plain, "-0b", 3) == 0) {
         plain[2] = '-';
-        if (go_parse_int(plain + 2, 2, &r->i) == NUM_OK) {
+        if (co_strconv_parse_int(&r->i, plain + 2, o - 2, 2, 0) == 0) {
             r->kind = R_INT;
         }
     }
@@ -532,8 +446,7 @@ typedef struct reader {
     size_t nstack, capstack;
     anchor *anchors;
     size_t nanchors, capanchors;
-    size_t *anchor_index; /* see anchor_slot() */
-    size_t anchor_slots;
+    co_strmap anchor_index; /* name -> index into anchors plus one: see add_anchor() */
     size_t alias_nodes;
     struct json_object *root;
 } reader;
@@ -796,21 +709,10 @@ static int deliver(reader *rd,
 }
 
 /*
- * Anchors by name: each slot of rd->anchor_index holds an index into rd->anchors plus one (0:
- * empty), that of the newest anchor of its name, which is the one an alias means. An alias
- * then costs one lookup: a scan back through the anchors made a stream of 40,000 anchors and as
- * many aliases (0.7 MB) take 11 s. The names come from the document, so the hash is keyed.
+ * Anchors by name: rd->anchor_index maps a name to its newest anchor (an index into rd->anchors
+ * plus one), which is the one an alias means. An alias then costs one lookup: a scan back
+ * through the anchors made a stream of 40,000 anchors and as many aliases (0.7 MB) take 11 s.
  */
-static size_t *anchor_slot(const reader *rd, const char *name)
-{
-    size_t mask = rd->anchor_slots - 1;
-    size_t i = (size_t)co_hash_str(name) & mask;
-    while (rd->anchor_index[i] && strcmp(rd->anchors[rd->anchor_index[i] - 1].name, name) != 0) {
-        i = (i + 1) & mask;
-    }
-    return &rd->anchor_index[i];
-}
-
 static anchor *add_anchor(reader *rd, const char *name)
 {
     if (rd->nanchors == rd->capanchors) {
@@ -820,17 +722,7 @@ static anchor *add_anchor(reader *rd, const char *name)
     anchor *a = &rd->anchors[rd->nanchors++];
     memset(a, 0, sizeof(*a));
     a->name = co_xstrdup(name);
-    if (rd->nanchors * 2 > rd->anchor_slots) {
-        /* at most half full; rebuilt in order, so a redefined name keeps its newest anchor */
-        free(rd->anchor_index);
-        rd->anchor_slots = rd->anchor_slots ? rd->anchor_slots * 2 : 16;
-        rd->anchor_index = co_xcalloc(rd->anchor_slots, sizeof(size_t));
-        for (size_t i = 0; i < rd->nanchors; i++) {
-            *anchor_slot(rd, rd->anchors[i].name) = i + 1;
-        }
-    } else {
-        *anchor_slot(rd, name) = rd->nanchors;
-    }
+    co_strmap_put(&rd->anchor_index, name, (void *)(uintptr_t)rd->nanchors);
     return a;
 }
 
@@ -853,9 +745,7 @@ static void reader_reset(reader *rd)
     }
     rd->nanchors = 0;
     /* dropped rather than cleared: a later small document would pay for a large one's table */
-    free(rd->anchor_index);
-    rd->anchor_index = NULL;
-    rd->anchor_slots = 0;
+    co_strmap_dispose(&rd->anchor_index);
     json_object_put(rd->root);
     rd->root = NULL;
 }
@@ -907,7 +797,7 @@ static int end_collection(reader *rd, const yaml_event_t *ev)
 static int on_alias(reader *rd, const yaml_event_t *ev)
 {
     const char *name = (const char *)ev->data.alias.anchor;
-    size_t at = rd->anchor_slots ? *anchor_slot(rd, name) : 0;
+    size_t at = (uintptr_t)co_strmap_get(&rd->anchor_index, name);
     anchor *a = at ? &rd->anchors[at - 1] : NULL;
     if (!a) {
         return rerr_at(CO_EINVALID, ev->start_mark, "unknown anchor '%s' referenced", name);
@@ -1276,7 +1166,7 @@ static int emit_string(yaml_emitter_t *em, writer *w, const char *s, size_t len,
 {
     uint32_t cp;
     for (size_t i = 0; i < len;) {
-        size_t n = co_json__utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        size_t n = co_utf8_decode((const unsigned char *)s + i, len - i, &cp);
         if (n == 0) {
             char *b64 = co_base64_encode(s, len, CO_BASE64_STD);
             int rc = emit_scalar(em, w, TAG_BINARY, b64, strlen(b64), 0, YAML_PLAIN_SCALAR_STYLE);

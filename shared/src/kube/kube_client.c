@@ -5,6 +5,7 @@
  * transport, re-reads a token file after a 401, retries what may safely be retried with
  * backoff and jitter, and turns a failed answer into a typed error and a decoded Status.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_client.h"
 
 #include <stdio.h>
@@ -165,10 +166,10 @@ static int permanent_response(const char *method, const co_kube_response *resp)
         co_error_clear();
         return 0;
     }
-    const char *kind = co_kube__str(st, "kind");
+    const char *kind = co_json_str(st, "kind", NULL);
     int permanent = kind && strcmp(kind, "Status") == 0 &&
-                    permanent_5xx(method, resp->status, co_kube__str(st, "reason"),
-                                  co_kube__str(st, "message"));
+                    permanent_5xx(method, resp->status, co_json_str(st, "reason", NULL),
+                                  co_json_str(st, "message", NULL));
     json_object_put(st);
     return permanent;
 }
@@ -182,8 +183,8 @@ static void record_status(const struct json_object *st, int http)
     if (st && json_object_object_get_ex(st, "code", &v) && json_object_get_int(v) > 0) {
         last_status.code = json_object_get_int(v);
     }
-    const char *reason = co_kube__str(st, "reason");
-    const char *message = co_kube__str(st, "message");
+    const char *reason = co_json_str(st, "reason", NULL);
+    const char *message = co_json_str(st, "message", NULL);
     snprintf(last_status.reason, sizeof(last_status.reason), "%s", reason ? reason : "");
     snprintf(last_status.message, sizeof(last_status.message), "%s", message ? message : "");
     struct json_object *details = co_kube__obj(st, "details");
@@ -217,7 +218,7 @@ int co_kube__fail_from_response(const char *method,
     if (body_len > 0 && co_kube__parse_json(&st, body, body_len) < 0) {
         st = NULL;
     }
-    const char *kind = co_kube__str(st, "kind");
+    const char *kind = co_json_str(st, "kind", NULL);
     if (st && kind && strcmp(kind, "Status") == 0) {
         record_status(st, http_status);
     } else {

@@ -8,6 +8,7 @@
  * so the process's own files (its service-account token above all) never become its
  * credentials.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_config.h"
 
 #include <errno.h>
@@ -125,17 +126,12 @@ static int base64_blob(co_kube_blob *out, const char *b64, const char *field)
     if (len > CO_MAX_CONFIG_FILE) {
         return co_error_set(CO_ETOOBIG, "%s exceeds %zu bytes", field, CO_MAX_CONFIG_FILE);
     }
-    size_t cap = len / 4 * 3 + 4;
-    co_buf b = CO_BUF_INIT(cap);
-    CO_ASSERT(co_buf_reserve(&b, cap) == 0);
-    if (co_base64_decode(&b, b64, len, CO_BASE64_STD) < 0) {
+    unsigned char *data = NULL;
+    if (co_base64_decode_alloc(&data, &out->len, b64, len, CO_BASE64_STD) < 0) {
         co_error_clear();
-        co_free_secret(b.ptr, b.cap);
         return co_error_set(CO_EINVALID, "%s is not valid base64", field);
     }
-    size_t n = 0;
-    out->data = co_buf_take(&b, &n);
-    out->len = n;
+    out->data = (char *)data;
     return 0;
 }
 
@@ -175,13 +171,13 @@ static int data_or_file(co_kube_blob *out,
 {
     char key[64];
     snprintf(key, sizeof(key), "%s-data", name);
-    const char *inline_data = co_kube__str(section, key);
+    const char *inline_data = co_json_str(section, key, NULL);
     char field[256];
     if (inline_data && inline_data[0]) {
         snprintf(field, sizeof(field), "%s.%s", where, key);
         return base64_blob(out, inline_data, field);
     }
-    const char *path = co_kube__str(section, name);
+    const char *path = co_json_str(section, name, NULL);
     if (path && path[0]) {
         snprintf(field, sizeof(field), "%s.%s", where, name);
         if (untrusted) {
@@ -360,7 +356,7 @@ static int merge_section(named **list,
     size_t len = json_object_array_length(arr);
     for (size_t i = 0; i < len; i++) {
         struct json_object *item = json_object_array_get_idx(arr, i);
-        const char *name = co_kube__str(item, "name");
+        const char *name = co_json_str(item, "name", NULL);
         if (!name && json_object_object_get(item, "name")) {
             return co_error_set(CO_EINVALID, "%s: %s[%zu].name must be a string", path, section, i);
         }
@@ -392,7 +388,7 @@ static int merge_doc(merged *m, const struct json_object *doc, const char *base,
             0) {
         return rc;
     }
-    const char *cur = co_kube__str(doc, "current-context");
+    const char *cur = co_json_str(doc, "current-context", NULL);
     struct json_object *cur_obj = NULL;
     if (!cur && json_object_object_get_ex(doc, "current-context", &cur_obj) && cur_obj) {
         return co_error_set(CO_EINVALID, "%s: current-context must be a string", path);
@@ -419,7 +415,7 @@ static int load_cluster(co_kube_config *cfg, const named *cl, const load_mode *m
     char where[320];
     snprintf(where, sizeof(where), "cluster \"%s\"", cl->name);
     int rc;
-    if ((rc = set_server(cfg, co_kube__str(cl->body, "server"), where)) < 0) {
+    if ((rc = set_server(cfg, co_json_str(cl->body, "server", NULL), where)) < 0) {
         return rc;
     }
     if (mode->untrusted && strncmp(cfg->server, "http://", 7) == 0 &&
@@ -433,11 +429,11 @@ static int load_cluster(co_kube_config *cfg, const named *cl, const load_mode *m
     if (json_object_object_get_ex(cl->body, "insecure-skip-tls-verify", &v)) {
         cfg->insecure = json_object_get_boolean(v);
     }
-    const char *sni = co_kube__str(cl->body, "tls-server-name");
+    const char *sni = co_json_str(cl->body, "tls-server-name", NULL);
     if (sni && sni[0]) {
         cfg->tls_server_name = co_xstrdup(sni);
     }
-    const char *proxy = co_kube__str(cl->body, "proxy-url");
+    const char *proxy = co_json_str(cl->body, "proxy-url", NULL);
     if (proxy && proxy[0]) {
         /* client-go's proxy schemes; libcurl would also take others (socks4, its own
          * defaults for a bare host) that a tenant has no business choosing */
@@ -482,8 +478,8 @@ static int load_user(co_kube_config *cfg, const named *u, const load_mode *mode)
                             cfg->client_cert.data ? "certificate" : "key",
                             cfg->client_cert.data ? "key" : "certificate");
     }
-    const char *token = co_kube__str(u->body, "token");
-    const char *token_file = co_kube__str(u->body, "tokenFile");
+    const char *token = co_json_str(u->body, "token", NULL);
+    const char *token_file = co_json_str(u->body, "tokenFile", NULL);
     if (token && token[0]) {
         cfg->token = co_xstrdup(token);
     } else if (token_file && token_file[0]) {
@@ -501,13 +497,13 @@ static int load_user(co_kube_config *cfg, const named *u, const load_mode *mode)
             return co_error_wrap("%s.tokenFile", where);
         }
     }
-    const char *user = co_kube__str(u->body, "username");
-    const char *pass = co_kube__str(u->body, "password");
+    const char *user = co_json_str(u->body, "username", NULL);
+    const char *pass = co_json_str(u->body, "password", NULL);
     if (user && user[0]) {
         cfg->username = co_xstrdup(user);
         cfg->password = co_xstrdup(pass ? pass : "");
     }
-    const char *as = co_kube__str(u->body, "as");
+    const char *as = co_json_str(u->body, "as", NULL);
     if (as && as[0]) {
         cfg->impersonate_user = co_xstrdup(as);
     }
@@ -537,8 +533,8 @@ resolve_merged(co_kube_config **out, const merged *m, const char *context, const
     if (!ctx) {
         return co_error_set(CO_EINVALID, "context \"%s\" is not defined", ctx_name);
     }
-    const char *cluster_name = co_kube__str(ctx->body, "cluster");
-    const char *user_name = co_kube__str(ctx->body, "user");
+    const char *cluster_name = co_json_str(ctx->body, "cluster", NULL);
+    const char *user_name = co_json_str(ctx->body, "user", NULL);
     if (!cluster_name || !cluster_name[0]) {
         return co_error_set(CO_EINVALID, "context \"%s\" names no cluster", ctx_name);
     }
@@ -558,7 +554,7 @@ resolve_merged(co_kube_config **out, const merged *m, const char *context, const
     cfg = config_new();
     cfg->untrusted = mode->untrusted;
     cfg->context = co_xstrdup(ctx_name);
-    const char *ns = co_kube__str(ctx->body, "namespace");
+    const char *ns = co_json_str(ctx->body, "namespace", NULL);
     cfg->namespace = co_xstrdup(ns && ns[0] ? ns : "default");
     if ((rc = load_cluster(cfg, cl, mode)) < 0) {
         goto done;

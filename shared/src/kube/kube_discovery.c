@@ -76,10 +76,10 @@ void co_kube__discovery_dispose(co_kube_core *core)
 {
     const char *key;
     void *value;
-    for (size_t it = 0; co_kube_map_next(&core->discovery, &it, &key, &value);) {
+    for (size_t it = 0; co_strmap_next(&core->discovery, &it, &key, &value);) {
         doc_free(value);
     }
-    co_kube_map_dispose(&core->discovery);
+    co_strmap_dispose(&core->discovery);
     listing_drop(core);
 }
 
@@ -136,8 +136,8 @@ static int parse_doc(co_kube_gv_doc *doc, const struct json_object *list, const 
     doc->items = co_xcalloc(len ? len : 1, sizeof(gv_resource));
     for (size_t i = 0; i < len; i++) {
         struct json_object *r = json_object_array_get_idx(resources, i);
-        const char *name = co_kube__str(r, "name");
-        const char *kind = co_kube__str(r, "kind");
+        const char *name = co_json_str(r, "name", NULL);
+        const char *kind = co_json_str(r, "kind", NULL);
         if (!name || !kind || strchr(name, '/')) {
             continue; /* subresources ("pods/status") are not kinds of their own */
         }
@@ -224,7 +224,7 @@ int co_kube_client_mapping(co_kube_mapping *out,
     }
     int found = 0, refetch = 1;
     pthread_mutex_lock(&core->disc_lock);
-    co_kube_gv_doc *doc = co_kube_map_get(&core->discovery, api_version);
+    co_kube_gv_doc *doc = co_strmap_get(&core->discovery, api_version);
     int had_doc = doc != NULL;
     const gv_resource *r = find_kind(doc, kind);
     if (r) {
@@ -242,7 +242,7 @@ int co_kube_client_mapping(co_kube_mapping *out,
             goto done;
         }
         pthread_mutex_lock(&core->disc_lock);
-        doc_free(co_kube_map_put(&core->discovery, api_version, fresh));
+        doc_free(co_strmap_put(&core->discovery, api_version, fresh));
         r = find_kind(fresh, kind);
         if (r) {
             fill_mapping(out, group, version, r);
@@ -339,7 +339,8 @@ static int served_group_versions(char ***out, size_t *n_out, co_kube_client *cli
         struct json_object *vs = array_member(json_object_array_get_idx(gl, i), "versions");
         for (size_t j = 0; rc == 0 && vs && j < json_object_array_length(vs); j++) {
             rc = add_group_version(
-                &gvs, &n, &cap, co_kube__str(json_object_array_get_idx(vs, j), "groupVersion"), 0);
+                &gvs, &n, &cap, co_json_str(json_object_array_get_idx(vs, j), "groupVersion", NULL),
+                0);
         }
     }
 done:
@@ -401,7 +402,7 @@ fetch_listing(struct json_object **out, co_kube_client *client, char *const *gvs
         doc->served = 1;
         doc->fetched_ms = co_kube__now_ms();
         pthread_mutex_lock(&core->disc_lock);
-        doc_free(co_kube_map_put(&core->discovery, gvs[i], doc));
+        doc_free(co_strmap_put(&core->discovery, gvs[i], doc));
         pthread_mutex_unlock(&core->disc_lock);
         json_object_array_add(lists, list);
     }

@@ -3,6 +3,7 @@
  * The event recorder: a bounded queue filled by any thread and drained by one sender thread,
  * plus a bounded cache (first in, first out) of recently created Events for de-duplication.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_event.h"
 
 #include <pthread.h>
@@ -57,8 +58,8 @@ struct co_kube_recorder {
     pthread_t thread;
 
     /* sender thread only */
-    co_kube_map cache; /* key -> seen * */
-    seen **order;      /* FIFO ring of cache entries */
+    co_strmap cache; /* key -> seen * */
+    seen **order;    /* FIFO ring of cache entries */
     size_t ccap, chead, clen;
 };
 
@@ -103,11 +104,11 @@ static char *dedup_key(const item *it)
  * place, so the ring never holds a key twice. Takes ownership of @p event_name. */
 static void remember(co_kube_recorder *rec, const char *key, const char *ns, char *event_name)
 {
-    seen *s = co_kube_map_get(&rec->cache, key);
+    seen *s = co_strmap_get(&rec->cache, key);
     if (!s) {
         if (rec->clen == rec->ccap) {
             seen *old = rec->order[rec->chead];
-            co_kube_map_remove(&rec->cache, old->key);
+            co_strmap_remove(&rec->cache, old->key);
             seen_free(old);
             rec->chead = (rec->chead + 1) % rec->ccap;
             rec->clen--;
@@ -116,7 +117,7 @@ static void remember(co_kube_recorder *rec, const char *key, const char *ns, cha
         s->key = co_xstrdup(key);
         rec->order[(rec->chead + rec->clen) % rec->ccap] = s;
         rec->clen++;
-        co_kube_map_put(&rec->cache, key, s);
+        co_strmap_put(&rec->cache, key, s);
     }
     free(s->event_ns);
     free(s->event_name);
@@ -204,7 +205,7 @@ static int create(co_kube_recorder *rec, const item *it, const char *key)
 static int send_item(co_kube_recorder *rec, const item *it, int *counted)
 {
     char *key = dedup_key(it);
-    seen *s = co_kube_map_get(&rec->cache, key);
+    seen *s = co_strmap_get(&rec->cache, key);
     int rc;
     *counted = 0;
     if (s && co_kube__now_ms() - s->last_ms < rec->window_ms) {
@@ -359,7 +360,7 @@ void co_kube_recorder_free(co_kube_recorder *rec)
     for (size_t i = 0; i < rec->clen; i++) {
         seen_free(rec->order[(rec->chead + i) % rec->ccap]);
     }
-    co_kube_map_dispose(&rec->cache);
+    co_strmap_dispose(&rec->cache);
     free(rec->order);
     free(rec->queue);
     pthread_mutex_destroy(&rec->lock);
@@ -418,8 +419,8 @@ static void enqueue(co_kube_recorder *rec,
                     const char *fmt,
                     va_list ap)
 {
-    const char *name = co_kube__meta_str(involved, "name");
-    const char *kind = co_kube__str(involved, "kind");
+    const char *name = co_json_meta_name(involved);
+    const char *kind = co_json_str(involved, "kind", NULL);
     if (!name || !name[0] || !kind) {
         pthread_mutex_lock(&rec->lock);
         rec->stats.failed++;
@@ -427,12 +428,12 @@ static void enqueue(co_kube_recorder *rec,
         return;
     }
     item *it = co_xcalloc(1, sizeof(*it));
-    it->api_version = co_xstrdup(co_kube__str(involved, "apiVersion"));
+    it->api_version = co_xstrdup(co_json_str(involved, "apiVersion", NULL));
     it->kind = co_xstrdup(kind);
-    it->ns = dup_or_null(co_kube__meta_str(involved, "namespace"));
+    it->ns = dup_or_null(co_json_meta_namespace(involved));
     it->name = co_xstrdup(name);
-    it->uid = dup_or_null(co_kube__meta_str(involved, "uid"));
-    it->rv = dup_or_null(co_kube__meta_str(involved, "resourceVersion"));
+    it->uid = dup_or_null(co_json_str(involved, "metadata", "uid", NULL));
+    it->rv = dup_or_null(co_json_str(involved, "metadata", "resourceVersion", NULL));
     it->type = co_xstrdup(type ? type : "Normal");
     it->reason = co_xstrdup(reason ? reason : "");
     for (const char *const *p = annotations; p && p[0] && p[1]; p += 2) {

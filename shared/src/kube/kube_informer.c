@@ -11,6 +11,7 @@
  * Locking: one rwlock guards the store, the indexes and the counters. Index functions and
  * handlers run on the reflector thread without the lock held, so handlers may read the store.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_informer.h"
 
 #include <pthread.h>
@@ -42,7 +43,7 @@ typedef struct index_def {
     char *name;
     co_kube_index_fn fn;
     void *payload;
-    co_kube_map values; /* index key -> co_kube_map * (set of store keys) */
+    co_strmap values; /* index key -> co_strmap * (set of store keys) */
 } index_def;
 
 /* A change to hand to the handlers once the lock is released. */
@@ -59,7 +60,7 @@ struct co_kube_informer {
     int strip_managed_fields;
 
     pthread_rwlock_t lock;
-    co_kube_map store; /* key -> entry * */
+    co_strmap store; /* key -> entry * */
     size_t bytes;
     index_def *indexes;
     size_t nindexes;
@@ -109,8 +110,8 @@ void co_kube_keys_dispose(co_kube_keys *keys)
 
 char *co_kube_informer_key_of(const struct json_object *obj)
 {
-    const char *name = co_kube__meta_str(obj, "name");
-    const char *ns = co_kube__meta_str(obj, "namespace");
+    const char *name = co_json_meta_name(obj);
+    const char *ns = co_json_meta_namespace(obj);
     if (!name || !name[0]) {
         return NULL;
     }
@@ -174,9 +175,9 @@ static void entry_free(entry *e, size_t nindexes)
     free(e);
 }
 
-static void free_set(co_kube_map *set)
+static void free_set(co_strmap *set)
 {
-    co_kube_map_dispose(set);
+    co_strmap_dispose(set);
     free(set);
 }
 
@@ -188,15 +189,15 @@ void co_kube_informer_free(co_kube_informer *inf)
     co_kube_informer_stop(inf);
     const char *key;
     void *value;
-    for (size_t it = 0; co_kube_map_next(&inf->store, &it, &key, &value);) {
+    for (size_t it = 0; co_strmap_next(&inf->store, &it, &key, &value);) {
         entry_free(value, inf->nindexes);
     }
-    co_kube_map_dispose(&inf->store);
+    co_strmap_dispose(&inf->store);
     for (size_t i = 0; i < inf->nindexes; i++) {
-        for (size_t it = 0; co_kube_map_next(&inf->indexes[i].values, &it, &key, &value);) {
+        for (size_t it = 0; co_strmap_next(&inf->indexes[i].values, &it, &key, &value);) {
             free_set(value);
         }
-        co_kube_map_dispose(&inf->indexes[i].values);
+        co_strmap_dispose(&inf->indexes[i].values);
         free(inf->indexes[i].name);
     }
     free(inf->indexes);
@@ -229,7 +230,7 @@ int co_kube_informer_add_index(co_kube_informer *inf,
         }
     }
     inf->indexes = co_xreallocarray(inf->indexes, inf->nindexes + 1, sizeof(index_def));
-    inf->indexes[inf->nindexes++] = (index_def){co_xstrdup(name), fn, payload, CO_KUBE_MAP_INIT};
+    inf->indexes[inf->nindexes++] = (index_def){co_xstrdup(name), fn, payload, CO_STRMAP_INIT};
     return 0;
 }
 
@@ -250,23 +251,23 @@ int co_kube_informer_add_handlers(co_kube_informer *inf, const co_kube_handlers 
 
 static void index_add(index_def *idx, const char *value, const char *key)
 {
-    co_kube_map *set = co_kube_map_get(&idx->values, value);
+    co_strmap *set = co_strmap_get(&idx->values, value);
     if (!set) {
         set = co_xcalloc(1, sizeof(*set));
-        co_kube_map_put(&idx->values, value, set);
+        co_strmap_put(&idx->values, value, set);
     }
-    co_kube_map_put(set, key, (void *)1);
+    co_strmap_put(set, key, (void *)1);
 }
 
 static void index_remove(index_def *idx, const char *value, const char *key)
 {
-    co_kube_map *set = co_kube_map_get(&idx->values, value);
+    co_strmap *set = co_strmap_get(&idx->values, value);
     if (!set) {
         return;
     }
-    co_kube_map_remove(set, key);
+    co_strmap_remove(set, key);
     if (set->len == 0) {
-        co_kube_map_remove(&idx->values, value);
+        co_strmap_remove(&idx->values, value);
         free_set(set);
     }
 }
@@ -309,7 +310,7 @@ static entry *make_entry(co_kube_informer *inf, struct json_object *obj)
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
     e->json = co_xmemdup(text, len);
     e->len = len;
-    const char *rv = co_kube__str(meta, "resourceVersion");
+    const char *rv = co_json_str(meta, "resourceVersion", NULL);
     e->rv = co_xstrdup(rv ? rv : "");
     if (inf->nindexes) {
         e->ikeys = co_xcalloc(inf->nindexes, sizeof(co_kube_keys));
@@ -369,7 +370,7 @@ static void apply_event(co_kube_informer *inf, co_kube_event_type type, struct j
     char *old_json = NULL;
     if (type == CO_KUBE_DELETED) {
         pthread_rwlock_wrlock(&inf->lock);
-        entry *old = co_kube_map_remove(&inf->store, key);
+        entry *old = co_strmap_remove(&inf->store, key);
         if (old) {
             reindex(inf, key, old, NULL);
             inf->bytes -= old->len;
@@ -381,7 +382,7 @@ static void apply_event(co_kube_informer *inf, co_kube_event_type type, struct j
     } else {
         entry *e = make_entry(inf, obj);
         pthread_rwlock_wrlock(&inf->lock);
-        entry *old = co_kube_map_put(&inf->store, key, e);
+        entry *old = co_strmap_put(&inf->store, key, e);
         reindex(inf, key, old, e);
         inf->bytes += e->len;
         if (old) {
@@ -402,8 +403,8 @@ static void apply_event(co_kube_informer *inf, co_kube_event_type type, struct j
 
 typedef struct list_acc {
     co_kube_informer *inf;
-    co_kube_map fresh; /* key -> entry * */
-    char **order;      /* keys in list order, for handlers */
+    co_strmap fresh; /* key -> entry * */
+    char **order;    /* keys in list order, for handlers */
     size_t norder;
 } list_acc;
 
@@ -420,7 +421,7 @@ static int on_list_item(struct json_object *item, void *payload)
         free(key);
         return co_error_set(CO_ERROR, "cannot copy a listed object");
     }
-    entry *dup = co_kube_map_put(&acc->fresh, key, make_entry(acc->inf, copy));
+    entry *dup = co_strmap_put(&acc->fresh, key, make_entry(acc->inf, copy));
     if (dup) {
         entry_free(dup, acc->inf->nindexes);
         free(key);
@@ -442,7 +443,7 @@ static int cancelled(void *payload)
  * difference: new keys are added, changed ones updated, missing ones deleted. */
 static int relist(co_kube_informer *inf)
 {
-    list_acc acc = {inf, CO_KUBE_MAP_INIT, NULL, 0};
+    list_acc acc = {inf, CO_STRMAP_INIT, NULL, 0};
     char *rv = NULL;
     pending *ev = NULL;
     size_t nev = 0;
@@ -464,26 +465,26 @@ static int relist(co_kube_informer *inf)
     ev = co_xcalloc(acc.fresh.len + inf->store.len + 1, sizeof(pending));
     pthread_rwlock_wrlock(&inf->lock);
     /* objects that disappeared (removing during the walk is safe: slots never move) */
-    for (size_t it = 0; co_kube_map_next(&inf->store, &it, &key, &value);) {
-        if (!co_kube_map_get(&acc.fresh, key)) {
+    for (size_t it = 0; co_strmap_next(&inf->store, &it, &key, &value);) {
+        if (!co_strmap_get(&acc.fresh, key)) {
             entry *old = value;
             ev[nev++] = (pending){CO_KUBE_DELETED, old->json, NULL};
             old->json = NULL;
             reindex(inf, key, old, NULL);
             inf->bytes -= old->len;
-            co_kube_map_remove(&inf->store, key);
+            co_strmap_remove(&inf->store, key);
             entry_free(old, inf->nindexes);
         }
     }
     /* new and changed objects, in list order */
     for (size_t i = 0; i < acc.norder; i++) {
         key = acc.order[i];
-        entry *e = co_kube_map_get(&acc.fresh, key);
-        entry *old = co_kube_map_get(&inf->store, key);
+        entry *e = co_strmap_get(&acc.fresh, key);
+        entry *old = co_strmap_get(&inf->store, key);
         if (old && strcmp(old->rv, e->rv) == 0) {
             continue; /* unchanged: keep the stored entry, drop the fresh one below */
         }
-        co_kube_map_put(&inf->store, key, e);
+        co_strmap_put(&inf->store, key, e);
         reindex(inf, key, old, e);
         inf->bytes += e->len;
         pending *p = &ev[nev++];
@@ -496,7 +497,7 @@ static int relist(co_kube_informer *inf)
             entry_free(old, inf->nindexes);
         }
         /* now owned by the store */
-        co_kube_map_put(&acc.fresh, key, NULL);
+        co_strmap_put(&acc.fresh, key, NULL);
     }
     inf->stats.lists++;
     snprintf(inf->rv, sizeof(inf->rv), "%s", rv ? rv : "");
@@ -515,10 +516,10 @@ done:
         free(ev[i].new_json);
     }
     free(ev);
-    for (size_t it = 0; co_kube_map_next(&acc.fresh, &it, &key, &value);) {
+    for (size_t it = 0; co_strmap_next(&acc.fresh, &it, &key, &value);) {
         entry_free(value, inf->nindexes);
     }
-    co_kube_map_dispose(&acc.fresh);
+    co_strmap_dispose(&acc.fresh);
     for (size_t i = 0; i < acc.norder; i++) {
         free(acc.order[i]);
     }
@@ -532,7 +533,7 @@ done:
 static int on_watch_event(co_kube_event_type type, struct json_object *obj, void *payload)
 {
     co_kube_informer *inf = payload;
-    const char *rv = co_kube__meta_str(obj, "resourceVersion");
+    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
     if (type == CO_KUBE_BOOKMARK) {
         pthread_rwlock_wrlock(&inf->lock);
         inf->stats.bookmarks++;
@@ -709,7 +710,7 @@ int co_kube_informer_get(struct json_object **out,
     char *text = NULL;
     size_t len = 0;
     pthread_rwlock_rdlock(&inf->lock);
-    entry *e = co_kube_map_get(&inf->store, key);
+    entry *e = co_strmap_get(&inf->store, key);
     if (e) {
         text = co_xmemdup(e->json, e->len);
         len = e->len;
@@ -776,7 +777,7 @@ int co_kube_informer_list(struct json_object **out, co_kube_informer *inf, const
     pthread_rwlock_rdlock(&inf->lock);
     kv *items = co_xcalloc(inf->store.len + 1, sizeof(kv));
     size_t n = 0;
-    for (size_t it = 0; co_kube_map_next(&inf->store, &it, &key, &value);) {
+    for (size_t it = 0; co_strmap_next(&inf->store, &it, &key, &value);) {
         if (plen && (strncmp(key, ns, plen) != 0 || key[plen] != '/')) {
             continue;
         }
@@ -814,11 +815,11 @@ int co_kube_informer_by_index(struct json_object **out,
     kv *items = NULL;
     size_t n = 0;
     pthread_rwlock_rdlock(&inf->lock);
-    co_kube_map *set = co_kube_map_get(&idx->values, key);
+    co_strmap *set = co_strmap_get(&idx->values, key);
     if (set) {
         items = co_xcalloc(set->len + 1, sizeof(kv));
-        for (size_t it = 0; co_kube_map_next(set, &it, &k, NULL);) {
-            entry *e = co_kube_map_get(&inf->store, k);
+        for (size_t it = 0; co_strmap_next(set, &it, &k, NULL);) {
+            entry *e = co_strmap_get(&inf->store, k);
             if (e) {
                 items[n].key = co_xstrdup(k);
                 items[n].text = co_xmemdup(e->json, e->len);
@@ -844,10 +845,10 @@ int co_kube_informer_index_keys(co_kube_keys *out,
     co_kube_keys keys = {0};
     const char *k;
     pthread_rwlock_rdlock(&inf->lock);
-    co_kube_map *set = co_kube_map_get(&idx->values, key);
+    co_strmap *set = co_strmap_get(&idx->values, key);
     if (set) {
         keys.items = co_xcalloc(set->len + 1, sizeof(char *));
-        for (size_t it = 0; co_kube_map_next(set, &it, &k, NULL);) {
+        for (size_t it = 0; co_strmap_next(set, &it, &k, NULL);) {
             keys.items[keys.len++] = co_xstrdup(k);
         }
     }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "co/util/strmap.h"
 #include "co/util/buf.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_config.h"
@@ -74,14 +75,8 @@ int co_kube__gnutls_stats(const co_kube_transport *t,
 
 /* --- small helpers ---------------------------------------------------------------------- */
 
-/** The string member @p key of @p obj, or NULL when absent or not a string. Borrowed. */
-const char *co_kube__str(const struct json_object *obj, const char *key);
-
 /** The object member @p key of @p obj, or NULL. Borrowed. */
 struct json_object *co_kube__obj(const struct json_object *obj, const char *key);
-
-/** metadata.<key> of @p obj as a string, or NULL. Borrowed. */
-const char *co_kube__meta_str(const struct json_object *obj, const char *key);
 
 /** Appends @p s percent-encoded for a query value or a path segment. */
 int co_kube__escape(co_buf *out, const char *s);
@@ -114,40 +109,6 @@ double co_kube__random(void);
 /** Sleeps @p ms milliseconds or until *@p stop becomes nonzero (checked every 50 ms) when
  * @p stop is not NULL. @return nonzero when stopped. */
 int co_kube__sleep_ms(int64_t ms, const volatile int *stop);
-
-/* --- string map ------------------------------------------------------------------------- */
-
-/** A hash map from NUL-terminated strings (copied) to pointers. Not thread-safe. */
-typedef struct co_kube_map {
-    struct co_kube_map_entry *entries;
-    size_t cap;  /* power of two, or 0 */
-    size_t len;  /* live entries */
-    size_t used; /* live + deleted slots */
-} co_kube_map;
-
-#define CO_KUBE_MAP_INIT                                                                           \
-    {                                                                                              \
-        NULL, 0, 0, 0                                                                              \
-    }
-
-typedef struct co_kube_map_entry {
-    char *key; /* NULL: empty; CO_KUBE__TOMBSTONE: deleted */
-    void *value;
-} co_kube_map_entry;
-
-extern char co_kube__tombstone[];
-#define CO_KUBE__TOMBSTONE (co_kube__tombstone)
-
-/** The value for @p key, or NULL. */
-void *co_kube_map_get(const co_kube_map *map, const char *key);
-/** Sets @p key to @p value; returns the previous value (or NULL). */
-void *co_kube_map_put(co_kube_map *map, const char *key, void *value);
-/** Removes @p key; returns its value (or NULL). */
-void *co_kube_map_remove(co_kube_map *map, const char *key);
-/** Frees the map's storage (not the values). */
-void co_kube_map_dispose(co_kube_map *map);
-/** Iteration: for (size_t i = 0; co_kube_map_next(map, &i, &key, &value);) */
-int co_kube_map_next(const co_kube_map *map, size_t *iter, const char **key, void **value);
 
 /* --- rate limiting and backoff ---------------------------------------------------------- */
 
@@ -187,7 +148,7 @@ typedef struct co_kube_core {
     long token_reload_ms;
     /* discovery: "group/version" -> struct co_kube_gv_doc * */
     pthread_mutex_t disc_lock;
-    co_kube_map discovery;
+    co_strmap discovery;
     /* the whole listing (co_kube_client_api_resources()), guarded by disc_lock; one thread
      * fetches it at a time, holding disc_fetch_lock (never disc_lock) over the requests */
     pthread_mutex_t disc_fetch_lock;

@@ -5,6 +5,7 @@
  * a leader keep believing it leads after the others may take over. Expiry of another holder is
  * judged on the local monotonic clock from the moment the Lease was last seen to change.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_lease.h"
 
 #include <pthread.h>
@@ -148,12 +149,12 @@ static void set_str(struct json_object *o, const char *key, const char *value)
 /* Records what the Lease looks like now; reports a new holder. */
 static void observe(co_kube_leader *le, struct json_object *lease)
 {
-    const char *rv = co_kube__meta_str(lease, "resourceVersion");
+    const char *rv = co_json_str(lease, "metadata", "resourceVersion", NULL);
     if (rv && strcmp(rv, le->observed_rv) != 0) {
         snprintf(le->observed_rv, sizeof(le->observed_rv), "%s", rv);
         le->observed_ms = co_kube__now_ms();
     }
-    const char *holder = co_kube__str(co_kube__obj(lease, "spec"), "holderIdentity");
+    const char *holder = co_json_str(lease, "spec", "holderIdentity", NULL);
     if (!holder) {
         holder = "";
     }
@@ -229,7 +230,7 @@ int co_kube_leader_try(int *acquired, co_kube_leader *le)
         spec = json_object_new_object();
         json_object_object_add(lease, "spec", spec);
     }
-    const char *holder = co_kube__str(spec, "holderIdentity");
+    const char *holder = co_json_str(spec, "holderIdentity", NULL);
     int mine = holder && strcmp(holder, le->identity) == 0;
     if (holder && holder[0] && !mine) {
         struct json_object *d = NULL;
@@ -272,7 +273,7 @@ int co_kube_leader_release(co_kube_leader *le)
         goto done;
     }
     struct json_object *spec = co_kube__obj(lease, "spec");
-    const char *holder = co_kube__str(spec, "holderIdentity");
+    const char *holder = co_json_str(spec, "holderIdentity", NULL);
     if (!holder || strcmp(holder, le->identity) != 0) {
         goto done; /* not ours (any more) */
     }

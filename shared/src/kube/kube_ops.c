@@ -142,8 +142,8 @@ int co_kube_ref_of(co_kube_ref *out, const struct json_object *obj)
         co_error_set(CO_EINVALID, "the object is not a JSON object");
         return CO_EINVALID;
     }
-    const char *api_version = co_kube__str(obj, "apiVersion");
-    const char *kind = co_kube__str(obj, "kind");
+    const char *api_version = co_json_str(obj, "apiVersion", NULL);
+    const char *kind = co_json_str(obj, "kind", NULL);
     if (!api_version || !api_version[0]) {
         co_error_set(CO_EINVALID, "apiVersion is missing");
         return CO_EINVALID;
@@ -152,8 +152,8 @@ int co_kube_ref_of(co_kube_ref *out, const struct json_object *obj)
         co_error_set(CO_EINVALID, "kind is missing");
         return CO_EINVALID;
     }
-    const char *name = co_kube__meta_str(obj, "name");
-    const char *ns = co_kube__meta_str(obj, "namespace");
+    const char *name = co_json_meta_name(obj);
+    const char *ns = co_json_meta_namespace(obj);
     out->api_version = api_version;
     out->kind = kind;
     out->name = name && name[0] ? name : NULL;
@@ -300,10 +300,10 @@ int co_kube_list_each(char **rv_out,
             rc = co_error_last_code();
             goto done;
         }
-        const char *page_rv = co_kube__meta_str(page, "resourceVersion");
+        const char *page_rv = co_json_str(page, "metadata", "resourceVersion", NULL);
         free(rv);
         rv = co_xstrdup(page_rv ? page_rv : "");
-        const char *next = co_kube__meta_str(page, "continue");
+        const char *next = co_json_str(page, "metadata", "continue", NULL);
         free(cont);
         cont = next && next[0] ? co_xstrdup(next) : NULL;
         json_object_put(page);

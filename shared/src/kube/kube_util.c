@@ -16,23 +16,10 @@
 
 #include "co/util/caps.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
 #include "co/json/json.h"
 #include "co/kube/kube_transport.h"
 #include "co/util/time.h"
 #include "kube_int.h"
-
-/* --- JSON ---------------------------------------------------------------------------------- */
-
-const char *co_kube__str(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
-}
 
 struct json_object *co_kube__obj(const struct json_object *obj, const char *key)
 {
@@ -42,11 +29,6 @@ struct json_object *co_kube__obj(const struct json_object *obj, const char *key)
         return NULL;
     }
     return v;
-}
-
-const char *co_kube__meta_str(const struct json_object *obj, const char *key)
-{
-    return co_kube__str(co_kube__obj(obj, "metadata"), key);
 }
 
 int co_kube__parse_json(struct json_object **out, const char *data, size_t len)
@@ -190,131 +172,6 @@ int co_kube__sleep_ms(int64_t ms, const volatile int *stop)
         struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000};
         nanosleep(&ts, NULL);
     }
-}
-
-/* --- string map (open addressing, linear probing) ---------------------------------------- */
-
-char co_kube__tombstone[] = "";
-
-/* Hashed with the process key (co/util/hash.h): keys are object names and index values that
- * whoever writes objects in the cluster chooses. */
-static co_kube_map_entry *find_slot(const co_kube_map *map, const char *key, int for_insert)
-{
-    if (map->cap == 0) {
-        return NULL;
-    }
-    size_t mask = map->cap - 1;
-    size_t i = (size_t)co_hash_str(key) & mask;
-    co_kube_map_entry *tomb = NULL;
-    for (;;) {
-        co_kube_map_entry *e = &map->entries[i];
-        if (!e->key) {
-            return for_insert ? (tomb ? tomb : e) : NULL;
-        }
-        if (e->key == CO_KUBE__TOMBSTONE) {
-            if (!tomb) {
-                tomb = e;
-            }
-        } else if (strcmp(e->key, key) == 0) {
-            return e;
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-static void map_grow(co_kube_map *map)
-{
-    size_t cap = map->cap ? map->cap : 8;
-    /* grow when live entries pass half; rebuild in place size when tombstones dominate */
-    if (map->len * 2 >= cap) {
-        cap *= 2;
-    }
-    co_kube_map_entry *old = map->entries;
-    size_t old_cap = map->cap;
-    map->entries = co_xcalloc(cap, sizeof(co_kube_map_entry));
-    map->cap = cap;
-    map->len = 0;
-    map->used = 0;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (old[i].key && old[i].key != CO_KUBE__TOMBSTONE) {
-            co_kube_map_entry *e = find_slot(map, old[i].key, 1);
-            *e = old[i];
-            map->len++;
-            map->used++;
-        }
-    }
-    free(old);
-}
-
-void *co_kube_map_get(const co_kube_map *map, const char *key)
-{
-    co_kube_map_entry *e = find_slot(map, key, 0);
-    return e ? e->value : NULL;
-}
-
-void *co_kube_map_put(co_kube_map *map, const char *key, void *value)
-{
-    /* replacing never reorganises the table, so it is safe while iterating */
-    co_kube_map_entry *e = find_slot(map, key, 0);
-    if (e) {
-        void *prev = e->value;
-        e->value = value;
-        return prev;
-    }
-    if (map->cap == 0 || (map->used + 1) * 4 > map->cap * 3) {
-        map_grow(map);
-    }
-    e = find_slot(map, key, 1);
-    if (!e->key) {
-        map->used++;
-    }
-    e->key = co_xstrdup(key);
-    e->value = value;
-    map->len++;
-    return NULL;
-}
-
-void *co_kube_map_remove(co_kube_map *map, const char *key)
-{
-    co_kube_map_entry *e = find_slot(map, key, 0);
-    if (!e) {
-        return NULL;
-    }
-    void *prev = e->value;
-    free(e->key);
-    e->key = CO_KUBE__TOMBSTONE;
-    e->value = NULL;
-    map->len--;
-    return prev;
-}
-
-void co_kube_map_dispose(co_kube_map *map)
-{
-    for (size_t i = 0; i < map->cap; i++) {
-        if (map->entries[i].key && map->entries[i].key != CO_KUBE__TOMBSTONE) {
-            free(map->entries[i].key);
-        }
-    }
-    free(map->entries);
-    map->entries = NULL;
-    map->cap = map->len = map->used = 0;
-}
-
-int co_kube_map_next(const co_kube_map *map, size_t *iter, const char **key, void **value)
-{
-    while (*iter < map->cap) {
-        co_kube_map_entry *e = &map->entries[(*iter)++];
-        if (e->key && e->key != CO_KUBE__TOMBSTONE) {
-            if (key) {
-                *key = e->key;
-            }
-            if (value) {
-                *value = e->value;
-            }
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* --- token bucket and backoff ------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * place; only a line split across chunks is assembled in the framer's capped buffer), and
  * every byte is scanned for a newline exactly once.
  */
+#include "co/json/json.h"
 #include "co/kube/kube_watch.h"
 
 #include <stdio.h>
@@ -109,7 +110,7 @@ static int on_line(const char *line, size_t len, void *payload)
                                                          : NULL) < 0) {
         return co_error_wrap("watch %s: event", ws->path);
     }
-    const char *type = co_kube__str(ev, "type");
+    const char *type = co_json_str(ev, "type", NULL);
     struct json_object *obj = co_kube__obj(ev, "object");
     if (!type || !obj) {
         rc = co_error_set(CO_EINVALID, "watch %s: event without type or object", ws->path);

@@ -15,6 +15,8 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
+#include "co/util/utf8.h"
+#include "co/util/strconv.h"
 #include "co/render/envsubst.h"
 
 #include <locale.h>
@@ -30,7 +32,7 @@
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
-#include "co/util/hash.h"
+#include "co/util/strmap.h"
 
 /* ---- variables --------------------------------------------------------------------------- */
 
@@ -43,36 +45,13 @@ typedef struct var {
 struct co_envsubst_vars {
     var *items;
     size_t n, cap;
-    size_t *index; /* open addressing over items, SIZE_MAX = empty; keyed hash (co/util/hash.h) */
-    size_t index_cap;
+    co_strmap index; /* name -> item index + 1 */
 };
-
-static size_t find_slot(const co_envsubst_vars *vars, const char *name)
-{
-    size_t mask = vars->index_cap - 1;
-    for (size_t i = co_hash_str(name) & mask;; i = (i + 1) & mask) {
-        size_t at = vars->index[i];
-        if (at == SIZE_MAX || strcmp(vars->items[at].name, name) == 0) {
-            return i;
-        }
-    }
-}
-
-static void rehash(co_envsubst_vars *vars, size_t cap)
-{
-    free(vars->index);
-    vars->index_cap = cap;
-    vars->index = co_xmalloc(cap * sizeof(size_t));
-    memset(vars->index, 0xff, cap * sizeof(size_t));
-    for (size_t i = 0; i < vars->n; i++) {
-        vars->index[find_slot(vars, vars->items[i].name)] = i;
-    }
-}
 
 int co_envsubst_vars_new(co_envsubst_vars **out)
 {
     co_envsubst_vars *vars = co_xcalloc(1, sizeof(*vars));
-    rehash(vars, 16);
+    vars->index = (co_strmap)CO_STRMAP_INIT;
     *out = vars;
     return 0;
 }
@@ -82,9 +61,9 @@ int co_envsubst_vars_set(co_envsubst_vars *vars, const char *name, const char *v
     if (!name || !*name) {
         return co_error_set(CO_EINVALID, "variable name must not be empty");
     }
-    size_t slot = find_slot(vars, name);
-    if (vars->index[slot] != SIZE_MAX) {
-        var *v = &vars->items[vars->index[slot]];
+    void *at = NULL;
+    if (co_strmap_find(&vars->index, name, &at)) {
+        var *v = &vars->items[(uintptr_t)at - 1];
         free(v->value);
         v->value = co_xmemdup(value, len);
         v->len = len;
@@ -95,10 +74,7 @@ int co_envsubst_vars_set(co_envsubst_vars *vars, const char *name, const char *v
         vars->items = co_xreallocarray(vars->items, vars->cap, sizeof(*vars->items));
     }
     vars->items[vars->n] = (var){co_xstrdup(name), co_xmemdup(value, len), len};
-    vars->index[slot] = vars->n++;
-    if (vars->n * 2 > vars->index_cap) {
-        rehash(vars, vars->index_cap * 2);
-    }
+    co_strmap_put(&vars->index, name, (void *)(uintptr_t)++vars->n);
     return 0;
 }
 
@@ -107,14 +83,15 @@ const char *co_envsubst_vars_get(const co_envsubst_vars *vars, const char *name,
     if (!vars) {
         return NULL;
     }
-    size_t at = vars->index[find_slot(vars, name)];
-    if (at == SIZE_MAX) {
+    void *found = NULL;
+    if (!co_strmap_find(&vars->index, name, &found)) {
         return NULL;
     }
+    const var *v = &vars->items[(uintptr_t)found - 1];
     if (len_out) {
-        *len_out = vars->items[at].len;
+        *len_out = v->len;
     }
-    return vars->items[at].value;
+    return v->value;
 }
 
 size_t co_envsubst_vars_count(const co_envsubst_vars *vars)
@@ -132,74 +109,8 @@ void co_envsubst_vars_free(co_envsubst_vars *vars)
         free(vars->items[i].value);
     }
     free(vars->items);
-    free(vars->index);
+    co_strmap_dispose(&vars->index);
     free(vars);
-}
-
-/* ---- UTF-8 as Go decodes it ---------------------------------------------------------------- */
-
-#define RUNE_ERROR 0xFFFD
-
-/* Go's utf8.DecodeRune: an invalid or truncated sequence is U+FFFD of width 1. */
-static int32_t decode_rune(const unsigned char *s, size_t n, size_t *width)
-{
-    unsigned char c = s[0];
-    *width = 1;
-    if (c < 0x80) {
-        return c;
-    }
-    size_t need;
-    int32_t r, min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1, r = c & 0x1F, min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2, r = c & 0x0F, min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3, r = c & 0x07, min = 0x10000;
-    } else {
-        return RUNE_ERROR;
-    }
-    if (n < need + 1) {
-        return RUNE_ERROR;
-    }
-    for (size_t i = 1; i <= need; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return RUNE_ERROR;
-        }
-        r = (r << 6) | (s[i] & 0x3F);
-    }
-    if (r < min || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-        return RUNE_ERROR;
-    }
-    *width = need + 1;
-    return r;
-}
-
-static size_t encode_rune(int32_t r, char out[4])
-{
-    if (r < 0 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-        r = RUNE_ERROR;
-    }
-    if (r < 0x80) {
-        out[0] = (char)r;
-        return 1;
-    }
-    if (r < 0x800) {
-        out[0] = (char)(0xC0 | (r >> 6));
-        out[1] = (char)(0x80 | (r & 0x3F));
-        return 2;
-    }
-    if (r < 0x10000) {
-        out[0] = (char)(0xE0 | (r >> 12));
-        out[1] = (char)(0x80 | ((r >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (r & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (r >> 18));
-    out[1] = (char)(0x80 | ((r >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((r >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (r & 0x3F));
-    return 4;
 }
 
 /* Unicode tables come from PCRE2 (letter and decimal-digit properties) and from glibc's
@@ -227,7 +138,7 @@ static bool is_ident_rune(int32_t r)
     }
     pthread_once(&unicode_once, unicode_setup);
     char buf[4];
-    size_t n = encode_rune(r, buf);
+    size_t n = co_utf8_encode(buf, r);
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     int rc = pcre2_match(ident_re, (PCRE2_SPTR)buf, n, 0, 0, md, NULL);
     pcre2_match_data_free(md);
@@ -261,9 +172,9 @@ static int map_case(co_buf *out, const char *s, size_t len, bool upper, bool fir
     size_t i = 0;
     while (i < len && error == 0) {
         size_t w;
-        int32_t r = decode_rune((const unsigned char *)s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         char enc[4];
-        size_t n = encode_rune(case_rune(r, upper), enc);
+        size_t n = co_utf8_encode(enc, case_rune(r, upper));
         error = co_buf_put(out, enc, n);
         i += w;
         if (first) {
@@ -301,7 +212,7 @@ static int32_t sc_read(scanner *s)
         s->width = 0;
         return EOF_RUNE;
     }
-    int32_t r = decode_rune((const unsigned char *)s->buf + s->pos, s->len - s->pos, &s->width);
+    int32_t r = co_utf8_decode_rune(s->buf + s->pos, s->len - s->pos, &s->width);
     if (s->out != s->pos) {
         memmove(s->buf + s->out, s->buf + s->pos, s->width);
     }
@@ -537,37 +448,10 @@ static void args_dispose(args *a)
     free(a->more);
 }
 
-/* strconv.Atoi: optional sign and decimal digits in int64 range. */
-static bool go_atoi(const char *s, size_t len, long long *out)
-{
-    size_t i = 0;
-    bool neg = false;
-    if (len && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        i = 1;
-    }
-    if (i == len) {
-        return false;
-    }
-    unsigned long long acc = 0, limit = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        unsigned d = (unsigned)(s[i] - '0');
-        if (acc > (limit - d) / 10) {
-            return false;
-        }
-        acc = acc * 10 + d;
-    }
-    *out = neg ? (long long)(0 - acc) : (long long)acc;
-    return true;
-}
-
 static int substr(co_buf *out, const scanner *sc, const char *s, size_t len, args *a)
 {
-    long long pos, length;
-    if (!go_atoi(arg_at(a, 0)->ptr ? arg_at(a, 0)->ptr : "", arg_at(a, 0)->len, &pos)) {
+    int64_t pos, length;
+    if (co_strconv_parse_int(&pos, co_buf_cstr(arg_at(a, 0)), arg_at(a, 0)->len, 10, 0) != 0) {
         return co_buf_put(out, s, len);
     }
     if (pos < 0) {
@@ -579,7 +463,7 @@ static int substr(co_buf *out, const scanner *sc, const char *s, size_t len, arg
     if (arg_count(a) == 1) {
         return pos < (long long)len ? co_buf_put(out, s + pos, len - (size_t)pos) : 0;
     }
-    if (!go_atoi(arg_at(a, 1)->ptr ? arg_at(a, 1)->ptr : "", arg_at(a, 1)->len, &length)) {
+    if (co_strconv_parse_int(&length, co_buf_cstr(arg_at(a, 1)), arg_at(a, 1)->len, 10, 0) != 0) {
         return co_buf_put(out, s, len);
     }
     if (length < 0 || length > (long long)CO_MAX_ENVSUBST_OUTPUT) {
@@ -609,7 +493,7 @@ static int replace(co_buf *out,
             }
             done++;
             size_t w;
-            decode_rune((const unsigned char *)s + i, len - i, &w);
+            co_utf8_decode_rune(s + i, len - i, &w);
             error = co_buf_put(out, s + i, w);
             i += w;
             if (!all) {
@@ -642,9 +526,9 @@ static char *reverse_runes(const char *s, size_t len, size_t *out_len)
     size_t o = len * 3, i = 0;
     while (i < len) {
         size_t w;
-        int32_t r = decode_rune((const unsigned char *)s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         char enc[4];
-        size_t n = encode_rune(r, enc);
+        size_t n = co_utf8_encode(enc, r);
         o -= n;
         memcpy(out + o, enc, n);
         i += w;
@@ -669,8 +553,8 @@ static int get_esc(const char **chunk, size_t *clen, int32_t *r)
         }
     }
     size_t w;
-    *r = decode_rune((const unsigned char *)*chunk, *clen, &w);
-    if (*r == RUNE_ERROR && w == 1) {
+    *r = co_utf8_decode_rune(*chunk, *clen, &w);
+    if (*r == CO_UTF8_RUNE_ERROR && w == 1) {
         return -1;
     }
     *chunk += w;
@@ -692,7 +576,7 @@ static int match_chunk(const char *chunk,
         }
         if (chunk[0] == '[') {
             size_t w;
-            int32_t r = decode_rune((const unsigned char *)s, slen, &w);
+            int32_t r = co_utf8_decode_rune(s, slen, &w);
             s += w, slen -= w;
             chunk++, clen--;
             bool negated = false;
@@ -728,7 +612,7 @@ static int match_chunk(const char *chunk,
             }
         } else if (chunk[0] == '?') {
             size_t w;
-            decode_rune((const unsigned char *)s, slen, &w);
+            co_utf8_decode_rune(s, slen, &w);
             s += w, slen -= w;
             chunk++, clen--;
         } else {

@@ -12,6 +12,7 @@
  * connections, whatever the transport, go through a socket stream registered here that checks
  * each address against the network deny-list (net.h) before connecting.
  */
+#include "co/util/digest.h"
 #include "co/source/git.h"
 
 #include <ctype.h>
@@ -584,24 +585,13 @@ static int glob_match(const char *pat, size_t plen, const char *name)
 
 static int b64_decode(const char *in, size_t inlen, unsigned char **out, size_t *outlen)
 {
-    if (inlen == 0 || inlen % 4 != 0 || inlen > CO_MAX_GIT_CREDENTIAL) {
+    if (inlen == 0 || inlen > CO_MAX_GIT_CREDENTIAL) {
         return -1;
     }
-    unsigned char *buf = co_xmalloc(inlen / 4 * 3 + 1);
-    int n = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)inlen);
-    if (n < 0) {
-        free(buf);
+    if (co_base64_decode_alloc(out, outlen, in, inlen, CO_BASE64_STD) < 0) {
+        co_error_clear();
         return -1;
     }
-    size_t len = (size_t)n;
-    if (inlen >= 1 && in[inlen - 1] == '=') {
-        len--;
-    }
-    if (inlen >= 2 && in[inlen - 2] == '=') {
-        len--;
-    }
-    *out = buf;
-    *outlen = len;
     return 0;
 }
 
@@ -861,8 +851,7 @@ static void headers_init(git_strarray *arr, char **hdr, const co_git_auth *auth)
     } else if (auth && set(auth->username) && auth->password && !set(auth->identity)) {
         char *plain = co_xasprintf("%s:%s", auth->username, auth->password);
         size_t len = strlen(plain);
-        char *b64 = co_xmalloc(4 * ((len + 2) / 3) + 1);
-        EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)plain, (int)len);
+        char *b64 = co_base64_encode(plain, len, CO_BASE64_STD);
         *hdr = co_xasprintf("Authorization: Basic %s", b64);
         co_free_secret(b64, strlen(b64));
         co_free_secret(plain, len);

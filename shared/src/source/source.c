@@ -9,6 +9,9 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
+#include "co/util/utf8.h"
+#include "co/json/json.h"
+#include "co/util/digest.h"
 #include "co/source/source.h"
 
 #include <errno.h>
@@ -57,12 +60,6 @@ static struct json_object *jget(const struct json_object *o, const char *key)
         return NULL;
     }
     return v;
-}
-
-static const char *jstr(const struct json_object *o, const char *key)
-{
-    struct json_object *v = jget(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 static int64_t jint(const struct json_object *o, const char *key)
@@ -286,40 +283,6 @@ char *co_source_index_key(const co_source_spec *ref, const char *component_ns)
 
 /* ---- digests ----------------------------------------------------------------------------- */
 
-/* Decodes one UTF-8 sequence like Go's utf8.DecodeRuneInString; returns its length, or 0. */
-static size_t utf8_rune(const unsigned char *p, unsigned *rune)
-{
-    unsigned c = p[0];
-    size_t n;
-    unsigned r, min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        r = c & 0x1f;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        r = c & 0x0f;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        r = c & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        r = (r << 6) | (p[i] & 0x3f);
-    }
-    if (r < min || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) {
-        return 0;
-    }
-    *rune = r;
-    return n;
-}
-
 int co_source_go_json_string(co_buf *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
@@ -330,6 +293,7 @@ int co_source_go_json_string(co_buf *out, const char *s)
         return CO_ETOOBIG;
     }
     const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *end = p + strlen(s);
     while (*p) {
         unsigned c = *p;
         int rc = 0;
@@ -368,7 +332,7 @@ int co_source_go_json_string(co_buf *out, const char *s)
             p++;
         } else {
             unsigned rune = 0;
-            size_t n = utf8_rune(p, &rune);
+            size_t n = co_utf8_decode(p, (size_t)(end - p), &rune);
             if (n == 0) {
                 rc = co_buf_puts(out, "\\ufffd");
                 p++;
@@ -445,7 +409,7 @@ int co_source_flux_digest(char **out,
     if (!meta) {
         return co_error_set(CO_EINVALID, "source object without metadata");
     }
-    const char *uid = jstr(meta, "uid");
+    const char *uid = co_json_str(meta, "uid", NULL);
     co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
     int rc = 0;
     if (co_buf_putc(&b, '[') < 0 || co_source_go_json_string(&b, uid ? uid : "") < 0 ||
@@ -537,14 +501,14 @@ static int flux_ready(const struct json_object *obj)
     size_t n = json_object_array_length(conds);
     for (size_t i = 0; i < n; i++) {
         struct json_object *c = json_object_array_get_idx(conds, i);
-        const char *type = jstr(c, "type");
+        const char *type = co_json_str(c, "type", NULL);
         if (!type || strcmp(type, "Ready") != 0) {
             continue;
         }
         if (jint(c, "observedGeneration") != generation) {
             return 0;
         }
-        const char *status = jstr(c, "status");
+        const char *status = co_json_str(c, "status", NULL);
         return status && strcmp(status, "True") == 0;
     }
     return 0;
@@ -556,11 +520,11 @@ static int flux_ready(const struct json_object *obj)
  */
 static char *artifact_digest(const struct json_object *artifact)
 {
-    const char *digest = jstr(artifact, "digest");
+    const char *digest = co_json_str(artifact, "digest", NULL);
     if (nonempty(digest)) {
         return co_xstrdup(digest);
     }
-    const char *checksum = jstr(artifact, "checksum");
+    const char *checksum = co_json_str(artifact, "checksum", NULL);
     if (checksum && strlen(checksum) == 64) {
         return co_xasprintf("sha256:%s", checksum);
     }
@@ -575,11 +539,11 @@ int co_source_flux_has_artifact(const struct json_object *obj,
         return 0;
     }
     const struct json_object *a = jget(jget(obj, "status"), "artifact");
-    const char *d = jstr(a, "digest");
+    const char *d = co_json_str(a, "digest", NULL);
     if (!nonempty(d)) {
-        d = jstr(a, "checksum");
+        d = co_json_str(a, "checksum", NULL);
     }
-    const char *r = jstr(a, "revision");
+    const char *r = co_json_str(a, "revision", NULL);
     if (!nonempty(d) || !nonempty(r)) {
         return 0;
     }
@@ -599,12 +563,12 @@ int co_source_should_requeue(const struct json_object *source, const struct json
         return 0;
     }
     const struct json_object *status = jget(component, "status");
-    const char *state = jstr(status, "state");
+    const char *state = co_json_str(status, "state", NULL);
     int ready =
         jint(status, "observedGeneration") == jint(jget(component, "metadata"), "generation") &&
         state && strcmp(state, "Ready") == 0;
-    const char *ld = jstr(status, "lastAttemptedDigest");
-    const char *lr = jstr(status, "lastAttemptedRevision");
+    const char *ld = co_json_str(status, "lastAttemptedDigest", NULL);
+    const char *lr = co_json_str(status, "lastAttemptedRevision", NULL);
     /* the comparison uses the digest as the artifact reports it */
     const struct json_object *a = jget(jget(source, "status"), "artifact");
     char *full = artifact_digest(a);
@@ -661,8 +625,8 @@ static int resolve_flux(co_sources *s,
         rc = retriable(retry, co_error_set(CO_EUNAVAILABLE, "missing artifact on ready source"));
         goto done;
     }
-    const char *url = jstr(artifact, "url");
-    const char *revision = jstr(artifact, "revision");
+    const char *url = co_json_str(artifact, "url", NULL);
+    const char *revision = co_json_str(artifact, "revision", NULL);
     digest = artifact_digest(artifact);
     if (!nonempty(url)) {
         rc = retriable(retry, co_error_set(CO_EUNAVAILABLE, "source not ready (missing URL)"));
@@ -756,7 +720,7 @@ static int load_git_secret(co_sources *s,
     }
     const struct json_object *data = jget(obj, "data");
     for (size_t i = 0; i < CO_ARRAY_SIZE(secret_keys) && rc == 0; i++) {
-        const char *b64 = jstr(data, secret_keys[i]);
+        const char *b64 = co_json_str(data, secret_keys[i], NULL);
         if (!b64) {
             continue;
         }
@@ -766,17 +730,13 @@ static int load_git_secret(co_sources *s,
                               ref->secret_name, secret_keys[i], CO_MAX_GIT_CREDENTIAL);
             break;
         }
-        unsigned char *raw = co_xmalloc(len / 4 * 3 + 4);
-        int n = len % 4 == 0 ? EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)len) : -1;
-        if (n < 0) {
-            free(raw);
+        unsigned char *raw = NULL;
+        size_t rawlen = 0;
+        if (co_base64_decode_alloc(&raw, &rawlen, b64, len, CO_BASE64_STD) < 0) {
             rc = co_error_set(CO_EINVALID, "secret %s: key %s is not valid base64",
                               ref->secret_name, secret_keys[i]);
             break;
         }
-        size_t pad = (len >= 1 && b64[len - 1] == '=') + (len >= 2 && b64[len - 2] == '=');
-        size_t rawlen = (size_t)n - pad;
-        raw[rawlen] = '\0';
         sec->vals[i] = (char *)raw;
         sec->lens[i] = rawlen;
     }

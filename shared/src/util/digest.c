@@ -112,13 +112,11 @@ char *co_base32_lower(const void *data, size_t len)
 static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-char *co_base64_encode(const void *data, size_t len, unsigned flags)
+/* Writes the encoding of @p len bytes to @p out, which holds (len + 2) / 3 * 4 + 1 bytes. */
+static size_t b64_encode_into(char *out, const unsigned char *in, size_t len, unsigned flags)
 {
     const char *alphabet = (flags & CO_BASE64_URL) ? b64_url : b64_std;
     int pad = !(flags & CO_BASE64_RAW);
-    const unsigned char *in = data;
-    CO_ASSERT(len < SIZE_MAX / 2);
-    char *out = co_xmalloc((len + 2) / 3 * 4 + 1);
     size_t o = 0, i = 0;
     for (; i + 3 <= len; i += 3) {
         uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
@@ -145,7 +143,30 @@ char *co_base64_encode(const void *data, size_t len, unsigned flags)
         }
     }
     out[o] = '\0';
+    return o;
+}
+
+char *co_base64_encode(const void *data, size_t len, unsigned flags)
+{
+    CO_ASSERT(len < SIZE_MAX / 2);
+    char *out = co_xmalloc((len + 2) / 3 * 4 + 1);
+    b64_encode_into(out, data, len, flags);
     return out;
+}
+
+int co_base64_encode_buf(co_buf *out, const void *data, size_t len, unsigned flags)
+{
+    if (len >= SIZE_MAX / 2) {
+        return co_buf_reserve(out, SIZE_MAX);
+    }
+    size_t need =
+        (flags & CO_BASE64_RAW) ? len / 3 * 4 + (len % 3 ? len % 3 + 1 : 0) : (len + 2) / 3 * 4;
+    int rc = co_buf_reserve(out, need);
+    if (rc < 0) {
+        return rc;
+    }
+    out->len += b64_encode_into(out->ptr + out->len, data, len, flags);
+    return 0;
 }
 
 static int b64_value(char c, int url)
@@ -173,91 +194,123 @@ static int b64_illegal(size_t at)
     return co_error_set(CO_EINVALID, "illegal base64 data at input byte %zu", at);
 }
 
-/* Emits the bytes of one quantum of @p n (2..4) sextets. */
-static int b64_flush(co_buf *out, const int *q, int n)
+static size_t skip_newlines(const char *text, size_t len, size_t i, unsigned flags)
 {
-    unsigned char b[3];
-    uint32_t v = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)(n > 2 ? q[2] : 0) << 6 |
-                 (uint32_t)(n > 3 ? q[3] : 0);
-    b[0] = (unsigned char)(v >> 16);
-    b[1] = (unsigned char)(v >> 8);
-    b[2] = (unsigned char)v;
-    return co_buf_put(out, b, (size_t)n - 1);
+    while (!(flags & CO_BASE64_NO_NEWLINES) && i < len && (text[i] == '\r' || text[i] == '\n')) {
+        i++;
+    }
+    return i;
+}
+
+/*
+ * One quantum of Go's decoder (encoding/base64 decodeQuantum), from text[*si]: up to four
+ * sextets, or fewer closed by padding or the end. The offsets it reports are Go's, including
+ * where they do not point at the offending byte (a missing second '=' is reported one byte
+ * early), because sprig's b64dec returns the message as its result.
+ */
+static int b64_quantum(co_buf *out, const char *text, size_t len, size_t *si, unsigned flags)
+{
+    const int url = (flags & CO_BASE64_URL) != 0;
+    const int pad = !(flags & CO_BASE64_RAW);
+    unsigned q[4] = {0, 0, 0, 0};
+    size_t i = *si;
+    size_t garbage = SIZE_MAX; /* trailing bytes after the padding: reported after strictness */
+    int n = 0;
+    while (n < 4) {
+        if (i == len) {
+            if (n == 0) {
+                break;
+            }
+            if (n == 1 || pad) {
+                return b64_illegal(i - (size_t)n);
+            }
+            break;
+        }
+        char c = text[i++];
+        int v = b64_value(c, url);
+        if (v >= 0) {
+            q[n++] = (unsigned)v;
+            continue;
+        }
+        if ((c == '\r' || c == '\n') && !(flags & CO_BASE64_NO_NEWLINES)) {
+            continue;
+        }
+        if (!pad || c != '=') {
+            return b64_illegal(i - 1);
+        }
+        if (n < 2) {
+            return b64_illegal(i - 1);
+        }
+        if (n == 2) {
+            i = skip_newlines(text, len, i, flags);
+            if (i == len) {
+                return b64_illegal(len);
+            }
+            if (text[i] != '=') {
+                return b64_illegal(i - 1);
+            }
+            i++;
+        }
+        i = skip_newlines(text, len, i, flags);
+        if (i < len) {
+            garbage = i;
+        }
+        break;
+    }
+    uint32_t v = (uint32_t)q[0] << 18 | (uint32_t)q[1] << 12 | (uint32_t)q[2] << 6 | q[3];
+    unsigned char b[3] = {(unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v};
+    if ((flags & CO_BASE64_STRICT) && n == 3 && b[2] != 0) {
+        return b64_illegal(i - 1);
+    }
+    if ((flags & CO_BASE64_STRICT) && n == 2 && (b[1] != 0 || b[2] != 0)) {
+        return b64_illegal(i - 2);
+    }
+    if (garbage != SIZE_MAX) {
+        return b64_illegal(garbage);
+    }
+    *si = garbage != SIZE_MAX || n < 4 ? len : i;
+    return n > 1 ? co_buf_put(out, b, (size_t)n - 1) : 0;
 }
 
 int co_base64_decode(co_buf *out, const char *text, size_t len, unsigned flags)
 {
-    int url = (flags & CO_BASE64_URL) != 0;
-    int pad = !(flags & CO_BASE64_RAW);
     size_t start = out->len;
-    int q[4];
-    int n = 0;
-    size_t i = 0;
-    size_t qstart = 0; /* where the current quantum began: Go reports a short one there */
-    int rc = 0;
-
-    for (; i < len; i++) {
-        char c = text[i];
-        if (c == '\r' || c == '\n') {
-            continue;
+    size_t si = 0;
+    while (si < len) {
+        size_t before = si;
+        int rc = b64_quantum(out, text, len, &si, flags);
+        if (rc == CO_ETOOBIG) {
+            return rc;
         }
-        if (c == '=' && pad) {
-            /* Padding may only complete a quantum of two or three sextets. */
-            if (n < 2) {
-                rc = b64_illegal(i);
-                goto fail;
-            }
-            if (n == 2) {
-                size_t j = i + 1;
-                while (j < len && (text[j] == '\r' || text[j] == '\n')) {
-                    j++;
-                }
-                if (j >= len || text[j] != '=') {
-                    rc = b64_illegal(j >= len ? len : j);
-                    goto fail;
-                }
-                i = j;
-            }
-            for (size_t j = i + 1; j < len; j++) {
-                if (text[j] != '\r' && text[j] != '\n') {
-                    rc = b64_illegal(j);
-                    goto fail;
-                }
-            }
-            if ((rc = b64_flush(out, q, n)) < 0) {
-                return rc;
-            }
-            return 0;
+        if (rc < 0) {
+            co_buf_truncate(out, start);
+            return rc;
         }
-        int v = b64_value(c, url);
-        if (v < 0) {
-            rc = b64_illegal(i);
-            goto fail;
+        if (si == before) {
+            break;
         }
-        if (n == 0) {
-            qstart = i;
-        }
-        q[n++] = v;
-        if (n == 4) {
-            if ((rc = b64_flush(out, q, 4)) < 0) {
-                return rc;
-            }
-            n = 0;
-        }
-    }
-    if (n == 0) {
-        return 0;
-    }
-    if (pad || n == 1) {
-        rc = b64_illegal(qstart);
-        goto fail;
-    }
-    if ((rc = b64_flush(out, q, n)) < 0) {
-        return rc;
     }
     return 0;
+}
 
-fail:
-    co_buf_truncate(out, start);
-    return rc;
+int co_base64_decode_alloc(unsigned char **out,
+                           size_t *out_len,
+                           const char *text,
+                           size_t len,
+                           unsigned flags)
+{
+    CO_ASSERT(len < SIZE_MAX / 2);
+    size_t cap = len / 4 * 3 + 3;
+    co_buf b = CO_BUF_INIT(cap);
+    CO_ASSERT(co_buf_reserve(&b, cap) == 0);
+    int rc = co_base64_decode(&b, text, len, flags);
+    if (rc < 0) {
+        co_free_secret(b.ptr, b.cap);
+        return rc;
+    }
+    b.ptr[b.len] = '\0'; /* reserved but never written when the text decodes to nothing */
+    size_t n = 0;
+    *out = (unsigned char *)co_buf_take(&b, &n);
+    *out_len = n;
+    return 0;
 }

@@ -8,6 +8,7 @@
  * are compiled here with pcre2, which agrees with Go's leftmost-first matching on them.
  * Versions themselves are scanned by hand: their grammar is deterministic.
  */
+#include "co/util/strconv.h"
 #include "co/util/semver.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -50,21 +51,11 @@ static bool only_digits(const char *s, size_t n)
 /* strconv.ParseUint(s, 10, 64) with Go's error text. */
 static int parse_u64(uint64_t *out, const char *s, size_t n, const char *prefix)
 {
-    uint64_t v = 0;
-    if (n == 0 || !only_digits(s, n)) {
-        return co_error_set(CO_EINVALID, "%sstrconv.ParseUint: parsing \"%.*s\": invalid syntax",
-                            prefix, (int)n, s);
+    int rc = co_strconv_parse_uint(out, s, n, 10, 0);
+    if (rc < 0) {
+        return co_error_set(CO_EINVALID, "%sstrconv.ParseUint: parsing \"%.*s\": %s", prefix,
+                            (int)n, s, rc == CO_ETOOBIG ? "value out of range" : "invalid syntax");
     }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            return co_error_set(CO_EINVALID,
-                                "%sstrconv.ParseUint: parsing \"%.*s\": value out of range", prefix,
-                                (int)n, s);
-        }
-        v = v * 10 + d;
-    }
-    *out = v;
     return 0;
 }
 

@@ -169,6 +169,28 @@ struct json_object *co_json_getv(const struct json_object *obj, const char *cons
 CO_MUST_CHECK int
 co_json_pointer_get(struct json_object **out, const struct json_object *obj, const char *pointer);
 
+/* ---- String accessors --------------------------------------------------------------------
+ * For reading fields whose absence is not an error to report: no message is set. */
+
+/**
+ * The string at the NULL-terminated key list under @p obj, following object members only.
+ * @return the string (borrowed from @p obj), or NULL when a key is missing, a value on the way
+ * is not an object, or the value is not a string (null included).
+ */
+const char *co_json_str(const struct json_object *obj, ...) CO_SENTINEL;
+
+/** metadata.name of the object @p obj, as co_json_str(); NULL when absent or not a string. */
+const char *co_json_meta_name(const struct json_object *obj);
+
+/** metadata.namespace of the object @p obj, as co_json_str(). */
+const char *co_json_meta_namespace(const struct json_object *obj);
+
+/** metadata.labels[@p key] of the object @p obj, as co_json_str(). */
+const char *co_json_meta_label(const struct json_object *obj, const char *key);
+
+/** metadata.annotations[@p key] of the object @p obj, as co_json_str(). */
+const char *co_json_meta_annotation(const struct json_object *obj, const char *key);
+
 /* ---- Typed getters -----------------------------------------------------------------------
  * Each follows the key list like co_json_get() and checks the type of the value found.
  * @return 0; CO_ENOTFOUND when the value is missing or null ("spec.timeout: not found");

@@ -32,6 +32,10 @@ typedef enum co_base64_flags {
     CO_BASE64_STD = 0,      /**< standard alphabet (+ /), padded with '=' */
     CO_BASE64_URL = 1 << 0, /**< URL-safe alphabet (- _) */
     CO_BASE64_RAW = 1 << 1, /**< no padding (Go's RawStdEncoding / RawURLEncoding) */
+    /** decoding: the unused bits of the last character must be zero (Go's Strict()) */
+    CO_BASE64_STRICT = 1 << 2,
+    /** decoding: '\r' and '\n' are refused instead of skipped (age's format forbids them) */
+    CO_BASE64_NO_NEWLINES = 1 << 3,
 } co_base64_flags;
 
 /** Writes the SHA-256 digest of @p len bytes at @p data to @p out. */
@@ -72,12 +76,34 @@ char *co_base32_lower(const void *data, size_t len);
 char *co_base64_encode(const void *data, size_t len, unsigned flags);
 
 /**
+ * Appends the base64 of @p len bytes in the variant @p flags to @p out, whose cap bounds it.
+ * @return 0 or CO_ETOOBIG (the buffer is disposed).
+ */
+CO_MUST_CHECK int co_base64_encode_buf(co_buf *out, const void *data, size_t len, unsigned flags);
+
+/**
  * Decodes base64 text in the variant @p flags and appends the bytes to @p out, whose cap bounds
- * the result. As Go's decoder: carriage returns and newlines are ignored, padding is required
- * exactly when the variant is padded, and any other character is refused.
+ * the result. As Go's decoder: carriage returns and newlines are ignored (unless
+ * CO_BASE64_NO_NEWLINES), padding is required exactly when the variant is padded, and any other
+ * character is refused. The message and its offset are Go's CorruptInputError's.
  * @return 0; CO_EINVALID ("illegal base64 data at input byte N"; @p out keeps what it held
  * before); CO_ETOOBIG when @p out's cap is exceeded (the buffer is disposed).
  */
 CO_MUST_CHECK int co_base64_decode(co_buf *out, const char *text, size_t len, unsigned flags);
+
+/**
+ * Like co_base64_decode() into one new allocation sized for the whole result up front, so that
+ * no reallocation leaves a copy of key material behind; on failure it is wiped before it is
+ * freed. The input's length bounds the result: callers cap it first.
+ * @param[out] out the bytes, NUL-terminated for convenience (free with free() or
+ * co_free_secret())
+ * @param[out] out_len their number
+ * @return 0 or CO_EINVALID (as co_base64_decode()).
+ */
+CO_MUST_CHECK int co_base64_decode_alloc(unsigned char **out,
+                                         size_t *out_len,
+                                         const char *text,
+                                         size_t len,
+                                         unsigned flags);
 
 #endif

@@ -4,6 +4,7 @@
  * (after a type check driven by the schema, so a struct never holds a half-read field), the way
  * back to JSON, and the effective values the controller works with.
  */
+#include "co/json/json.h"
 #include "co/api/component.h"
 
 #include <inttypes.h>
@@ -120,7 +121,7 @@ static co_api_version version_of(const char *kind, const char *api)
 
 co_api_version co_component_version(const struct json_object *obj)
 {
-    return version_of(co_json__str(obj, "kind"), co_json__str(obj, "apiVersion"));
+    return version_of(co_json_str(obj, "kind", NULL), co_json_str(obj, "apiVersion", NULL));
 }
 
 co_api_version co_component_version_jv(const co_jv *obj)
@@ -134,18 +135,18 @@ co_api_version co_component_version_jv(const co_jv *obj)
 
 static char *dup_str(const json_object *obj, const char *key)
 {
-    return co_xstrdup(co_json__str(obj, key));
+    return co_xstrdup(co_json_str(obj, key, NULL));
 }
 
 static int get_bool(const json_object *obj, const char *key)
 {
-    json_object *v = co_json__get(obj, key);
+    json_object *v = co_json__member(obj, key);
     return v && json_object_get_boolean(v);
 }
 
 static int64_t get_int(const json_object *obj, const char *key, int64_t dflt)
 {
-    json_object *v = co_json__get(obj, key);
+    json_object *v = co_json__member(obj, key);
     return v ? json_object_get_int64(v) : dflt;
 }
 
@@ -205,7 +206,7 @@ static void free_map(co_string_map *m)
  * check only in full validation, so they are skipped here. */
 static size_t array_at(json_object **arr, const json_object *obj, const char *key)
 {
-    *arr = co_json__get(obj, key);
+    *arr = co_json__member(obj, key);
     return *arr ? json_object_array_length(*arr) : 0;
 }
 
@@ -220,7 +221,7 @@ static void read_source(co_source_ref *src, const json_object *ref)
 {
     memset(src, 0, sizeof(*src));
     for (int k = 1; k < CO_SOURCE_KIND_COUNT; k++) {
-        json_object *v = co_json__get(ref, co_source_kind_name((co_source_kind)k));
+        json_object *v = co_json__member(ref, co_source_kind_name((co_source_kind)k));
         if (!v) {
             continue;
         }
@@ -235,7 +236,7 @@ static void read_source(co_source_ref *src, const json_object *ref)
             src->http.revision_header = dup_str(v, "revisionHeader");
         } else if (k == CO_SOURCE_GIT) {
             co_git_source *g = &src->git;
-            json_object *ref_obj = co_json__get(v, "ref");
+            json_object *ref_obj = co_json__member(v, "ref");
             g->url = dup_str(v, "url");
             g->branch = dup_str(ref_obj, "branch");
             g->tag = dup_str(ref_obj, "tag");
@@ -246,7 +247,7 @@ static void read_source(co_source_ref *src, const json_object *ref)
                           : g->semver ? CO_GIT_REF_SEMVER
                           : g->commit ? CO_GIT_REF_COMMIT
                                       : CO_GIT_REF_NONE;
-            g->secret_name = dup_str(co_json__get(v, "secretRef"), "name");
+            g->secret_name = dup_str(co_json__member(v, "secretRef"), "name");
             read_duration(&g->interval, v, "interval");
         } else {
             read_ref(&src->flux, v);
@@ -260,10 +261,10 @@ static void read_spec(co_component_spec *s, const json_object *spec)
     size_t n;
     s->ns = dup_str(spec, "namespace");
     s->name = dup_str(spec, "name");
-    json_object *kc = co_json__get(spec, "kubeConfig");
+    json_object *kc = co_json__member(spec, "kubeConfig");
     if (kc) {
         s->has_kube_config = 1;
-        read_secret_key(&s->kube_config, co_json__get(kc, "secretRef"));
+        read_secret_key(&s->kube_config, co_json__member(kc, "secretRef"));
     }
     s->service_account_name = dup_str(spec, "serviceAccountName");
     s->suspend = get_bool(spec, "suspend");
@@ -271,11 +272,11 @@ static void read_spec(co_component_spec *s, const json_object *spec)
     read_duration(&s->retry_interval, spec, "retryInterval");
     read_duration(&s->timeout, spec, "timeout");
     read_duration(&s->reapply_interval, spec, "reapplyInterval");
-    s->adoption_policy = co_adoption_policy_parse(co_json__str(spec, "adoptionPolicy"));
-    s->update_policy = co_update_policy_parse(co_json__str(spec, "updatePolicy"));
-    s->delete_policy = co_delete_policy_parse(co_json__str(spec, "deletePolicy"));
+    s->adoption_policy = co_adoption_policy_parse(co_json_str(spec, "adoptionPolicy", NULL));
+    s->update_policy = co_update_policy_parse(co_json_str(spec, "updatePolicy", NULL));
+    s->delete_policy = co_delete_policy_parse(co_json_str(spec, "deletePolicy", NULL));
     s->missing_namespaces_policy =
-        co_missing_namespaces_policy_parse(co_json__str(spec, "missingNamespacesPolicy"));
+        co_missing_namespaces_policy_parse(co_json_str(spec, "missingNamespacesPolicy", NULL));
 
     n = array_at(&arr, spec, "additionalManagedTypes");
     s->additional_managed_types = co_xcalloc(n ? n : 1, sizeof(co_type_info));
@@ -289,12 +290,12 @@ static void read_spec(co_component_spec *s, const json_object *spec)
         t->kind = dup_str(item, "kind");
     }
 
-    read_source(&s->source, co_json__get(spec, "sourceRef"));
+    read_source(&s->source, co_json__member(spec, "sourceRef"));
     s->digest = dup_str(spec, "digest");
     s->revision = dup_str(spec, "revision");
     s->sticky = get_bool(spec, "sticky");
     s->path = dup_str(spec, "path");
-    json_object *values = co_json__get(spec, "values");
+    json_object *values = co_json__member(spec, "values");
     s->values = values ? json_object_get(values) : NULL;
 
     n = array_at(&arr, spec, "valuesFrom");
@@ -307,16 +308,16 @@ static void read_spec(co_component_spec *s, const json_object *spec)
         read_secret_key(&s->values_from[s->n_values_from++], item);
     }
 
-    json_object *dec = co_json__get(spec, "decryption");
+    json_object *dec = co_json__member(spec, "decryption");
     if (dec) {
         s->has_decryption = 1;
         s->decryption_provider = dup_str(dec, "provider");
-        s->decryption_secret_name = dup_str(co_json__get(dec, "secretRef"), "name");
+        s->decryption_secret_name = dup_str(co_json__member(dec, "secretRef"), "name");
     }
 
-    json_object *pb = co_json__get(spec, "postBuild");
+    json_object *pb = co_json__member(spec, "postBuild");
     s->has_post_build = pb != NULL;
-    read_map(&s->substitute, co_json__get(pb, "substitute"));
+    read_map(&s->substitute, co_json__member(pb, "substitute"));
     n = array_at(&arr, pb, "substituteFrom");
     s->substitute_from = co_xcalloc(n ? n : 1, sizeof(char *));
     for (size_t i = 0; i < n; i++) {
@@ -334,7 +335,7 @@ static void read_spec(co_component_spec *s, const json_object *spec)
             continue;
         }
         co_kustomize_patch *p = &s->patches[s->n_patches++];
-        json_object *t = co_json__get(item, "target");
+        json_object *t = co_json__member(item, "target");
         p->patch = dup_str(item, "patch");
         p->has_target = t != NULL;
         p->target.group = dup_str(t, "group");
@@ -435,9 +436,9 @@ static void read_status(co_component_status *st, const json_object *status)
         it->status = dup_str(item, "status");
         it->last_applied_at = dup_str(item, "lastAppliedAt");
     }
-    json_object *sr = co_json__get(status, "sourceRef");
+    json_object *sr = co_json__member(status, "sourceRef");
     if (sr) {
-        json_object *a = co_json__get(sr, "artifact");
+        json_object *a = co_json__member(sr, "artifact");
         st->has_source_ref = 1;
         st->artifact_url = dup_str(a, "url");
         st->artifact_digest = dup_str(a, "digest");
@@ -509,7 +510,7 @@ static void check_status_types(co_field_errors *errs, const json_object *alpha)
     const co_schema *root = co_component__schema(CO_API_V1ALPHA1);
     for (const co_schema *f = root->fields; f->name; f++) {
         if (strcmp(f->name, "status") == 0) {
-            co_schema__check(errs, co_json__get(alpha, "status"), f, "status",
+            co_schema__check(errs, co_json__member(alpha, "status"), f, "status",
                              CO_SCHEMA_TYPES_ONLY);
             return;
         }
@@ -534,7 +535,7 @@ static int parse(co_component **out, const struct json_object *obj, int validate
     } else if ((rc = co_component_convert(&alpha, obj, CO_COMPONENT_V1ALPHA1)) < 0) {
         goto done;
     }
-    json_object *meta = co_json__get(alpha, "metadata");
+    json_object *meta = co_json__member(alpha, "metadata");
     if (validated) {
         check_status_types(&errs, alpha);
     } else {
@@ -555,8 +556,8 @@ static int parse(co_component **out, const struct json_object *obj, int validate
     c->resource_version = dup_str(meta, "resourceVersion");
     c->generation = get_int(meta, "generation", 0);
     c->deletion_timestamp = dup_str(meta, "deletionTimestamp");
-    read_map(&c->labels, co_json__get(meta, "labels"));
-    read_map(&c->annotations, co_json__get(meta, "annotations"));
+    read_map(&c->labels, co_json__member(meta, "labels"));
+    read_map(&c->annotations, co_json__member(meta, "annotations"));
     json_object *fin;
     size_t nfin = array_at(&fin, meta, "finalizers");
     c->finalizers = co_xcalloc(nfin ? nfin : 1, sizeof(char *));
@@ -566,8 +567,8 @@ static int parse(co_component **out, const struct json_object *obj, int validate
             c->finalizers[c->n_finalizers++] = co_xstrdup(json_object_get_string(f));
         }
     }
-    read_spec(&c->spec, co_json__get(alpha, "spec"));
-    json_object *status = co_json__get(alpha, "status");
+    read_spec(&c->spec, co_json__member(alpha, "spec"));
+    json_object *status = co_json__member(alpha, "status");
     c->has_status = status != NULL;
     read_status(&c->status, status);
     *out = c;

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "co/json/json.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "co/json/jdoc.h"
@@ -64,7 +65,7 @@ void co_component__default_spec(struct json_object *spec,
     default_str(spec, "missingNamespacesPolicy",
                 co_missing_namespaces_policy_name(CO_COMPONENT_DEFAULT_MISSING_NAMESPACES));
 
-    json_object *deps = co_json__get(spec, "dependencies");
+    json_object *deps = co_json__member(spec, "dependencies");
     if (ns && ns[0] && deps && json_object_is_type(deps, json_type_array)) {
         size_t n = json_object_array_length(deps);
         for (size_t i = 0; i < n; i++) {
@@ -72,18 +73,13 @@ void co_component__default_spec(struct json_object *spec,
             if (!json_object_is_type(dep, json_type_object)) {
                 continue;
             }
-            json_object *dns = co_json__get(dep, "namespace");
+            json_object *dns = co_json__member(dep, "namespace");
             if (!dns || (json_object_is_type(dns, json_type_string) &&
                          json_object_get_string_len(dns) == 0)) {
                 json_object_object_add(dep, "namespace", json_object_new_string(ns));
             }
         }
     }
-}
-
-static const char *object_namespace(const json_object *obj, const char *ns)
-{
-    return ns ? ns : co_json__str(co_json__get(obj, "metadata"), "namespace");
 }
 
 int co_component_default(struct json_object **out,
@@ -103,7 +99,7 @@ int co_component_default(struct json_object **out,
         return rc;
     }
     if (json_object_object_get_ex(alpha, "spec", &spec)) {
-        co_component__default_spec(spec, object_namespace(obj, ns), defaults);
+        co_component__default_spec(spec, ns ? ns : co_json_meta_namespace(obj), defaults);
     }
     if (version == CO_API_V1ALPHA1) {
         *out = alpha;

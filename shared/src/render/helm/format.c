@@ -14,6 +14,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/util/utf8.h"
 #include "helm_int.h"
 
 static bool is_digit(char c)
@@ -29,37 +30,6 @@ static bool is_alpha(char c)
 static bool is_hex(char c)
 {
     return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/* Whether s is valid UTF-8 (Go's checkers reject invalid bytes or see U+FFFD). */
-static bool valid_utf8(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (n == 0 || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4)) {
-            return false;
-        }
-        for (size_t i = 1; i < n; i++) {
-            if ((p[i] & 0xc0) != 0x80) {
-                return false;
-            }
-        }
-        if (n == 3) {
-            unsigned cp = ((c & 0x0f) << 12) | ((p[1] & 0x3fu) << 6) | (p[2] & 0x3fu);
-            if (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)) {
-                return false;
-            }
-        } else if (n == 4) {
-            unsigned cp = ((c & 0x07) << 18) | ((p[1] & 0x3fu) << 12);
-            if (cp < 0x10000 || cp > 0x10ffff) {
-                return false;
-            }
-        }
-        p += n;
-    }
-    return true;
 }
 
 /* --- time.Parse ----------------------------------------------------------------------------- */
@@ -445,7 +415,7 @@ static int m_address(mp *p, bool group)
 
 static bool fmt_email(const char *s)
 {
-    if (!valid_utf8(s)) {
+    if (!co_utf8_valid(s, strlen(s))) {
         return false;
     }
     mp p = {s};
@@ -737,7 +707,7 @@ static bool fmt_uuid(const char *s)
 /* (/([^~/]|~0|~1)*)* from @p s to the end. */
 static bool json_pointer_tail(const char *s)
 {
-    if (!valid_utf8(s)) {
+    if (!co_utf8_valid(s, strlen(s))) {
         return false;
     }
     if (*s && *s != '/') {
@@ -795,7 +765,7 @@ static bool fmt_regex(const char *s)
     if (!*s) {
         return true;
     }
-    if (!valid_utf8(s)) {
+    if (!co_utf8_valid(s, strlen(s))) {
         return false;
     }
     bool quoted = false;

@@ -9,36 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/common.h"
 #include "helm_int.h"
 
-/* Decodes one UTF-8 character (invalid bytes decode as themselves, width 1). */
+/* Go's utf8.DecodeRuneInString, with -1 of width 0 at the end of the string. */
 static int32_t rune_at(const char *s, size_t len, size_t *w)
 {
-    const unsigned char *u = (const unsigned char *)s;
     if (len == 0) {
         *w = 0;
         return -1;
     }
-    if (u[0] < 0x80) {
-        *w = 1;
-        return u[0];
-    }
-    int n = u[0] >= 0xF0 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC0 ? 2 : 1;
-    if (n == 1 || (size_t)n > len) {
-        *w = 1;
-        return 0xFFFD;
-    }
-    int32_t r = u[0] & (0x7F >> n);
-    for (int i = 1; i < n; i++) {
-        if ((u[i] & 0xC0) != 0x80) {
-            *w = 1;
-            return 0xFFFD;
-        }
-        r = (r << 6) | (u[i] & 0x3F);
-    }
-    *w = (size_t)n;
-    return r;
+    return co_utf8_decode_rune(s, len, w);
 }
 
 /* ---- filepath.Match ---------------------------------------------------------------------- */

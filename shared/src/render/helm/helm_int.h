@@ -123,8 +123,6 @@ char *co_helm__full_path(const helm_node *n);
 /* Metadata helpers. */
 void co_helm__meta_dispose(helm_meta *m);
 void co_helm__meta_copy(helm_meta *dst, const helm_meta *src);
-/* Chart.yaml as JSON (Go's json tags, omitempty), for .Chart in toYaml/toJson. */
-struct json_object *co_helm__meta_to_json(const helm_meta *m);
 
 /* A YAML scalar as sigs.k8s.io/yaml hands it to a Go string field: strings as they are,
  * numbers and booleans as text (floats at float32 precision). NULL for null, maps and lists.

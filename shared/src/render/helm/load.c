@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "co/util/path.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "co/render/helm.h"
@@ -970,57 +971,6 @@ fail:
 /* Packaged charts                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Go's path.Clean for a relative '/'-separated path. Returns a new string. */
-static char *path_clean(const char *p)
-{
-    size_t n = strlen(p);
-    char *out = co_xmalloc(n + 2);
-    size_t w = 0;
-    size_t dotdot = 0; /* output prefix that ".." cannot remove */
-    bool rooted = p[0] == '/';
-    size_t r = 0;
-    if (rooted) {
-        out[w++] = '/';
-        r = 1;
-        dotdot = 1;
-    }
-    while (r < n) {
-        if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
-            r++;
-        } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
-            r += 2;
-            if (w > dotdot) {
-                w--;
-                while (w > dotdot && out[w] != '/') {
-                    w--;
-                }
-            } else if (!rooted) {
-                if (w > 0) {
-                    out[w++] = '/';
-                }
-                out[w++] = '.';
-                out[w++] = '.';
-                dotdot = w;
-            }
-        } else {
-            if ((rooted && w != 1) || (!rooted && w != 0)) {
-                out[w++] = '/';
-            }
-            while (r < n && p[r] != '/') {
-                out[w++] = p[r++];
-            }
-        }
-        if (w + 3 > n + 2) {
-            out = co_xrealloc(out, w + n + 4);
-        }
-    }
-    if (w == 0) {
-        out[w++] = '.';
-    }
-    out[w] = '\0';
-    return out;
-}
-
 /* Reads every file of a gzip-compressed tar into @p files with Helm's path rules: the first
  * component is dropped, absolute paths and escapes are refused. */
 static int read_tgz(bfiles *files, const void *data, size_t len, const char *path)
@@ -1082,7 +1032,7 @@ static int read_tgz(bfiles *files, const void *data, size_t len, const char *pat
                               path);
             goto done;
         }
-        char *clean = path_clean(rel);
+        char *clean = co_path_clean(rel);
         free(rel);
         if (strcmp(clean, ".") == 0) {
             free(clean);

@@ -20,6 +20,7 @@
 #include "co/util/budget.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 #include "co/render/helm.h"
 #include "co/json/json.h"
@@ -237,31 +238,9 @@ static int files_yaml(tpl_x *x, tv *ret, tv *args, bool secrets)
         const tv_str *content = m->vals[i].u.s;
         tv val;
         if (secrets) {
-            size_t cap = (content->len + 2) / 3 * 4 + 1;
-            char *enc = tpl_alloc(x, cap);
-            static const char tbl[] =
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-            size_t o = 0;
-            const unsigned char *s = (const unsigned char *)content->s;
-            size_t j = 0;
-            for (; j + 2 < content->len; j += 3) {
-                enc[o++] = tbl[s[j] >> 2];
-                enc[o++] = tbl[((s[j] & 3) << 4) | (s[j + 1] >> 4)];
-                enc[o++] = tbl[((s[j + 1] & 15) << 2) | (s[j + 2] >> 6)];
-                enc[o++] = tbl[s[j + 2] & 63];
-            }
-            if (j < content->len) {
-                enc[o++] = tbl[s[j] >> 2];
-                if (j + 1 < content->len) {
-                    enc[o++] = tbl[((s[j] & 3) << 4) | (s[j + 1] >> 4)];
-                    enc[o++] = tbl[(s[j + 1] & 15) << 2];
-                } else {
-                    enc[o++] = tbl[(s[j] & 3) << 4];
-                    enc[o++] = '=';
-                }
-                enc[o++] = '=';
-            }
-            val = tv_string(x, enc, o);
+            char *enc = co_base64_encode(content->s, content->len, CO_BASE64_STD);
+            val = tv_cstring(x, enc);
+            free(enc);
         } else {
             val = tv_string(x, content->s, content->len);
         }
@@ -766,15 +745,6 @@ static int version_by_position(const void *a, const void *b)
     return (x->at > y->at) - (x->at < y->at);
 }
 
-static const char *json_str(const struct json_object *o, const char *key)
-{
-    struct json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
-                   json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
 void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *lists)
 {
     size_t nlists =
@@ -783,7 +753,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < nlists; i++) {
         const struct json_object *l = json_object_array_get_idx(lists, i);
-        const char *gv = json_str(l, "groupVersion");
+        const char *gv = co_json_str(l, "groupVersion", NULL);
         if (!gv || !*gv) {
             continue;
         }
@@ -799,7 +769,7 @@ void co_helm_api_versions(char ***out, size_t *n_out, const struct json_object *
         v[n] = (version_entry){co_xstrdup(gv), n};
         n++;
         for (size_t j = 0; j < nres; j++) {
-            const char *kind = json_str(json_object_array_get_idx(res, j), "kind");
+            const char *kind = co_json_str(json_object_array_get_idx(res, j), "kind", NULL);
             if (kind && *kind) {
                 v[n] = (version_entry){co_xasprintf("%s/%s", gv, kind), n};
                 n++;

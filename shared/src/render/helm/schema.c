@@ -15,6 +15,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "co/util/utf8.h"
 #include "co/util/budget.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
@@ -145,15 +146,6 @@ static bool json_eq(struct json_object *a, struct json_object *b)
     return co_json_equal(a, b);
 }
 
-static size_t utf8_len(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++) {
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    }
-    return n;
-}
-
 /* An ECMA-262 pattern, unanchored, checked with PCRE2 (which agrees for the patterns charts
  * use: classes, quantifiers, anchors, groups). -1 for a pattern that does not compile. */
 static int regex_match(const char *pattern, const char *subject)
@@ -234,7 +226,7 @@ static void
 validate_string(vctx *v, struct json_object *s, struct json_object *inst, const char *path)
 {
     const char *str = json_object_get_string(inst);
-    size_t len = utf8_len(str);
+    size_t len = co_utf8_count(str, strlen(str));
     struct json_object *k;
     if ((k = kw(s, "maxLength")) && is_number(k) && (double)len > num(k)) {
         report(v, path, "String length must be less than or equal to %g", num(k));

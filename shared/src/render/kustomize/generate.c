@@ -11,47 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "co/util/utf8.h"
 #include "co/util/buf.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
-
-static int utf8_valid(const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80             ? 1
-                     : (c & 0xE0) == 0xC0 ? 2
-                     : (c & 0xF0) == 0xE0 ? 3
-                     : (c & 0xF8) == 0xF0 ? 4
-                                          : 0;
-        if (!len || i + len > n) {
-            return 0;
-        }
-        unsigned cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (size_t j = 1; j < len; j++) {
-            if ((p[i + j] & 0xC0) != 0x80) {
-                return 0;
-            }
-            cp = (cp << 6) | (p[i + j] & 0x3F);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-            return 0;
-        }
-        i += len;
-    }
-    return 1;
-}
-
-static char *base64(const char *data, size_t len)
-{
-    size_t out = 4 * ((len + 2) / 3) + 1;
-    char *b = co_xmalloc(out);
-    EVP_EncodeBlock((unsigned char *)b, (const unsigned char *)data, (int)len);
-    return b;
-}
 
 typedef struct kv {
     char *key;
@@ -96,7 +59,7 @@ static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
         if (n && s[n - 1] == '\r') {
             n--;
         }
-        if (!utf8_valid(s, n)) {
+        if (!co_utf8_valid(s, n)) {
             return co_error_set(CO_EINVALID, "%s: line %zu has invalid utf8 bytes", file, line + 1);
         }
         if (line == 0 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
@@ -118,15 +81,6 @@ static int env_pairs(kvs *out, const char *data, size_t len, const char *file)
         kvs_push(out, s, klen, v, vlen);
     }
     return 0;
-}
-
-static const char *str_or(json_object *o, const char *key, const char *dflt)
-{
-    json_object *v = NULL;
-    if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) {
-        return json_object_get_string(v);
-    }
-    return dflt;
 }
 
 static int bool_of(json_object *o, const char *key)
@@ -285,12 +239,12 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
     if (!json_object_is_type(args, json_type_object)) {
         return co_error_set(CO_EINVALID, "a generator entry must be a mapping");
     }
-    const char *name = str_or(args, "name", "");
+    const char *name = kz_get_str(args, "name", NULL);
     if (!name[0]) {
         return co_error_set(CO_EINVALID, "a %s generator must have a name",
                             strcmp(kind, "Secret") == 0 ? "secret" : "configmap");
     }
-    const char *behavior = str_or(args, "behavior", "");
+    const char *behavior = kz_get_str(args, "behavior", NULL);
     int beh = KZ_BEHAVIOR_CREATE;
     if (strcmp(behavior, "merge") == 0) {
         beh = KZ_BEHAVIOR_MERGE;
@@ -318,14 +272,14 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
     json_object_object_add(obj, "kind", json_object_new_string(kind));
     json_object *md = json_object_new_object();
     json_object_object_add(md, "name", json_object_new_string(name));
-    const char *ns = str_or(args, "namespace", "");
+    const char *ns = kz_get_str(args, "namespace", NULL);
     if (ns[0]) {
         json_object_object_add(md, "namespace", json_object_new_string(ns));
     }
     json_object_object_add(obj, "metadata", md);
     int secret = strcmp(kind, "Secret") == 0;
     if (secret) {
-        const char *type = str_or(args, "type", "");
+        const char *type = kz_get_str(args, "type", NULL);
         json_object_object_add(obj, "type", json_object_new_string(type[0] ? type : "Opaque"));
     }
     /* a Secret always gets a data map, a ConfigMap only when it has entries */
@@ -334,13 +288,13 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
         json_object *v;
         json_object **target = &data;
         if (secret) {
-            char *b = base64(pairs.v[i].value, pairs.v[i].len);
+            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
             v = json_object_new_string(b);
             free(b);
-        } else if (utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
+        } else if (co_utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
             v = json_object_new_string_len(pairs.v[i].value, (int)pairs.v[i].len);
         } else {
-            char *b = base64(pairs.v[i].value, pairs.v[i].len);
+            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
             v = json_object_new_string(b);
             free(b);
             target = &bin;

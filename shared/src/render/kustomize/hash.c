@@ -13,49 +13,9 @@
 
 #include <openssl/sha.h>
 
+#include "co/util/utf8.h"
 #include "co/util/buf.h"
 #include "co/util/error.h"
-
-/* Length of the valid UTF-8 sequence at @p s (0 when invalid), like Go's decoder. */
-static size_t utf8_len(const unsigned char *s, size_t n, unsigned *cp)
-{
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    size_t len;
-    unsigned c;
-    unsigned min;
-    if ((s[0] & 0xE0) == 0xC0) {
-        len = 2;
-        c = s[0] & 0x1F;
-        min = 0x80;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        len = 3;
-        c = s[0] & 0x0F;
-        min = 0x800;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        len = 4;
-        c = s[0] & 0x07;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n) {
-        return 0;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            return 0;
-        }
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-        return 0;
-    }
-    *cp = c;
-    return len;
-}
 
 /* The buffer is uncapped (SIZE_MAX), so appends cannot fail. */
 static void bput(co_buf *b, const void *p, size_t n)
@@ -81,7 +41,7 @@ static void go_string(co_buf *b, const char *s, size_t n)
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
         unsigned cp = 0;
-        size_t l = utf8_len(p + i, n - i, &cp);
+        size_t l = co_utf8_decode(p + i, n - i, &cp);
         if (l == 0) {
             bputs(b, "\\ufffd");
             i++;

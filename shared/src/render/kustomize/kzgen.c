@@ -828,10 +828,8 @@ static int fn_kubernetes_version(void *ctx, json_object **out, json_object *cons
 
 static const char *field_str(json_object *o, const char *k)
 {
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : "";
+    const char *s = co_json_str(o, k, NULL);
+    return s ? s : "";
 }
 
 static int cmp_group_version(const void *a, const void *b)

@@ -7,6 +7,7 @@
  * only its text changes.
  */
 #include "kz_int.h"
+#include "shared/src/json/json_lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,21 +15,6 @@
 
 #include "co/util/budget.h"
 #include "co/util/error.h"
-
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (json_object_is_type(o, json_type_object)) {
-        json_object_object_get_ex(o, key, &v);
-    }
-    return v;
-}
-
-static const char *sget(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
 
 /* Splits a field path at dots outside brackets. */
 static size_t split_path(char **parts, size_t max, const char *path)
@@ -68,7 +54,7 @@ static int elem_matches(json_object *e, const char *matcher)
     if (eq) {
         *eq = '\0';
         char buf[64];
-        json_object *v = inner[0] ? get(e, inner) : e;
+        json_object *v = inner[0] ? co_json__member(e, inner) : e;
         ok = v && !json_object_is_type(v, json_type_object) &&
              !json_object_is_type(v, json_type_array) &&
              strcmp(scalar_text(v, buf, sizeof(buf)), eq + 1) == 0;
@@ -110,7 +96,8 @@ static void hits_dispose(hits *h)
 
 static json_object *hit_value(const hit *h)
 {
-    return h->key ? get(h->parent, h->key) : json_object_array_get_idx(h->parent, h->idx);
+    return h->key ? co_json__member(h->parent, h->key)
+                  : json_object_array_get_idx(h->parent, h->idx);
 }
 
 /* Collects the nodes @p parts[i..] reaches from @p node (held at parent/key/idx). With @p
@@ -211,8 +198,9 @@ static int id_selected(const kz_res *r, json_object *sel)
 {
     char g[256], v[256];
     kz_split_api_version(kz_res_api_version(r), g, v, sizeof(g));
-    const char *sg = sget(sel, "group"), *sv = sget(sel, "version"), *sk = sget(sel, "kind");
-    const char *sn = sget(sel, "name"), *sns = sget(sel, "namespace");
+    const char *sg = kz_get_str(sel, "group", NULL), *sv = kz_get_str(sel, "version", NULL),
+               *sk = kz_get_str(sel, "kind", NULL);
+    const char *sn = kz_get_str(sel, "name", NULL), *sns = kz_get_str(sel, "namespace", NULL);
     size_t nids = r->prev_names.n + 1;
     for (size_t i = 0; i < nids; i++) {
         int cur = i == r->prev_names.n;
@@ -236,7 +224,7 @@ static int sel_empty_id(json_object *sel)
 {
     static const char *const f[] = {"group", "version", "kind", "name", "namespace"};
     for (size_t i = 0; i < CO_ARRAY_SIZE(f); i++) {
-        if (sget(sel, f[i])[0]) {
+        if (kz_get_str(sel, f[i], NULL)[0]) {
             return 0;
         }
     }
@@ -333,7 +321,7 @@ static int set_hit(const hit *h, json_object *v)
 static int apply_value(const hit *h, json_object *value, json_object *opts)
 {
     json_object *old = hit_value(h);
-    const char *delim = sget(opts, "delimiter");
+    const char *delim = kz_get_str(opts, "delimiter", NULL);
     int scalar_value = !json_object_is_type(value, json_type_object) &&
                        !json_object_is_type(value, json_type_array);
     char buf[64];
@@ -345,7 +333,7 @@ static int apply_value(const hit *h, json_object *value, json_object *opts)
         char **parts = NULL;
         char ob[64];
         int n = split_delim(&parts, old ? scalar_text(old, ob, sizeof(ob)) : "", delim);
-        int index = json_object_get_int(get(opts, "index"));
+        int index = json_object_get_int(co_json__member(opts, "index"));
         const char *v = scalar_value ? scalar_text(value, buf, sizeof(buf)) : "";
         char **np = co_xcalloc((size_t)n + 2, sizeof(char *));
         int m = 0;
@@ -394,8 +382,8 @@ static int apply_value(const hit *h, json_object *value, json_object *opts)
 
 static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
 {
-    json_object *src = get(rep, "source");
-    json_object *targets = get(rep, "targets");
+    json_object *src = co_json__member(rep, "source");
+    json_object *targets = co_json__member(rep, "targets");
     if (!src || !json_object_is_type(targets, json_type_array)) {
         return co_error_set(
             CO_EINVALID,
@@ -416,7 +404,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
     if (!source) {
         return co_error_set(CO_EINVALID, "replacements[%zu]: nothing selected by the source", ri);
     }
-    const char *fp = sget(src, "fieldPath");
+    const char *fp = kz_get_str(src, "fieldPath", NULL);
     if (!fp[0]) {
         fp = "metadata.name";
     }
@@ -435,9 +423,9 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
                             "replacements[%zu]: fieldPath `%s` is missing for replacement source",
                             ri, fp);
     }
-    json_object *sopts = get(src, "options");
+    json_object *sopts = co_json__member(src, "options");
     json_object *val = json_object_get(value);
-    const char *sdelim = sget(sopts, "delimiter");
+    const char *sdelim = kz_get_str(sopts, "delimiter", NULL);
     if (sdelim[0]) {
         if (!json_object_is_type(value, json_type_string)) {
             json_object_put(val);
@@ -445,7 +433,7 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
         }
         char **sp = NULL;
         int n = split_delim(&sp, json_object_get_string(value), sdelim);
-        int index = json_object_get_int(get(sopts, "index"));
+        int index = json_object_get_int(co_json__member(sopts, "index"));
         if (index < 0 || index >= n) {
             free_strv(sp, n);
             json_object_put(val);
@@ -459,15 +447,15 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
     int rc = 0;
     for (size_t t = 0; t < json_object_array_length(targets) && rc == 0; t++) {
         json_object *tgt = json_object_array_get_idx(targets, t);
-        json_object *sel = get(tgt, "select");
+        json_object *sel = co_json__member(tgt, "select");
         if (!sel) {
             rc = co_error_set(CO_EINVALID, "target must specify resources to select");
             break;
         }
-        json_object *rejects = get(tgt, "reject");
-        json_object *fps = get(tgt, "fieldPaths");
-        json_object *opts = get(tgt, "options");
-        int create = json_object_get_boolean(get(opts, "create"));
+        json_object *rejects = co_json__member(tgt, "reject");
+        json_object *fps = co_json__member(tgt, "fieldPaths");
+        json_object *opts = co_json__member(tgt, "options");
+        int create = json_object_get_boolean(co_json__member(opts, "create"));
         for (size_t i = 0; i < ra->n && rc == 0; i++) {
             kz_res *r = ra->v[i];
             int err = 0;
@@ -484,7 +472,8 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
                               : 0;
             for (size_t j = 0; j < nrej && !rejected; j++) {
                 json_object *rj = json_object_array_get_idx(rejects, j);
-                if (sget(rj, "labelSelector")[0] || sget(rj, "annotationSelector")[0]) {
+                if (kz_get_str(rj, "labelSelector", NULL)[0] ||
+                    kz_get_str(rj, "annotationSelector", NULL)[0]) {
                     rejected = kz_selector_labels_match(r, rj, &err);
                 }
                 if (!sel_empty_id(rj) && id_selected(r, rj)) {
@@ -526,11 +515,11 @@ static int one_replacement(kz_resmap *ra, json_object *rep, size_t ri)
 
 int kz_replacements(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "replacements");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "replacements");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *rep = json_object_array_get_idx(list, i);
-        json_object *path = get(rep, "path");
+        json_object *path = co_json__member(rep, "path");
         int rc = 0;
         if (path) {
             char *data = NULL;

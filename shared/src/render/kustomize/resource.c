@@ -83,21 +83,8 @@ kz_res *kz_res_clone(const kz_res *r)
 
 const char *kz_get_str(json_object *obj, const char *a, const char *b)
 {
-    json_object *v = NULL;
-    if (!json_object_is_type(obj, json_type_object) || !json_object_object_get_ex(obj, a, &v)) {
-        return "";
-    }
-    if (b) {
-        json_object *w = NULL;
-        if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, b, &w)) {
-            return "";
-        }
-        v = w;
-    }
-    if (!json_object_is_type(v, json_type_string)) {
-        return "";
-    }
-    return json_object_get_string(v);
+    const char *s = co_json_str(obj, a, b, NULL);
+    return s ? s : "";
 }
 
 const char *kz_res_kind(const kz_res *r)

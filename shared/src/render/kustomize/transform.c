@@ -6,6 +6,7 @@
  * fix-up run once at the end of a build, and the output order.
  */
 #include "kz_int.h"
+#include "shared/src/json/json_lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,24 +17,6 @@
 
 #include "co/util/budget.h"
 #include "co/util/error.h"
-
-/* --- small helpers ------------------------------------------------------------------------------
- */
-
-static json_object *get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (json_object_is_type(o, json_type_object)) {
-        json_object_object_get_ex(o, key, &v);
-    }
-    return v;
-}
-
-static const char *sget(json_object *o, const char *key)
-{
-    json_object *v = get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
 
 static void res_gv(const kz_res *r, char *g, char *v)
 {
@@ -96,7 +79,7 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
         char *op = NULL;
         if (req[0] == '!') {
             char *key = trim(req + 1, strlen(req + 1));
-            ok = get(labels, key) == NULL;
+            ok = co_json__member(labels, key) == NULL;
             free(key);
         } else if ((op = strstr(req, " notin ")) != NULL || (op = strstr(req, " in ")) != NULL) {
             int notin = strncmp(op, " notin ", 7) == 0;
@@ -109,7 +92,7 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
                 *err = co_error_set(CO_EINVALID, "invalid label selector '%s'", sel);
                 return 0;
             }
-            json_object *lv = get(labels, key);
+            json_object *lv = co_json__member(labels, key);
             const char *have =
                 json_object_is_type(lv, json_type_string) ? json_object_get_string(lv) : NULL;
             int found = 0;
@@ -131,7 +114,7 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
         } else if ((op = strstr(req, "!=")) != NULL) {
             char *key = trim(req, (size_t)(op - req));
             char *val = trim(op + 2, strlen(op + 2));
-            json_object *lv = get(labels, key);
+            json_object *lv = co_json__member(labels, key);
             ok = !json_object_is_type(lv, json_type_string) ||
                  strcmp(json_object_get_string(lv), val) != 0;
             free(key);
@@ -140,13 +123,13 @@ static int selector_matches(const char *sel, json_object *labels, int *err)
             char *key = trim(req, (size_t)(op - req));
             const char *vs = op[1] == '=' ? op + 2 : op + 1;
             char *val = trim(vs, strlen(vs));
-            json_object *lv = get(labels, key);
+            json_object *lv = co_json__member(labels, key);
             ok = json_object_is_type(lv, json_type_string) &&
                  strcmp(json_object_get_string(lv), val) == 0;
             free(key);
             free(val);
         } else {
-            ok = get(labels, req) != NULL;
+            ok = co_json__member(labels, req) != NULL;
         }
         free(req);
         if (!ok) {
@@ -175,11 +158,11 @@ static int selected(const kz_res *r, json_object *sel, int *err)
     kz_res_org(r, &ok_kind, &org_name, &org_ns);
     const char *cur_ns = kz_effective_ns(kz_res_kind(r), kz_res_ns(r));
     const char *org_eff = kz_effective_ns(ok_kind, org_ns);
-    const char *ns = sget(sel, "namespace");
+    const char *ns = kz_get_str(sel, "namespace", NULL);
     if (ns[0] && !regex_full_match(ns, org_eff, err) && !regex_full_match(ns, cur_ns, err)) {
         return 0;
     }
-    const char *name = sget(sel, "name");
+    const char *name = kz_get_str(sel, "name", NULL);
     if (name[0] && !regex_full_match(name, org_name, err) &&
         !regex_full_match(name, kz_res_name(r), err)) {
         return 0;
@@ -187,18 +170,18 @@ static int selected(const kz_res *r, json_object *sel, int *err)
     const char *fields[3] = {"group", "version", "kind"};
     const char *have[3] = {g, v, kz_res_kind(r)};
     for (int i = 0; i < 3; i++) {
-        const char *want = sget(sel, fields[i]);
+        const char *want = kz_get_str(sel, fields[i], NULL);
         if (want[0] && !regex_full_match(want, have[i], err)) {
             return 0;
         }
     }
-    json_object *md = get(r->obj, "metadata");
-    const char *ls = sget(sel, "labelSelector");
-    if (ls[0] && !selector_matches(ls, get(md, "labels"), err)) {
+    json_object *md = co_json__member(r->obj, "metadata");
+    const char *ls = kz_get_str(sel, "labelSelector", NULL);
+    if (ls[0] && !selector_matches(ls, co_json__member(md, "labels"), err)) {
         return 0;
     }
-    const char *as = sget(sel, "annotationSelector");
-    if (as[0] && !selector_matches(as, get(md, "annotations"), err)) {
+    const char *as = kz_get_str(sel, "annotationSelector", NULL);
+    if (as[0] && !selector_matches(as, co_json__member(md, "annotations"), err)) {
         return 0;
     }
     return 1;
@@ -206,13 +189,13 @@ static int selected(const kz_res *r, json_object *sel, int *err)
 
 int kz_selector_labels_match(const kz_res *r, json_object *sel, int *err)
 {
-    json_object *md = get(r->obj, "metadata");
-    const char *ls = sget(sel, "labelSelector");
-    if (ls[0] && !selector_matches(ls, get(md, "labels"), err)) {
+    json_object *md = co_json__member(r->obj, "metadata");
+    const char *ls = kz_get_str(sel, "labelSelector", NULL);
+    if (ls[0] && !selector_matches(ls, co_json__member(md, "labels"), err)) {
         return 0;
     }
-    const char *as = sget(sel, "annotationSelector");
-    return !as[0] || selector_matches(as, get(md, "annotations"), err);
+    const char *as = kz_get_str(sel, "annotationSelector", NULL);
+    return !as[0] || selector_matches(as, co_json__member(md, "annotations"), err);
 }
 
 /* --- patches -----------------------------------------------------------------------------------
@@ -258,11 +241,11 @@ static int apply_smp(kz_resmap *ra, size_t *i, json_object *patch, int allow_nam
 static int find_by_patch_id(size_t *out, kz_resmap *ra, json_object *patch)
 {
     char g[256], v[256];
-    kz_split_api_version(sget(patch, "apiVersion"), g, v, sizeof(g));
-    const char *kind = sget(patch, "kind");
-    json_object *md = get(patch, "metadata");
-    const char *name = sget(md, "name");
-    const char *ns = sget(md, "namespace");
+    kz_split_api_version(kz_get_str(patch, "apiVersion", NULL), g, v, sizeof(g));
+    const char *kind = kz_get_str(patch, "kind", NULL);
+    json_object *md = co_json__member(patch, "metadata");
+    const char *name = kz_get_str(md, "name", NULL);
+    const char *ns = kz_get_str(md, "namespace", NULL);
     size_t count = 0;
     for (size_t i = 0; i < ra->n; i++) {
         if (kz_res_matches_any_id(ra->v[i], g, v, kind, name, ns)) {
@@ -376,8 +359,8 @@ parse_patch(json_object **docs, int *is_json, const char *text, size_t len, cons
 static int
 load_patch_text(char **text, size_t *len, kz_dir *d, json_object *entry, const char *what)
 {
-    const char *path = sget(entry, "path");
-    const char *patch = sget(entry, "patch");
+    const char *path = kz_get_str(entry, "path", NULL);
+    const char *patch = kz_get_str(entry, "patch", NULL);
     size_t pl = strlen(patch);
     while (pl && strchr(" \t\r\n", patch[pl - 1])) {
         pl--;
@@ -398,7 +381,7 @@ load_patch_text(char **text, size_t *len, kz_dir *d, json_object *entry, const c
 
 static int t_patches(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "patches");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "patches");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
@@ -416,8 +399,8 @@ static int t_patches(kz_dir *d, kz_resmap *ra)
         if (rc < 0) {
             return co_error_wrap("%s", kz_dir_file(d));
         }
-        json_object *target = get(e, "target");
-        json_object *opts = get(e, "options");
+        json_object *target = co_json__member(e, "target");
+        json_object *opts = co_json__member(e, "options");
         if (is_json) {
             if (!target) {
                 rc = co_error_set(CO_EINVALID, "%s: must specify a target for JSON patch", what);
@@ -426,8 +409,8 @@ static int t_patches(kz_dir *d, kz_resmap *ra)
             }
         } else {
             rc = apply_sm_docs(ra, docs, target,
-                               json_object_get_boolean(get(opts, "allowNameChange")),
-                               json_object_get_boolean(get(opts, "allowKindChange")));
+                               json_object_get_boolean(co_json__member(opts, "allowNameChange")),
+                               json_object_get_boolean(co_json__member(opts, "allowKindChange")));
         }
         json_object_put(docs);
         if (rc < 0) {
@@ -439,7 +422,7 @@ static int t_patches(kz_dir *d, kz_resmap *ra)
 
 static int t_patches_sm(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "patchesStrategicMerge");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "patchesStrategicMerge");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
@@ -480,13 +463,13 @@ static int t_patches_sm(kz_dir *d, kz_resmap *ra)
 
 static int t_patches_json(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "patchesJson6902");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "patchesJson6902");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         char what[128];
         snprintf(what, sizeof(what), "patchesJson6902[%zu]", i);
-        json_object *target = get(e, "target");
+        json_object *target = co_json__member(e, "target");
         if (!target) {
             return co_error_set(CO_EINVALID, "%s: %s: must specify a target", kz_dir_file(d), what);
         }
@@ -543,7 +526,7 @@ static int set_subject_ns(json_object *subj, const char *ns)
 
 static int t_namespace(kz_dir *d, kz_resmap *ra)
 {
-    const char *ns = sget(kz_dir_kustomization(d), "namespace");
+    const char *ns = kz_get_str(kz_dir_kustomization(d), "namespace", NULL);
     if (!ns[0]) {
         return 0;
     }
@@ -559,13 +542,13 @@ static int t_namespace(kz_dir *d, kz_resmap *ra)
             kz_res_set_ns(r, ns);
         }
         if (strcmp(kind, "RoleBinding") == 0 || strcmp(kind, "ClusterRoleBinding") == 0) {
-            json_object *subjects = get(r->obj, "subjects");
+            json_object *subjects = co_json__member(r->obj, "subjects");
             size_t n = json_object_is_type(subjects, json_type_array)
                            ? json_object_array_length(subjects)
                            : 0;
             for (size_t s = 0; s < n; s++) {
                 json_object *subj = json_object_array_get_idx(subjects, s);
-                if (strcmp(sget(subj, "name"), "default") == 0) {
+                if (strcmp(kz_get_str(subj, "name", NULL), "default") == 0) {
                     set_subject_ns(subj, ns);
                 }
             }
@@ -598,7 +581,8 @@ static int t_namespace(kz_dir *d, kz_resmap *ra)
 
 static int t_affix(kz_dir *d, kz_resmap *ra, int suffix)
 {
-    const char *affix = sget(kz_dir_kustomization(d), suffix ? "nameSuffix" : "namePrefix");
+    const char *affix =
+        kz_get_str(kz_dir_kustomization(d), suffix ? "nameSuffix" : "namePrefix", NULL);
     if (!affix[0]) {
         return 0;
     }
@@ -665,11 +649,11 @@ static int parse_fieldspecs(kz_fieldspec **out, size_t *n, json_object *list)
     kz_fieldspec *v = co_xcalloc(len + 1, sizeof(kz_fieldspec));
     for (size_t i = 0; i < len; i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        v[i].group = sget(e, "group");
-        v[i].version = sget(e, "version");
-        v[i].kind = sget(e, "kind");
-        v[i].path = sget(e, "path");
-        v[i].create = json_object_get_boolean(get(e, "create"));
+        v[i].group = kz_get_str(e, "group", NULL);
+        v[i].version = kz_get_str(e, "version", NULL);
+        v[i].kind = kz_get_str(e, "kind", NULL);
+        v[i].path = kz_get_str(e, "path", NULL);
+        v[i].create = json_object_get_boolean(co_json__member(e, "create"));
         if (!v[i].path[0]) {
             free(v);
             return co_error_set(CO_EINVALID, "fields[%zu] has no path", i);
@@ -683,26 +667,26 @@ static int parse_fieldspecs(kz_fieldspec **out, size_t *n, json_object *list)
 static int t_labels(kz_dir *d, kz_resmap *ra)
 {
     json_object *k = kz_dir_kustomization(d);
-    json_object *labels = get(k, "labels");
+    json_object *labels = co_json__member(k, "labels");
     size_t n = json_object_is_type(labels, json_type_array) ? json_object_array_length(labels) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *l = json_object_array_get_idx(labels, i);
-        json_object *pairs = get(l, "pairs");
+        json_object *pairs = co_json__member(l, "pairs");
         if (!json_object_is_type(pairs, json_type_object)) {
             continue;
         }
         kz_fieldspec *extra = NULL;
         size_t nextra = 0;
-        int rc = parse_fieldspecs(&extra, &nextra, get(l, "fields"));
+        int rc = parse_fieldspecs(&extra, &nextra, co_json__member(l, "fields"));
         if (rc < 0) {
             return co_error_wrap("%s: labels[%zu]", kz_dir_file(d), i);
         }
         rc = apply_fsset(ra, extra, nextra, pairs);
         free(extra);
-        if (rc == 0 && json_object_get_boolean(get(l, "includeSelectors"))) {
+        if (rc == 0 && json_object_get_boolean(co_json__member(l, "includeSelectors"))) {
             rc = apply_fsset(ra, kz_fs_common_labels.v, kz_fs_common_labels.n, pairs);
         } else if (rc == 0) {
-            if (json_object_get_boolean(get(l, "includeTemplates"))) {
+            if (json_object_get_boolean(co_json__member(l, "includeTemplates"))) {
                 rc = apply_fsset(ra, kz_fs_metadata_labels.v, kz_fs_metadata_labels.n, pairs);
             }
             static const kz_fieldspec md = {NULL, NULL, NULL, "metadata/labels", 1};
@@ -714,7 +698,7 @@ static int t_labels(kz_dir *d, kz_resmap *ra)
             return rc;
         }
     }
-    json_object *common = get(k, "commonLabels");
+    json_object *common = co_json__member(k, "commonLabels");
     if (json_object_is_type(common, json_type_object) && json_object_object_length(common)) {
         return apply_fsset(ra, kz_fs_common_labels.v, kz_fs_common_labels.n, common);
     }
@@ -723,7 +707,7 @@ static int t_labels(kz_dir *d, kz_resmap *ra)
 
 static int t_annotations(kz_dir *d, kz_resmap *ra)
 {
-    json_object *common = get(kz_dir_kustomization(d), "commonAnnotations");
+    json_object *common = co_json__member(kz_dir_kustomization(d), "commonAnnotations");
     if (json_object_is_type(common, json_type_object) && json_object_object_length(common)) {
         return apply_fsset(ra, kz_fs_common_annotations.v, kz_fs_common_annotations.n, common);
     }
@@ -749,12 +733,12 @@ static int set_replicas_visit(json_object *parent, const char *key, json_object 
 
 static int t_replicas(kz_dir *d, kz_resmap *ra)
 {
-    json_object *list = get(kz_dir_kustomization(d), "replicas");
+    json_object *list = co_json__member(kz_dir_kustomization(d), "replicas");
     size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        const char *name = sget(e, "name");
-        json_object *count = get(e, "count");
+        const char *name = kz_get_str(e, "name", NULL);
+        json_object *count = co_json__member(e, "count");
         replica_ctx c = {count ? count : json_object_new_int(0)};
         int found = 0;
         for (size_t f = 0; f < kz_fs_replicas.n; f++) {
@@ -851,16 +835,16 @@ static int update_image(json_object *parent, const char *key, json_object *node,
         return 0;
     }
     const char *value = json_object_get_string(node);
-    if (!image_matches(value, sget(c->img, "name"), &c->err)) {
+    if (!image_matches(value, kz_get_str(c->img, "name", NULL), &c->err)) {
         return c->err;
     }
     char *name, *tag, *digest;
     split_image(value, &name, &tag, &digest);
-    const char *new_name = sget(c->img, "newName");
-    const char *new_tag = sget(c->img, "newTag");
-    const char *new_digest = sget(c->img, "digest");
-    const char *tag_suffix = sget(c->img, "tagSuffix");
-    json_object *nt = get(c->img, "newTag");
+    const char *new_name = kz_get_str(c->img, "newName", NULL);
+    const char *new_tag = kz_get_str(c->img, "newTag", NULL);
+    const char *new_digest = kz_get_str(c->img, "digest", NULL);
+    const char *tag_suffix = kz_get_str(c->img, "tagSuffix", NULL);
+    json_object *nt = co_json__member(c->img, "newTag");
     char numbuf[64];
     if (nt && !json_object_is_type(nt, json_type_string)) {
         snprintf(numbuf, sizeof(numbuf), "%s", json_object_to_json_string(nt));
@@ -926,7 +910,7 @@ static int legacy_images(json_object *node, image_ctx *c)
             json_object_is_type(v, json_type_array)) {
             for (size_t i = 0; i < json_object_array_length(v); i++) {
                 json_object *ctr = json_object_array_get_idx(v, i);
-                json_object *img = get(ctr, "image");
+                json_object *img = co_json__member(ctr, "image");
                 if (img && (rc = update_image(ctr, "image", img, c)) < 0) {
                     return rc;
                 }
@@ -947,7 +931,7 @@ static int image_visit(json_object *parent, const char *key, json_object *node, 
 static int t_images(kz_dir *d, kz_resmap *ra)
 {
     json_object *k = kz_dir_kustomization(d);
-    json_object *lists[2] = {get(k, "images"), get(k, "imageTags")};
+    json_object *lists[2] = {co_json__member(k, "images"), co_json__member(k, "imageTags")};
     for (int l = 0; l < 2; l++) {
         size_t n =
             json_object_is_type(lists[l], json_type_array) ? json_object_array_length(lists[l]) : 0;
@@ -1089,10 +1073,11 @@ select_referral(kz_res **out, ref_ctx *c, const char *old, const char *ns_filter
     const kz_res *ref = c->referrer;
     int role_ref = strlen(c->spec->path) >= 12 &&
                    strcmp(c->spec->path + strlen(c->spec->path) - 12, "roleRef/name") == 0;
-    json_object *roleref = get(ref->obj, "roleRef");
-    const char *rr_group = sget(roleref, "apiGroup");
-    const char *rr_kind = sget(roleref, "kind");
-    int have_rr = role_ref && get(roleref, "apiGroup") && get(roleref, "kind");
+    json_object *roleref = co_json__member(ref->obj, "roleRef");
+    const char *rr_group = kz_get_str(roleref, "apiGroup", NULL);
+    const char *rr_kind = kz_get_str(roleref, "kind", NULL);
+    int have_rr =
+        role_ref && co_json__member(roleref, "apiGroup") && co_json__member(roleref, "kind");
     int ref_cluster = kz_kind_is_cluster_scoped(kz_res_kind(ref));
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1194,11 +1179,11 @@ set_ref_scalar(json_object *holder, const char *key, size_t idx, json_object *no
 
 static int set_ref_mapping(json_object *node, ref_ctx *c)
 {
-    json_object *name = get(node, "name");
+    json_object *name = co_json__member(node, "name");
     if (!name) {
         return co_error_set(CO_EINVALID, "path config error; no 'name' field in node");
     }
-    json_object *nsn = get(node, "namespace");
+    json_object *nsn = co_json__member(node, "namespace");
     const char *nsf = NULL;
     if (nsn) {
         nsf = json_object_get_string(nsn);
@@ -1284,7 +1269,7 @@ static void candidates_for(char *cand, kz_resmap *ra, const kz_res *ref)
     int ref_cluster = kz_kind_is_cluster_scoped(kz_res_kind(ref));
     json_object *subjects = NULL;
     if (strcmp(kz_res_kind(ref), "RoleBinding") == 0) {
-        subjects = get(ref->obj, "subjects");
+        subjects = co_json__member(ref->obj, "subjects");
     }
     for (size_t i = 0; i < ra->n; i++) {
         kz_res *r = ra->v[i];
@@ -1294,8 +1279,8 @@ static void candidates_for(char *cand, kz_resmap *ra, const kz_res *ref)
                            s < json_object_array_length(subjects);
              s++) {
             json_object *subj = json_object_array_get_idx(subjects, s);
-            if (strcmp(sget(subj, "kind"), "ServiceAccount") == 0 &&
-                strcmp(sget(subj, "namespace"), kz_res_ns(r)) == 0) {
+            if (strcmp(kz_get_str(subj, "kind", NULL), "ServiceAccount") == 0 &&
+                strcmp(kz_get_str(subj, "namespace", NULL), kz_res_ns(r)) == 0) {
                 cand[i] = 1;
             }
         }
@@ -1335,8 +1320,8 @@ int kz_fix_name_references(kz_resmap *ra)
     /* kustomize removes its build annotations at the end, and with them an emptied map */
     for (size_t i = 0; i < ra->n; i++) {
         kz_res *r = ra->v[i];
-        json_object *md = get(r->obj, "metadata");
-        json_object *ann = get(md, "annotations");
+        json_object *md = co_json__member(r->obj, "metadata");
+        json_object *ann = co_json__member(md, "annotations");
         if ((r->prev_names.n || r->prefixes.n || r->suffixes.n || r->generated) &&
             json_object_is_type(ann, json_type_object) && json_object_object_length(ann) == 0) {
             json_object_object_del(md, "annotations");
@@ -1486,8 +1471,8 @@ int kz_sort(kz_resmap *ra, json_object *so, const char *file)
     sort_cfg s = {order_first, CO_ARRAY_SIZE(order_first), order_last, CO_ARRAY_SIZE(order_last)};
     const char **first = NULL, **last = NULL;
     if (so) {
-        const char *order = sget(so, "order");
-        json_object *lso = get(so, "legacySortOptions");
+        const char *order = kz_get_str(so, "order", NULL);
+        json_object *lso = co_json__member(so, "legacySortOptions");
         if (strcmp(order, "fifo") == 0) {
             if (lso) {
                 return co_error_set(CO_EINVALID,
@@ -1503,7 +1488,8 @@ int kz_sort(kz_resmap *ra, json_object *so, const char *file)
                                 file);
         }
         if (lso) {
-            json_object *f = get(lso, "orderFirst"), *l = get(lso, "orderLast");
+            json_object *f = co_json__member(lso, "orderFirst"),
+                        *l = co_json__member(lso, "orderLast");
             int rc = 0;
             s.nfirst = s.nlast = 0;
             if (json_object_is_type(f, json_type_array)) {

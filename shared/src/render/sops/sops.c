@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #include <openssl/evp.h>
 #include <pcre2.h>
 
+#include "co/util/strconv.h"
+#include "co/util/digest.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "co/render/sops.h"
@@ -80,8 +83,7 @@ int co_sops_keys_add_secret(co_sops_keys *keys, const struct json_object *secret
             unsigned char *bytes = NULL;
             size_t n = 0;
             const char *s = json_object_get_string(v);
-            if (!s || co_sops__b64_decode(&bytes, &n, s, strlen(s),
-                                          CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+            if (!s || co_base64_decode_alloc(&bytes, &n, s, strlen(s), CO_BASE64_STD) < 0) {
                 return co_error_set(CO_EINVALID, "decryption secret entry %s: invalid base64",
                                     name);
             }
@@ -535,24 +537,20 @@ static int typed_value(co_sops__node *leaf, co_sops__vtype type, const char *s, 
         co_sops__node_set_str(leaf, s, len);
         return 0;
     case CO_SOPS__T_INT: {
-        /* strconv.Atoi: optional sign, decimal digits, int64 range. */
+        /* strconv.Atoi; a sign without digits and a value out of range fail as the wrong type */
         size_t i = (len && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
+        int64_t v = 0;
         if (i == len || len >= sizeof(buf)) {
             break;
         }
-        for (size_t j = i; j < len; j++) {
-            if (s[j] < '0' || s[j] > '9') {
-                return co_error_set(CO_EINVALID, "decrypted int value is not a number");
-            }
+        int rc = co_strconv_parse_int(&v, s, len, 10, 0);
+        if (rc == CO_EINVALID) {
+            return co_error_set(CO_EINVALID, "decrypted int value is not a number");
         }
-        memcpy(buf, s, len);
-        buf[len] = '\0';
-        errno = 0;
-        long long v = strtoll(buf, NULL, 10);
-        if (errno == ERANGE) {
+        if (rc < 0) {
             break;
         }
-        int n = snprintf(buf, sizeof(buf), "%lld", v);
+        int n = snprintf(buf, sizeof(buf), "%" PRId64, v);
         leaf->kind = CO_SOPS__N_INT;
         leaf->ival = v;
         co_sops__node_set_str(leaf, buf, (size_t)n);

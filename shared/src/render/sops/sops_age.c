@@ -18,6 +18,7 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
+#include "co/util/digest.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "sops_int.h"
@@ -236,8 +237,7 @@ static int parse_openssh(co_sops__age_id *id, const char *text, size_t len)
         return co_error_set(CO_EINVALID, "malformed OpenSSH private key armor");
     }
     b += sizeof(OPENSSH_BEGIN) - 1;
-    if (co_sops__b64_decode(&blob, &blob_len, b, (size_t)(e - b),
-                            CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+    if (co_base64_decode_alloc(&blob, &blob_len, b, (size_t)(e - b), CO_BASE64_STD) < 0) {
         return co_error_set(CO_EINVALID, "malformed OpenSSH private key encoding");
     }
     static const char magic[] = "openssh-key-v1";
@@ -446,8 +446,8 @@ static int dearmor(co_buf *out, const char *in, size_t len)
         }
         unsigned char *bytes = NULL;
         size_t blen = 0;
-        if (co_sops__b64_decode(&bytes, &blen, line, n, CO_SOPS__B64_PADDED | CO_SOPS__B64_STRICT) <
-            0) {
+        if (co_base64_decode_alloc(&bytes, &blen, line, n,
+                                   CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) < 0) {
             return co_error_set(CO_EINVALID, "invalid armor: malformed base64 line");
         }
         error = co_buf_put(out, bytes, blen);
@@ -556,7 +556,9 @@ static int parse_header(header *h, const unsigned char *in, size_t len)
             unsigned char *mac = NULL;
             size_t mac_len = 0;
             if (n < 4 || line[3] != ' ' ||
-                co_sops__b64_decode(&mac, &mac_len, line + 4, n - 4, CO_SOPS__B64_STRICT) < 0 ||
+                co_base64_decode_alloc(&mac, &mac_len, line + 4, n - 4,
+                                       CO_BASE64_RAW | CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) <
+                    0 ||
                 mac_len != 32) {
                 free(mac);
                 return co_error_set(CO_EINVALID, "age header: malformed closing line");
@@ -588,8 +590,9 @@ static int parse_header(header *h, const unsigned char *in, size_t len)
             size_t bn = (size_t)(bnl - (p + pos));
             unsigned char *bytes = NULL;
             size_t blen = 0;
-            if (bn > AGE_COLUMNS ||
-                co_sops__b64_decode(&bytes, &blen, p + pos, bn, CO_SOPS__B64_STRICT) < 0) {
+            if (bn > AGE_COLUMNS || co_base64_decode_alloc(&bytes, &blen, p + pos, bn,
+                                                           CO_BASE64_RAW | CO_BASE64_STRICT |
+                                                               CO_BASE64_NO_NEWLINES) < 0) {
                 free(bytes);
                 return co_error_set(CO_EINVALID, "age header: malformed stanza body line");
             }
@@ -612,8 +615,8 @@ static int unwrap_x25519(unsigned char file_key[16], const co_sops__age_id *id, 
     size_t share_len = 0;
     int error;
     if (st->nargs != 2 ||
-        co_sops__b64_decode(&share, &share_len, st->args[1], st->arg_lens[1], CO_SOPS__B64_STRICT) <
-            0 ||
+        co_base64_decode_alloc(&share, &share_len, st->args[1], st->arg_lens[1],
+                               CO_BASE64_RAW | CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) < 0 ||
         share_len != 32) {
         free(share);
         return co_error_set(CO_EINVALID, "invalid X25519 recipient stanza");
@@ -649,10 +652,10 @@ unwrap_ssh_ed25519(unsigned char file_key[16], const co_sops__age_id *id, const 
     size_t tag_len = 0, share_len = 0;
     int error = 1;
     if (st->nargs != 3 ||
-        co_sops__b64_decode(&tag, &tag_len, st->args[1], st->arg_lens[1], CO_SOPS__B64_STRICT) <
-            0 ||
-        co_sops__b64_decode(&share, &share_len, st->args[2], st->arg_lens[2], CO_SOPS__B64_STRICT) <
-            0 ||
+        co_base64_decode_alloc(&tag, &tag_len, st->args[1], st->arg_lens[1],
+                               CO_BASE64_RAW | CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) < 0 ||
+        co_base64_decode_alloc(&share, &share_len, st->args[2], st->arg_lens[2],
+                               CO_BASE64_RAW | CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) < 0 ||
         tag_len != 4 || share_len != 32) {
         error = co_error_set(CO_EINVALID, "invalid ssh-ed25519 recipient stanza");
         goto done;
@@ -699,8 +702,8 @@ static int unwrap_ssh_rsa(unsigned char file_key[16], const co_sops__age_id *id,
     char *label = NULL;
     int error = 1;
     if (st->nargs != 2 ||
-        co_sops__b64_decode(&tag, &tag_len, st->args[1], st->arg_lens[1], CO_SOPS__B64_STRICT) <
-            0 ||
+        co_base64_decode_alloc(&tag, &tag_len, st->args[1], st->arg_lens[1],
+                               CO_BASE64_RAW | CO_BASE64_STRICT | CO_BASE64_NO_NEWLINES) < 0 ||
         tag_len != 4) {
         error = co_error_set(CO_EINVALID, "invalid ssh-rsa recipient stanza");
         goto done;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Cryptographic building blocks of the SOPS module: base64 and bech32 decoding, thin wrappers
+ * Cryptographic building blocks of the SOPS module: bech32 decoding, thin wrappers
  * over OpenSSL 3 for HKDF, HMAC, X25519, ChaCha20-Poly1305 and AES-GCM, the sops value envelope
  * ENC[AES256_GCM,data:...,iv:...,tag:...,type:...], and the recombination of Shamir shares in
  * GF(2^8) with the AES polynomial, which is the field of HashiCorp Vault's scheme that sops
@@ -16,116 +16,9 @@
 #include <openssl/hmac.h>
 #include <pcre2.h>
 
+#include "co/util/digest.h"
 #include "co/util/error.h"
 #include "sops_int.h"
-
-/* ---- base64 ------------------------------------------------------------------------------ */
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-        return c - '0' + 52;
-    }
-    if (c == '+') {
-        return 62;
-    }
-    if (c == '/') {
-        return 63;
-    }
-    return -1;
-}
-
-int co_sops__b64_decode(unsigned char **out,
-                        size_t *out_len,
-                        const char *in,
-                        size_t in_len,
-                        int flags)
-{
-    unsigned char *buf = co_xmalloc(in_len / 4 * 3 + 4);
-    size_t n = 0, chars = 0, pad = 0;
-    uint32_t acc = 0;
-    for (size_t i = 0; i < in_len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if ((flags & CO_SOPS__B64_SKIP_NL) && (c == '\r' || c == '\n')) {
-            continue;
-        }
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        int v = b64_value(c);
-        if (v < 0 || pad > 0) {
-            goto bad;
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        chars++;
-        if (chars % 4 == 0) {
-            buf[n++] = (unsigned char)(acc >> 16);
-            buf[n++] = (unsigned char)(acc >> 8);
-            buf[n++] = (unsigned char)acc;
-            acc = 0;
-        }
-    }
-    size_t rest = chars % 4;
-    if (rest == 1) {
-        goto bad;
-    }
-    if (flags & CO_SOPS__B64_PADDED) {
-        if ((rest == 0 && pad != 0) || (rest != 0 && pad != 4 - rest)) {
-            goto bad;
-        }
-    } else if (pad != 0) {
-        goto bad;
-    }
-    if (rest == 2) {
-        if ((flags & CO_SOPS__B64_STRICT) && (acc & 0xf)) {
-            goto bad;
-        }
-        buf[n++] = (unsigned char)(acc >> 4);
-    } else if (rest == 3) {
-        if ((flags & CO_SOPS__B64_STRICT) && (acc & 0x3)) {
-            goto bad;
-        }
-        buf[n++] = (unsigned char)(acc >> 10);
-        buf[n++] = (unsigned char)(acc >> 2);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *out_len = n;
-    return 0;
-bad:
-    co_free_secret(buf, in_len / 4 * 3 + 4);
-    return CO_EINVALID;
-}
-
-int co_sops__b64_encode(co_buf *out, const unsigned char *in, size_t len)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    int error;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len) {
-            v |= (uint32_t)in[i + 1] << 8;
-        }
-        if (i + 2 < len) {
-            v |= in[i + 2];
-        }
-        char q[4] = {alphabet[(v >> 18) & 63], alphabet[(v >> 12) & 63],
-                     i + 1 < len ? alphabet[(v >> 6) & 63] : '=',
-                     i + 2 < len ? alphabet[v & 63] : '='};
-        if ((error = co_buf_put(out, q, 4)) < 0) {
-            return error;
-        }
-    }
-    return 0;
-}
 
 /* ---- bech32 ------------------------------------------------------------------------------ */
 
@@ -455,15 +348,12 @@ int co_sops__envelope_open(co_buf *out,
         error = co_error_set(CO_EINVALID, "unknown sops data type \"%.*s\"", (int)tname_len, tname);
         goto done;
     }
-    if (co_sops__b64_decode(&data, &data_len, env + ov[2], ov[3] - ov[2],
-                            CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+    if (co_base64_decode_alloc(&data, &data_len, env + ov[2], ov[3] - ov[2], CO_BASE64_STD) < 0) {
         error = co_error_set(CO_EINVALID, "invalid base64 in the data of a sops value");
         goto done;
     }
-    if (co_sops__b64_decode(&iv, &iv_len, env + ov[4], ov[5] - ov[4],
-                            CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0 ||
-        co_sops__b64_decode(&tag, &tag_len, env + ov[6], ov[7] - ov[6],
-                            CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+    if (co_base64_decode_alloc(&iv, &iv_len, env + ov[4], ov[5] - ov[4], CO_BASE64_STD) < 0 ||
+        co_base64_decode_alloc(&tag, &tag_len, env + ov[6], ov[7] - ov[6], CO_BASE64_STD) < 0) {
         error = co_error_set(CO_EINVALID, "invalid base64 in the iv or tag of a sops value");
         goto done;
     }

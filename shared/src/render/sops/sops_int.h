@@ -18,23 +18,6 @@
 
 /* ---- encodings ------------------------------------------------------------------------- */
 
-/** Base64 flavours: standard alphabet with '=' padding (sops values) or without (age). */
-enum {
-    CO_SOPS__B64_PADDED = 1,  /**< require '=' padding to a multiple of four */
-    CO_SOPS__B64_STRICT = 2,  /**< reject non-zero bits in the last character */
-    CO_SOPS__B64_SKIP_NL = 4, /**< ignore '\r' and '\n' as Go's decoder does */
-};
-
-/**
- * Decodes base64 into a new allocation (free with free(); NUL-terminated for convenience).
- * @return 0, or CO_EINVALID for malformed input (no message set: callers name the field).
- */
-CO_MUST_CHECK int
-co_sops__b64_decode(unsigned char **out, size_t *out_len, const char *in, size_t in_len, int flags);
-
-/** Encodes standard base64 with padding into @p out. @return 0 or CO_ETOOBIG. */
-CO_MUST_CHECK int co_sops__b64_encode(co_buf *out, const unsigned char *in, size_t len);
-
 /**
  * Decodes a bech32 string (BIP 173 checksum, no length limit, as age uses it).
  * @param[out] hrp the human-readable part as written (free with free())

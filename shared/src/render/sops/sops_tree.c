@@ -21,6 +21,8 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
+#include "co/util/strconv.h"
+#include "co/util/digest.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "sops_int.h"
@@ -304,47 +306,14 @@ static void set_bool(co_sops__node *node, bool v)
     co_sops__node_set_str(node, v ? "True" : "False", v ? 4 : 5);
 }
 
-/* Go's strconv.ParseInt(s, 0, 64): optional sign, 0x/0o/0b prefixes, a leading 0 means octal.
- * Underscores have been removed by the caller where allowed. */
+/* Go's strconv.ParseInt(s, 0, 64) without underscores: the callers removed those YAML allows. */
 static bool parse_go_int(const char *s, size_t len, long long *out)
 {
-    size_t i = 0;
-    bool neg = false;
-    if (i < len && (s[i] == '+' || s[i] == '-')) {
-        neg = s[i] == '-';
-        i++;
+    int64_t v = 0;
+    if (co_strconv_parse_int(&v, s, len, 0, CO_STRCONV_NO_UNDERSCORES) != 0) {
+        return false;
     }
-    unsigned base = 10;
-    if (i + 1 < len && s[i] == '0') {
-        char c = (char)(s[i + 1] | 0x20);
-        if (c == 'x' || c == 'o' || c == 'b') {
-            base = c == 'x' ? 16 : c == 'o' ? 8 : 2;
-            i += 2;
-        } else {
-            base = 8;
-            i += 1;
-        }
-    }
-    if (i >= len) {
-        return base == 8 && len > 0 && s[len - 1] == '0'; /* "0", "+0", "-0" */
-    }
-    unsigned long long acc = 0, limit = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
-    for (; i < len; i++) {
-        unsigned d;
-        char c = s[i];
-        if (c >= '0' && c <= '9') {
-            d = (unsigned)(c - '0');
-        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') {
-            d = (unsigned)((c | 0x20) - 'a' + 10);
-        } else {
-            return false;
-        }
-        if (d >= base || acc > (limit - d) / base) {
-            return false;
-        }
-        acc = acc * base + d;
-    }
-    *out = neg ? (long long)(0 - acc) : (long long)acc;
+    *out = v;
     return true;
 }
 
@@ -534,8 +503,7 @@ static int scalar_node(co_sops__node **out, const yaml_event_t *ev)
         } else if (strcmp(t, "binary") == 0) {
             unsigned char *bytes = NULL;
             size_t blen = 0;
-            if (co_sops__b64_decode(&bytes, &blen, s, len,
-                                    CO_SOPS__B64_PADDED | CO_SOPS__B64_SKIP_NL) < 0) {
+            if (co_base64_decode_alloc(&bytes, &blen, s, len, CO_BASE64_STD) < 0) {
                 co_sops__node_free(node);
                 return co_error_set(CO_EINVALID, "YAML: invalid !!binary value");
             }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -254,7 +255,7 @@ static bool good_name(const char *name)
     }
     for (size_t i = 0; name[i];) {
         size_t w;
-        int32_t r = tpl_utf8_decode(name + i, strlen(name + i), &w);
+        int32_t r = co_utf8_decode_rune(name + i, strlen(name + i), &w);
         bool ok = r == '_' || tpl_is_letter(r) || (i > 0 && tpl_is_digit(r));
         if (!ok) {
             return false;

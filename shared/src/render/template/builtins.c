@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "tpl.h"
@@ -351,7 +352,7 @@ static int fn_js(tpl_x *x, tv *ret, tv *args, size_t n)
             continue;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         if (tpl_is_print(r)) {
             rc = co_buf_put(&b, s + i, w);
         } else {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -446,7 +447,7 @@ static int escaped_rune(co_buf *b, int32_t r, char quote, bool ascii)
             return putc_(b, (char)r);
         }
     } else if (tpl_is_print(r)) {
-        size_t w = tpl_utf8_encode(tmp, r);
+        size_t w = co_utf8_encode(tmp, r);
         return put(b, tmp, w);
     }
     switch (r) {
@@ -494,7 +495,7 @@ static int quote_with(co_buf *b, const char *s, size_t len, char quote, bool asc
         int32_t r = c;
         size_t w = 1;
         if (c >= 0x80) {
-            r = tpl_utf8_decode(s + i, len - i, &w);
+            r = co_utf8_decode_rune(s + i, len - i, &w);
         }
         if (w == 1 && r == 0xFFFD) {
             char tmp[4] = {'\\', 'x', lowerhex[c >> 4], lowerhex[c & 0xF]};
@@ -533,7 +534,7 @@ static bool can_backquote(const char *s, size_t len)
     size_t i = 0;
     while (i < len) {
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         i += w;
         if (w > 1) {
             if (r == 0xFEFF) {
@@ -596,7 +597,7 @@ static void wrc(pp *p, char c)
 static void wr_rune(pp *p, int32_t r)
 {
     char tmp[4];
-    size_t w = tpl_utf8_encode(tmp, r);
+    size_t w = co_utf8_encode(tmp, r);
     wr(p, tmp, w);
 }
 
@@ -607,7 +608,7 @@ static size_t rune_count(const char *s, size_t n)
     while (i < n) {
         size_t w = 1;
         if ((unsigned char)s[i] >= 0x80) {
-            (void)tpl_utf8_decode(s + i, n - i, &w);
+            (void)co_utf8_decode_rune(s + i, n - i, &w);
         }
         i += w;
         c++;
@@ -745,7 +746,7 @@ static void fmt_unicode(pp *p, uint64_t u)
     if (p->sharp && u <= 0x10FFFF && tpl_is_print((int32_t)u)) {
         buf[--i] = '\'';
         char enc[4];
-        size_t w = tpl_utf8_encode(enc, (int32_t)u);
+        size_t w = co_utf8_encode(enc, (int32_t)u);
         i -= w;
         memcpy(buf + i, enc, w);
         buf[--i] = '\'';
@@ -834,7 +835,7 @@ static void fmt_int(pp *p, uint64_t v, bool is_signed, int32_t verb)
     case 'c': {
         int32_t r = v > 0x10FFFF ? 0xFFFD : (int32_t)v;
         char tmp[4];
-        size_t w = tpl_utf8_encode(tmp, r);
+        size_t w = co_utf8_encode(tmp, r);
         pad(p, tmp, w);
         break;
     }
@@ -1022,7 +1023,7 @@ static size_t truncate_len(pp *p, const char *s, size_t n)
         }
         size_t w = 1;
         if ((unsigned char)s[i] >= 0x80) {
-            (void)tpl_utf8_decode(s + i, n - i, &w);
+            (void)co_utf8_decode_rune(s + i, n - i, &w);
         }
         i += w;
     }
@@ -1860,7 +1861,7 @@ int tpl_sprintf(tpl_x *x, co_buf *b, const char *f, size_t end, const tv *a, siz
         int32_t verb = (unsigned char)f[i];
         size_t size = 1;
         if (verb >= 0x80) {
-            verb = tpl_utf8_decode(f + i, end - i, &size);
+            verb = co_utf8_decode_rune(f + i, end - i, &size);
         }
         i += size;
         if (verb == '%') {

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
+#include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "tpl.h"
@@ -100,7 +102,7 @@ static int32_t lnext(lexer *l)
         return EOF_RUNE;
     }
     size_t w;
-    int32_t r = tpl_utf8_decode(l->input + l->pos, l->input_len - l->pos, &w);
+    int32_t r = co_utf8_decode_rune(l->input + l->pos, l->input_len - l->pos, &w);
     l->pos += w;
     if (r == '\n') {
         l->line++;
@@ -119,7 +121,7 @@ static void lbackup(lexer *l)
             start--;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(l->input + start, end - start, &w);
+        int32_t r = co_utf8_decode_rune(l->input + start, end - start, &w);
         if (start + w != end) {
             r = 0xFFFD;
             w = 1;
@@ -203,7 +205,7 @@ static void fmt_rune_u(char *out, size_t cap, int32_t r)
     int n = snprintf(out, cap, "U+%04X", (unsigned)r);
     if (tpl_is_print(r) && n > 0 && (size_t)n + 8 < cap) {
         char enc[4];
-        size_t w = tpl_utf8_encode(enc, r);
+        size_t w = co_utf8_encode(enc, r);
         snprintf(out + n, cap - (size_t)n, " '%.*s'", (int)w, enc);
     }
 }
@@ -850,7 +852,7 @@ static void item_string(co_buf *b, const item *i)
         size_t cut = 0;
         while (cut < n && runes < 10) {
             size_t w;
-            (void)tpl_utf8_decode(i->val + cut, n - cut, &w);
+            (void)co_utf8_decode_rune(i->val + cut, n - cut, &w);
             cut += w;
             runes++;
         }
@@ -1003,90 +1005,6 @@ static int digit_val(char c)
         return c - 'A' + 10;
     }
     return 99;
-}
-
-/* strconv.ParseUint(s, 0, 64) (with underscores and prefixes); false on any error. */
-static bool go_parse_uint(const char *s, size_t n, uint64_t *out)
-{
-    if (n == 0) {
-        return false;
-    }
-    int base = 10;
-    size_t i = 0;
-    bool prefixed = false;
-    if (s[0] == '0') {
-        if (n >= 2 && (s[1] == 'x' || s[1] == 'X')) {
-            base = 16;
-            i = 2;
-            prefixed = true;
-        } else if (n >= 2 && (s[1] == 'o' || s[1] == 'O')) {
-            base = 8;
-            i = 2;
-            prefixed = true;
-        } else if (n >= 2 && (s[1] == 'b' || s[1] == 'B')) {
-            base = 2;
-            i = 2;
-            prefixed = true;
-        } else {
-            base = 8;
-            i = 1;
-            prefixed = true;
-        }
-    }
-    /* underscoreOK: only with base 0, between digits or after the prefix */
-    char last = prefixed ? '0' : '!';
-    bool any = n == 1 && s[0] == '0';
-    bool saw_digit = prefixed && i == 1;
-    uint64_t v = 0;
-    bool overflow = false;
-    for (; i < n; i++) {
-        char c = s[i];
-        if (c == '_') {
-            if (!(last == '0' || (last >= '0' && last <= '9') || digit_val(last) < base)) {
-                return false;
-            }
-            last = '_';
-            continue;
-        }
-        int d = digit_val(c);
-        if (d >= base) {
-            return false;
-        }
-        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) {
-            overflow = true;
-        }
-        v = v * (uint64_t)base + (uint64_t)d;
-        last = c;
-        any = true;
-        saw_digit = true;
-    }
-    if (last == '_' || !any || !saw_digit || overflow) {
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-static bool go_parse_int(const char *s, size_t n, int64_t *out)
-{
-    bool neg = false;
-    if (n > 0 && (s[0] == '+' || s[0] == '-')) {
-        neg = s[0] == '-';
-        s++;
-        n--;
-    }
-    uint64_t u;
-    if (!go_parse_uint(s, n, &u)) {
-        return false;
-    }
-    if (!neg && u > (uint64_t)INT64_MAX) {
-        return false;
-    }
-    if (neg && u > (uint64_t)INT64_MAX + 1) {
-        return false;
-    }
-    *out = neg ? (int64_t)(0 - u) : (int64_t)u;
-    return true;
 }
 
 /* strconv.ParseFloat(s, 64) for Go literal syntax (decimal and hex, underscores). */
@@ -1252,16 +1170,16 @@ static node *new_number(parser *p, const item *t)
     uint64_t u = 0;
     bool uok = false;
     if (len > 0 && s[0] != '-' && s[0] != '+') {
-        uok = go_parse_uint(s, len, &u);
+        uok = co_strconv_parse_uint(&u, s, len, 0, 0) == 0;
     } else if (len > 0 && s[0] == '+') {
-        uok = go_parse_uint(s + 1, len - 1, &u);
+        uok = co_strconv_parse_uint(&u, s + 1, len - 1, 0, 0) == 0;
     }
     if (uok) {
         n->is_uint = true;
         n->u64 = u;
     }
     int64_t i;
-    if (go_parse_int(s, len, &i)) {
+    if (co_strconv_parse_int(&i, s, len, 0, 0) == 0) {
         n->is_int = true;
         n->i64 = i;
         if (i == 0) {
@@ -1804,7 +1722,7 @@ static bool is_space_rune_bytes(const char *s, size_t n)
     size_t i = 0;
     while (i < n) {
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, n - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, n - i, &w);
         if (!tpl_is_space(r) || (r == 0xFFFD && w == 1)) {
             return false;
         }
@@ -2057,7 +1975,7 @@ size_t tpl_unquote_char(const char *s, size_t len, char quote, int32_t *r, bool 
     }
     if (c >= 0x80) {
         size_t w;
-        *r = tpl_utf8_decode(s, len, &w);
+        *r = co_utf8_decode_rune(s, len, &w);
         *multibyte = true;
         return w;
     }
@@ -2191,10 +2109,10 @@ bool tpl_unquote(co_buf *out, const char *in, size_t n)
     if (!memchr(in, '\\', end) && !memchr(in, '\n', end)) {
         bool valid;
         if (quote == '"') {
-            valid = tpl_utf8_valid(in + 1, end - 2);
+            valid = co_utf8_valid(in + 1, end - 2);
         } else {
             size_t w;
-            int32_t r = tpl_utf8_decode(in + 1, end - 2, &w);
+            int32_t r = co_utf8_decode_rune(in + 1, end - 2, &w);
             valid = 1 + w + 1 == end && (r != 0xFFFD || w != 1);
         }
         if (valid) {
@@ -2220,7 +2138,7 @@ bool tpl_unquote(co_buf *out, const char *in, size_t n)
             }
         } else {
             char enc[4];
-            size_t w = tpl_utf8_encode(enc, r);
+            size_t w = co_utf8_encode(enc, r);
             if (!put_ok(out, enc, w)) {
                 return false;
             }

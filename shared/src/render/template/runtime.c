@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/strconv.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -212,7 +213,7 @@ static int to_uint(tpl_x *x, const tv *v, const char *type, uint64_t *out)
             }
             zero = true;
         }
-        if (sp_parse_int(v->u.s->s, len, 0, &i)) {
+        if (co_strconv_parse_int(&i, v->u.s->s, len, 0, 0) == 0) {
             negative = i < 0;
         }
     }
@@ -348,7 +349,7 @@ static int fn_parse_ipv4(tpl_x *x, tv *ret, tv *a, size_t n)
         for (size_t k = from; k < to; k++) {
             ok = ok && p[k] >= '0' && p[k] <= '9';
         }
-        ok = ok && to > from && sp_parse_int(p + from, to - from, 10, &v);
+        ok = ok && to > from && co_strconv_parse_int(&v, p + from, to - from, 10, 0) == 0;
         if (!ok || v > 255) {
             int rc;
             if (ok || (to > from && p[from] != '-' && p[from] != '+' &&

@@ -54,9 +54,7 @@ int sp_cast_fail(tpl_x *x, const tv *v, const char *type);
 /* Go's conversion of a float64 to int64 on amd64 (out of range and NaN: INT64_MIN). */
 int64_t sp_f2i(double f);
 
-/* strconv.ParseInt(s, base, 64) (base 0: prefixes and underscores) and ParseFloat(s, 64);
- * false on a syntax or range error. */
-bool sp_parse_int(const char *s, size_t len, int base, int64_t *out);
+/* strconv.ParseFloat(s, 64); false on a syntax or range error. (Integers: co/util/strconv.h.) */
 bool sp_parse_float(const char *s, size_t len, double *out);
 
 /* A new string result from a buffer (disposed). @p rc: 0, the error of a failed append (the

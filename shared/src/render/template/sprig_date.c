@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
+#include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/duration.h"
 #include "co/util/error.h"
@@ -1241,7 +1243,7 @@ static int go_quote(co_buf *b, const char *s, size_t n)
         if (c >= 0x80 || c < ' ') {
             size_t w = 1;
             if (c >= 0x80) {
-                (void)tpl_utf8_decode(s + i, n - i, &w);
+                (void)co_utf8_decode_rune(s + i, n - i, &w);
                 w = w ? w : 1;
             }
             for (size_t j = 0; j < w && rc == 0; j++) {
@@ -1308,28 +1310,14 @@ static bool getnum3(pstr *v, bool fixed, int *out)
     return true;
 }
 
-/* Go's atoi over exactly s[0..n): optional sign, digits only. */
+/* Go's time.atoi over exactly s[0..n): strconv.Atoi, except that no digits read as 0. */
 static bool patoi(const char *s, size_t n, int64_t *out)
 {
-    bool neg = false;
-    if (n > 0 && (s[0] == '-' || s[0] == '+')) {
-        neg = s[0] == '-';
-        s++;
-        n--;
+    if (n == (size_t)(n > 0 && (s[0] == '-' || s[0] == '+'))) {
+        *out = 0;
+        return true;
     }
-    uint64_t x = 0;
-    size_t i = 0;
-    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (x > (UINT64_MAX - 9) / 10) {
-            return false;
-        }
-        x = x * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (i != n || x > (uint64_t)INT64_MAX) {
-        return false;
-    }
-    *out = neg ? -(int64_t)x : (int64_t)x;
-    return true;
+    return co_strconv_parse_int(out, s, n, 10, 0) == 0;
 }
 
 static bool case_match(const char *a, const char *b, size_t n)
@@ -2276,7 +2264,7 @@ static int fn_duration(tpl_x *x, tv *ret, tv *a, size_t n)
     (void)n;
     int64_t secs = 0;
     if (a[0].t == &T_STRING) {
-        if (!sp_parse_int(a[0].u.s->s, a[0].u.s->len, 10, &secs)) {
+        if (co_strconv_parse_int(&secs, a[0].u.s->s, a[0].u.s->len, 10, 0) != 0) {
             secs = 0;
         }
     } else if (a[0].t == &T_INT64) {

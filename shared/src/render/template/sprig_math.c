@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "co/util/strconv.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "sprig.h"
@@ -243,7 +244,7 @@ static int fn_atoi(tpl_x *x, tv *ret, tv *a, size_t n)
     for (size_t i = start; i < s->len && digits; i++) {
         digits = s->s[i] >= '0' && s->s[i] <= '9';
     }
-    if (digits && !sp_parse_int(s->s, s->len, 10, &v)) {
+    if (digits && (co_strconv_parse_int(&v, s->s, s->len, 10, 0) != 0)) {
         v = s->s[0] == '-' ? INT64_MIN : INT64_MAX;
     } else if (!digits) {
         v = 0;
@@ -261,7 +262,7 @@ static int fn_to_decimal(tpl_x *x, tv *ret, tv *a, size_t n)
         co_buf_dispose(&b);
         return -1;
     }
-    if (!sp_parse_int(b.ptr ? b.ptr : "", b.len, 8, &v)) {
+    if (co_strconv_parse_int(&v, b.ptr ? b.ptr : "", b.len, 8, 0) != 0) {
         v = 0;
     }
     co_buf_dispose(&b);

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
+#include "co/util/path.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
@@ -236,53 +238,10 @@ static int fn_get_host_by_name(tpl_x *x, tv *ret, tv *a, size_t n)
 
 /* ---- paths -------------------------------------------------------------------------------- */
 
-/* path.Clean */
 static tv path_clean(tpl_x *x, const char *p, size_t n)
 {
-    if (n == 0) {
-        return tv_string(x, ".", 1);
-    }
-    bool rooted = p[0] == '/';
-    char *out = tpl_alloc(x, n + 2);
-    size_t w = 0;
-    size_t r = 0;
-    size_t dotdot = 0;
-    if (rooted) {
-        out[w++] = '/';
-        r = 1;
-        dotdot = 1;
-    }
-    while (r < n) {
-        if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
-            r++;
-        } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
-            r += 2;
-            if (w > dotdot) {
-                w--;
-                while (w > dotdot && out[w] != '/') {
-                    w--;
-                }
-            } else if (!rooted) {
-                if (w > 0) {
-                    out[w++] = '/';
-                }
-                out[w++] = '.';
-                out[w++] = '.';
-                dotdot = w;
-            }
-        } else {
-            if ((rooted && w != 1) || (!rooted && w != 0)) {
-                out[w++] = '/';
-            }
-            for (; r < n && p[r] != '/'; r++) {
-                out[w++] = p[r];
-            }
-        }
-    }
-    if (w == 0) {
-        out[w++] = '.';
-    }
-    return tv_string(x, out, w);
+    char *out = tpl_alloc(x, CO_PATH_CLEAN_SIZE(n));
+    return tv_string(x, out, co_path_clean_into(out, p, n));
 }
 
 static int fn_clean(tpl_x *x, tv *ret, tv *a, size_t n)
@@ -513,7 +472,7 @@ static int fn_shuffle(tpl_x *x, tv *ret, tv *a, size_t n)
     size_t nr = 0;
     for (size_t i = 0; i < s->len;) {
         size_t w;
-        r[nr++] = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        r[nr++] = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         i += w;
     }
     for (size_t i = nr; i > 1; i--) {
@@ -529,7 +488,7 @@ static int fn_shuffle(tpl_x *x, tv *ret, tv *a, size_t n)
     int rc = 0;
     for (size_t i = 0; i < nr && rc == 0; i++) {
         char tmp[4];
-        rc = co_buf_put(&b, tmp, tpl_utf8_encode(tmp, r[i]));
+        rc = co_buf_put(&b, tmp, co_utf8_encode(tmp, r[i]));
     }
     return sp_ret_buf(x, ret, &b, rc);
 }
@@ -595,7 +554,7 @@ static size_t rune_width(const tv_str *s, size_t pos)
         return 1;
     }
     size_t w;
-    tpl_ignore(tpl_utf8_decode(s->s + pos, s->len - pos, &w));
+    tpl_ignore(co_utf8_decode_rune(s->s + pos, s->len - pos, &w));
     return w;
 }
 
@@ -788,7 +747,7 @@ static int expand(co_buf *b,
         size_t i = 0;
         while (i < sl) {
             size_t w;
-            int32_t c = tpl_utf8_decode(s + i, sl - i, &w);
+            int32_t c = co_utf8_decode_rune(s + i, sl - i, &w);
             if (!tpl_is_letter(c) && !tpl_is_digit(c) && c != '_') {
                 break;
             }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
 #include "co/util/error.h"
@@ -24,7 +25,7 @@ static const tv_str *S(const tv *v)
 static int put_rune(co_buf *b, int32_t r)
 {
     char tmp[4];
-    size_t n = tpl_utf8_encode(tmp, r);
+    size_t n = co_utf8_encode(tmp, r);
     return co_buf_put(b, tmp, n);
 }
 
@@ -36,7 +37,7 @@ static int map_runes(co_buf *b, const tv_str *s, rune_map fn, void *ctx)
     int rc = 0;
     for (size_t i = 0; i < s->len && rc == 0;) {
         size_t w;
-        int32_t r = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        int32_t r = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         int32_t m = fn(r, ctx);
         if (m == r && !(r == 0xFFFD && w == 1)) {
             rc = co_buf_put(b, s->s + i, w);
@@ -109,7 +110,7 @@ static int32_t *to_runes(tpl_x *x, const tv_str *s, size_t *n)
     size_t k = 0;
     for (size_t i = 0; i < s->len;) {
         size_t w;
-        r[k++] = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        r[k++] = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         i += w;
     }
     *n = k;
@@ -192,7 +193,7 @@ static void trim_space(const char **s, size_t *len)
     size_t n = *len;
     while (n > 0) {
         size_t w;
-        int32_t r = tpl_utf8_decode(p, n, &w);
+        int32_t r = co_utf8_decode_rune(p, n, &w);
         if (!tpl_is_space(r)) {
             break;
         }
@@ -206,7 +207,7 @@ static void trim_space(const char **s, size_t *len)
             k--;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(p + k, n - k, &w);
+        int32_t r = co_utf8_decode_rune(p + k, n - k, &w);
         if (k + w != n) {
             k = n - 1;
             r = 0xFFFD;
@@ -234,7 +235,7 @@ static bool in_cutset(const tv_str *cut, int32_t r)
 {
     for (size_t i = 0; i < cut->len;) {
         size_t w;
-        int32_t c = tpl_utf8_decode(cut->s + i, cut->len - i, &w);
+        int32_t c = co_utf8_decode_rune(cut->s + i, cut->len - i, &w);
         if (c == r) {
             return true;
         }
@@ -256,7 +257,7 @@ static int fn_trim_all(tpl_x *x, tv *ret, tv *a, size_t n)
     }
     while (len > 0) {
         size_t w;
-        int32_t r = tpl_utf8_decode(p, len, &w);
+        int32_t r = co_utf8_decode_rune(p, len, &w);
         if (!in_cutset(cut, r)) {
             break;
         }
@@ -269,7 +270,7 @@ static int fn_trim_all(tpl_x *x, tv *ret, tv *a, size_t n)
             k--;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(p + k, len - k, &w);
+        int32_t r = co_utf8_decode_rune(p + k, len - k, &w);
         if (k + w != len) {
             k = len - 1;
             r = 0xFFFD;
@@ -638,7 +639,7 @@ static int replace_all(co_buf *b, const tv_str *src, const tv_str *old, const tv
         rc = co_buf_put(b, nw->s, nw->len);
         for (size_t i = 0; i < src->len && rc == 0;) {
             size_t w;
-            tpl_ignore(tpl_utf8_decode(src->s + i, src->len - i, &w));
+            tpl_ignore(co_utf8_decode_rune(src->s + i, src->len - i, &w));
             rc = co_buf_put(b, src->s + i, w);
             rc = rc < 0 ? rc : co_buf_put(b, nw->s, nw->len);
             i += w;
@@ -694,7 +695,7 @@ split_n(tpl_x *x, tv *out, const tv_str *s, const tv_str *sep, int64_t limit, si
     if (sep->len == 0) {
         for (size_t i = 0; i < s->len;) {
             size_t w;
-            tpl_ignore(tpl_utf8_decode(s->s + i, s->len - i, &w));
+            tpl_ignore(co_utf8_decode_rune(s->s + i, s->len - i, &w));
             i += w;
             cnt++;
         }
@@ -725,7 +726,7 @@ split_n(tpl_x *x, tv *out, const tv_str *s, const tv_str *sep, int64_t limit, si
         }
         size_t w;
         if (sep->len == 0) {
-            tpl_ignore(tpl_utf8_decode(s->s + i, s->len - i, &w));
+            tpl_ignore(co_utf8_decode_rune(s->s + i, s->len - i, &w));
             out->u.l->items[k] = tv_string(x, s->s + i, w);
             i += w;
             continue;
@@ -962,7 +963,7 @@ static int fn_camelcase(tpl_x *x, tv *ret, tv *a, size_t n)
     int32_t r0 = 0;
     int32_t r1;
     while (i < s->len && rc == 0) {
-        r0 = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        r0 = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         i += w;
         if (!is_connector(r0)) {
             r0 = tpl_to_upper(r0);
@@ -978,7 +979,7 @@ static int fn_camelcase(tpl_x *x, tv *ret, tv *a, size_t n)
     }
     while (i < s->len && rc == 0) {
         r1 = r0;
-        r0 = tpl_utf8_decode(s->s + i, s->len - i, &w);
+        r0 = co_utf8_decode_rune(s->s + i, s->len - i, &w);
         i += w;
         if (is_connector(r0) && is_connector(r1)) {
             rc = put_rune(&b, r1);
@@ -1006,26 +1007,6 @@ static int fn_b64enc(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
-static int b64val(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-        return c - '0' + 52;
-    }
-    if (c == '+') {
-        return 62;
-    }
-    if (c == '/') {
-        return 63;
-    }
-    return -1;
-}
-
 static int b32val(unsigned char c)
 {
     if (c >= 'A' && c <= 'Z') {
@@ -1037,12 +1018,12 @@ static int b32val(unsigned char c)
     return -1;
 }
 
-/* encoding/base64 and base32 StdEncoding.DecodeString: strict padding, \r and \n ignored;
+/* encoding/base32 StdEncoding.DecodeString: strict padding, \r and \n ignored;
  * on failure the error text is the result (sprig returns err.Error()). */
-static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
+static void b32_decode(tpl_x *x, tv *ret, const tv_str *s)
 {
-    const int bits = b32 ? 5 : 6;
-    const size_t quantum = b32 ? 8 : 4;
+    const int bits = 5;
+    const size_t quantum = 8;
     co_buf out = OUT_INIT;
     uint64_t acc = 0;
     size_t nacc = 0; /* symbols in the current quantum */
@@ -1061,8 +1042,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
         if (c == '=') {
             /* padding must complete the quantum, and only valid symbol counts get it */
             size_t need = quantum - nacc;
-            bool okcount =
-                b32 ? (nacc == 2 || nacc == 4 || nacc == 5 || nacc == 7) : (nacc == 2 || nacc == 3);
+            bool okcount = nacc == 2 || nacc == 4 || nacc == 5 || nacc == 7;
             if (!okcount) {
                 bad = (long)si;
                 break;
@@ -1102,7 +1082,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
             nacc = quantum;
             break;
         }
-        int v = b32 ? b32val(c) : b64val(c);
+        int v = b32val(c);
         if (v < 0) {
             bad = (long)si;
             break;
@@ -1138,8 +1118,7 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
     if (bad >= 0) {
         co_buf_dispose(&out);
         char msg[80];
-        snprintf(msg, sizeof(msg), "illegal %s data at input byte %ld", b32 ? "base32" : "base64",
-                 bad);
+        snprintf(msg, sizeof(msg), "illegal base32 data at input byte %ld", bad);
         *ret = tv_cstring(x, msg);
         return;
     }
@@ -1149,8 +1128,17 @@ static void base_decode(tpl_x *x, tv *ret, const tv_str *s, bool b32)
 static int fn_b64dec(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    base_decode(x, ret, S(&a[0]), false);
-    return 0;
+    const tv_str *s = S(&a[0]);
+    co_buf out = OUT_INIT;
+    int rc = co_base64_decode(&out, s->s, s->len, CO_BASE64_STD);
+    if (rc == CO_EINVALID) {
+        /* sprig returns err.Error() as the result */
+        co_buf_dispose(&out);
+        *ret = tv_cstring(x, co_error_last());
+        co_error_clear();
+        return 0;
+    }
+    return sp_ret_buf(x, ret, &out, rc);
 }
 
 static int fn_b32enc(tpl_x *x, tv *ret, tv *a, size_t n)
@@ -1177,7 +1165,7 @@ static int fn_b32enc(tpl_x *x, tv *ret, tv *a, size_t n)
 static int fn_b32dec(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
-    base_decode(x, ret, S(&a[0]), true);
+    b32_decode(x, ret, S(&a[0]));
     return 0;
 }
 
@@ -1229,7 +1217,7 @@ static int32_t next_valid_rune(const char *s, size_t len, int32_t prev, size_t *
     size_t w = 0;
     *size = 0;
     while (len > 0) {
-        int32_t r = tpl_utf8_decode(s, len, &w);
+        int32_t r = co_utf8_decode_rune(s, len, &w);
         *size += w;
         if (r != 0xFFFD) {
             return r;
@@ -1336,7 +1324,7 @@ static int put_word_lower(co_buf *b, int wt, const char *w, size_t len, int32_t 
     size_t i = 0;
     while (i < len && rc == 0) {
         size_t sz = 0;
-        int32_t r = tpl_utf8_decode(w + i, len - i, &sz);
+        int32_t r = co_utf8_decode_rune(w + i, len - i, &sz);
         i += sz;
         if (is_connector(r)) {
             r = conn;

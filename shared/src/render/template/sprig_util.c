@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
+#include "co/util/strconv.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
@@ -79,140 +81,6 @@ int64_t sp_f2i(double f)
 
 /* ---- strconv ------------------------------------------------------------------------------ */
 
-static int digit_val(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'z') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'Z') {
-        return c - 'A' + 10;
-    }
-    return 99;
-}
-
-/* strconv's underscoreOK: underscores only between digits, after a base prefix. */
-static bool underscore_ok(const char *s, size_t len)
-{
-    char saw = '^';
-    size_t i = 0;
-    if (len >= 1 && (s[0] == '-' || s[0] == '+')) {
-        i++;
-    }
-    bool hex = false;
-    if (len - i >= 2 && s[i] == '0') {
-        char c = (char)(s[i + 1] | 0x20);
-        if (c == 'b' || c == 'o' || c == 'x') {
-            hex = c == 'x';
-            i += 2;
-            saw = '0';
-        }
-    }
-    for (; i < len; i++) {
-        char c = s[i];
-        if ((c >= '0' && c <= '9') || (hex && ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'))) {
-            saw = '0';
-            continue;
-        }
-        if (c == '_') {
-            if (saw != '0') {
-                return false;
-            }
-            saw = '_';
-            continue;
-        }
-        if (saw == '_') {
-            return false;
-        }
-        saw = '!';
-    }
-    return saw != '_';
-}
-
-static bool parse_uint(const char *s, size_t len, int base, uint64_t *out)
-{
-    if (len == 0) {
-        return false;
-    }
-    bool base0 = base == 0;
-    const char *s0 = s;
-    size_t len0 = len;
-    if (base == 0) {
-        base = 10;
-        if (s[0] == '0') {
-            if (len >= 3 && (s[1] | 0x20) == 'b') {
-                base = 2;
-                s += 2;
-                len -= 2;
-            } else if (len >= 3 && (s[1] | 0x20) == 'o') {
-                base = 8;
-                s += 2;
-                len -= 2;
-            } else if (len >= 3 && (s[1] | 0x20) == 'x') {
-                base = 16;
-                s += 2;
-                len -= 2;
-            } else {
-                base = 8;
-                s++;
-                len--;
-            }
-        }
-    }
-    uint64_t n = 0;
-    bool underscores = false;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '_' && base0) {
-            underscores = true;
-            continue;
-        }
-        int d = digit_val(s[i]);
-        if (d >= base) {
-            return false;
-        }
-        if (n > UINT64_MAX / (uint64_t)base) {
-            return false;
-        }
-        uint64_t n1 = n * (uint64_t)base + (uint64_t)d;
-        if (n1 < n) {
-            return false;
-        }
-        n = n1;
-    }
-    if (underscores && !underscore_ok(s0, len0)) {
-        return false;
-    }
-    *out = n;
-    return true;
-}
-
-bool sp_parse_int(const char *s, size_t len, int base, int64_t *out)
-{
-    if (len == 0) {
-        return false;
-    }
-    bool neg = false;
-    if (s[0] == '+' || s[0] == '-') {
-        neg = s[0] == '-';
-        s++;
-        len--;
-    }
-    uint64_t u;
-    if (!parse_uint(s, len, base, &u)) {
-        return false;
-    }
-    if (!neg && u > (uint64_t)INT64_MAX) {
-        return false;
-    }
-    if (neg && u > (uint64_t)INT64_MAX + 1) {
-        return false;
-    }
-    *out = neg ? (int64_t)(0 - u) : (int64_t)u;
-    return true;
-}
-
 static bool ieq(const char *s, size_t len, const char *lit)
 {
     return strlen(lit) == len && strncasecmp(s, lit, len) == 0;
@@ -274,7 +142,7 @@ bool sp_parse_float(const char *s, size_t len, double *out)
         }
         tmp[n++] = c;
     }
-    if (!digits || (hex && !exp) || (underscores && !underscore_ok(s, len))) {
+    if (!digits || (hex && !exp) || (underscores && !co_strconv_underscores_ok(s, len))) {
         return false;
     }
     tmp[n] = '\0';
@@ -347,7 +215,8 @@ bool sp_to_int64(const tv *v, int64_t *out)
         if (v->t != &T_STRING) {
             break;
         }
-        return sp_parse_int(v->u.s->s, trim_zero_decimal(v->u.s->s, v->u.s->len), 0, out);
+        return co_strconv_parse_int(out, v->u.s->s, trim_zero_decimal(v->u.s->s, v->u.s->len), 0,
+                                    0) == 0;
     default:
         break;
     }
@@ -442,7 +311,7 @@ bool sp_to_uint64(const tv *v, uint64_t *out)
         if (n > 0 && v->u.s->s[0] == '-') {
             return false;
         }
-        if (!sp_parse_int(v->u.s->s, n, 0, &i)) {
+        if (co_strconv_parse_int(&i, v->u.s->s, n, 0, 0) != 0) {
             return false;
         }
         *out = (uint64_t)i;
@@ -661,7 +530,7 @@ static void jstring(jenc *e, const char *s, size_t len)
             continue;
         }
         size_t w;
-        int32_t r = tpl_utf8_decode(s + i, len - i, &w);
+        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
         if (r == 0xFFFD && w == 1) {
             jput(e, s + start, i - start);
             jput(e, "\\ufffd", 6);

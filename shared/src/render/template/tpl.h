@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "co/util/utf8.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
 
@@ -156,8 +157,6 @@ size_t tpl_unquote_char(const char *s, size_t len, char quote, int32_t *r, bool 
 const char *tv_type_name(const tv *v);
 
 /* Unicode helpers (C.UTF-8 locale tables). */
-int32_t tpl_utf8_decode(const char *s, size_t len, size_t *width);
-size_t tpl_utf8_encode(char *out, int32_t r);
 bool tpl_is_letter(int32_t r);
 bool tpl_is_digit(int32_t r);
 bool tpl_is_space(int32_t r);
@@ -169,7 +168,6 @@ bool tpl_is_punct(int32_t r);
 int32_t tpl_to_upper(int32_t r);
 int32_t tpl_to_lower(int32_t r);
 int32_t tpl_to_title(int32_t r);
-bool tpl_utf8_valid(const char *s, size_t len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Function groups                                                                            */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "co/util/utf8.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -955,106 +956,6 @@ const tpl_func *tv_method(const tv *v, const char *name, size_t len)
         t = t->kind == TK_PTR ? t->elem : NULL;
     }
     return NULL;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* UTF-8 and Unicode                                                                          */
-/* ------------------------------------------------------------------------------------------ */
-
-int32_t tpl_utf8_decode(const char *s, size_t len, size_t *width)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    if (len == 0) {
-        *width = 0;
-        return 0xFFFD;
-    }
-    unsigned c = p[0];
-    if (c < 0x80) {
-        *width = 1;
-        return (int32_t)c;
-    }
-    int need;
-    uint32_t r;
-    uint32_t min;
-    if (c >= 0xC2 && c <= 0xDF) {
-        need = 1;
-        r = c & 0x1F;
-        min = 0x80;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        need = 2;
-        r = c & 0x0F;
-        min = 0x800;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 3;
-        r = c & 0x07;
-        min = 0x10000;
-    } else {
-        *width = 1;
-        return 0xFFFD;
-    }
-    if (len < (size_t)need + 1) {
-        *width = 1;
-        return 0xFFFD;
-    }
-    for (int i = 1; i <= need; i++) {
-        if ((p[i] & 0xC0) != 0x80) {
-            *width = 1;
-            return 0xFFFD;
-        }
-        r = (r << 6) | (p[i] & 0x3F);
-    }
-    if (r < min || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) {
-        *width = 1;
-        return 0xFFFD;
-    }
-    *width = (size_t)need + 1;
-    return (int32_t)r;
-}
-
-size_t tpl_utf8_encode(char *out, int32_t r)
-{
-    uint32_t c = (uint32_t)r;
-    if (r < 0 || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
-        c = 0xFFFD;
-    }
-    if (c < 0x80) {
-        out[0] = (char)c;
-        return 1;
-    }
-    if (c < 0x800) {
-        out[0] = (char)(0xC0 | (c >> 6));
-        out[1] = (char)(0x80 | (c & 0x3F));
-        return 2;
-    }
-    if (c < 0x10000) {
-        out[0] = (char)(0xE0 | (c >> 12));
-        out[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (c & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (c >> 18));
-    out[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (c & 0x3F));
-    return 4;
-}
-
-bool tpl_utf8_valid(const char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        if ((unsigned char)s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t w;
-        int32_t r = tpl_utf8_decode(s + i, len - i, &w);
-        if (r == 0xFFFD && w == 1) {
-            return false;
-        }
-        i += w;
-    }
-    return true;
 }
 
 static bool in_table(const uint32_t (*t)[2], size_t n, int32_t r)
