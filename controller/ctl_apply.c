@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The apply engine against a live cluster (see ctl_apply.h): create/update/delete mechanics of
- * reference/behaviour.md §3.8, adoption through ctl_inventory, orphaning (§3.9), the wave loops
- * of §3.4 steps 13–18 and §3.13, the deletion guard (§3.12) and the CRD/APIService finalizer
- * (§3.14). The control flow mirrors the Go framework's Apply/Delete closely, item phase by item
- * phase, so that an inventory written by either implementation is continued by the other.
+ * docs/behaviour.md, "Create, update and delete", adoption through ctl_inventory, orphaning
+ * ("Delete policies and orphaning"), steps 5–8 of "Apply pass" and the waves of "Component
+ * deletion", the "Deletion guard" and the CRD/APIService finalizer ("Finalizers"). The control
+ * flow mirrors the Go framework's Apply/Delete closely, item phase by item phase, so that an
+ * inventory written by either implementation is continued by the other.
  */
 #include "controller/ctl_apply.h"
 
@@ -482,9 +483,9 @@ static int create_object(engine *e, const ctl_obj *o, struct json_object *manife
     return rc;
 }
 
-/* The field-manager takeover of §3.8: our entries (any operation) and, for SsaOverride, the
- * kubectl* entries are merged into one Apply entry of ours. Returns the new list (new
- * reference) when something changed, else NULL. */
+/* The field-manager takeover (docs/behaviour.md, "Create, update and delete"): our entries (any
+ * operation) and, for SsaOverride, the kubectl* entries are merged into one Apply entry of ours.
+ * Returns the new list (new reference) when something changed, else NULL. */
 static struct json_object *takeover(const struct json_object *mf, bool override)
 {
     size_t n = mf && json_object_is_type(mf, json_type_array) ? json_object_array_length(mf) : 0;
@@ -747,7 +748,7 @@ static int claim_cb(char **owner_out, const ctl_obj *o, void *payload)
     return e->o->claimed(e->o->claimed_ctx, owner_out, o->group, o->kind, o->namespace, o->name);
 }
 
-/* ---- deletion waves (§3.4 step 18, §3.13) --------------------------------------------------- */
+/* ---- deletion waves (docs/behaviour.md, "Deletion waves") ----------------------------------- */
 
 static bool item_managed(const engine *e, const ctl_inventory *inv, const ctl_item *it)
 {
@@ -796,8 +797,9 @@ static void drop_gone(ctl_inventory *inv)
     inv->len = k;
 }
 
-/* @p component_deletion selects §3.13 (every item, orphan on Orphan/OrphanOnDelete) over step
- * 18 (obsolete items, orphan on Orphan/OrphanOnApply). */
+/* @p component_deletion selects docs/behaviour.md, "Component deletion" (every item, orphan on
+ * Orphan/OrphanOnDelete) over "Apply pass", step 8 (obsolete items, orphan on
+ * Orphan/OrphanOnApply). */
 static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion, int *pending_out)
 {
     int pending = 0, managed_pending = 0, rc = 0;
@@ -925,7 +927,7 @@ static void set_status(ctl_item *it, const char *s)
     it->status = co_xstrdup(s);
 }
 
-/* Purges (step 14). *pending counts items still completing. */
+/* Due purges (docs/behaviour.md, "Apply pass", step 6). *pending counts items still completing. */
 static int finish_completions(engine *e, ctl_inventory *inv, int *pending)
 {
     for (size_t i = 0; i < inv->len; i++) {
@@ -978,8 +980,8 @@ static bool obj_managed(const wave_ctx *w, const ctl_obj *o)
                                    o->version, o->kind);
 }
 
-/* Step 16 for one object. *unready is incremented unless the object is ready (or
- * auxiliary). */
+/* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
+ * object is ready (or auxiliary). */
 static int apply_one(wave_ctx *w, size_t i, int *unready)
 {
     engine *e = w->e;
@@ -1052,7 +1054,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     return 0;
 }
 
-/* Steps 15–17. *stop is set when the pass must end "not done" here. */
+/* docs/behaviour.md, "Apply pass", step 7. *stop is set when the pass must end "not done" here. */
 static int apply_waves(wave_ctx *w, int *unready_out, bool *stop)
 {
     ctl_objset *set = w->set;

@@ -2,33 +2,32 @@
 /**
  * @file ctl_apply.h
  * The apply engine: keeps the dependent objects of one Component in a target cluster in step
- * with its rendered manifests, recording them in status.inventory (reference/behaviour.md §3.3–
- * §3.14, readiness by ctl_health.h per §4). The controller core calls these once per reconcile
- * and persists the inventory after every call.
+ * with its rendered manifests, recording them in status.inventory (docs/behaviour.md, "Owner
+ * identity" through "Finalizers"; readiness by ctl_health.h per "Health"). The controller core
+ * calls these once per reconcile and persists the inventory after every call.
  *
  * What each call does today:
- * - ctl_apply(): the whole of §3.4. Validates and normalises the objects (generateName refused,
- *   string labels/annotations, CRD/APIService versions, Secret stringData folded into data,
- *   owner label/annotations stripped, server-set metadata (resourceVersion, uid, selfLink,
- *   creationTimestamp, managedFields) dropped, the `protocol` of Service and container ports
- *   defaulted to TCP as server-side apply needs it, namespaces fixed by discovery or by a
+ * - ctl_apply(): the whole of docs/behaviour.md, "Apply pass". Validates and normalises the objects
+ *   (generateName refused, string labels/annotations, CRD/APIService versions, Secret stringData
+ *   folded into data, owner label/annotations stripped, server-set metadata (resourceVersion, uid,
+ *   selfLink, creationTimestamp, managedFields) dropped, the `protocol` of Service and container
+ *   ports defaulted to TCP as server-side apply needs it, namespaces fixed by discovery or by a
  *   CRD/APIService of the same set, duplicates refused, policy/order/interval/participation
- *   annotations checked),
- *   merges them into the inventory (adoption check of §3.7 for new objects, digests of §3.6,
- *   obsolete items scheduled for deletion, consistency checks), and returns *done = false right
- *   there if an item was added, so that the caller persists the new keys before anything is
- *   created. Otherwise: creates missing namespaces (policy Create; never tracked), finishes due
- *   purges, applies wave by wave (regular objects, then APIServices, then managed instances;
- *   create, or update per policy Replace / Recreate / SsaMerge / SsaOverride with the
- *   managedFields takeover of §3.8 — APIServices excepted, which are always written by POST and
- *   PUT because the kube-aggregator before Kubernetes 1.21 cannot server-side apply them; reapply
- * on digest change or after the reapply interval; never again for Once), computes readiness,
- * schedules purges at the end of a ready wave, and when every wave is ready removes obsolete
- * objects in delete waves (managed instances first, namespaces when empty, orphaning per policy and
- * foreign owner).
- * - ctl_apply_deletion_allowed(): §3.12 (additional managed types, all-orphan shortcut, foreign
- *   instances of managed CRDs and APIServices).
- * - ctl_apply_delete(): §3.13, one pass of reverse-wave deletion.
+ *   annotations checked), merges them into the inventory ("Adoption" for new objects, digests per
+ *   "Object digest and reconcile policies", obsolete items scheduled for deletion, consistency
+ *   checks), and returns *done = false right there if an item was added, so that the caller
+ *   persists the new keys before anything is created. Otherwise: creates missing namespaces (policy
+ *   Create; never tracked), finishes due purges, applies wave by wave (regular objects, then
+ *   APIServices, then managed instances; create, or update per policy Replace / Recreate /
+ *   SsaMerge / SsaOverride with the managedFields takeover of "Create, update and delete" —
+ *   APIServices excepted, which are always written by POST and PUT because the kube-aggregator
+ *   before Kubernetes 1.21 cannot server-side apply them; reapply on digest change or after the
+ *   reapply interval; never again for Once), computes readiness, schedules purges at the end of a
+ *   ready wave, and when every wave is ready removes obsolete objects in delete waves (managed
+ *   instances first, namespaces when empty, orphaning per policy and foreign owner).
+ * - ctl_apply_deletion_allowed(): "Deletion guard" (additional managed types, all-orphan shortcut,
+ *   foreign instances of managed CRDs and APIServices).
+ * - ctl_apply_delete(): "Component deletion", one pass of reverse-wave deletion.
  * Every create, update and delete emits an Event on the dependent (Created, Updated,
  * UpdateError, Deleted, DeleteError) through opts->events when it is not NULL.
  *
@@ -57,7 +56,8 @@ struct json_object;
 struct co_kube_client;
 struct co_kube_recorder;
 
-/** Counters of dependent-object operations (reference/behaviour.md §7.1 operations_total). */
+/** Counters of dependent-object operations (component_operator_runtime_operations_total;
+ * docs/behaviour.md, "Metrics"). */
 typedef struct ctl_apply_stats {
     unsigned long reads;   /**< GET of a dependent, a namespace, a CRD; and instance LISTs */
     unsigned long creates; /**< POST or creating server-side apply */
@@ -73,9 +73,11 @@ typedef struct ctl_apply_opts {
      * remote target; NULL = none (when the Component carries `disable-events: "true"`, see
      * ctl_apply_events_disabled()). */
     struct co_kube_recorder *events;
-    /** "<cluster-id>/<component namespace>/<component name>" (§3.3). Required. */
+    /** "<cluster-id>/<component namespace>/<component name>" (docs/behaviour.md, "Owner
+     * identity"). Required. */
     const char *owner_id;
-    /** Component digest (§3.2), for reconcile policy OnObjectOrComponentChange. */
+    /** Component digest (docs/behaviour.md, "Component digest"), for reconcile policy
+     * OnObjectOrComponentChange. */
     const char *component_digest;
     /** Placement namespace for namespaced objects without one. Required. */
     const char *namespace;
@@ -102,14 +104,15 @@ typedef struct ctl_apply_opts {
                    const char *ns,
                    const char *name);
     void *claimed_ctx;
-    /** Out, optional: set to whether the call changed the inventory (backoff reset, §3.1). */
+    /** Out, optional: set to whether the call changed the inventory (backoff reset;
+     * docs/behaviour.md, "Intervals and requeue"). */
     bool *inventory_changed;
     /** Out, optional: operation counters, added to. */
     ctl_apply_stats *stats;
 } ctl_apply_opts;
 
 /**
- * One step of Apply (§3.4).
+ * One apply pass (docs/behaviour.md, "Apply pass").
  * @param inventory status.inventory, a json-c array (never NULL; empty for a new component);
  *        rewritten in place
  * @param objects the rendered objects, a json-c array; normalised in place (namespaces, owner
@@ -124,7 +127,7 @@ CO_MUST_CHECK int ctl_apply(const ctl_apply_opts *o,
                             bool *done);
 
 /**
- * The deletion guard (§3.12).
+ * The deletion guard (docs/behaviour.md, "Deletion guard").
  * @param[out] allowed false when foreign instances of a managed type exist
  * @param[out] msg when not allowed, the reason ("crd foos.x.io is still in use (instances
  *        exist)"); the caller frees it; NULL otherwise
@@ -136,9 +139,9 @@ CO_MUST_CHECK int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
                                              char **msg);
 
 /**
- * One step of component deletion (§3.13): reverse delete waves, managed instances first within
- * a wave, namespaces when no item lives in them, orphaning for Orphan / OrphanOnDelete and for
- * objects someone else owns.
+ * One step of component deletion (docs/behaviour.md, "Component deletion" and "Deletion
+ * waves"): reverse delete waves, managed instances first within a wave, namespaces when no item
+ * lives in them, orphaning for Orphan / OrphanOnDelete and for objects someone else owns.
  * @param[out] done true when the inventory is empty
  * @return 0 or a negative co_error_code.
  */
@@ -178,7 +181,8 @@ typedef struct ctl_apply_ops {
 ctl_apply_ops ctl_apply_engine_ops(void);
 
 /**
- * The cluster id of §3.3: the UID of namespace kube-system, read through @p local.
+ * The cluster id (docs/behaviour.md, "Owner identity"): the UID of namespace kube-system, read
+ * through @p local.
  * @param[out] out the UID (free with free())
  * @return 0 or the client's error.
  */

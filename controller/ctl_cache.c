@@ -200,11 +200,11 @@ static int cache_cycle_of(void *ctx, const char *key, char **path_out)
     return rc;
 }
 
-/* DESIGN.md §3.3: the ComponentPolicy rules, evaluated again at reconcile time (a webhook can be
- * bypassed or fail open), and the grants of the applying policies. User and group exemptions
- * hold for the requester the webhook recorded on the Component (co/policy.h); an unreadable
- * record exempts nobody. Whatever keeps the policies from being evaluated is an error of the
- * pass: a policy never fails open. */
+/* docs/webhook-and-certs.md, "ComponentPolicy": the rules, evaluated again at reconcile time (a
+ * webhook can be bypassed or fail open), and the grants of the applying policies. User and group
+ * exemptions hold for the requester the webhook recorded on the Component (co/policy.h); an
+ * unreadable record exempts nobody. Whatever keeps the policies from being evaluated is an error of
+ * the pass: a policy never fails open. */
 static int cache_policy_check(void *ctx,
                               const struct json_object *component,
                               char **msg_out,

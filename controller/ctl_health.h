@@ -2,7 +2,7 @@
 /**
  * @file ctl_health.h
  * Readiness of dependent objects: the kstatus rules (sigs.k8s.io/cli-utils v0.37.2) as the Go
- * framework applies them (reference/behaviour.md §4), with the framework's status hints, its
+ * framework applies them (docs/behaviour.md, "Health"), with the framework's status hints, its
  * Job override and the extra conditions of CRDs and APIServices.
  *
  * One deliberate difference from the Go original: a Pod in phase Failed is Failed (the original

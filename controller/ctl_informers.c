@@ -308,7 +308,7 @@ static void on_comp_delete(const struct json_object *obj, void *payload)
     enqueue_cycle_members(m);
 }
 
-/* ---- Flux source handlers (§5.2) --------------------------------------------------------- */
+/* ---- Flux source handlers (docs/behaviour.md, "Source-change triggers") ------------------ */
 
 static bool flux_ready_artifact(const struct json_object *src, const char **dig, const char **rev)
 {
@@ -427,8 +427,8 @@ int ctl_manager__new_policy_informer(co_kube_informer **out, ctl_manager *m)
     return new_optional_informer(out, m, COMPONENT_API, "ComponentPolicy", &h);
 }
 
-/* Flux source events are filtered by on_flux_update() alone (§5.2: creations and deletions of
- * sources are ignored). */
+/* Flux source events are filtered by on_flux_update() alone (creations and deletions of sources
+ * are ignored; docs/behaviour.md, "Source-change triggers"). */
 int ctl_manager__new_flux_informer(co_kube_informer **out, ctl_manager *m, size_t kind)
 {
     co_kube_handlers h = {NULL, on_flux_update, NULL, m};

@@ -2,9 +2,10 @@
 /*
  * The pure half of the apply engine (see ctl_inventory.h): validation and normalisation of the
  * rendered objects, object digests, the inventory as C structs and back, the inventory merge
- * with its adoption and consistency checks, and the two stable orders of §3.11. Messages follow
- * the Go framework's wording so that operators reading a Component's status see the same
- * sentences; object keys are written "apiVersion Kind namespace/name".
+ * with its adoption and consistency checks, and the two stable orders (docs/behaviour.md, "Apply
+ * waves" and "Deletion waves"). Messages follow the Go framework's wording so that operators
+ * reading a Component's status see the same sentences; object keys are written
+ * "apiVersion Kind namespace/name".
  */
 #include "controller/ctl_inventory.h"
 
@@ -580,8 +581,8 @@ static void apply_builtin_defaults(const ctl_obj *o, struct json_object *m)
     }
 }
 
-/* Steps 1–4 for one object: identity, type checks, stringData, owner marks removed,
- * server-set metadata dropped, defaults of built-in kinds applied. */
+/* Step 1 of docs/behaviour.md, "Apply pass", for one object: identity, type checks, stringData,
+ * owner marks removed, server-set metadata dropped, defaults of built-in kinds applied. */
 static int normalise(ctl_obj *o, struct json_object *m, size_t index)
 {
     o->manifest = m;
@@ -641,7 +642,8 @@ static int normalise(ctl_obj *o, struct json_object *m, size_t index)
     remove_meta_key(m, "annotations", CTL_ANN_DIGEST);
     /* What an object copied from the API server carries: a resourceVersion makes a create fail
      * (and would pin updates to a stale version), a uid makes server-side apply look for an
-     * object that is gone. The live resourceVersion is used for updates instead (§3.8). */
+     * object that is gone. The live resourceVersion is used for updates instead
+     * (docs/behaviour.md, "Create, update and delete"). */
     remove_meta_field(m, "resourceVersion");
     remove_meta_field(m, "uid");
     remove_meta_field(m, "selfLink");
@@ -653,7 +655,7 @@ done:
     return rc;
 }
 
-/* Step 5: namespace by scope. */
+/* Step 2 (docs/behaviour.md, "Apply pass"): namespace by scope. */
 static int
 fix_scope(int *namespaced_out, ctl_objset *set, size_t i, ctl_scope_fn scope, void *payload)
 {
@@ -729,7 +731,7 @@ int ctl_objset_prepare(ctl_objset *out,
             goto done;
         }
     }
-    /* Step 5: scope fix-up. */
+    /* Step 2: scope fix-up. */
     for (size_t i = 0; i < set.len; i++) {
         ctl_obj *o = &set.objs[i];
         int namespaced = -1;
@@ -756,7 +758,7 @@ int ctl_objset_prepare(ctl_objset *out,
             }
         }
     }
-    /* Step 6: duplicates. */
+    /* Step 3: duplicates. */
     for (size_t i = 0; i < set.len; i++) {
         const ctl_obj *a = &set.objs[i];
         for (size_t j = 0; j < i; j++) {
@@ -769,7 +771,7 @@ int ctl_objset_prepare(ctl_objset *out,
             }
         }
     }
-    /* Steps 7–8: annotations, purge orders, managed types, digests. */
+    /* Step 3: annotations, purge orders; then managed types and digests. */
     for (size_t i = 0; i < set.len; i++) {
         ctl_obj *o = &set.objs[i];
         free(key);
@@ -1179,7 +1181,7 @@ static bool managed_by(const ctl_item *owner, const ctl_item *it)
     return false;
 }
 
-/* Step 11. */
+/* The consistency check of docs/behaviour.md, "Apply pass", step 4. */
 static int check_consistency(const ctl_inventory *inv)
 {
     for (size_t i = 0; i < inv->len; i++) {

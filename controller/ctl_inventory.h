@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file ctl_inventory.h
- * The pure half of the apply engine (reference/behaviour.md §3.4 steps 1–12, §3.5, §3.6,
- * §3.10, §3.11): the rendered object list is validated and normalised into a ctl_objset, the
+ * The pure half of the apply engine (docs/behaviour.md, "Apply pass", steps 1–4, "Inventory",
+ * "Object digest and reconcile policies", "Policy resolution", "Apply waves" and "Deletion
+ * waves"): the rendered object list is validated and normalised into a ctl_objset, the
  * inventory (status.inventory) is read into a ctl_inventory, merged with the object set, checked
  * for consistency, sorted and written back. Nothing here talks to an API server: the two
  * questions that need one (the scope of a kind, the owner of an existing object) are asked
@@ -94,7 +95,7 @@ typedef struct ctl_type {
     char *kind;
 } ctl_type;
 
-/** One inventory item (reference/behaviour.md §3.5). */
+/** One inventory item (docs/behaviour.md, "Inventory"). */
 typedef struct ctl_item {
     char *group;
     char *version;
@@ -139,7 +140,7 @@ typedef struct ctl_obj {
     int purge_order;    /**< CTL_NO_PURGE when absent */
     int64_t reapply_ns; /**< forced reapply interval */
     bool auxiliary;     /**< participation: auxiliary — readiness does not gate */
-    char *digest;       /**< §3.6 */
+    char *digest;       /**< docs/behaviour.md, "Object digest and reconcile policies" */
     ctl_type *managed_types;
     size_t nmanaged_types;
 } ctl_obj;
@@ -149,7 +150,8 @@ typedef struct ctl_objset {
     size_t len;
 } ctl_objset;
 
-/** Effective component-level settings (§3.10): what an object without annotations gets. */
+/** Effective component-level settings (docs/behaviour.md, "Policy resolution"): what an object
+ * without annotations gets. */
 typedef struct ctl_defaults {
     co_adoption_policy adoption;    /**< never *_UNSET */
     co_update_policy update;        /**< never *_UNSET */
@@ -169,14 +171,14 @@ typedef int (*ctl_scope_fn)(int *namespaced_out,
                             void *payload);
 
 /**
- * Validates and normalises the rendered objects (§3.4 steps 1–8) and computes their digests
- * (§3.6): generateName refused; apiVersion, kind, name required; labels and annotations must be
- * string maps; CRDs other than apiextensions.k8s.io/v1 and APIServices other than
- * apiregistration.k8s.io/v1 refused; Secret stringData folded into data; the owner-id label and
- * the owner-id and digest annotations removed; namespaces fixed by scope (@p scope, or a CRD or
- * APIService of the same set for a kind not served yet); duplicates (group, kind, namespace,
- * name) refused; policy, reapply-interval, order and participation annotations validated;
- * purge orders refused on Namespaces, CRDs and APIServices.
+ * Validates and normalises the rendered objects (docs/behaviour.md, "Apply pass", steps 1–3) and
+ * computes their digests ("Object digest and reconcile policies"): generateName refused;
+ * apiVersion, kind, name required; labels and annotations must be string maps; CRDs other than
+ * apiextensions.k8s.io/v1 and APIServices other than apiregistration.k8s.io/v1 refused; Secret
+ * stringData folded into data; the owner-id label and the owner-id and digest annotations removed;
+ * namespaces fixed by scope (@p scope, or a CRD or APIService of the same set for a kind not served
+ * yet); duplicates (group, kind, namespace, name) refused; policy, reapply-interval, order and
+ * participation annotations validated; purge orders refused on Namespaces, CRDs and APIServices.
  * @param objects the rendered array; its manifests are edited in place and borrowed by @p out
  * @return 0; CO_EINVALID with "... object <apiVersion> <Kind> <ns>/<name>: <problem>";
  * CO_ETOOBIG over CTL_MAX_OBJECTS; errors of @p scope (wrapped with the object).
@@ -190,9 +192,10 @@ CO_MUST_CHECK int ctl_objset_prepare(ctl_objset *out,
 void ctl_objset_dispose(ctl_objset *set);
 
 /**
- * The object digest of §3.6 for @p manifest: `__once__` for policy Once; otherwise sha256 hex
- * of the canonical JSON with metadata.resourceVersion, generation and managedFields removed,
- * followed by `@<component digest>` for OnObjectOrComponentChange. Free with free().
+ * The object digest (docs/behaviour.md, "Object digest and reconcile policies") of @p manifest:
+ * `__once__` for policy Once; otherwise sha256 hex of the canonical JSON with
+ * metadata.resourceVersion, generation and managedFields removed, followed by `@<component digest>`
+ * for OnObjectOrComponentChange. Free with free().
  */
 char *ctl_object_digest(const struct json_object *manifest,
                         ctl_reconcile_policy policy,
@@ -227,8 +230,8 @@ void ctl_item_dispose(ctl_item *it);
 ctl_item *ctl_inventory_find(const ctl_inventory *inv, const ctl_obj *o);
 
 /**
- * Answers whether an object that is not yet in the inventory may enter it (§3.7): @p live is
- * the live object or NULL when absent.
+ * Answers whether an object that is not yet in the inventory may enter it (docs/behaviour.md,
+ * "Adoption"): @p live is the live object or NULL when absent.
  * @return 0, or CO_ECONFLICT with "found existing object K without owner" / "owner conflict;
  * object K is owned by <clear owner id>".
  */
@@ -247,10 +250,10 @@ typedef int (*ctl_live_fn)(struct json_object **out, const ctl_obj *o, void *pay
 typedef int (*ctl_claim_fn)(char **owner_out, const ctl_obj *o, void *payload);
 
 /**
- * Merges the object set into the inventory (§3.4 steps 9–12): new objects are checked for
- * adoption (through @p live) and appended; item fields are refreshed; a changed digest schedules
- * the item for application; items no object matches are scheduled for deletion; consistency of
- * managed types and namespaces is checked; the inventory is sorted for deletion.
+ * Merges the object set into the inventory (docs/behaviour.md, "Apply pass", step 4): new objects
+ * are checked for adoption (through @p live) and appended; item fields are refreshed; a changed
+ * digest schedules the item for application; items no object matches are scheduled for deletion;
+ * consistency of managed types and namespaces is checked; the inventory is sorted for deletion.
  * On failure @p inv is left as it was.
  * @param[out] added_out number of items appended
  * @param claimed NULL, or asked for each new object without our owner label whose adoption
@@ -267,13 +270,16 @@ CO_MUST_CHECK int ctl_inventory_update(size_t *added_out,
                                        ctl_claim_fn claimed,
                                        void *payload);
 
-/** Stable sort of the inventory by delete order, then by the kind priorities of §3.11. */
+/** Stable sort of the inventory by delete order, then by the kind priorities of
+ * docs/behaviour.md, "Deletion waves". */
 void ctl_inventory_sort_for_delete(ctl_inventory *inv);
 
-/** Stable sort of the object set by apply order, then by the kind priorities of §3.11. */
+/** Stable sort of the object set by apply order, then by the kind priorities of
+ * docs/behaviour.md, "Apply waves". */
 void ctl_objset_sort_for_apply(ctl_objset *set);
 
-/** Apply / delete priority of a group and kind (§3.11). */
+/** Apply / delete priority of a group and kind (docs/behaviour.md, "Apply waves" and "Deletion
+ * waves"). */
 int ctl_apply_priority(const char *group, const char *kind);
 int ctl_delete_priority(const char *group, const char *kind);
 

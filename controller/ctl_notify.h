@@ -2,7 +2,8 @@
 /**
  * @file ctl_notify.h
  * Forwarding Component events to Flux's notification-controller (--events-address), as the Go
- * operator does through fluxcd/pkg/runtime/events (reference/behaviour.md §2.6, §5.12).
+ * operator does through fluxcd/pkg/runtime/events (docs/behaviour.md, "Events" and "Flux
+ * notifications").
  *
  * Each event is POSTed as JSON (Content-Type: application/json) in the shape of Flux's
  * event/v1beta1 Event: `involvedObject` (kind, namespace, name, uid, apiVersion,

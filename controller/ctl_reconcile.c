@@ -3,12 +3,14 @@
  * The Component state machine (see ctl_reconcile.h). One `pass` holds everything of one
  * reconcile: the fresh object and its parse, the status being built (in the typed model, with
  * the inventory as the apply engine's JSON array beside it), the references loaded, and the
- * outcome. The steps follow reference/behaviour.md §3.1 in order; each step either continues,
- * or ends the pass by setting the outcome and jumping to the "finally" part, which maps errors
- * to states (§2.1, §2.5), derives the requeue (§2.3), reports the outcome and writes the status.
+ * outcome. The steps follow docs/behaviour.md, "Reconcile steps", in order; each step either
+ * continues, or ends the pass by setting the outcome and jumping to the "finally" part, which
+ * maps errors to states ("States and reasons", "Retriable errors"), derives the requeue
+ * ("Intervals and requeue"), reports the outcome and writes the status.
  *
- * Two things stay JSON on purpose: the component digest (§3.2) is defined over the stored
- * document, and validation and the policy check are the webhook's functions, which take it.
+ * Two things stay JSON on purpose: the component digest (docs/behaviour.md, "Component digest") is
+ * defined over the stored document, and validation and the policy check are the webhook's
+ * functions, which take it.
  */
 #include "controller/ctl_reconcile.h"
 
@@ -109,7 +111,7 @@ typedef struct pass {
     const char *state, *reason;
     char *message;
     int err;                /* 0 or the error code */
-    bool retriable;         /* err is one of §2.5 */
+    bool retriable;         /* err is one of docs/behaviour.md, "Retriable errors" */
     int64_t err_delay;      /* retriable: own delay (0: retry interval) */
     const char *err_reason; /* ours: DependencyCycle, PolicyViolation (requeue after retry) */
     int64_t requeue_after;
@@ -405,7 +407,7 @@ static int load_references(pass *p, struct json_object *refs)
         json_object_object_add(refs, pathkey, json_object_new_string(hex));
     }
 
-    /* the source (§5.1), skipped in deletion */
+    /* the source (docs/behaviour.md, "Sources"), skipped in deletion */
     if (p->deleting) {
         json_object_object_add(refs, "refs:[\"spec\",\"sourceRef\"]", json_object_new_string(""));
         return 0;
@@ -447,8 +449,9 @@ static int load_references(pass *p, struct json_object *refs)
     return 0;
 }
 
-/* §3.2: sha256 hex of the JSON of {generation, annotations, spec, refs:...}, over the document
- * as stored (the digest must not move when the model learns a field). */
+/* docs/behaviour.md, "Component digest": sha256 hex of the JSON of {generation, annotations,
+ * spec, refs:...}, over the document as stored (the digest must not move when the model learns
+ * a field). */
 static int component_digest(pass *p, struct json_object *refs)
 {
     struct json_object *m = json_object_get(refs);
@@ -631,7 +634,7 @@ static bool dependency_synced(const co_component_status *mine, const co_componen
     return dd && *dd && dr && *dr && md && mr && strcmp(dd, md) == 0 && strcmp(dr, mr) == 0;
 }
 
-/* §5.8 gate. */
+/* The dependency gate (docs/behaviour.md, "Dependencies"). */
 static int check_dependencies(pass *p)
 {
     const co_component *c = p->c;
@@ -779,7 +782,7 @@ static struct json_object *inventory_of(pass *p)
     return p->inventory;
 }
 
-/* Render and apply (§3.1 9e–9g). */
+/* Render and apply (docs/behaviour.md, "Reconcile steps", step 9, items 4–6). */
 static void apply_step(pass *p, const char *owner_id)
 {
     if (!p->env->apply.apply) {
@@ -861,7 +864,7 @@ static void apply_step(pass *p, const char *owner_id)
     }
 }
 
-/* §3.1 step 10 and the operator's dependants gate. */
+/* docs/behaviour.md, "Reconcile steps", step 10: the dependants gate, then "Component deletion". */
 static void delete_step(pass *p, const char *owner_id)
 {
     if (p->env->cache.dependants) {
@@ -987,8 +990,8 @@ static int validate_spec(pass *p)
     return CO_EINVALID;
 }
 
-/* DESIGN.md §3.3: the ComponentPolicy rules again, and what they grant. A policy that cannot be
- * evaluated fails the pass; it never admits. */
+/* docs/webhook-and-certs.md, "ComponentPolicy": the rules again, and what they grant. A policy
+ * that cannot be evaluated fails the pass; it never admits. */
 static int check_policies(pass *p)
 {
     ctl_env *env = p->env;
@@ -1023,8 +1026,9 @@ static void fail_cycle(pass *p, const char *cycle)
     free(shown);
 }
 
-/* The digest of the references (§3.2) and what follows from it: a changed digest restarts the
- * processing, a pinned digest or revision must match the artifact (§5.3). */
+/* The digest of the references (docs/behaviour.md, "Component digest") and what follows from
+ * it: a changed digest restarts the processing, a pinned digest or revision must match the
+ * artifact (docs/behaviour.md, "Pinning"). */
 static int digest_step(pass *p)
 {
     co_component_status *st = p->st;
@@ -1052,7 +1056,7 @@ static int digest_step(pass *p)
         p->requeue_after = MS;
         return CO_ECONFLICT;
     }
-    /* post-read hook: pinning (§5.3) */
+    /* post-read hook: pinning (docs/behaviour.md, "Pinning") */
     const char *pin_d = p->c->spec.digest;
     const char *pin_r = p->c->spec.revision;
     if (pin_d && *pin_d && p->art.digest && strcmp(pin_d, p->art.digest) != 0) {
@@ -1243,7 +1247,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         }
     }
 
-    /* finally (§3.1 step 13) */
+    /* finally (docs/behaviour.md, "Reconcile steps", step 11) */
     if (p->gone) {
         ctl_backoff_forget(env->backoff, p->key);
         if (env->observer.gone) {

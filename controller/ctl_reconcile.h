@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file ctl_reconcile.h
- * One reconcile of one Component: the state machine of reference/behaviour.md §3.1 with the
- * states and reasons of §2.1, the intervals and requeue rules of §2.2–§2.4, retriable errors
- * (§2.5), the component digest (§3.2), owner identity (§3.3), values (§5.5), pinning (§5.3),
- * sticky mode (§5.1), dependencies (§5.8) and the target client (§5.9) — plus what the Go
- * original lacks: a dependency cycle puts every member into Error/DependencyCycle, and
- * ComponentPolicy rules are enforced here too (Error/PolicyViolation).
+ * One reconcile of one Component: the state machine of docs/behaviour.md, "Reconcile steps", with
+ * "States and reasons", "Intervals and requeue", "Processing timeout", "Retriable errors",
+ * "Component digest", "Owner identity", "Values", "Pinning", "Sticky sources", "Dependencies" and
+ * "Targets and impersonation" — plus what the Go original lacks: a dependency cycle puts every
+ * member into Error/DependencyCycle, and ComponentPolicy rules are enforced here too
+ * (Error/PolicyViolation).
  *
  * Everything that is not the state machine itself comes in through seams filled by the
  * manager: the informer caches (dependencies, dependants, cycles, policies), the source layer,
@@ -36,7 +36,8 @@ struct json_object;
 /** The reconciler name: finalizer, field manager, label and annotation prefix. */
 #define CTL_RECONCILER_NAME "component-operator.cs.sap.com"
 
-/** Delay of the retriable errors of §2.5 that have one of their own (10 s). */
+/** Delay of the retriable errors (docs/behaviour.md, "Retriable errors") that have one of their
+ * own (10 s). */
 #define CTL_RETRY_REFERENCE_NS ((int64_t)10 * 1000000000)
 
 /** A resolved source artifact (status.sourceRef). */
@@ -174,15 +175,15 @@ typedef struct ctl_result {
  */
 int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *name);
 
-/** The owner id of §3.3: "<cluster-id>/<ns>/<name>" (free()). */
+/** The owner id (docs/behaviour.md, "Owner identity"): "<cluster-id>/<ns>/<name>" (free()). */
 char *ctl_owner_id(const char *cluster_id, const char *ns, const char *name);
 
 /** The hashed owner id label value: lower-case unpadded base32 of sha256 (free()). */
 char *ctl_owner_label(const char *owner_id);
 
 /**
- * The effective values of §5.5: each valuesFrom document in order, then spec.values,
- * deep-merged (a map replaced by a scalar becomes the scalar, unlike the Go original).
+ * The effective values (docs/behaviour.md, "Values"): each valuesFrom document in order, then
+ * spec.values, deep-merged (a map replaced by a scalar becomes the scalar, unlike the Go original).
  * @param docs the parsed valuesFrom documents (objects or NULL for empty), @p ndocs of them
  * @param[out] out a new object
  * @return 0 or CO_EINVALID when spec.values or a document is not a mapping.

@@ -26,7 +26,7 @@ typedef struct ctl_render_request {
      * spec.postBuild's patches and images */
     const struct json_object *object;
     const struct json_object *values; /**< merged values (ctl_values_merge()), or NULL */
-    const char *component_digest;     /**< §3.2, or NULL */
+    const char *component_digest;     /**< docs/behaviour.md, "Component digest", or NULL */
     int64_t revision;                 /**< status.revision (1 = install) */
     /** Reads the Component's decryption and substituteFrom Secrets (of its own namespace
      * only); never impersonated. */

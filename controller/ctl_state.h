@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file ctl_state.h
- * The pure pieces of the Component state machine (reference/behaviour.md §1.5, §2.1–§2.3):
- * state and reason names, the Ready condition rewrite with its lastTransitionTime rule, the
- * capitalised error text, the requeue jitter, and the internal backoff ramp the Go framework
- * uses for Processing, DeletionProcessing, DeletionBlocked and Suspended.
+ * The pure pieces of the Component state machine (docs/behaviour.md, "States and reasons", "Ready
+ * condition" and "Intervals and requeue"): state and reason names, the Ready condition rewrite with
+ * its lastTransitionTime rule, the capitalised error text, the requeue jitter, and the internal
+ * backoff ramp the Go framework uses for Processing, DeletionProcessing, DeletionBlocked and
+ * Suspended.
  *
  * The reconciler writes the state into the typed status (co/api/component.h); the readers of
  * cached objects (the manager's informer handlers, tests) read it from the JSON.
@@ -61,10 +62,10 @@ struct json_object;
     "Deletion of dependent resources triggered; waiting until dependent resources are deleted"
 
 /**
- * Sets status.state and rewrites the single Ready condition of @p status (§1.5): Ready → "True",
- * Error → "False", anything else → "Unknown". lastTransitionTime becomes @p now_ns only when the
- * condition is new or its status value changes. Other conditions are dropped (the framework
- * keeps only Ready). @p message may be NULL ("").
+ * Sets status.state and rewrites the single Ready condition of @p status (docs/behaviour.md, "Ready
+ * condition"): Ready → "True", Error → "False", anything else → "Unknown". lastTransitionTime
+ * becomes @p now_ns only when the condition is new or its status value changes. Other conditions
+ * are dropped (the framework keeps only Ready). @p message may be NULL ("").
  */
 void ctl_state_set(co_component_status *status,
                    const char *state,
@@ -87,14 +88,14 @@ char *ctl_capitalise(const char *msg);
  */
 int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd);
 
-/** Whether a Component object is Ready in the sense of the dependency gate (§5.8):
- * status.observedGeneration == metadata.generation and status.state == Ready. */
+/** Whether a Component object is Ready in the sense of the dependency gate (docs/behaviour.md,
+ * "Dependencies"): status.observedGeneration == metadata.generation and status.state == Ready. */
 bool ctl_state_component_ready(const struct json_object *component);
 
 /** ctl_state_component_ready() of a parsed Component. */
 bool ctl_state_ready(const co_component *component);
 
-/* --- the framework's internal backoff (§2.3) ------------------------------------------------ */
+/* --- the framework's internal backoff (docs/behaviour.md, "Intervals and requeue") ---------- */
 
 typedef struct ctl_backoff ctl_backoff;
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /**
  * @file ctl_targets.h
- * Clients of the clusters Components deploy to (reference/behaviour.md §5.9), cached per
- * (kubeconfig content, impersonated user) and expired after a time unused (15 minutes in the
- * daemon). The local cluster without impersonation is the controller's own client.
+ * Clients of the clusters Components deploy to (docs/behaviour.md, "Targets and impersonation"),
+ * cached per (kubeconfig content, impersonated user) and expired after a time unused (15 minutes in
+ * the daemon). The local cluster without impersonation is the controller's own client.
  *
  * Impersonation: a local target acts as the user given (the Component's serviceAccountName or
  * the --default-service-account flag, as `system:serviceaccount:<ns>:<name>`). Unlike the Go

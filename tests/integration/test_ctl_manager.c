@@ -165,8 +165,8 @@ static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
     free(ns);
 }
 
-/* A Component annotated component-operator.cs.sap.com/disable-events: "true" (reference/
- * behaviour.md §3.8) gets no events about its dependents, where one without it does. */
+/* A Component annotated component-operator.cs.sap.com/disable-events: "true" (docs/behaviour.md,
+ * "Create, update and delete") gets no events about its dependents, where one without it does. */
 static void test_ctl_manager__disable_events_suppresses_dependent_events(void **state)
 {
     (void)state;
