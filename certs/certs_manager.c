@@ -25,6 +25,7 @@
 #include "co/kube/kube_lease.h"
 #include "co/util/log.h"
 #include "co/util/time.h"
+#include "co/util/thread.h"
 
 /* Retry delay after a failed pass or while a target is missing. */
 #define RETRY_MS 2000
@@ -503,14 +504,7 @@ static void *run(void *arg)
         co_error_clear();
 
         pthread_mutex_lock(&m->lock);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = co_monotonic_deadline_ns((int64_t)wait_ms * 1000000);
         while (!m->stop && !m->kicked) {
             if (pthread_cond_timedwait(&m->cond, &m->lock, &until) != 0) {
                 break;
@@ -609,11 +603,7 @@ int co_certs_manager_start(co_certs_manager **out, const co_certs_manager_option
     m->o.certs.ip_addrs = (const char *const *)m->ips;
     m->not_ready = "certificates not loaded yet";
     pthread_mutex_init(&m->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    co_cond_init_monotonic(&m->cond);
     if (opts->metrics) {
         static const char *const cert_label[] = {"certificate"};
         m->expiry = co_metrics_gauge(

@@ -17,6 +17,7 @@
 #include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
+#include "co/util/thread.h"
 #include "controller/ctl_manager_int.h"
 
 const char *const ctl_manager__flux_kinds[NFLUX][2] = {
@@ -538,11 +539,7 @@ void *ctl_manager__crd_prober(void *arg)
     ctl_manager *m = arg;
     pthread_mutex_lock(&m->crd_mu);
     while (!atomic_load(&m->crd_stop) && ctl_manager__crd_missing(m)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t abs = (int64_t)ts.tv_sec * CO_SECOND + ts.tv_nsec + m->crd_probe_ns;
-        ts.tv_sec = (time_t)(abs / CO_SECOND);
-        ts.tv_nsec = (long)(abs % CO_SECOND);
+        struct timespec ts = co_monotonic_deadline_ns(m->crd_probe_ns);
         pthread_cond_timedwait(&m->crd_cv, &m->crd_mu, &ts);
         if (atomic_load(&m->crd_stop)) {
             break;

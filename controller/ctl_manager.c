@@ -18,6 +18,7 @@
 #include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/util/time.h"
+#include "co/util/thread.h"
 #include "controller/ctl_manager_int.h"
 
 static int targets_acquire(void *ctx,
@@ -57,11 +58,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     pthread_mutex_init(&m->crd_mu, NULL);
     pthread_mutex_init(&m->graph_mu, NULL);
     m->graph = co_depgraph_new();
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->crd_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    co_cond_init_monotonic(&m->crd_cv);
     m->nnamespaces = opts->nnamespaces;
     m->namespaces = co_xcalloc(opts->nnamespaces + 1, sizeof(char *));
     for (size_t i = 0; i < opts->nnamespaces; i++) {

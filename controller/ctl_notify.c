@@ -2,20 +2,18 @@
 /*
  * The events forwarder (ctl_notify.h): callers build the JSON body at once, from the object they
  * hold, and queue it; one sender thread POSTs the bodies in order with libcurl, retrying as
- * Flux's recorder (go-retryablehttp with its defaults) does. Waits between attempts are on a
- * condition variable and transfers watch a stop flag, so shutting down never waits out a
- * backoff or a slow receiver.
+ * Flux's recorder (go-retryablehttp with its defaults) does. The queue and the thread are a
+ * co_sender (co/util/sender.h): waits between attempts are co_sender_sleep() and transfers
+ * watch co_sender_stopping(), so shutting down never waits out a backoff or a slow receiver.
  */
 #include "controller/ctl_notify.h"
 
 #include <stdbool.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -25,9 +23,9 @@
 #include "co/json/json.h"
 #include "co/util/log.h"
 #include "co/util/metrics.h"
+#include "co/util/sender.h"
 #include "co/util/time.h"
 
-#define DEFAULT_QUEUE       1000
 #define DEFAULT_TIMEOUT_MS  5000L
 #define DEFAULT_RETRIES     4
 #define DEFAULT_BACKOFF_MS  1000L
@@ -45,16 +43,9 @@ struct ctl_notify {
     int retries;
     co_metric *results;
 
-    pthread_mutex_t lock;
-    pthread_cond_t wake;    /* work arrived, or stop */
-    pthread_cond_t drained; /* the queue emptied and nothing is in flight */
-    char **queue;           /* JSON bodies */
-    size_t qcap, qhead, qlen;
-    int busy;
-    int stop;
-    atomic_int abort_transfer; /* set with stop: a transfer in flight ends */
+    co_sender *sender; /* of JSON bodies */
+    pthread_mutex_t stats_lock;
     ctl_notify_stats stats;
-    pthread_t thread;
 };
 
 typedef enum outcome { SENT, REJECTED, FAILED, DROPPED } outcome;
@@ -64,7 +55,9 @@ static void count(ctl_notify *n, outcome o, unsigned long k)
     static const char *const names[] = {"sent", "rejected", "failed", "dropped"};
     unsigned long *field[] = {&n->stats.sent, &n->stats.rejected, &n->stats.failed,
                               &n->stats.dropped};
-    *field[o] += k; /* lock held by the caller */
+    pthread_mutex_lock(&n->stats_lock);
+    *field[o] += k;
+    pthread_mutex_unlock(&n->stats_lock);
     if (n->results && k) {
         const char *lv[] = {names[o]};
         co_metric_add(n->results, lv, (double)k);
@@ -176,7 +169,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     (void)ut;
     (void)un;
     ctl_notify *n = ud;
-    return atomic_load(&n->abort_transfer) ? 1 : 0;
+    return co_sender_stopping(n->sender) ? 1 : 0;
 }
 
 /* An error that another attempt will not cure: the address or the receiver's certificate. */
@@ -251,82 +244,45 @@ static int attempt(ctl_notify *n, const char *body, long *retry_after_ms)
     return result;
 }
 
-/* Waits @p ms unless stopped; lock held. @return 0, or -1 when stopped. */
-static int backoff_wait(ctl_notify *n, long ms)
+/* Delivers one body, retrying with backoff, and counts the outcome. */
+static void deliver(void *ctx, co_sender *sender, void *item)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
-    while (!n->stop) {
-        if (pthread_cond_timedwait(&n->wake, &n->lock, &deadline) != 0) {
-            break;
-        }
-    }
-    return n->stop ? -1 : 0;
-}
-
-/* Delivers one body; lock held on entry and exit, released while sending. */
-static outcome deliver(ctl_notify *n, const char *body)
-{
+    ctl_notify *n = ctx;
+    char *body = item;
+    outcome o = FAILED;
     long wait = n->backoff_ms;
     for (int i = 0;; i++) {
-        pthread_mutex_unlock(&n->lock);
         long retry_after = 0;
         co_error_clear();
         int r = attempt(n, body, &retry_after);
-        pthread_mutex_lock(&n->lock);
         if (r >= 0) {
             if (r != SENT) {
                 co_log(CO_LOG_WARN, "event not forwarded", "error", co_error_last(), NULL);
             }
-            return (outcome)r;
+            o = (outcome)r;
+            break;
         }
-        if (i >= n->retries || n->stop) {
+        if (i >= n->retries || co_sender_stopping(sender)) {
             char tries[16];
             snprintf(tries, sizeof(tries), "%d", i + 1);
             co_log(CO_LOG_WARN, "event not forwarded", "error", co_error_last(), "attempts", tries,
                    NULL);
-            return FAILED;
+            break;
         }
         long ms = retry_after > 0 ? retry_after : wait;
-        if (backoff_wait(n, ms < n->backoff_max_ms ? ms : n->backoff_max_ms) < 0) {
-            return FAILED;
+        if (!co_sender_sleep(sender, ms < n->backoff_max_ms ? ms : n->backoff_max_ms)) {
+            break;
         }
         wait *= 2;
     }
+    free(body);
+    count(n, o, 1);
 }
 
-static void *sender(void *arg)
+static void drop(void *ctx, void *item)
 {
-    ctl_notify *n = arg;
-    pthread_mutex_lock(&n->lock);
-    for (;;) {
-        while (n->qlen == 0 && !n->stop) {
-            pthread_cond_wait(&n->wake, &n->lock);
-        }
-        if (n->stop) {
-            break;
-        }
-        char *body = n->queue[n->qhead];
-        n->qhead = (n->qhead + 1) % n->qcap;
-        n->qlen--;
-        n->busy = 1;
-        outcome o = deliver(n, body);
-        free(body);
-        n->busy = 0;
-        count(n, o, 1);
-        if (n->qlen == 0) {
-            pthread_cond_broadcast(&n->drained);
-        }
-    }
-    pthread_cond_broadcast(&n->drained);
-    pthread_mutex_unlock(&n->lock);
-    return NULL;
+    free(item);
+    count(ctx, DROPPED, 1);
 }
 
 /* ---- public -------------------------------------------------------------------------------- */
@@ -370,21 +326,11 @@ int ctl_notify_new(ctl_notify **out, const ctl_notify_options *opts)
     n->backoff_ms = opts->backoff_ms > 0 ? opts->backoff_ms : DEFAULT_BACKOFF_MS;
     n->backoff_max_ms = opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEFAULT_BACKOFF_MAX;
     n->results = opts->results;
-    n->qcap = opts->queue_len ? opts->queue_len : DEFAULT_QUEUE;
-    n->queue = co_xcalloc(n->qcap, sizeof(char *));
-    pthread_mutex_init(&n->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&n->wake, &ca);
-    pthread_cond_init(&n->drained, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&n->thread, NULL, sender, n) != 0) {
-        int rc = co_error_set_os(CO_ERROR, "events address: cannot start a thread");
-        pthread_mutex_destroy(&n->lock);
-        pthread_cond_destroy(&n->wake);
-        pthread_cond_destroy(&n->drained);
-        free(n->queue);
+    pthread_mutex_init(&n->stats_lock, NULL);
+    co_sender_options so = {"events address", opts->queue_len, deliver, drop, n};
+    int rc = co_sender_new(&n->sender, &so);
+    if (rc < 0) {
+        pthread_mutex_destroy(&n->stats_lock);
         free(n->address);
         free(n->controller);
         free(n->instance);
@@ -396,33 +342,9 @@ int ctl_notify_new(ctl_notify **out, const ctl_notify_options *opts)
     return 0;
 }
 
-static int wait_drained(ctl_notify *n, long timeout_ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
-    int rc = 0;
-    pthread_mutex_lock(&n->lock);
-    while (n->qlen > 0 || n->busy) {
-        if (pthread_cond_timedwait(&n->drained, &n->lock, &deadline) != 0 &&
-            (n->qlen > 0 || n->busy)) {
-            rc = co_error_set(CO_ETIMEOUT, "events address: %zu events still queued after %ld ms",
-                              n->qlen + (size_t)n->busy, timeout_ms);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&n->lock);
-    return rc;
-}
-
 int ctl_notify_flush(ctl_notify *n, long timeout_ms)
 {
-    return wait_drained(n, timeout_ms);
+    return co_sender_flush(n->sender, timeout_ms);
 }
 
 void ctl_notify_free(ctl_notify *n)
@@ -430,26 +352,9 @@ void ctl_notify_free(ctl_notify *n)
     if (!n) {
         return;
     }
-    if (wait_drained(n, FREE_FLUSH_MS) < 0) {
-        co_error_clear();
-    }
-    pthread_mutex_lock(&n->lock);
-    n->stop = 1;
-    atomic_store(&n->abort_transfer, 1);
-    pthread_cond_broadcast(&n->wake);
-    pthread_mutex_unlock(&n->lock);
-    pthread_join(n->thread, NULL);
-    /* what is still queued after the grace period is dropped */
-    count(n, DROPPED, n->qlen);
-    while (n->qlen > 0) {
-        free(n->queue[n->qhead]);
-        n->qhead = (n->qhead + 1) % n->qcap;
-        n->qlen--;
-    }
-    free(n->queue);
-    pthread_mutex_destroy(&n->lock);
-    pthread_cond_destroy(&n->wake);
-    pthread_cond_destroy(&n->drained);
+    /* what is still queued after the grace period is dropped (and counted by drop()) */
+    (void)co_sender_free(n->sender, FREE_FLUSH_MS);
+    pthread_mutex_destroy(&n->stats_lock);
     free(n->address);
     free(n->controller);
     free(n->instance);
@@ -470,23 +375,16 @@ void ctl_notify_event(ctl_notify *n,
     char *body = kind && kind[0] && name && name[0] && ns && ns[0]
                      ? build_body(n, involved, type, reason, message, metadata)
                      : NULL;
-    pthread_mutex_lock(&n->lock);
     if (!body) {
         count(n, FAILED, 1);
-    } else if (n->stop || n->qlen == n->qcap) {
-        count(n, DROPPED, 1);
-        free(body);
-    } else {
-        n->queue[(n->qhead + n->qlen) % n->qcap] = body;
-        n->qlen++;
-        pthread_cond_signal(&n->wake);
+    } else if (!co_sender_push(n->sender, body)) {
+        drop(n, body);
     }
-    pthread_mutex_unlock(&n->lock);
 }
 
 void ctl_notify_stats_get(ctl_notify_stats *out, ctl_notify *n)
 {
-    pthread_mutex_lock(&n->lock);
+    pthread_mutex_lock(&n->stats_lock);
     *out = n->stats;
-    pthread_mutex_unlock(&n->lock);
+    pthread_mutex_unlock(&n->stats_lock);
 }

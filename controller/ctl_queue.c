@@ -16,6 +16,7 @@
 
 #include "co/util/error.h"
 #include "co/util/metrics.h"
+#include "co/util/thread.h"
 
 typedef struct item {
     char *key;
@@ -304,11 +305,7 @@ ctl_queue *ctl_queue_new(const ctl_queue_options *opts)
     q->tokens = q->opts.burst;
     q->tokens_at_ns = q->opts.now();
     pthread_mutex_init(&q->mu, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    co_cond_init_monotonic(&q->cond);
     return q;
 }
 
@@ -468,11 +465,7 @@ int ctl_queue_get(ctl_queue *q, char **key_out)
             int64_t wake = q->heap[0]->due_ns;
             /* the test clock may differ from the real one; never sleep past the real due time */
             int64_t wait = wake - q->opts.now();
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            int64_t abs = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + (wait > 0 ? wait : 0);
-            ts.tv_sec = (time_t)(abs / 1000000000LL);
-            ts.tv_nsec = (long)(abs % 1000000000LL);
+            struct timespec ts = co_monotonic_deadline_ns(wait);
             pthread_cond_timedwait(&q->cond, &q->mu, &ts);
         } else {
             pthread_cond_wait(&q->cond, &q->mu);

@@ -15,12 +15,10 @@
  *   format.enc.* files hold foo=bar, multiple_keys.yaml message=hello, comments.enc.yaml
  *   lorem=ipsum and dolor=sit.
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -429,19 +427,6 @@ static void copy_fixture(const char *rel, const char *dir, const char *name)
     free(data);
 }
 
-static size_t count_entries(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    struct dirent *e;
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe)
-        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    }
-    closedir(d);
-    return n;
-}
-
 static void test_sops_files__decrypts_a_tree_in_place(void **state)
 {
     fixture *f = *state;
@@ -473,7 +458,7 @@ static void test_sops_files__decrypts_a_tree_in_place(void **state)
     assert_contains(s, "ENC[AES256_GCM");
     free(s);
     char *templates = co_xasprintf("%s/templates", chart);
-    assert_int_equal(count_entries(templates, "secret.yaml.co-sops-"), 0);
+    assert_int_equal(co_test_count_entries(templates, "secret.yaml.co-sops-"), 0);
     free(templates);
 
     /* A tampered file stops the walk with its name. */
@@ -500,36 +485,18 @@ static void test_sops_files__gnupg_home_is_private_and_removed(void **state)
 {
     (void)state;
     char *tmp = co_test_tmpdir();
-    const char *old = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe)
-    char *saved = old ? co_xstrdup(old) : NULL;
-    setenv("TMPDIR", tmp, 1); // NOLINT(concurrency-mt-unsafe)
+    char *saved = co_test_env_swap("TMPDIR", tmp);
     co_sops_keys *keys = NULL;
     assert_co_pass(co_sops_keys_new(&keys));
     add_key_file(keys, FLUX "keys/pgp.asc", "pgp.asc");
     assert_int_equal(co_sops_keys_count(keys), 1);
-    assert_int_equal(count_entries(tmp, "co-gnupg-"), 1);
-    DIR *d = opendir(tmp);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe)
-        if (strncmp(e->d_name, "co-gnupg-", 9) == 0) {
-            char *home = co_xasprintf("%s/%s", tmp, e->d_name);
-            struct stat st;
-            assert_int_equal(stat(home, &st), 0);
-            assert_int_equal(st.st_mode & 0777, 0700);
-            free(home);
-        }
-    }
-    closedir(d);
+    assert_int_equal(co_test_count_entries(tmp, "co-gnupg-"), 1);
+    co_test_assert_entries_mode(tmp, "co-gnupg-", 0700);
     assert_decrypts_containing(keys, FLUX "algorithms/pgp.yaml",
                                (const char *[]){"key: value", NULL});
     co_sops_keys_free(keys);
-    assert_int_equal(count_entries(tmp, "co-gnupg-"), 0);
-    if (saved) {
-        setenv("TMPDIR", saved, 1); // NOLINT(concurrency-mt-unsafe)
-    } else {
-        unsetenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe)
-    }
-    free(saved);
+    assert_int_equal(co_test_count_entries(tmp, "co-gnupg-"), 0);
+    co_test_env_restore("TMPDIR", saved);
     co_test_rmtree(tmp);
     free(tmp);
 }

@@ -94,6 +94,66 @@ void co_test_rmtree(const char *path)
     }
 }
 
+size_t co_test_count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        char eb[128];
+        fail_msg("cannot read directory %s: %s", dir, errtext(errno, eb, sizeof(eb)));
+        return 0;
+    }
+    size_t n = 0;
+    size_t plen = strlen(prefix);
+    const struct dirent *e;
+    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one stream per caller
+        n += strncmp(e->d_name, prefix, plen) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+void co_test_assert_entries_mode(const char *dir, const char *prefix, unsigned mode)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        char eb[128];
+        fail_msg("cannot read directory %s: %s", dir, errtext(errno, eb, sizeof(eb)));
+        return;
+    }
+    size_t plen = strlen(prefix);
+    const struct dirent *e;
+    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe): one stream per caller
+        if (strncmp(e->d_name, prefix, plen) != 0) {
+            continue;
+        }
+        char *path = co_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0 || (st.st_mode & 07777) != mode) {
+            fail_msg("%s: mode %o, want %o", path, (unsigned)(st.st_mode & 07777), mode);
+        }
+        free(path);
+    }
+    closedir(d);
+}
+
+char *co_test_env_swap(const char *name, const char *value)
+{
+    const char *old = getenv(name); // NOLINT(concurrency-mt-unsafe): test set-up only
+    char *saved = old ? co_xstrdup(old) : NULL;
+    setenv(name, value, 1); // NOLINT(concurrency-mt-unsafe): test set-up only
+    return saved;
+}
+
+void co_test_env_restore(const char *name, char *saved)
+{
+    if (saved) {
+        setenv(name, saved, 1); // NOLINT(concurrency-mt-unsafe): test set-up only
+    } else {
+        unsetenv(name); // NOLINT(concurrency-mt-unsafe): test set-up only
+    }
+    free(saved);
+}
+
 static void mkdirs(char *path)
 {
     for (char *p = path + 1; *p; p++) {

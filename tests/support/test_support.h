@@ -85,6 +85,21 @@ char *co_test_tmpdir(void);
 /** Removes a directory tree created by a test. */
 void co_test_rmtree(const char *path);
 
+/** How many entries of directory @p dir have a name that starts with @p prefix; fails the test
+ * when the directory cannot be read. */
+size_t co_test_count_entries(const char *dir, const char *prefix);
+
+/** Fails the test unless every entry of @p dir whose name starts with @p prefix has exactly the
+ * permission bits @p mode (e.g. 0700). */
+void co_test_assert_entries_mode(const char *dir, const char *prefix, unsigned mode);
+
+/** Sets the environment variable @p name to @p value and returns its previous value (NULL when
+ * it was unset), for co_test_env_restore(). Tests are single-threaded while they do this. */
+char *co_test_env_swap(const char *name, const char *value);
+
+/** Gives @p name back the value co_test_env_swap() returned (NULL: unset) and frees @p saved. */
+void co_test_env_restore(const char *name, char *saved);
+
 /** Writes @p len bytes to @p path, creating parent directories; fails the test on error. */
 void co_test_write_file(const char *path, const void *data, size_t len);
 

@@ -12,14 +12,12 @@
  * Files written by the real sops (Flux's and sops' own test data) are decrypted in the
  * conformance lane, tests/conformance/test_sops_files.c.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -708,19 +706,6 @@ static void put_generated(const char *request, const char *dir, const char *name
     free(data);
 }
 
-static size_t count_entries(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    size_t n = 0;
-    struct dirent *e;
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe)
-        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    }
-    closedir(d);
-    return n;
-}
-
 static void test_sops__decrypts_a_tree_in_place(void **state)
 {
     (void)state;
@@ -764,7 +749,7 @@ static void test_sops__decrypts_a_tree_in_place(void **state)
     assert_contains(s, "ENC[AES256_GCM");
     free(s);
     char *templates = co_xasprintf("%s/templates", chart);
-    assert_int_equal(count_entries(templates, "secret.yaml.co-sops-"), 0);
+    assert_int_equal(co_test_count_entries(templates, "secret.yaml.co-sops-"), 0);
     free(templates);
 
     /* A tampered file stops the walk with its name. */
@@ -792,37 +777,19 @@ static void test_sops__gnupg_home_is_private_and_removed(void **state)
     size_t len = 0;
     char *data = gen_file(SECRET_REQ("pgp", "value", PGP), &len);
     char *tmp = co_test_tmpdir();
-    const char *old = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe)
-    char *saved = old ? co_xstrdup(old) : NULL;
-    setenv("TMPDIR", tmp, 1); // NOLINT(concurrency-mt-unsafe)
+    char *saved = co_test_env_swap("TMPDIR", tmp);
     co_sops_keys *keys = NULL;
     assert_co_pass(co_sops_keys_new(&keys));
     add_key_file(keys, gen.pgp_key, "pgp.asc");
     assert_int_equal(co_sops_keys_count(keys), 1);
-    assert_int_equal(count_entries(tmp, "co-gnupg-"), 1);
-    DIR *d = opendir(tmp);
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) { // NOLINT(concurrency-mt-unsafe)
-        if (strncmp(e->d_name, "co-gnupg-", 9) == 0) {
-            char *home = co_xasprintf("%s/%s", tmp, e->d_name);
-            struct stat st;
-            assert_int_equal(stat(home, &st), 0);
-            assert_int_equal(st.st_mode & 0777, 0700);
-            free(home);
-        }
-    }
-    closedir(d);
+    assert_int_equal(co_test_count_entries(tmp, "co-gnupg-"), 1);
+    co_test_assert_entries_mode(tmp, "co-gnupg-", 0700);
     char *out = decrypt_mem_ok(keys, "pgp.yaml", data, len);
     assert_contains(out, "key: value");
     free(out);
     co_sops_keys_free(keys);
-    assert_int_equal(count_entries(tmp, "co-gnupg-"), 0);
-    if (saved) {
-        setenv("TMPDIR", saved, 1); // NOLINT(concurrency-mt-unsafe)
-    } else {
-        unsetenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe)
-    }
-    free(saved);
+    assert_int_equal(co_test_count_entries(tmp, "co-gnupg-"), 0);
+    co_test_env_restore("TMPDIR", saved);
     co_test_rmtree(tmp);
     free(tmp);
     free(data);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The event recorder: a bounded queue filled by any thread and drained by one sender thread,
- * plus a bounded cache (first in, first out) of recently created Events for de-duplication.
+ * The event recorder: events go to a co_sender (co/util/sender.h), whose thread writes them,
+ * with a bounded cache (first in, first out) of recently created Events for de-duplication that
+ * only that thread touches.
  */
 #include "co/json/json.h"
 #include "co/kube/kube_event.h"
@@ -11,16 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 
 #include "co/util/caps.h"
 #include "co/util/error.h"
+#include "co/util/sender.h"
 #include "co/util/time.h"
 #include "kube_int.h"
 
-#define DEFAULT_QUEUE     1000
 #define DEFAULT_WINDOW_MS (10L * 60 * 1000)
 #define DEFAULT_CACHE     4096
 #define MAX_MESSAGE       1024
@@ -47,15 +47,9 @@ struct co_kube_recorder {
     char *component, *instance;
     long window_ms;
 
-    pthread_mutex_t lock;
-    pthread_cond_t wake;    /* work arrived or stop */
-    pthread_cond_t drained; /* the queue emptied and nothing is in flight */
-    item **queue;
-    size_t qcap, qhead, qlen;
-    int busy; /* the sender is handling an item */
-    int stop;
+    co_sender *sender;
+    pthread_mutex_t stats_lock;
     co_kube_recorder_stats stats;
-    pthread_t thread;
 
     /* sender thread only */
     co_strmap cache; /* key -> seen * */
@@ -226,44 +220,30 @@ done:
     return rc;
 }
 
-static void *sender(void *arg)
+static void count(co_kube_recorder *rec, unsigned long *counter)
 {
-    co_kube_recorder *rec = arg;
-    pthread_mutex_lock(&rec->lock);
-    for (;;) {
-        while (rec->qlen == 0 && !rec->stop) {
-            pthread_cond_wait(&rec->wake, &rec->lock);
-        }
-        if (rec->qlen == 0 && rec->stop) {
-            break;
-        }
-        item *it = rec->queue[rec->qhead];
-        rec->qhead = (rec->qhead + 1) % rec->qcap;
-        rec->qlen--;
-        rec->busy = 1;
-        pthread_mutex_unlock(&rec->lock);
+    pthread_mutex_lock(&rec->stats_lock);
+    (*counter)++;
+    pthread_mutex_unlock(&rec->stats_lock);
+}
 
-        int counted = 0;
-        co_error_clear();
-        int rc = send_item(rec, it, &counted);
-        item_free(it);
+static void deliver(void *ctx, co_sender *sender, void *arg)
+{
+    (void)sender;
+    co_kube_recorder *rec = ctx;
+    item *it = arg;
+    int counted = 0;
+    co_error_clear();
+    int rc = send_item(rec, it, &counted);
+    item_free(it);
+    count(rec, rc < 0 ? &rec->stats.failed : counted ? &rec->stats.counted : &rec->stats.created);
+}
 
-        pthread_mutex_lock(&rec->lock);
-        rec->busy = 0;
-        if (rc < 0) {
-            rec->stats.failed++;
-        } else if (counted) {
-            rec->stats.counted++;
-        } else {
-            rec->stats.created++;
-        }
-        if (rec->qlen == 0) {
-            pthread_cond_broadcast(&rec->drained);
-        }
-    }
-    pthread_cond_broadcast(&rec->drained);
-    pthread_mutex_unlock(&rec->lock);
-    return NULL;
+static void drop(void *ctx, void *arg)
+{
+    co_kube_recorder *rec = ctx;
+    item_free(arg);
+    count(rec, &rec->stats.dropped);
 }
 
 /* --- public ------------------------------------------------------------------------------------
@@ -281,23 +261,13 @@ int co_kube_recorder_new(co_kube_recorder **out,
     rec->component = co_xstrdup(opts->component);
     rec->instance = co_xstrdup(opts->instance);
     rec->window_ms = opts->dedup_window_ms > 0 ? opts->dedup_window_ms : DEFAULT_WINDOW_MS;
-    rec->qcap = opts->queue_len ? opts->queue_len : DEFAULT_QUEUE;
-    rec->queue = co_xcalloc(rec->qcap, sizeof(item *));
     rec->ccap = opts->cache_len ? opts->cache_len : DEFAULT_CACHE;
     rec->order = co_xcalloc(rec->ccap, sizeof(seen *));
-    pthread_mutex_init(&rec->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&rec->wake, NULL);
-    pthread_cond_init(&rec->drained, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&rec->thread, NULL, sender, rec) != 0) {
-        int rc = co_error_set_os(CO_ERROR, "event recorder: cannot start a thread");
-        pthread_mutex_destroy(&rec->lock);
-        pthread_cond_destroy(&rec->wake);
-        pthread_cond_destroy(&rec->drained);
-        free(rec->queue);
+    pthread_mutex_init(&rec->stats_lock, NULL);
+    co_sender_options so = {"event recorder", opts->queue_len, deliver, drop, rec};
+    int rc = co_sender_new(&rec->sender, &so);
+    if (rc < 0) {
+        pthread_mutex_destroy(&rec->stats_lock);
         free(rec->order);
         free(rec->component);
         free(rec->instance);
@@ -308,33 +278,9 @@ int co_kube_recorder_new(co_kube_recorder **out,
     return 0;
 }
 
-static int wait_drained(co_kube_recorder *rec, long timeout_ms)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
-    int rc = 0;
-    pthread_mutex_lock(&rec->lock);
-    while (rec->qlen > 0 || rec->busy) {
-        if (pthread_cond_timedwait(&rec->drained, &rec->lock, &deadline) != 0 &&
-            (rec->qlen > 0 || rec->busy)) {
-            rc = co_error_set(CO_ETIMEOUT, "event recorder: %zu events still queued after %ld ms",
-                              rec->qlen, timeout_ms);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&rec->lock);
-    return rc;
-}
-
 int co_kube_recorder_flush(co_kube_recorder *rec, long timeout_ms)
 {
-    return wait_drained(rec, timeout_ms);
+    return co_sender_flush(rec->sender, timeout_ms);
 }
 
 void co_kube_recorder_free(co_kube_recorder *rec)
@@ -342,30 +288,14 @@ void co_kube_recorder_free(co_kube_recorder *rec)
     if (!rec) {
         return;
     }
-    if (wait_drained(rec, FREE_FLUSH_MS) < 0) {
-        co_error_clear();
-    }
-    pthread_mutex_lock(&rec->lock);
-    rec->stop = 1;
-    /* what is still queued after the grace period is dropped */
-    while (rec->qlen > 0) {
-        item_free(rec->queue[rec->qhead]);
-        rec->qhead = (rec->qhead + 1) % rec->qcap;
-        rec->qlen--;
-        rec->stats.dropped++;
-    }
-    pthread_cond_broadcast(&rec->wake);
-    pthread_mutex_unlock(&rec->lock);
-    pthread_join(rec->thread, NULL);
+    /* what is still queued after the grace period is dropped (and counted by drop()) */
+    (void)co_sender_free(rec->sender, FREE_FLUSH_MS);
     for (size_t i = 0; i < rec->clen; i++) {
         seen_free(rec->order[(rec->chead + i) % rec->ccap]);
     }
     co_strmap_dispose(&rec->cache);
     free(rec->order);
-    free(rec->queue);
-    pthread_mutex_destroy(&rec->lock);
-    pthread_cond_destroy(&rec->wake);
-    pthread_cond_destroy(&rec->drained);
+    pthread_mutex_destroy(&rec->stats_lock);
     free(rec->component);
     free(rec->instance);
     free(rec);
@@ -422,9 +352,7 @@ static void enqueue(co_kube_recorder *rec,
     const char *name = co_json_meta_name(involved);
     const char *kind = co_json_str(involved, "kind", NULL);
     if (!name || !name[0] || !kind) {
-        pthread_mutex_lock(&rec->lock);
-        rec->stats.failed++;
-        pthread_mutex_unlock(&rec->lock);
+        count(rec, &rec->stats.failed);
         return;
     }
     item *it = co_xcalloc(1, sizeof(*it));
@@ -448,22 +376,14 @@ static void enqueue(co_kube_recorder *rec,
     }
     it->message = msg;
 
-    pthread_mutex_lock(&rec->lock);
-    if (rec->stop || rec->qlen == rec->qcap) {
-        rec->stats.dropped++;
-        pthread_mutex_unlock(&rec->lock);
-        item_free(it);
-        return;
+    if (!co_sender_push(rec->sender, it)) {
+        drop(rec, it);
     }
-    rec->queue[(rec->qhead + rec->qlen) % rec->qcap] = it;
-    rec->qlen++;
-    pthread_cond_signal(&rec->wake);
-    pthread_mutex_unlock(&rec->lock);
 }
 
 void co_kube_recorder_stats_get(co_kube_recorder_stats *out, co_kube_recorder *rec)
 {
-    pthread_mutex_lock(&rec->lock);
+    pthread_mutex_lock(&rec->stats_lock);
     *out = rec->stats;
-    pthread_mutex_unlock(&rec->lock);
+    pthread_mutex_unlock(&rec->stats_lock);
 }

@@ -24,6 +24,7 @@
 
 #include "co/util/caps.h"
 #include "co/util/error.h"
+#include "co/util/thread.h"
 #include "kube_int.h"
 
 #define DEFAULT_PAGE            500
@@ -150,11 +151,7 @@ int co_kube_informer_new(co_kube_informer **out,
     inf->strip_managed_fields = opts->strip_managed_fields;
     pthread_rwlock_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->sync_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&inf->sync_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    co_cond_init_monotonic(&inf->sync_cond);
     *out = inf;
     return 0;
 }
@@ -668,16 +665,7 @@ int co_kube_informer_has_synced(co_kube_informer *inf)
 
 int co_kube_informer_wait_synced(co_kube_informer *inf, long timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (timeout_ms >= 0) {
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (timeout_ms % 1000) * 1000000;
-        if (deadline.tv_nsec >= 1000000000) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000;
-        }
-    }
+    struct timespec deadline = co_monotonic_deadline_ns((int64_t)timeout_ms * 1000000);
     int rc = 0;
     pthread_mutex_lock(&inf->sync_lock);
     while (!inf->synced) {

@@ -31,6 +31,7 @@
 #include "co/util/duration.h"
 #include "co/util/error.h"
 #include "co/source/srccache.h"
+#include "co/util/thread.h"
 
 #define FLUX_GROUP   "source.toolkit.fluxcd.io"
 #define FLUX_V1      FLUX_GROUP "/v1"
@@ -1254,18 +1255,11 @@ static void *poller_main(void *arg)
             pthread_cond_broadcast(&p->cv);
             continue;
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
         long wait = next - now;
         if (wait < 10) {
             wait = 10;
         }
-        until.tv_sec += wait / 1000;
-        until.tv_nsec += (wait % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = co_monotonic_deadline_ns((int64_t)wait * 1000000);
         pthread_cond_timedwait(&p->cv, &p->mu, &until);
     }
     pthread_mutex_unlock(&p->mu);
@@ -1286,7 +1280,7 @@ int co_source_poller_new(co_source_poller **out,
     p->failed = failed;
     p->ctx = ctx;
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    co_cond_init_monotonic(&p->cv);
     if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);
