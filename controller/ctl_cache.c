@@ -221,11 +221,7 @@ static int cache_policy_check(void *ctx,
     if (rc < 0) {
         return co_error_wrap("reading the cached ComponentPolicies");
     }
-    co_policy_set *set = NULL;
-    if ((rc = co_policy_set_new(&set)) < 0) {
-        json_object_put(all);
-        return rc;
-    }
+    co_policy_set *set = co_policy_set_new();
     for (size_t i = 0; i < json_object_array_length(all); i++) {
         /* an invalid policy is skipped here; its own validation reports it */
         (void)!co_policy_set_put(set, json_object_array_get_idx(all, i));

@@ -323,7 +323,7 @@ static int gather_render_args(render_args *a,
     a->dir = strdup(dir);
     a->values = json_object_new_object();
     a->substitutions = json_object_new_object();
-    CO_ASSERT(co_sops_keys_new(&a->keys) == 0);
+    a->keys = co_sops_keys_new();
     int rc = 0;
     if (component_file) {
         manifest_list secrets = {NULL, 0, 0};

@@ -219,7 +219,7 @@ int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err)
     vc.req.groups = groups.items;
     vc.req.ngroups = groups.len;
     vc.req.namespace_labels = label_obj;
-    CO_ASSERT(co_policy_set_new(&vc.policies) == 0);
+    vc.policies = co_policy_set_new();
     vc.graph = co_depgraph_new();
 
     manifest_list all = {NULL, 0, 0};

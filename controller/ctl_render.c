@@ -59,13 +59,10 @@ static int load_keys(co_sops_keys **out, const ctl_render_request *req, const ch
     if (rc < 0) {
         return co_error_wrap("spec.decryption.secretRef: secret %s/%s", ns, secret);
     }
-    co_sops_keys *keys = NULL;
-    rc = co_sops_keys_new(&keys);
-    if (rc == 0) {
-        rc = co_sops_keys_add_secret(keys, obj);
-        if (rc < 0) {
-            rc = co_error_wrap("spec.decryption.secretRef: secret %s/%s", ns, secret);
-        }
+    co_sops_keys *keys = co_sops_keys_new();
+    rc = co_sops_keys_add_secret(keys, obj);
+    if (rc < 0) {
+        rc = co_error_wrap("spec.decryption.secretRef: secret %s/%s", ns, secret);
     }
     json_object_put(obj);
     if (rc < 0) {

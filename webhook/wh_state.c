@@ -50,9 +50,7 @@ void wh_state_new(wh_state **out, long pending_ttl_ms)
     pthread_rwlock_init(&s->policies_lock, NULL);
     pthread_rwlock_init(&s->namespaces_lock, NULL);
     pthread_mutex_init(&s->graph_lock, NULL);
-    /* Neither constructor can fail but by aborting on OOM. */
-    int rc = co_policy_set_new(&s->policies);
-    CO_ASSERT(rc == 0);
+    s->policies = co_policy_set_new();
     s->graph = co_depgraph_new();
     s->namespaces = json_object_new_object();
     s->confirmed = json_object_new_object();

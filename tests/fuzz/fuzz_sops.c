@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!keys) {
-        if (co_sops_keys_new(&keys) < 0 ||
-            co_sops_keys_add(keys, "fuzz.agekey", identity, strlen(identity)) < 0 ||
+        keys = co_sops_keys_new();
+        if (co_sops_keys_add(keys, "fuzz.agekey", identity, strlen(identity)) < 0 ||
             co_sops__age_parse_identities(&ids, &nids, identity, strlen(identity)) < 0) {
             abort();
         }

@@ -85,7 +85,7 @@ static int setup(void **state)
 {
     fixture *f = co_xcalloc(1, sizeof(*f));
     f->dir = co_test_tmpdir();
-    assert_co_pass(co_sops_keys_new(&f->keys));
+    f->keys = co_sops_keys_new();
     size_t len = 0;
     char *key = test_sopsgen_read(gen.age_key[0], &len);
     assert_co_pass(co_sops_keys_add(f->keys, "age.agekey", key, len));

@@ -62,7 +62,7 @@ void co_field_errors_dispose(co_field_errors *errs)
     co_field_errors_init(errs);
 }
 
-int co_field_errors_empty(const co_field_errors *errs)
+bool co_field_errors_empty(const co_field_errors *errs)
 {
     return errs->len == 0 && errs->dropped == 0;
 }

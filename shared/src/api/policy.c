@@ -800,7 +800,7 @@ static int applies(const co_policy *p, const co_policy_request *req, const char 
     return selector_matches(p, req->namespace_labels);
 }
 
-int co_policy_applies(const co_policy *p, const co_policy_request *req)
+bool co_policy_applies(const co_policy *p, const co_policy_request *req)
 {
     return applies(p, req, req->ns);
 }
@@ -814,10 +814,9 @@ struct co_policy_set {
     size_t len;
 };
 
-int co_policy_set_new(co_policy_set **out)
+co_policy_set *co_policy_set_new(void)
 {
-    *out = co_xcalloc(1, sizeof(co_policy_set));
-    return 0;
+    return co_xcalloc(1, sizeof(co_policy_set));
 }
 
 void co_policy_set_free(co_policy_set *set)
@@ -1211,14 +1210,14 @@ int co_policy_evaluate(co_policy_result *out,
     return 0;
 }
 
-int co_policy_set_applies(const co_policy_set *set, const co_policy_request *req)
+bool co_policy_set_applies(const co_policy_set *set, const co_policy_request *req)
 {
     for (size_t i = 0; set && i < set->len; i++) {
         if (applies(set->items[i], req, req->ns)) {
-            return 1;
+            return true;
         }
     }
-    return 0;
+    return false;
 }
 
 int co_policy_permissions_of(co_policy_permissions *out,

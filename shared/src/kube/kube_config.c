@@ -265,12 +265,12 @@ const char *co_kube_config_context(const co_kube_config *cfg)
     return cfg->context;
 }
 
-int co_kube_config_is_in_cluster(const co_kube_config *cfg)
+bool co_kube_config_is_in_cluster(const co_kube_config *cfg)
 {
     return cfg->in_cluster;
 }
 
-int co_kube_config_is_untrusted(const co_kube_config *cfg)
+bool co_kube_config_is_untrusted(const co_kube_config *cfg)
 {
     return cfg->untrusted;
 }

@@ -655,7 +655,7 @@ void co_kube_informer_stop(co_kube_informer *inf)
     inf->started = 0;
 }
 
-int co_kube_informer_has_synced(co_kube_informer *inf)
+bool co_kube_informer_has_synced(co_kube_informer *inf)
 {
     pthread_mutex_lock(&inf->sync_lock);
     int s = inf->synced;

@@ -389,7 +389,7 @@ int co_kube_leader_start(co_kube_leader *le)
     return 0;
 }
 
-int co_kube_leader_is_leader(co_kube_leader *le)
+bool co_kube_leader_is_leader(co_kube_leader *le)
 {
     pthread_mutex_lock(&le->lock);
     int yes = le->leader && co_kube__now_ms() < le->last_renew_ms + le->renew_ms;
@@ -397,7 +397,7 @@ int co_kube_leader_is_leader(co_kube_leader *le)
     return yes;
 }
 
-int co_kube_leader_lost(co_kube_leader *le)
+bool co_kube_leader_lost(co_kube_leader *le)
 {
     pthread_mutex_lock(&le->lock);
     int lost = le->lost;

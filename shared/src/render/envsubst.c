@@ -48,12 +48,11 @@ struct co_envsubst_vars {
     co_strmap index; /* name -> item index + 1 */
 };
 
-int co_envsubst_vars_new(co_envsubst_vars **out)
+co_envsubst_vars *co_envsubst_vars_new(void)
 {
     co_envsubst_vars *vars = co_xcalloc(1, sizeof(*vars));
     vars->index = (co_strmap)CO_STRMAP_INIT;
-    *out = vars;
-    return 0;
+    return vars;
 }
 
 int co_envsubst_vars_set(co_envsubst_vars *vars, const char *name, const char *value, size_t len)

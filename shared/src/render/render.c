@@ -207,8 +207,8 @@ static int substitute(struct json_object *objects, const co_render_input *in)
         json_object_object_length(subs) == 0) {
         return 0;
     }
-    co_envsubst_vars *vars = NULL;
-    int rc = co_envsubst_vars_new(&vars);
+    co_envsubst_vars *vars = co_envsubst_vars_new();
+    int rc = 0;
     json_object_object_foreach ((struct json_object *)subs, key, val) {
         if (rc < 0) {
             break;

@@ -34,11 +34,11 @@ struct co_vfs {
 
 /* --- paths --------------------------------------------------------------------------------- */
 
-int co_vfs_is_within(const char *path, const char *dir)
+bool co_vfs_is_within(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
     if (n == 0) {
-        return 1;
+        return true;
     }
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }

@@ -532,12 +532,12 @@ static char *artifact_digest(const struct json_object *artifact)
     return NULL;
 }
 
-int co_source_flux_has_artifact(const struct json_object *obj,
-                                const char **digest,
-                                const char **revision)
+bool co_source_flux_has_artifact(const struct json_object *obj,
+                                 const char **digest,
+                                 const char **revision)
 {
     if (!flux_ready(obj)) {
-        return 0;
+        return false;
     }
     const struct json_object *a = jget(jget(obj, "status"), "artifact");
     const char *d = co_json_str(a, "digest", NULL);
@@ -546,7 +546,7 @@ int co_source_flux_has_artifact(const struct json_object *obj,
     }
     const char *r = co_json_str(a, "revision", NULL);
     if (!nonempty(d) || !nonempty(r)) {
-        return 0;
+        return false;
     }
     if (digest) {
         *digest = d;
@@ -554,14 +554,14 @@ int co_source_flux_has_artifact(const struct json_object *obj,
     if (revision) {
         *revision = r;
     }
-    return 1;
+    return true;
 }
 
-int co_source_should_requeue(const struct json_object *source, const struct json_object *component)
+bool co_source_should_requeue(const struct json_object *source, const struct json_object *component)
 {
     const char *digest = NULL, *revision = NULL;
     if (!co_source_flux_has_artifact(source, &digest, &revision)) {
-        return 0;
+        return false;
     }
     const struct json_object *status = jget(component, "status");
     const char *state = co_json_str(status, "state", NULL);

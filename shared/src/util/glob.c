@@ -141,7 +141,7 @@ static int match_from(const char *p, const char *s, int flags)
     }
 }
 
-int co_glob_match(const char *pattern, const char *path, int flags)
+bool co_glob_match(const char *pattern, const char *path, int flags)
 {
     return match_from(pattern, path, flags);
 }
@@ -241,10 +241,10 @@ static int rules_match(const co_ignore *ig, const char *path, int is_dir)
     return ignored;
 }
 
-int co_ignore_match(const co_ignore *ig, const char *path, int is_dir)
+bool co_ignore_match(const co_ignore *ig, const char *path, bool is_dir)
 {
     if (!ig) {
-        return 0;
+        return false;
     }
     char *copy = co_xstrdup(path);
     int ignored = 0;

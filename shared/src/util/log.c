@@ -65,7 +65,7 @@ int co_log_format_parse(co_log_format *out, const char *str)
     return co_error_set(CO_EINVALID, "invalid log format \"%s\": expected text or json", str);
 }
 
-int co_log_key_is_sensitive(const char *key)
+bool co_log_key_is_sensitive(const char *key)
 {
     static const char *const words[] = {"token",      "password",    "passwd",      "authorization",
                                         "privatekey", "private_key", "private-key", "bearer",
@@ -79,10 +79,10 @@ int co_log_key_is_sensitive(const char *key)
     lower[n] = '\0';
     for (size_t i = 0; i < CO_ARRAY_SIZE(words); i++) {
         if (strstr(lower, words[i])) {
-            return 1;
+            return true;
         }
     }
-    return 0;
+    return false;
 }
 
 /* Longest value written as is; longer values are cut and end in "...". */

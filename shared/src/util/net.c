@@ -169,7 +169,7 @@ void co_net_deny_clear(void)
     pthread_rwlock_unlock(&lock);
 }
 
-int co_net_deny_active(void)
+bool co_net_deny_active(void)
 {
     pthread_rwlock_rdlock(&lock);
     int active = nranges > 0;

@@ -19,6 +19,7 @@
 #ifndef CO_FIELD_ERROR_H
 #define CO_FIELD_ERROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/buf.h"
@@ -69,7 +70,7 @@ void co_field_errors_init(co_field_errors *errs);
 void co_field_errors_dispose(co_field_errors *errs);
 
 /** Whether the list holds no error (recorded or dropped). */
-int co_field_errors_empty(const co_field_errors *errs);
+bool co_field_errors_empty(const co_field_errors *errs);
 
 /** The words the API server prints for @p type ("Required value", ...). */
 const char *co_field_error_type_name(co_field_error_type type);

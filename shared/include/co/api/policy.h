@@ -30,6 +30,7 @@
 #ifndef CO_POLICY_H
 #define CO_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/buf.h"
@@ -152,14 +153,13 @@ const char *co_policy_name(const co_policy *p);
 
 /**
  * Whether @p p applies to a Component in @p req->ns with the given namespace labels and user.
- * @return 1 or 0.
  */
-int co_policy_applies(const co_policy *p, const co_policy_request *req);
+bool co_policy_applies(const co_policy *p, const co_policy_request *req);
 
 /* --- sets ------------------------------------------------------------------------------------ */
 
-/** Creates an empty set. @param[out] out free with co_policy_set_free(). @return 0. */
-CO_MUST_CHECK int co_policy_set_new(co_policy_set **out);
+/** Creates an empty set (free with co_policy_set_free()). */
+co_policy_set *co_policy_set_new(void);
 
 /** Frees the set and its policies. NULL is a no-op. */
 void co_policy_set_free(co_policy_set *set);
@@ -191,7 +191,7 @@ CO_MUST_CHECK int co_policy_evaluate(co_policy_result *out,
                                      const co_policy_request *req);
 
 /** Whether any policy of @p set (NULL = none) applies to @p req; req->ns must be set. */
-int co_policy_set_applies(const co_policy_set *set, const co_policy_request *req);
+bool co_policy_set_applies(const co_policy_set *set, const co_policy_request *req);
 
 /**
  * What co_policy_evaluate() reports for a Component no policy applies to, without the parsed

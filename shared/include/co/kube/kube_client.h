@@ -268,6 +268,14 @@ CO_MUST_CHECK int co_kube_client_path(co_buf *out,
 
 /* --- operations --------------------------------------------------------------------------- */
 
+/*
+ * What the operations return: on success, `*out` is a new object (a reference of its own) that
+ * the caller releases with json_object_put(); where `out` may be NULL the answer is read and
+ * discarded. On failure `*out` is not written, so callers initialise it to NULL and may put it
+ * unconditionally. Strings of a co_kube_ref filled by co_kube_ref_of() are borrowed from the
+ * object and live as long as it does.
+ */
+
 /**
  * Reads one object (or a subresource of it).
  * @param[out] out the object

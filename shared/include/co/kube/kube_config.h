@@ -25,6 +25,7 @@
 #ifndef CO_KUBE_CONFIG_H
 #define CO_KUBE_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
@@ -138,9 +139,9 @@ const char *co_kube_config_namespace(const co_kube_config *cfg);
 const char *co_kube_config_context(const co_kube_config *cfg);
 
 /** Whether the configuration came from the in-cluster service account. */
-int co_kube_config_is_in_cluster(const co_kube_config *cfg);
+bool co_kube_config_is_in_cluster(const co_kube_config *cfg);
 
 /** Whether the configuration came from co_kube_config_from_untrusted_json(). */
-int co_kube_config_is_untrusted(const co_kube_config *cfg);
+bool co_kube_config_is_untrusted(const co_kube_config *cfg);
 
 #endif

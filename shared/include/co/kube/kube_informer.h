@@ -18,6 +18,7 @@
 #ifndef CO_KUBE_INFORMER_H
 #define CO_KUBE_INFORMER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
@@ -121,7 +122,7 @@ void co_kube_informer_stop(co_kube_informer *inf);
 void co_kube_informer_free(co_kube_informer *inf);
 
 /** Whether the first list has been stored and its add handlers have run. */
-int co_kube_informer_has_synced(co_kube_informer *inf);
+bool co_kube_informer_has_synced(co_kube_informer *inf);
 
 /**
  * Waits until the informer has synced.

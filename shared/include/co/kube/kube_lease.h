@@ -18,6 +18,8 @@
 #ifndef CO_KUBE_LEASE_H
 #define CO_KUBE_LEASE_H
 
+#include <stdbool.h>
+
 #include "co/util/common.h"
 #include "co/kube/kube_client.h"
 
@@ -51,10 +53,10 @@ CO_MUST_CHECK int co_kube_leader_new(co_kube_leader **out,
 CO_MUST_CHECK int co_kube_leader_start(co_kube_leader *le);
 
 /** Whether this candidate currently holds the Lease (as far as it knows). */
-int co_kube_leader_is_leader(co_kube_leader *le);
+bool co_kube_leader_is_leader(co_kube_leader *le);
 
 /** Whether leadership was held and then lost (the elector has stopped campaigning). */
-int co_kube_leader_lost(co_kube_leader *le);
+bool co_kube_leader_lost(co_kube_leader *le);
 
 /** Stops campaigning; a leader releases the Lease first (on_stopped_leading runs). Waits for
  * the thread. Idempotent. */

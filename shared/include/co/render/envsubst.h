@@ -34,8 +34,8 @@
 /** An ordered set of variables; setting a name again replaces its value. */
 typedef struct co_envsubst_vars co_envsubst_vars;
 
-/** Creates an empty variable set. @return 0. */
-CO_MUST_CHECK int co_envsubst_vars_new(co_envsubst_vars **out);
+/** Creates an empty variable set (free with co_envsubst_vars_free()). */
+co_envsubst_vars *co_envsubst_vars_new(void);
 
 /**
  * Sets @p name to @p value (@p len bytes; copies both). A later call for the same name wins,

@@ -52,8 +52,8 @@ typedef enum co_sops_format {
 /** A set of decryption keys. */
 typedef struct co_sops_keys co_sops_keys;
 
-/** Creates an empty key set. @return 0. */
-CO_MUST_CHECK int co_sops_keys_new(co_sops_keys **out);
+/** Creates an empty key set (free with co_sops_keys_free()). */
+co_sops_keys *co_sops_keys_new(void);
 
 /**
  * Adds one entry of a decryption Secret: `*.agekey` → age identities, `*.asc` → OpenPGP keys,

@@ -12,6 +12,7 @@
 #ifndef CO_VFS_H
 #define CO_VFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
@@ -77,6 +78,6 @@ void co_vfs_strv_free(char **v);
 CO_MUST_CHECK int co_vfs_join(char **out, const char *dir, const char *rel);
 
 /** Whether @p path equals @p dir or lies below it (both clean; "" contains everything). */
-int co_vfs_is_within(const char *path, const char *dir);
+bool co_vfs_is_within(const char *path, const char *dir);
 
 #endif

@@ -83,6 +83,7 @@
 #ifndef CO_SOURCE_H
 #define CO_SOURCE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "co/source/archive.h"
@@ -244,9 +245,9 @@ void co_source_tree_release(co_source_tree *t);
  * Whether a Flux source object is Ready for its generation with a complete artifact (the condition
  * for re-queueing its Components). @p digest / @p revision (may be NULL) borrow from @p obj.
  */
-int co_source_flux_has_artifact(const struct json_object *obj,
-                                const char **digest,
-                                const char **revision);
+bool co_source_flux_has_artifact(const struct json_object *obj,
+                                 const char **digest,
+                                 const char **revision);
 
 /**
  * The re-queue filter for one Component when its Flux source @p source was updated:
@@ -254,7 +255,8 @@ int co_source_flux_has_artifact(const struct json_object *obj,
  * (observedGeneration == generation, state Ready) with lastAttemptedDigest and
  * lastAttemptedRevision equal to the artifact's.
  */
-int co_source_should_requeue(const struct json_object *source, const struct json_object *component);
+bool co_source_should_requeue(const struct json_object *source,
+                              const struct json_object *component);
 
 /** Called by the poller when a watched source changed; runs on the poller's thread. */
 typedef void (*co_source_changed_fn)(void *ctx,

@@ -18,6 +18,7 @@
 #ifndef CO_GLOB_H
 #define CO_GLOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
@@ -29,7 +30,7 @@ enum {
 
 /** Whether @p path matches @p pattern as a whole. Never fails (a malformed class is taken
  * literally). */
-int co_glob_match(const char *pattern, const char *path, int flags);
+bool co_glob_match(const char *pattern, const char *path, int flags);
 
 typedef struct co_ignore co_ignore;
 
@@ -42,7 +43,7 @@ CO_MUST_CHECK int co_ignore_parse(co_ignore **out, const char *text, size_t len)
 
 /** Whether @p path (relative to the ignore file's directory, '/'-separated) is ignored;
  * @p is_dir says whether it names a directory. */
-int co_ignore_match(const co_ignore *ig, const char *path, int is_dir);
+bool co_ignore_match(const co_ignore *ig, const char *path, bool is_dir);
 
 /** Frees a pattern set. NULL is a no-op. */
 void co_ignore_free(co_ignore *ig);

@@ -14,6 +14,8 @@
 #ifndef CO_LOG_H
 #define CO_LOG_H
 
+#include <stdbool.h>
+
 #include "co/util/common.h"
 
 typedef enum co_log_level {
@@ -75,6 +77,6 @@ void co_log__emit(co_log_level level, const char *msg, ...) CO_SENTINEL;
 void co_log__emitf(co_log_level level, const char *fmt, ...) CO_PRINTF(2, 3);
 
 /** Whether a field named @p key would be redacted. */
-int co_log_key_is_sensitive(const char *key);
+bool co_log_key_is_sensitive(const char *key);
 
 #endif

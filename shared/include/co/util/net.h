@@ -19,6 +19,7 @@
 #ifndef CO_NET_H
 #define CO_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "co/util/common.h"
@@ -38,7 +39,7 @@ CO_MUST_CHECK int co_net_deny_set(const char *const *specs, size_t nspecs);
 void co_net_deny_clear(void);
 
 /** Whether anything is denied. */
-int co_net_deny_active(void);
+bool co_net_deny_active(void);
 
 /**
  * Checks the address a socket is about to connect to (AF_INET or AF_INET6; other families are

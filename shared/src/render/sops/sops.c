@@ -40,10 +40,9 @@ struct co_sops_keys {
 
 /* ---- key sets ---------------------------------------------------------------------------- */
 
-int co_sops_keys_new(co_sops_keys **out)
+co_sops_keys *co_sops_keys_new(void)
 {
-    *out = co_xcalloc(1, sizeof(**out));
-    return 0;
+    return co_xcalloc(1, sizeof(co_sops_keys));
 }
 
 static bool has_suffix(const char *s, const char *suffix)
