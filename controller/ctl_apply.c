@@ -75,24 +75,6 @@ static char *api_version_of(const char *group, const char *version)
     return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
 }
 
-static const char *meta_str(const struct json_object *obj, const char *field)
-{
-    struct json_object *v = co_json_get(obj, "metadata", field, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static const char *label_of(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, "metadata", "labels", key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
-static const char *annotation_of(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, "metadata", "annotations", key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
 static bool being_deleted(const struct json_object *obj)
 {
     return co_json_get(obj, "metadata", "deletionTimestamp", NULL) != NULL;
@@ -100,7 +82,8 @@ static bool being_deleted(const struct json_object *obj)
 
 static bool owned_by_us(const engine *e, const struct json_object *obj)
 {
-    return !strcmp(label_of(obj, CTL_LABEL_OWNER_ID), e->hashed);
+    const char *owner = co_json_meta_label(obj, CTL_LABEL_OWNER_ID);
+    return !strcmp(owner ? owner : "", e->hashed);
 }
 
 static void
@@ -403,7 +386,7 @@ static int remove_type_finalizer(engine *e,
         struct json_object *patch = json_object_new_object();
         struct json_object *meta = json_object_new_object();
         json_object_object_add(meta, "finalizers", fins);
-        const char *rv = meta_str(live, "resourceVersion");
+        const char *rv = co_json_str(live, "metadata", "resourceVersion", NULL);
         json_object_object_add(meta, "resourceVersion", json_object_new_string(rv ? rv : ""));
         json_object_object_add(patch, "metadata", meta);
         char *av = api_version_of(group, version);
@@ -563,7 +546,7 @@ ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct js
         struct json_object *op2 = json_object_new_object();
         json_object_object_add(op2, "op", json_object_new_string("replace"));
         json_object_object_add(op2, "path", json_object_new_string("/metadata/resourceVersion"));
-        const char *rv = meta_str(obj, "resourceVersion");
+        const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
         json_object_object_add(op2, "value", json_object_new_string(rv ? rv : ""));
         json_object_array_add(patch, op2);
         struct json_object *patched = NULL;
@@ -574,7 +557,7 @@ ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct js
         if (rc < 0) {
             return rc;
         }
-        const char *new_rv = meta_str(patched, "resourceVersion");
+        const char *new_rv = co_json_str(patched, "metadata", "resourceVersion", NULL);
         if (new_rv) {
             rc = co_json_set(obj, json_object_new_string(new_rv), "metadata", "resourceVersion",
                              NULL);
@@ -599,9 +582,9 @@ static int update_object(engine *e,
     if (ctl_is_crd(o->group, o->kind) || ctl_is_apiservice(o->group, o->kind)) {
         add_finalizer(obj, CTL_FINALIZER);
     }
-    const char *rv = meta_str(obj, "resourceVersion");
+    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
     if (!rv || !*rv) {
-        const char *lrv = meta_str(live, "resourceVersion");
+        const char *lrv = co_json_str(live, "metadata", "resourceVersion", NULL);
         if (lrv && co_json_set(obj, json_object_new_string(lrv), "metadata", "resourceVersion",
                                NULL) < 0) {
             json_object_put(obj);
@@ -658,7 +641,7 @@ static int delete_object(engine *e,
     co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
     co_kube_delete_options dopts = CO_KUBE_DELETE_OPTIONS_INIT;
     dopts.propagation_policy = "Background";
-    dopts.precondition_rv = live ? meta_str(live, "resourceVersion") : NULL;
+    dopts.precondition_rv = co_json_str(live, "metadata", "resourceVersion", NULL);
     e->st.deletes++;
     rc = co_kube_delete(NULL, e->c, &ref, &dopts);
     free(av);
@@ -995,6 +978,10 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     set_meta_string(o->manifest, "labels", CTL_LABEL_OWNER_ID, e->hashed);
     set_meta_string(o->manifest, "annotations", CTL_ANN_OWNER_ID, e->o->owner_id);
     set_meta_string(o->manifest, "annotations", CTL_ANN_DIGEST, it->digest);
+    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
+    if (!live_digest) {
+        live_digest = "";
+    }
     int not_ready = 0;
     if (!live) {
         rc = create_object(e, o, o->manifest);
@@ -1015,10 +1002,9 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
         it->last_applied_at = e->now;
         not_ready = 1;
     } else if (!being_deleted(live) &&
-               !(!strcmp(annotation_of(live, CTL_ANN_DIGEST), CTL_DIGEST_ONCE) &&
-                 !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
-               (strcmp(annotation_of(live, CTL_ANN_DIGEST), it->digest) != 0 ||
-                it->last_applied_at == 0 || it->last_applied_at < e->now - o->reapply_ns)) {
+               !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
+               (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
+                it->last_applied_at < e->now - o->reapply_ns)) {
         if (o->update == CO_UPDATE_RECREATE) {
             if ((rc = delete_item(e, it, live)) < 0) {
                 json_object_put(live);
@@ -1346,7 +1332,7 @@ int ctl_apply_cluster_id(char **out, struct co_kube_client *local)
     if (rc < 0) {
         return co_error_wrap("reading namespace kube-system");
     }
-    const char *uid = meta_str(ns, "uid");
+    const char *uid = co_json_str(ns, "metadata", "uid", NULL);
     if (!uid || !*uid) {
         json_object_put(ns);
         return co_error_set(CO_EINVALID, "namespace kube-system has no uid");

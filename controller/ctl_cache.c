@@ -227,7 +227,7 @@ static int cache_policy_check(void *ctx,
         (void)!co_policy_set_put(set, json_object_array_get_idx(all, i));
     }
     json_object_put(all);
-    const char *ns = ctl_manager__string(co_json_get(component, "metadata", NULL), "namespace");
+    const char *ns = co_json_meta_namespace(component);
     struct json_object *nsobj = NULL;
     struct json_object *defaulted = NULL;
     co_component *c = NULL;
@@ -247,7 +247,7 @@ static int cache_policy_check(void *ctx,
     req.namespace_labels = co_json_get(nsobj, "metadata", "labels", NULL);
     if (co_policy_requester_of(&requester, component) < 0) {
         /* the webhook never writes such a record: somebody wrote it past the webhook */
-        const char *name = ctl_manager__string(co_json_get(component, "metadata", NULL), "name");
+        const char *name = co_json_meta_name(component);
         co_log(CO_LOG_DEBUG, "exemption record ignored", "namespace", ns ? ns : "", "name",
                name ? name : "", "error", co_error_last(), NULL);
         co_error_clear();

@@ -264,10 +264,8 @@ static void manifests_push(manifest_list *l, manifest m)
 static void manifests_add(manifest_list *l, manifest m)
 {
     struct json_object *items = NULL;
-    if (json_object_is_type(m.obj, json_type_object) &&
-        json_object_is_type(co_json_get(m.obj, "kind", NULL), json_type_string) &&
-        strcmp(json_object_get_string(co_json_get(m.obj, "kind", NULL)), "List") == 0 &&
-        co_json_get_array(&items, m.obj, "items", NULL) == 0) {
+    const char *kind = co_json_str(m.obj, "kind", NULL);
+    if (kind && strcmp(kind, "List") == 0 && co_json_get_array(&items, m.obj, "items", NULL) == 0) {
         for (size_t i = 0; i < json_object_array_length(items); i++) {
             manifest item = m;
             item.obj = json_object_get(json_object_array_get_idx(items, i));
@@ -307,12 +305,6 @@ int ctl_cli__read_manifests(manifest_list *l, const char *path, bool from_policy
     }
     co_yaml_docs_dispose(&docs);
     return 0;
-}
-
-const char *ctl_cli__str_member(const struct json_object *obj, const char *a, const char *b)
-{
-    struct json_object *v = b ? co_json_get(obj, a, b, NULL) : co_json_get(obj, a, NULL);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 /* "FILE:LINE: " — the place of a manifest in messages. */
@@ -355,8 +347,8 @@ int ctl_cli__print_field_errors(FILE *err,
  */
 object_class ctl_cli__classify(const struct json_object *obj)
 {
-    const char *k = ctl_cli__str_member(obj, "kind", NULL);
-    const char *api = ctl_cli__str_member(obj, "apiVersion", NULL);
+    const char *k = co_json_str(obj, "kind", NULL);
+    const char *api = co_json_str(obj, "apiVersion", NULL);
     if (k && strcmp(k, "Component") == 0) {
         return OBJ_COMPONENT;
     }

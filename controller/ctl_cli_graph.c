@@ -71,7 +71,7 @@ static void graph_dispose(graph_nodes *g)
 /* Adds the Component @p obj (kept alive by g->objects). */
 static int graph_add_component(graph_nodes *g, struct json_object *obj, const char *default_ns)
 {
-    const char *ns = ctl_cli__str_member(obj, "metadata", "namespace");
+    const char *ns = co_json_meta_namespace(obj);
     co_depgraph_list deps = {NULL, 0};
     char *key = NULL;
     int rc = co_depgraph_object_deps(&deps, &key, obj, ns && ns[0] ? ns : default_ns);
@@ -86,7 +86,7 @@ static int graph_add_component(graph_nodes *g, struct json_object *obj, const ch
     }
     n->present = true;
     n->deps = deps;
-    n->state = ctl_cli__str_member(obj, "status", "state");
+    n->state = co_json_str(obj, "status", "state", NULL);
     json_object_array_add(g->objects, json_object_get(obj));
     return 0;
 }

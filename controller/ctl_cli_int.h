@@ -91,8 +91,6 @@ void ctl_cli__manifests_dispose(manifest_list *l);
 /* Reads every document of the YAML or JSON stream in @p path (null documents are skipped).
  * @return 0, or an error naming the file (and line for a syntax error). */
 int ctl_cli__read_manifests(manifest_list *l, const char *path, bool from_policy_flag);
-/* The string at obj.a (or obj.a.b), or NULL. */
-const char *ctl_cli__str_member(const struct json_object *obj, const char *a, const char *b);
 /* "FILE:LINE: " of a manifest. */
 void ctl_cli__print_place(FILE *err, const manifest *m);
 /* Prints one line per field error: FILE:LINE: KIND "NAME": FIELD: TYPE: VALUE: DETAIL. */

@@ -54,8 +54,8 @@ static const manifest *find_secret(const manifest_list *secrets, const char *nam
 {
     for (size_t i = 0; i < secrets->len; i++) {
         const struct json_object *o = secrets->items[i].obj;
-        const char *kind = ctl_cli__str_member(o, "kind", NULL);
-        const char *n = ctl_cli__str_member(o, "metadata", "name");
+        const char *kind = co_json_str(o, "kind", NULL);
+        const char *n = co_json_meta_name(o);
         if (kind && n && strcmp(kind, "Secret") == 0 && strcmp(n, name) == 0) {
             return &secrets->items[i];
         }
@@ -69,14 +69,17 @@ static const manifest *find_secret(const manifest_list *secrets, const char *nam
  */
 static int secret_value(co_buf *out, const manifest *secret, const char *key)
 {
-    const char *s = ctl_cli__str_member(secret->obj, "stringData", key);
-    if (s) {
-        return co_buf_puts(out, s);
+    /* co_json_get() rather than co_json_str(): it also indexes a list standing in for the map
+     * (a numeric key), which this reader has always accepted */
+    struct json_object *v = co_json_get(secret->obj, "stringData", key, NULL);
+    if (json_object_is_type(v, json_type_string)) {
+        return co_buf_puts(out, json_object_get_string(v));
     }
-    s = ctl_cli__str_member(secret->obj, "data", key);
-    if (!s) {
+    v = co_json_get(secret->obj, "data", key, NULL);
+    if (!json_object_is_type(v, json_type_string)) {
         return CO_ENOTFOUND;
     }
+    const char *s = json_object_get_string(v);
     if (co_base64_decode(out, s, strlen(s), CO_BASE64_STD) < 0) {
         return co_error_wrap("%s:%d: Secret data.%s", secret->file, secret->line, key);
     }
@@ -282,7 +285,7 @@ static int read_substitute_file(struct json_object *vars, const char *path)
     int rc = ctl_cli__read_manifests(&l, path, false);
     for (size_t i = 0; rc == 0 && i < l.len; i++) {
         const manifest *m = &l.items[i];
-        const char *kind = ctl_cli__str_member(m->obj, "kind", NULL);
+        const char *kind = co_json_str(m->obj, "kind", NULL);
         if (kind && strcmp(kind, "Secret") == 0) {
             rc = add_secret_variables(vars, m);
             continue;

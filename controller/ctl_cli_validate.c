@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "co/util/error.h"
+#include "co/json/json.h"
 #include "co/api/policy.h"
 #include "controller/ctl_cli_int.h"
 
@@ -27,7 +28,7 @@ typedef struct validate_ctx {
 static void
 describe(char *buf, size_t size, const char *kind, const struct json_object *obj, const char *ns)
 {
-    const char *name = ctl_cli__str_member(obj, "metadata", "name");
+    const char *name = co_json_meta_name(obj);
     if (ns) {
         (void)snprintf(buf, size, "%s \"%s/%s\"", kind, ns, name ? name : "");
     } else {
@@ -70,7 +71,7 @@ static int report_violations(validate_ctx *vc,
  */
 static int validate_component(validate_ctx *vc, FILE *err, const manifest *m)
 {
-    const char *ns = ctl_cli__str_member(m->obj, "metadata", "namespace");
+    const char *ns = co_json_meta_namespace(m->obj);
     if (!ns || !ns[0]) {
         ns = vc->default_ns;
     }
@@ -252,15 +253,15 @@ int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err)
                 vc.errors++;
             }
         } else if (cls == OBJ_COMPONENT) {
-            const char *cns = ctl_cli__str_member(m->obj, "metadata", "namespace");
+            const char *cns = co_json_meta_namespace(m->obj);
             if (co_depgraph_set_object(vc.graph, m->obj, cns && cns[0] ? cns : ns) < 0) {
                 co_error_clear(); /* no name: validation reports it */
             }
             ncomponents++;
         } else {
             ctl_cli__print_place(err, m);
-            const char *kind = ctl_cli__str_member(m->obj, "kind", NULL);
-            const char *api = ctl_cli__str_member(m->obj, "apiVersion", NULL);
+            const char *kind = co_json_str(m->obj, "kind", NULL);
+            const char *api = co_json_str(m->obj, "apiVersion", NULL);
             fprintf(err, "error: not a Component or ComponentPolicy (apiVersion %s, kind %s)\n",
                     api ? api : "missing", kind ? kind : "missing");
             vc.errors++;

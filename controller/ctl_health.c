@@ -87,19 +87,6 @@ int_field(const struct json_object *obj, const char *a, const char *b, const cha
     return json_object_get_int64(v);
 }
 
-static const char *string_field(const struct json_object *obj,
-                                const char *a,
-                                const char *b,
-                                const char *c,
-                                const char *dflt)
-{
-    const struct json_object *v = co_json_get(obj, a, b, c, NULL);
-    if (!v || !json_object_is_type((struct json_object *)v, json_type_string)) {
-        return dflt;
-    }
-    return json_object_get_string((struct json_object *)v);
-}
-
 typedef struct condition {
     const char *type;
     const char *status;
@@ -303,7 +290,8 @@ static result deployment(const struct json_object *o, const conditions *cs)
 
 static result statefulset(const struct json_object *o)
 {
-    if (strcmp(string_field(o, "spec", "updateStrategy", "type", ""), "OnDelete") == 0) {
+    const char *strategy = co_json_str(o, "spec", "updateStrategy", "type", NULL);
+    if (strategy && strcmp(strategy, "OnDelete") == 0) {
         return current("StatefulSet is using the OnDelete update strategy");
     }
     int64_t spec = int_field(o, "spec", "replicas", NULL, 1);
@@ -331,8 +319,9 @@ static result statefulset(const struct json_object *o)
     if (spec > cur) {
         return in_progress("Too few current replicas");
     }
-    if (strcmp(string_field(o, "status", "currentRevision", NULL, ""),
-               string_field(o, "status", "updateRevision", NULL, "")) != 0) {
+    const char *current_rev = co_json_str(o, "status", "currentRevision", NULL);
+    const char *update_rev = co_json_str(o, "status", "updateRevision", NULL);
+    if (strcmp(current_rev ? current_rev : "", update_rev ? update_rev : "") != 0) {
         return in_progress("Waiting for updated revision to match current");
     }
     return current("All replicas scheduled as expected");
@@ -392,6 +381,9 @@ static result replicaset(const struct json_object *o, const conditions *cs)
 static int64_t parse_time(const char *s)
 {
     int64_t ns = 0;
+    if (!s) {
+        return -1;
+    }
     if (co_time_parse(&ns, s) < 0) {
         co_error_clear();
         return -1;
@@ -407,8 +399,8 @@ static bool crash_looping(const struct json_object *o)
     }
     for (size_t i = 0; i < json_object_array_length(css); i++) {
         const struct json_object *cs = json_object_array_get_idx(css, i);
-        if (strcmp(string_field(cs, "state", "waiting", "reason", ""), "CrashLoopBackOff") == 0 &&
-            co_json_get(cs, "name", NULL)) {
+        const char *reason = co_json_str(cs, "state", "waiting", "reason", NULL);
+        if (reason && strcmp(reason, "CrashLoopBackOff") == 0 && co_json_get(cs, "name", NULL)) {
             return true;
         }
     }
@@ -417,7 +409,10 @@ static bool crash_looping(const struct json_object *o)
 
 static int pod(result *out, const struct json_object *o, const conditions *cs, int64_t now)
 {
-    const char *phase = string_field(o, "status", "phase", NULL, "");
+    const char *phase = co_json_str(o, "status", "phase", NULL);
+    if (!phase) {
+        phase = "";
+    }
     if (strcmp(phase, "Succeeded") == 0) {
         *out = current("Pod has completed successfully");
     } else if (strcmp(phase, "Failed") == 0) {
@@ -441,8 +436,7 @@ static int pod(result *out, const struct json_object *o, const conditions *cs, i
             }
         }
         if (sched && strcmp(sched->reason, "Unschedulable") == 0) {
-            int64_t created =
-                parse_time(string_field(o, "metadata", "creationTimestamp", NULL, ""));
+            int64_t created = parse_time(co_json_str(o, "metadata", "creationTimestamp", NULL));
             /* 15 seconds to get scheduled before reporting the Pod as unschedulable */
             if (created >= 0 && now - 15 < created) {
                 *out = in_progress("Pod has not been scheduled");
@@ -471,7 +465,8 @@ static result job(const struct json_object *o, const conditions *cs)
             return failed("Job Failed");
         }
     }
-    if (string_field(o, "status", "startTime", NULL, "")[0] == '\0') {
+    const char *started = co_json_str(o, "status", "startTime", NULL);
+    if (!started || !*started) {
         return in_progress("Job not started");
     }
     return current("Job in progress");
@@ -479,8 +474,9 @@ static result job(const struct json_object *o, const conditions *cs)
 
 static result service(const struct json_object *o)
 {
-    if (strcmp(string_field(o, "spec", "type", NULL, "ClusterIP"), "LoadBalancer") == 0 &&
-        string_field(o, "spec", "clusterIP", NULL, "")[0] == '\0') {
+    const char *type = co_json_str(o, "spec", "type", NULL);
+    const char *cluster_ip = co_json_str(o, "spec", "clusterIP", NULL);
+    if (type && strcmp(type, "LoadBalancer") == 0 && (!cluster_ip || !*cluster_ip)) {
         return in_progress("ClusterIP not set. Service type: LoadBalancer");
     }
     return current("Service is ready");
@@ -528,9 +524,8 @@ static int kstatus_compute(result *out,
                            const char *kind,
                            int64_t now)
 {
-    const struct json_object *dt = co_json_get(o, "metadata", "deletionTimestamp", NULL);
-    if (dt && json_object_is_type((struct json_object *)dt, json_type_string) &&
-        json_object_get_string((struct json_object *)dt)[0]) {
+    const char *deleted_at = co_json_str(o, "metadata", "deletionTimestamp", NULL);
+    if (deleted_at && *deleted_at) {
         *out = (result){CTL_HEALTH_TERMINATING, "Resource scheduled for deletion"};
         return 0;
     }
@@ -562,7 +557,8 @@ static int kstatus_compute(result *out,
     } else if (always_ready(group, kind)) {
         *out = current("Resource is always ready");
     } else if (group[0] == '\0' && strcmp(kind, "PersistentVolumeClaim") == 0) {
-        if (strcmp(string_field(o, "status", "phase", NULL, "unknown"), "Bound") == 0) {
+        const char *phase = co_json_str(o, "status", "phase", NULL);
+        if (phase && strcmp(phase, "Bound") == 0) {
             *out = current("PVC is Bound");
         } else {
             *out = in_progress("PVC is not Bound");
@@ -716,9 +712,9 @@ int ctl_health_compute(ctl_health *out,
         goto done;
     }
 
-    const struct json_object *hint = co_json_get(obj, "metadata", "annotations", hint_key, NULL);
-    if (hint && json_object_is_type((struct json_object *)hint, json_type_string)) {
-        rc = parse_hints(&h, json_object_get_string((struct json_object *)hint));
+    const char *hint = co_json_meta_annotation(obj, hint_key);
+    if (hint) {
+        rc = parse_hints(&h, hint);
         if (rc < 0) {
             goto done;
         }
@@ -731,8 +727,14 @@ int ctl_health_compute(ctl_health *out,
         obj = hinted;
     }
 
-    const char *api_version = string_field(obj, "apiVersion", NULL, NULL, "");
-    const char *kind = string_field(obj, "kind", NULL, NULL, "");
+    const char *api_version = co_json_str(obj, "apiVersion", NULL);
+    const char *kind = co_json_str(obj, "kind", NULL);
+    if (!api_version) {
+        api_version = "";
+    }
+    if (!kind) {
+        kind = "";
+    }
     const char *slash = strchr(api_version, '/');
     char group[256] = "";
     if (slash) {

@@ -27,16 +27,6 @@ const char *const ctl_manager__flux_kinds[NFLUX][2] = {
     {"fluxHelmChart", "HelmChart"},
 };
 
-const char *ctl_manager__string(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return NULL;
-    }
-    return json_object_get_string(v);
-}
-
 co_kube_informer *ctl_manager__informer_for(ctl_manager *m, const char *ns)
 {
     if (m->nnamespaces == 0) {
@@ -114,12 +104,12 @@ void ctl_manager__graph_dependents(ctl_manager *m, const char *key, co_depgraph_
 static char *flux_source_key(const struct json_object *obj)
 {
     struct json_object *sr = co_json_get(obj, "spec", "sourceRef", NULL);
-    const char *ns = ctl_manager__string(co_json_get(obj, "metadata", NULL), "namespace");
+    const char *ns = co_json_meta_namespace(obj);
     for (size_t i = 0; i < NFLUX; i++) {
         struct json_object *v = co_json_get(sr, ctl_manager__flux_kinds[i][0], NULL);
-        const char *n = ctl_manager__string(v, "name");
+        const char *n = co_json_str(v, "name", NULL);
         if (n) {
-            const char *sns = ctl_manager__string(v, "namespace");
+            const char *sns = co_json_str(v, "namespace", NULL);
             return co_xasprintf("%s/%s/%s", ctl_manager__flux_kinds[i][1],
                                 sns && *sns ? sns
                                 : ns        ? ns
@@ -151,8 +141,8 @@ static int index_inventory(co_kube_keys *out, const struct json_object *obj, voi
     for (size_t i = 0; i < n; i++) {
         struct json_object *it = json_object_array_get_idx(inv, i);
         char *k = ctl_manager__inventory_key(
-            ctl_manager__string(it, "group"), ctl_manager__string(it, "kind"),
-            ctl_manager__string(it, "namespace"), ctl_manager__string(it, "name"));
+            co_json_str(it, "group", NULL), co_json_str(it, "kind", NULL),
+            co_json_str(it, "namespace", NULL), co_json_str(it, "name", NULL));
         co_kube_keys_add(out, k);
         free(k);
     }
@@ -234,9 +224,8 @@ static void enqueue_dependants(ctl_manager *m, const struct json_object *obj)
  * reconcile of the Component happens to run). */
 static void release_obj(ctl_manager *m, const struct json_object *obj)
 {
-    struct json_object *meta = co_json_get(obj, "metadata", NULL);
-    const char *ns = ctl_manager__string(meta, "namespace");
-    const char *name = ctl_manager__string(meta, "name");
+    const char *ns = co_json_meta_namespace(obj);
+    const char *name = co_json_meta_name(obj);
     if (m->release && ns && name) {
         m->release(m->release_ctx, ns, name);
     }
@@ -266,13 +255,12 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
      * the deletion flow */
     if (og != ng ||
         !same_json(co_json_get(om, "annotations", NULL), co_json_get(nm, "annotations", NULL)) ||
-        !same_str(ctl_manager__string(om, "deletionTimestamp"),
-                  ctl_manager__string(nm, "deletionTimestamp")) ||
+        !same_str(co_json_str(om, "deletionTimestamp", NULL),
+                  co_json_str(nm, "deletionTimestamp", NULL)) ||
         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
         enqueue_obj(m, new_obj);
     }
-    if (!ctl_manager__string(om, "deletionTimestamp") &&
-        ctl_manager__string(nm, "deletionTimestamp")) {
+    if (!co_json_str(om, "deletionTimestamp", NULL) && co_json_str(nm, "deletionTimestamp", NULL)) {
         release_obj(m, new_obj); /* a Component being deleted never reads its source again */
     }
     /* dependants wait for this one to be Ready (and synced) */
@@ -280,10 +268,10 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
     struct json_object *os = co_json_get(old_obj, "status", NULL);
     struct json_object *ns = co_json_get(new_obj, "status", NULL);
     if (ready && (!ctl_state_component_ready(old_obj) ||
-                  !same_str(ctl_manager__string(os, "lastAttemptedDigest"),
-                            ctl_manager__string(ns, "lastAttemptedDigest")) ||
-                  !same_str(ctl_manager__string(os, "lastAttemptedRevision"),
-                            ctl_manager__string(ns, "lastAttemptedRevision")))) {
+                  !same_str(co_json_str(os, "lastAttemptedDigest", NULL),
+                            co_json_str(ns, "lastAttemptedDigest", NULL)) ||
+                  !same_str(co_json_str(os, "lastAttemptedRevision", NULL),
+                            co_json_str(ns, "lastAttemptedRevision", NULL)))) {
         enqueue_dependants(m, new_obj);
     }
     if (!same_json(co_json_get(old_obj, "spec", "dependencies", NULL),
@@ -327,14 +315,14 @@ static bool flux_ready_artifact(const struct json_object *src, const char **dig,
         if (co_json_get_int64(&og, c, "observedGeneration", NULL) < 0) {
             og = -2;
         }
-        if (same_str(ctl_manager__string(c, "type"), "Ready") &&
-            same_str(ctl_manager__string(c, "status"), "True") && og == gen) {
+        if (same_str(co_json_str(c, "type", NULL), "Ready") &&
+            same_str(co_json_str(c, "status", NULL), "True") && og == gen) {
             ready = true;
         }
     }
     struct json_object *a = co_json_get(src, "status", "artifact", NULL);
-    *dig = ctl_manager__string(a, "digest");
-    *rev = ctl_manager__string(a, "revision");
+    *dig = co_json_str(a, "digest", NULL);
+    *rev = co_json_str(a, "revision", NULL);
     return ready && *dig && **dig && *rev && **rev;
 }
 
@@ -347,10 +335,9 @@ on_flux_update(const struct json_object *old_obj, const struct json_object *new_
     if (!flux_ready_artifact(new_obj, &dig, &rev)) {
         return;
     }
-    const char *kind = ctl_manager__string(new_obj, "kind");
-    struct json_object *meta = co_json_get(new_obj, "metadata", NULL);
-    const char *sns = ctl_manager__string(meta, "namespace");
-    const char *sname = ctl_manager__string(meta, "name");
+    const char *kind = co_json_str(new_obj, "kind", NULL);
+    const char *sns = co_json_meta_namespace(new_obj);
+    const char *sname = co_json_meta_name(new_obj);
     char *key = co_xasprintf("%s/%s/%s", kind ? kind : "", sns ? sns : "", sname ? sname : "");
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         struct json_object *list = NULL;
@@ -362,8 +349,8 @@ on_flux_update(const struct json_object *old_obj, const struct json_object *new_
             struct json_object *c = json_object_array_get_idx(list, j);
             struct json_object *st = co_json_get(c, "status", NULL);
             if (ctl_state_component_ready(c) &&
-                same_str(ctl_manager__string(st, "lastAttemptedDigest"), dig) &&
-                same_str(ctl_manager__string(st, "lastAttemptedRevision"), rev)) {
+                same_str(co_json_str(st, "lastAttemptedDigest", NULL), dig) &&
+                same_str(co_json_str(st, "lastAttemptedRevision", NULL), rev)) {
                 continue;
             }
             enqueue_obj(m, c);

@@ -200,20 +200,6 @@ char *ctl_hash_owner_id(const char *owner_id)
     return co_base32_lower(sum, sizeof(sum));
 }
 
-/* ---- small json helpers --------------------------------------------------------------------- */
-
-static const char *str_at(const struct json_object *obj, const char *a, const char *b)
-{
-    struct json_object *v = b ? co_json_get(obj, a, b, NULL) : co_json_get(obj, a, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static const char *annotation(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, "metadata", "annotations", key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* Splits an apiVersion into group and version (new strings). */
 static int split_api_version(char **group, char **version, const char *api_version)
 {
@@ -392,7 +378,7 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
     int r;
 
     o->adoption = d->adoption;
-    if ((v = annotation(m, CTL_ANN_ADOPTION_POLICY))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_ADOPTION_POLICY))) {
         r = lookup_policy(v, adoption_name, CO_ADOPTION_NEVER, CO_ADOPTION_ALWAYS, false);
         if (r == -1) {
             goto bad;
@@ -402,7 +388,7 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         }
     }
     o->reconcile = CTL_RECONCILE_ON_OBJECT_CHANGE;
-    if ((v = annotation(m, CTL_ANN_RECONCILE_POLICY))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_RECONCILE_POLICY))) {
         r = lookup_policy(v, reconcile_name, CTL_RECONCILE_ON_OBJECT_CHANGE, CTL_RECONCILE_ONCE,
                           false);
         if (r == -1) {
@@ -413,7 +399,7 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         }
     }
     o->update = d->update;
-    if ((v = annotation(m, CTL_ANN_UPDATE_POLICY))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_UPDATE_POLICY))) {
         r = lookup_policy(v, update_name, CO_UPDATE_RECREATE, CO_UPDATE_SSA_OVERRIDE, true);
         if (r == -1) {
             goto bad_update;
@@ -423,7 +409,7 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         }
     }
     o->delete_policy = d->delete_policy;
-    if ((v = annotation(m, CTL_ANN_DELETE_POLICY))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_DELETE_POLICY))) {
         r = lookup_policy(v, delete_name, CO_DELETE_DELETE, CO_DELETE_ORPHAN_ON_DELETE, true);
         if (r == -1) {
             goto bad_delete;
@@ -433,7 +419,7 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         }
     }
     o->reapply_ns = d->reapply_ns;
-    if ((v = annotation(m, CTL_ANN_REAPPLY_INTERVAL))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_REAPPLY_INTERVAL))) {
         int64_t ns;
         if (co_duration_parse(&ns, v) < 0) {
             return co_error_wrap("invalid value for annotation %s: %s", CTL_ANN_REAPPLY_INTERVAL,
@@ -444,22 +430,22 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         }
     }
     o->apply_order = 0;
-    if ((v = annotation(m, CTL_ANN_APPLY_ORDER)) &&
+    if ((v = co_json_meta_annotation(m, CTL_ANN_APPLY_ORDER)) &&
         parse_order(&o->apply_order, v, CTL_ANN_APPLY_ORDER) < 0) {
         return CO_EINVALID;
     }
     o->delete_order = 0;
-    if ((v = annotation(m, CTL_ANN_DELETE_ORDER)) &&
+    if ((v = co_json_meta_annotation(m, CTL_ANN_DELETE_ORDER)) &&
         parse_order(&o->delete_order, v, CTL_ANN_DELETE_ORDER) < 0) {
         return CO_EINVALID;
     }
     o->purge_order = CTL_NO_PURGE;
-    if ((v = annotation(m, CTL_ANN_PURGE_ORDER)) &&
+    if ((v = co_json_meta_annotation(m, CTL_ANN_PURGE_ORDER)) &&
         parse_order(&o->purge_order, v, CTL_ANN_PURGE_ORDER) < 0) {
         return CO_EINVALID;
     }
     o->auxiliary = false;
-    if ((v = annotation(m, CTL_ANN_PARTICIPATION))) {
+    if ((v = co_json_meta_annotation(m, CTL_ANN_PARTICIPATION))) {
         char *k = ctl_to_kebab(v);
         bool aux = !strcmp(k, "auxiliary");
         bool ok = aux || !*k || !strcmp(k, "required");
@@ -489,7 +475,7 @@ static int read_managed_types(ctl_obj *o)
 {
     const char *g, *v, *k;
     if (ctl_is_crd(o->group, o->kind)) {
-        g = str_at(o->manifest, "spec", "group");
+        g = co_json_str(o->manifest, "spec", "group", NULL);
         k = co_json_get(o->manifest, "spec", "names", "kind", NULL)
                 ? json_object_get_string(co_json_get(o->manifest, "spec", "names", "kind", NULL))
                 : NULL;
@@ -499,8 +485,8 @@ static int read_managed_types(ctl_obj *o)
                                              "spec.names.kind");
         }
     } else if (ctl_is_apiservice(o->group, o->kind)) {
-        g = str_at(o->manifest, "spec", "group");
-        v = str_at(o->manifest, "spec", "version");
+        g = co_json_str(o->manifest, "spec", "group", NULL);
+        v = co_json_str(o->manifest, "spec", "version", NULL);
         k = "*";
         if (!g || !v || !*v) {
             return co_error_set(CO_EINVALID, "api service needs spec.group and spec.version");
@@ -590,11 +576,11 @@ static int normalise(ctl_obj *o, struct json_object *m, size_t index)
         return co_error_set(CO_EINVALID, "object [%zu]: expected object, got %s", index,
                             co_json_type_name(m));
     }
-    const char *av = str_at(m, "apiVersion", NULL);
-    const char *kind = str_at(m, "kind", NULL);
-    const char *name = str_at(m, "metadata", "name");
-    const char *ns = str_at(m, "metadata", "namespace");
-    const char *gen = str_at(m, "metadata", "generateName");
+    const char *av = co_json_str(m, "apiVersion", NULL);
+    const char *kind = co_json_str(m, "kind", NULL);
+    const char *name = co_json_meta_name(m);
+    const char *ns = co_json_meta_namespace(m);
+    const char *gen = co_json_str(m, "metadata", "generateName", NULL);
     char *key = NULL;
     int rc = 0;
 
@@ -674,10 +660,10 @@ fix_scope(int *namespaced_out, ctl_objset *set, size_t i, ctl_scope_fn scope, vo
     for (size_t j = 0; j < set->len; j++) {
         const ctl_obj *t = &set->objs[j];
         if (ctl_is_crd(t->group, t->kind)) {
-            const char *g = str_at(t->manifest, "spec", "group");
+            const char *g = co_json_str(t->manifest, "spec", "group", NULL);
             struct json_object *k = co_json_get(t->manifest, "spec", "names", "kind", NULL);
             if (g && k && !strcmp(g, o->group) && !strcmp(json_object_get_string(k), o->kind)) {
-                const char *s = str_at(t->manifest, "spec", "scope");
+                const char *s = co_json_str(t->manifest, "spec", "scope", NULL);
                 namespaced = s && !strcmp(s, "Cluster") ? 0 : 1;
                 known = true;
                 break;
@@ -687,8 +673,8 @@ fix_scope(int *namespaced_out, ctl_objset *set, size_t i, ctl_scope_fn scope, vo
     for (size_t j = 0; !known && j < set->len; j++) {
         const ctl_obj *t = &set->objs[j];
         if (ctl_is_apiservice(t->group, t->kind)) {
-            const char *g = str_at(t->manifest, "spec", "group");
-            const char *v = str_at(t->manifest, "spec", "version");
+            const char *g = co_json_str(t->manifest, "spec", "group", NULL);
+            const char *v = co_json_str(t->manifest, "spec", "version", NULL);
             if (g && v && !strcmp(g, o->group) && !strcmp(v, o->version)) {
                 known = true;
             }
@@ -922,9 +908,8 @@ static int item_enum(int *out,
                      int last,
                      int dflt)
 {
-    struct json_object *v = co_json_get(o, f, NULL);
-    const char *s = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-    if (!*s) {
+    const char *s = co_json_str(o, f, NULL);
+    if (!s || !*s) {
         *out = dflt;
         return 0;
     }
@@ -1122,18 +1107,16 @@ int ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const c
     if (!live) {
         return 0;
     }
-    struct json_object *l = co_json_get(live, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL);
-    const char *owner =
-        l && json_object_is_type(l, json_type_string) ? json_object_get_string(l) : "";
+    const char *owner = co_json_meta_label(live, CTL_LABEL_OWNER_ID);
     int rc = 0;
     char *key = NULL;
-    if (!*owner) {
+    if (!owner || !*owner) {
         if (o->adoption != CO_ADOPTION_IF_UNOWNED && o->adoption != CO_ADOPTION_ALWAYS) {
             key = ctl_obj_key(o);
             rc = co_error_set(CO_ECONFLICT, "found existing object %s without owner", key);
         }
     } else if (strcmp(owner, hashed) != 0 && o->adoption != CO_ADOPTION_ALWAYS) {
-        const char *clear = annotation(live, CTL_ANN_OWNER_ID);
+        const char *clear = co_json_meta_annotation(live, CTL_ANN_OWNER_ID);
         key = ctl_obj_key(o);
         rc = co_error_set(CO_ECONFLICT, "owner conflict; object %s is owned by %s", key,
                           clear ? clear : "");
@@ -1144,8 +1127,8 @@ int ctl_adoption_check(const ctl_obj *o, const struct json_object *live, const c
 
 static bool has_owner_label(const struct json_object *live)
 {
-    struct json_object *l = co_json_get(live, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL);
-    return l && json_object_is_type(l, json_type_string) && *json_object_get_string(l);
+    const char *owner = co_json_meta_label(live, CTL_LABEL_OWNER_ID);
+    return owner && *owner;
 }
 
 static int claim_check(const ctl_obj *o, ctl_claim_fn claimed, void *payload)

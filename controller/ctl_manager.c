@@ -177,7 +177,7 @@ static int read_cluster_id(ctl_manager *m)
     if (rc < 0) {
         return co_error_wrap("reading the cluster id (namespace kube-system)");
     }
-    const char *uid = ctl_manager__string(co_json_get(ns, "metadata", NULL), "uid");
+    const char *uid = co_json_str(ns, "metadata", "uid", NULL);
     if (!uid || !*uid) {
         json_object_put(ns);
         return co_error_set(CO_EINVALID, "namespace kube-system has no uid");

@@ -120,8 +120,6 @@ struct ctl_manager {
 
 /* ---- ctl_informers.c ---------------------------------------------------------------------- */
 
-/* A string member of a cached object, or NULL. */
-const char *ctl_manager__string(const struct json_object *obj, const char *key);
 /* The Component informer that watches namespace @p ns, or NULL. */
 co_kube_informer *ctl_manager__informer_for(ctl_manager *m, const char *ns);
 /* Dependency keys "ns/name" of a Component object; none when it has no namespace or name. */

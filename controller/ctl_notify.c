@@ -66,18 +66,6 @@ static void count(ctl_notify *n, outcome o, unsigned long k)
 
 /* ---- the body ------------------------------------------------------------------------------ */
 
-static const char *meta_str(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, "metadata", key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static const char *top_str(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = co_json_get(obj, key, NULL);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static void add_str(struct json_object *o, const char *key, const char *value)
 {
     if (value && value[0]) {
@@ -108,12 +96,12 @@ static char *build_body(const ctl_notify *n,
                         const char *const *metadata)
 {
     struct json_object *ref = json_object_new_object();
-    add_str(ref, "kind", top_str(involved, "kind"));
-    add_str(ref, "namespace", meta_str(involved, "namespace"));
-    add_str(ref, "name", meta_str(involved, "name"));
-    add_str(ref, "uid", meta_str(involved, "uid"));
-    add_str(ref, "apiVersion", top_str(involved, "apiVersion"));
-    add_str(ref, "resourceVersion", meta_str(involved, "resourceVersion"));
+    add_str(ref, "kind", co_json_str(involved, "kind", NULL));
+    add_str(ref, "namespace", co_json_meta_namespace(involved));
+    add_str(ref, "name", co_json_meta_name(involved));
+    add_str(ref, "uid", co_json_str(involved, "metadata", "uid", NULL));
+    add_str(ref, "apiVersion", co_json_str(involved, "apiVersion", NULL));
+    add_str(ref, "resourceVersion", co_json_str(involved, "metadata", "resourceVersion", NULL));
 
     struct json_object *md = json_object_new_object();
     for (const char *const *p = metadata; p && p[0] && p[1]; p += 2) {
@@ -370,8 +358,8 @@ void ctl_notify_event(ctl_notify *n,
                       const char *const *metadata)
 {
     /* Flux's recorder sends nothing for an object it cannot reference completely */
-    const char *kind = top_str(involved, "kind"), *name = meta_str(involved, "name"),
-               *ns = meta_str(involved, "namespace");
+    const char *kind = co_json_str(involved, "kind", NULL), *name = co_json_meta_name(involved),
+               *ns = co_json_meta_namespace(involved);
     char *body = kind && kind[0] && name && name[0] && ns && ns[0]
                      ? build_body(n, involved, type, reason, message, metadata)
                      : NULL;

@@ -17,16 +17,6 @@
 #include "co/json/json.h"
 #include "co/util/time.h"
 
-static const char *string_at(const struct json_object *obj, const char *key)
-{
-    struct json_object *v = NULL;
-    if (!obj || !json_object_is_type(obj, json_type_object) ||
-        !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
-        return "";
-    }
-    return json_object_get_string(v);
-}
-
 static struct json_object *ready_condition(const struct json_object *status)
 {
     struct json_object *conds = NULL;
@@ -37,7 +27,8 @@ static struct json_object *ready_condition(const struct json_object *status)
     size_t n = json_object_array_length(conds);
     for (size_t i = 0; i < n; i++) {
         struct json_object *c = json_object_array_get_idx(conds, i);
-        if (strcmp(string_at(c, "type"), "Ready") == 0) {
+        const char *type = co_json_str(c, "type", NULL);
+        if (type && strcmp(type, "Ready") == 0) {
             return c;
         }
     }
@@ -96,12 +87,14 @@ void ctl_state_set(co_component_status *status,
 
 const char *ctl_state_get(const struct json_object *status)
 {
-    return string_at(status, "state");
+    const char *state = co_json_str(status, "state", NULL);
+    return state ? state : "";
 }
 
 const char *ctl_state_reason(const struct json_object *status)
 {
-    return string_at(ready_condition(status), "reason");
+    const char *reason = co_json_str(ready_condition(status), "reason", NULL);
+    return reason ? reason : "";
 }
 
 char *ctl_capitalise(const char *msg)
