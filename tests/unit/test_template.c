@@ -673,6 +673,12 @@ static void test_template__to_date_resolves_zones_in_local(void **state)
                  moved[i].layout, moved[i].value);
         expect(text, moved[i].want);
     }
+    /* MSK was +0400 from 2011 to 2014: the zone in effect decides, not the first of the name */
+    setenv("TZ", "Europe/Moscow", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    expect("{{ toDate \"2006-01-02 15:04 MST\" \"2012-07-01 12:00 MSK\" }}",
+           "2012-07-01 12:00:00 +0400 MSK");
+    expect("{{ toDate \"2006-01-02 15:04 MST\" \"2020-07-01 12:00 MSK\" }}",
+           "2020-07-01 12:00:00 +0300 MSK");
     unsetenv("TZ"); // NOLINT(concurrency-mt-unsafe): single-threaded test
 }
 
