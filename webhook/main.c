@@ -8,7 +8,6 @@
  * Signals are blocked in every thread and taken synchronously here with sigwait(), so no work
  * ever happens in a signal handler.
  */
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_config.h"
 #include "co/kube/kube_transport.h"
+#include "co/util/daemon.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
 #include "webhook/wh_admission.h"
@@ -245,11 +245,7 @@ int main(int argc, char **argv)
 
     /* Block the signals before any thread exists, so that every thread inherits the mask. */
     sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    co_daemon_block_signals(&stop);
 
     co_log(CO_LOG_INFO, "starting", "version", CO_VERSION, "leader-elect",
            cfg.leader_elect ? "true" : "false", NULL);
