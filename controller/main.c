@@ -5,12 +5,12 @@
  * leadership is lost. Signals are blocked in every thread and taken synchronously here with
  * sigtimedwait(), so no work ever happens in a signal handler.
  */
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "co/util/daemon.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
 #include "co/util/net.h"
@@ -33,11 +33,7 @@ int main(int argc, char **argv)
     }
 
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    co_daemon_block_signals(&set);
 
     char denied[1024];
     co_net_deny_describe(denied, sizeof(denied));

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "co/render/helm.h"
+#include "co/util/budget.h"
+#include "co/util/caps.h"
 #include "co/json/json.h"
 #include "co/render/vfs.h"
 #include "co/json/yaml.h"
@@ -851,6 +853,87 @@ static void test_helm__api_versions_from_discovery_list_kinds_once(void **state)
     co_helm_strv_free(NULL);
 }
 
+/* ---- co_helm_template's steps ------------------------------------------------------------- */
+
+/* What is refused before any template runs, each error naming what is wrong. */
+static void test_helm__template_refuses_bad_input_before_rendering(void **state)
+{
+    (void)state;
+    co_vfs *fs = chart_with("a: 1\n");
+    int rc = 0;
+    assert_null(render_tree(fs, "[1, 2]", NULL, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_string_equal(co_error_last(), "values: expected a map, got array");
+    co_helm_options opts = {.kube_version = "one.two"};
+    assert_null(render_tree(fs, NULL, &opts, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_string_equal(co_error_last(), "kube version \"one.two\": not a semantic version");
+    co_vfs_free(fs);
+
+    /* the values of the tree: a subchart's section that is not a map */
+    char *dir = co_test_fixture_path("helm/deps/chart");
+    assert_co_pass(co_vfs_new_disk(&fs, dir));
+    assert_null(render_tree(fs, "cache: 3", NULL, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "type mismatch on cache");
+    co_vfs_free(fs);
+    free(dir);
+}
+
+/* CO_HELM_SKIP_SCHEMA_VALIDATION and CO_HELM_SKIP_CRDS each skip their step alone; CRDs come
+ * first, printed as they are, and one that is not YAML names its file. */
+static void test_helm__template_skip_flags_and_crds(void **state)
+{
+    (void)state;
+    co_vfs *fs =
+        mem_tree("Chart.yaml", "apiVersion: v2\nname: s\nversion: 1.0.0\n", "values.schema.json",
+                 "{\"properties\": {\"count\": {\"type\": \"integer\"}}}", "crds/c.yaml",
+                 "kind: CustomResourceDefinition\nmetadata: {name: c}\n", "templates/t.yaml",
+                 "kind: ConfigMap\ncount: {{ .Values.count }}\n", NULL);
+    int rc = 0;
+    assert_null(render_tree(fs, "count: x", NULL, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "count: Invalid type. Expected: integer, given: string");
+    co_helm_options opts = {.flags = CO_HELM_SKIP_SCHEMA_VALIDATION};
+    struct json_object *out = render_tree(fs, "count: x", &opts, false, NULL);
+    assert_json_eq(out, "[{kind: CustomResourceDefinition, metadata: {name: c}},"
+                        " {kind: ConfigMap, count: x}]");
+    json_object_put(out);
+    opts.flags = CO_HELM_SKIP_CRDS;
+    out = render_tree(fs, "count: 1", &opts, false, NULL);
+    assert_json_eq(out, "[{kind: ConfigMap, count: 1}]");
+    json_object_put(out);
+    co_vfs_free(fs);
+
+    fs = mem_tree("Chart.yaml", "apiVersion: v2\nname: s\nversion: 1.0.0\n", "crds/bad.yaml",
+                  "a: [\n", NULL);
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    assert_int_equal(rc, CO_EINVALID);
+    assert_contains(co_error_last(), "s/crds/bad.yaml");
+    co_vfs_free(fs);
+}
+
+/* The templates' output stays until it is parsed: it is charged to the render's budget, and a
+ * template whose output does not fit is named. */
+static void test_helm__template_output_is_charged_to_the_budget(void **state)
+{
+    (void)state;
+    co_vfs *fs = chart_with("{{ $s := repeat 500000 \"x\" }}a: {{ $s }}\n"
+                            "b: {{ substr 0 100000 $s }}\n");
+    co_budget_limits limits = {.memory = CO_MIB};
+    co_budget_begin(&limits);
+    int rc = 0;
+    assert_null(render_tree(fs, NULL, NULL, false, &rc));
+    co_budget_end();
+    assert_int_equal(rc, CO_ETOOBIG);
+    assert_contains(co_error_last(), "l/templates/t.yaml: render budget exceeded");
+    struct json_object *out = render_tree(fs, NULL, NULL, false, &rc);
+    assert_non_null(out);
+    assert_int_equal(json_object_array_length(out), 1);
+    json_object_put(out);
+    co_vfs_free(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +961,9 @@ int main(void)
         cmocka_unit_test(test_helm__lookups_without_hooks_act_as_helm_template),
         cmocka_unit_test(test_helm__release_service_defaults_to_helm_and_takes_the_operators_name),
         cmocka_unit_test(test_helm__api_versions_from_discovery_list_kinds_once),
+        cmocka_unit_test(test_helm__template_refuses_bad_input_before_rendering),
+        cmocka_unit_test(test_helm__template_skip_flags_and_crds),
+        cmocka_unit_test(test_helm__template_output_is_charged_to_the_budget),
     };
     return cmocka_run_group_tests_name("helm", tests, NULL, NULL);
 }

@@ -625,6 +625,63 @@ static void test_template__local_zone_follows_tz(void **state)
     }
 }
 
+/* A zone named or numbered in a parsed value is resolved against Local as Go's
+ * ParseInLocation does (the oracle suite runs with a UTC Local, which has no zone to find):
+ * a name in effect then, else any zone of that name, else a fixed zone; an offset keeps Local
+ * when Local has that offset (and that name, if one was parsed) then. dateModify across the
+ * March switch tells Local (which moves to CEST) from a fixed zone (which does not). The
+ * expected values are Go's. */
+static void test_template__to_date_resolves_zones_in_local(void **state)
+{
+    (void)state;
+    setenv("TZ", "Europe/Berlin", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    static const struct {
+        const char *value;
+        const char *layout;
+        const char *want;
+    } cases[] = {
+        {"2020-07-01 12:00 CEST", "2006-01-02 15:04 MST", "2020-07-01 12:00:00 +0200 CEST"},
+        /* CEST is not in effect in January: its offset is taken, the time shown in CET */
+        {"2020-01-01 12:00 CEST", "2006-01-02 15:04 MST", "2020-01-01 11:00:00 +0100 CET"},
+        {"1900-01-01 12:00 CEST", "2006-01-02 15:04 MST", "1900-01-01 11:00:00 +0100 CET"},
+        {"2020-07-01 12:00 LMT", "2006-01-02 15:04 MST", "2020-07-01 13:06:32 +0200 CEST"},
+        {"2020-01-01 12:00 PST", "2006-01-02 15:04 MST", "2020-01-01 12:00:00 +0000 PST"},
+        {"2020-07-01 12:00 UTC", "2006-01-02 15:04 MST", "2020-07-01 12:00:00 +0000 UTC"},
+        {"2020-07-01 12:00", "2006-01-02 15:04", "2020-07-01 12:00:00 +0200 CEST"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        char text[160];
+        snprintf(text, sizeof(text), "{{ toDate \"%s\" \"%s\" }}", cases[i].layout, cases[i].value);
+        expect(text, cases[i].want);
+    }
+    static const struct {
+        const char *value;
+        const char *layout;
+        const char *want;
+    } moved[] = {
+        {"2020-03-28 12:00 CET", "2006-01-02 15:04 MST", "2020-03-30 13:00:00 +0200 CEST"},
+        {"2020-03-28 12:00 CET +0100", "2006-01-02 15:04 MST -0700",
+         "2020-03-30 13:00:00 +0200 CEST"},
+        {"2020-03-28 12:00 CEST +0100", "2006-01-02 15:04 MST -0700",
+         "2020-03-30 12:00:00 +0100 CEST"},
+        {"2020-03-28 12:00 +0100", "2006-01-02 15:04 -0700", "2020-03-30 13:00:00 +0200 CEST"},
+        {"2020-03-28 12:00 +0200", "2006-01-02 15:04 -0700", "2020-03-30 12:00:00 +0200 +0200"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(moved); i++) {
+        char text[200];
+        snprintf(text, sizeof(text), "{{ toDate \"%s\" \"%s\" | dateModify \"48h\" }}",
+                 moved[i].layout, moved[i].value);
+        expect(text, moved[i].want);
+    }
+    /* MSK was +0400 from 2011 to 2014: the zone in effect decides, not the first of the name */
+    setenv("TZ", "Europe/Moscow", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    expect("{{ toDate \"2006-01-02 15:04 MST\" \"2012-07-01 12:00 MSK\" }}",
+           "2012-07-01 12:00:00 +0400 MSK");
+    expect("{{ toDate \"2006-01-02 15:04 MST\" \"2020-07-01 12:00 MSK\" }}",
+           "2020-07-01 12:00:00 +0300 MSK");
+    unsetenv("TZ"); // NOLINT(concurrency-mt-unsafe): single-threaded test
+}
+
 /* now, ago and durationRound read the wall clock through the clock seam. */
 static void test_template__now_reads_the_clock(void **state)
 {
@@ -666,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_template__caller_functions),
         cmocka_unit_test(test_template__renders_concurrently),
         cmocka_unit_test(test_template__local_zone_follows_tz),
+        cmocka_unit_test(test_template__to_date_resolves_zones_in_local),
         cmocka_unit_test(test_template__now_reads_the_clock),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

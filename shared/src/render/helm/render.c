@@ -1326,35 +1326,72 @@ static int rendered_cmp(const void *a, const void *b)
     return strcmp(((const rendered *)a)->name, ((const rendered *)b)->name);
 }
 
-int co_helm_template(struct json_object **out,
-                     const co_helm_chart *c,
-                     const struct json_object *values,
-                     const co_helm_options *opts)
-{
-    int rc = 0;
-    co_helm_options defaults = {0};
-    helm_node *root = NULL;
-    struct json_object *vals = NULL;
-    struct json_object *final = NULL;
-    co_template_funcs *funcs = NULL;
-    co_template_set *set = NULL;
-    co_template_session *sess = NULL;
-    render_ctx rctx = {0};
-    build b = {0};
-    rendered *files = NULL;
-    size_t nfiles = 0;
-    manifests generic = {0};
-    manifests hooks = {0};
-    struct json_object *result = NULL;
-    char *kv = NULL;
-    char *kmaj = NULL;
-    char *kmin = NULL;
-    co_buf err = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
-    size_t total = 0;
+/* One co_helm_template call: what its steps build, owned here and released by run_dispose
+ * whichever step failed. The steps run in the order of Helm's install action, which decides
+ * the error a chart with several problems reports. */
+typedef struct helm_run {
+    const co_helm_options *opts;
+    char *kv; /* .Capabilities.KubeVersion: "v1.32.0", "1", "32" */
+    char *kmaj;
+    char *kmin;
+    helm_node *root;           /* the chart tree, dependencies enabled or not */
+    struct json_object *vals;  /* the caller's values, copied: processing edits them */
+    struct json_object *final; /* the values of the whole tree, coalesced */
+    co_template_funcs *funcs;
+    co_template_set *set;
+    co_template_session *sess;
+    render_ctx rctx;
+    tpl_x x;         /* the execution state every builtin value is made in */
+    co_buf err;      /* the text of x's last error */
+    build b;         /* the builtins and the templates to parse */
+    rendered *files; /* the executed templates' output, by name */
+    size_t nfiles;
+    manifests generic;
+    manifests hooks;
+} helm_run;
 
-    if (!opts) {
-        opts = &defaults;
+static void run_init(helm_run *r, const co_helm_options *opts)
+{
+    memset(r, 0, sizeof(*r));
+    r->opts = opts;
+    co_buf_init(&r->err, CO_MAX_ERROR_MESSAGE);
+}
+
+static void run_dispose(helm_run *r)
+{
+    manifests_dispose(&r->generic);
+    manifests_dispose(&r->hooks);
+    for (size_t i = 0; i < r->nfiles; i++) {
+        free(r->files[i].name);
+        free(r->files[i].text);
     }
+    free(r->files);
+    for (size_t i = 0; i < r->b.t.n; i++) {
+        free(r->b.t.items[i].name);
+        free(r->b.t.items[i].base_path);
+    }
+    free(r->b.t.items);
+    for (size_t i = 0; i < r->rctx.nincluded; i++) {
+        free(r->rctx.included[i].name);
+    }
+    free(r->rctx.included);
+    co_template_session_free(r->sess);
+    co_template_set_free(r->set);
+    co_template_funcs_free(r->funcs);
+    co_buf_dispose(&r->err);
+    json_object_put(r->final);
+    json_object_put(r->vals);
+    co_helm__node_free(r->root);
+    free(r->kv);
+    free(r->kmaj);
+    free(r->kmin);
+}
+
+/* What the install action refuses before anything is rendered: values that are not a map, a
+ * chart that is not an application (a library chart), and, as action.CheckDependencies, a
+ * dependency of the top chart's Chart.yaml missing from its charts/ (all of them named). */
+static int check_installable(const co_helm_chart *c, const struct json_object *values)
+{
     if (values && !json_object_is_type(values, json_type_object)) {
         return co_error_set(CO_EINVALID, "values: expected a map, got %s",
                             co_json_type_name(values));
@@ -1362,130 +1399,162 @@ int co_helm_template(struct json_object **out,
     if (c->meta.type && *c->meta.type && strcmp(c->meta.type, "application") != 0) {
         return co_error_set(CO_EINVALID, "%s charts are not installable", c->meta.type);
     }
-    /* action.CheckDependencies: every dependency of the top chart must be there. */
-    if (c->meta.has_deps) {
-        co_buf missing = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
-        for (size_t i = 0; i < c->meta.ndeps; i++) {
-            const char *want = c->meta.deps[i].name ? c->meta.deps[i].name : "";
-            bool found = false;
-            for (size_t j = 0; j < c->ndeps && !found; j++) {
-                found = strcmp(c->deps[j]->meta.name, want) == 0;
-            }
-            if (!found && co_buf_printf(&missing, "%s%s", missing.len ? ", " : "", want) < 0) {
-                break;
-            }
+    if (!c->meta.has_deps) {
+        return 0;
+    }
+    int rc = 0;
+    co_buf missing = CO_BUF_INIT(CO_MAX_ERROR_MESSAGE);
+    for (size_t i = 0; i < c->meta.ndeps; i++) {
+        const char *want = c->meta.deps[i].name ? c->meta.deps[i].name : "";
+        bool found = false;
+        for (size_t j = 0; j < c->ndeps && !found; j++) {
+            found = strcmp(c->deps[j]->meta.name, want) == 0;
         }
-        if (missing.len > 0) {
-            rc = co_error_set(CO_EINVALID,
-                              "found in Chart.yaml, but missing in charts/ directory: %s",
-                              co_buf_cstr(&missing));
-            co_buf_dispose(&missing);
+        if (!found && co_buf_printf(&missing, "%s%s", missing.len ? ", " : "", want) < 0) {
+            break; /* the list is capped; what fits names enough */
+        }
+    }
+    if (missing.len > 0) {
+        rc = co_error_set(CO_EINVALID, "found in Chart.yaml, but missing in charts/ directory: %s",
+                          co_buf_cstr(&missing));
+    }
+    co_buf_dispose(&missing);
+    return rc;
+}
+
+/* The values of the whole chart tree, as the install action makes them: dependencies enabled
+ * or disabled by conditions and tags and their values imported, then the charts' defaults
+ * coalesced under the caller's values, then every chart's values.schema.json checked (unless
+ * the caller skips it). The caller's values are copied, never edited. */
+static int tree_values(helm_run *r, const co_helm_chart *c, const struct json_object *values)
+{
+    r->root = co_helm__node_new(c, NULL);
+    r->vals = co_json_copy(values);
+    int rc = co_helm__process_dependencies(r->root, r->vals);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = co_helm__coalesce(&r->final, r->root, r->vals, false);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!(r->opts->flags & CO_HELM_SKIP_SCHEMA_VALIDATION)) {
+        return co_helm__validate_schema(r->root, r->final);
+    }
+    return 0;
+}
+
+/* The top chart's kubeVersion constraint against the Kubernetes version rendered for. */
+static int check_kube_version(const helm_run *r)
+{
+    const char *want = r->root->meta.kube_version;
+    if (want && *want && !co_helm__compatible_range(want, r->kv)) {
+        return co_error_set(CO_EINVALID,
+                            "chart requires kubeVersion: %s which is incompatible with Kubernetes "
+                            "%s",
+                            want, r->kv);
+    }
+    return 0;
+}
+
+/* The engine as Helm's: sprig without env and expandenv, Helm's functions, the lookup family
+ * through the caller's hooks, missing keys printed as zero values; one session, and the
+ * execution state that builds the builtins and runs the templates. */
+static int engine_new(helm_run *r)
+{
+    co_template_funcs_new(&r->funcs, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                         CO_TEMPLATE_FUNCS_HELM);
+    funcs_remove(r->funcs, "env");
+    funcs_remove(r->funcs, "expandenv");
+    tpl_register_all(r->funcs, helm_funcs, CO_ARRAY_SIZE(helm_funcs));
+    for (size_t i = 0; i < CO_ARRAY_SIZE(lookup_funcs); i++) {
+        int rc = co_template_funcs_add(r->funcs, lookup_funcs[i].name, lookup_funcs[i].nargs,
+                                       CO_TEMPLATE_NUMBERS_INT64, lookup_funcs[i].cb);
+        if (rc < 0) {
             return rc;
         }
-        co_buf_dispose(&missing);
     }
-    rc = kube_version(&kv, &kmaj, &kmin, opts->kube_version ? opts->kube_version : "v1.32.0");
-    if (rc < 0) {
-        goto done;
-    }
-
-    root = co_helm__node_new(c, NULL);
-    vals = co_json_copy(values);
-    rc = co_helm__process_dependencies(root, vals);
-    if (rc < 0) {
-        goto done;
-    }
-    rc = co_helm__coalesce(&final, root, vals, false);
-    if (rc < 0) {
-        goto done;
-    }
-    if (!(opts->flags & CO_HELM_SKIP_SCHEMA_VALIDATION)) {
-        rc = co_helm__validate_schema(root, final);
-        if (rc < 0) {
-            goto done;
-        }
-    }
-    if (root->meta.kube_version && *root->meta.kube_version &&
-        !co_helm__compatible_range(root->meta.kube_version, kv)) {
-        rc = co_error_set(CO_EINVALID,
-                          "chart requires kubeVersion: %s which is incompatible with Kubernetes "
-                          "%s",
-                          root->meta.kube_version, kv);
-        goto done;
-    }
-
-    co_template_funcs_new(&funcs, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
-                                      CO_TEMPLATE_FUNCS_HELM);
-    funcs_remove(funcs, "env");
-    funcs_remove(funcs, "expandenv");
-    tpl_register_all(funcs, helm_funcs, CO_ARRAY_SIZE(helm_funcs));
-    for (size_t i = 0; i < CO_ARRAY_SIZE(lookup_funcs); i++) {
-        rc = co_template_funcs_add(funcs, lookup_funcs[i].name, lookup_funcs[i].nargs,
-                                   CO_TEMPLATE_NUMBERS_INT64, lookup_funcs[i].cb);
-        if (rc < 0) {
-            goto done;
-        }
-    }
-    rctx.opts = opts;
+    r->rctx.opts = r->opts;
     co_template_options topts = {.name = "gotpl", .missingkey = CO_TEMPLATE_MISSINGKEY_ZERO};
-    co_template_set_new(&set, funcs, &topts);
-    co_template_env env = {.ctx = &rctx};
-    co_template_session_new(&sess, set, &env);
+    co_template_set_new(&r->set, r->funcs, &topts);
+    co_template_env env = {.ctx = &r->rctx};
+    co_template_session_new(&r->sess, r->set, &env);
 
-    tpl_x x;
-    memset(&x, 0, sizeof(x));
-    x.sess = sess;
-    x.set = set;
-    x.err = &err;
-    x.steps = &sess->steps;
-    x.code = CO_EINVALID;
-    b.x = &x;
+    memset(&r->x, 0, sizeof(r->x));
+    r->x.sess = r->sess;
+    r->x.set = r->set;
+    r->x.err = &r->err;
+    r->x.steps = &r->sess->steps;
+    r->x.code = CO_EINVALID;
+    r->b.x = &r->x;
+    return 0;
+}
 
+/* The chart tree as the templates see it: the builtins of every chart (.Release and
+ * .Capabilities shared; .Chart, .Files, .Values and .Subcharts its own, .Values being the
+ * chart's section of the coalesced values) and the list of templates to parse, each with its
+ * chart's builtins (a library chart contributes its partials only). */
+static void chart_tree(helm_run *r)
+{
+    tpl_x *x = &r->x;
+    const co_helm_options *opts = r->opts;
     int64_t revision = opts->revision > 0 ? opts->revision : 1;
-    b.release = tv_map_new(&x, &T_MAP_ANY, 6);
-    map_put(&x, &b.release, "Name",
-            tv_cstring(&x, opts->release_name ? opts->release_name : "release-name"));
-    map_put(&x, &b.release, "Namespace",
-            tv_cstring(&x, opts->release_namespace ? opts->release_namespace : "default"));
-    map_put(&x, &b.release, "IsUpgrade", tv_bool(revision > 1));
-    map_put(&x, &b.release, "IsInstall", tv_bool(revision == 1));
-    map_put(&x, &b.release, "Revision", tv_int(&T_INT, revision));
-    map_put(&x, &b.release, "Service",
-            tv_cstring(&x, opts->release_service ? opts->release_service : "Helm"));
-    b.caps = caps_value(&x, kv, kmaj, kmin, opts);
-    tv root_values = tv_from_json(&x, final, CO_TEMPLATE_NUMBERS_FLOAT64);
+    r->b.release = tv_map_new(x, &T_MAP_ANY, 6);
+    map_put(x, &r->b.release, "Name",
+            tv_cstring(x, opts->release_name ? opts->release_name : "release-name"));
+    map_put(x, &r->b.release, "Namespace",
+            tv_cstring(x, opts->release_namespace ? opts->release_namespace : "default"));
+    map_put(x, &r->b.release, "IsUpgrade", tv_bool(revision > 1));
+    map_put(x, &r->b.release, "IsInstall", tv_bool(revision == 1));
+    map_put(x, &r->b.release, "Revision", tv_int(&T_INT, revision));
+    map_put(x, &r->b.release, "Service",
+            tv_cstring(x, opts->release_service ? opts->release_service : "Helm"));
+    r->b.caps = caps_value(x, r->kv, r->kmaj, r->kmin, opts);
+    tv root_values = tv_from_json(x, r->final, CO_TEMPLATE_NUMBERS_FLOAT64);
     root_values.t = &T_VALUES;
-    (void)all_templates(&b, root, &root_values);
+    (void)all_templates(&r->b, r->root, &root_values);
+}
 
-    if (b.t.n > 1) {
-        qsort(b.t.items, b.t.n, sizeof(tmpl), tmpl_cmp);
+/* Every template of the tree parsed into one set in Helm's order: deeper paths first (so
+ * that a parent's definitions win), then names in reverse. */
+static int parse_templates(helm_run *r)
+{
+    if (r->b.t.n > 1) {
+        qsort(r->b.t.items, r->b.t.n, sizeof(tmpl), tmpl_cmp);
     }
-    for (size_t i = 0; i < b.t.n; i++) {
-        const tmpl *t = &b.t.items[i];
-        rc = co_template_set_parse(set, t->name, t->file->data, t->file->len);
+    for (size_t i = 0; i < r->b.t.n; i++) {
+        const tmpl *t = &r->b.t.items[i];
+        int rc = co_template_set_parse(r->set, t->name, t->file->data, t->file->len);
         if (rc < 0) {
-            rc = parse_error(tpl_error_code(rc), co_error_last());
-            goto done;
+            return parse_error(tpl_error_code(rc), co_error_last());
         }
     }
+    return 0;
+}
 
-    files = co_xcalloc(b.t.n + 1, sizeof(*files));
-    for (size_t i = 0; i < b.t.n; i++) {
-        const tmpl *t = &b.t.items[i];
+/* Executes every template but the partials (names starting with "_") with its builtins and
+ * .Template, each output stripped of "<no value>". The outputs together are capped
+ * (CO_MAX_HELM_OUTPUT) and charged to the render's budget, since they stay until parsed. */
+static int execute_templates(helm_run *r)
+{
+    tpl_x *x = &r->x;
+    size_t total = 0;
+    r->files = co_xcalloc(r->b.t.n + 1, sizeof(*r->files));
+    for (size_t i = 0; i < r->b.t.n; i++) {
+        const tmpl *t = &r->b.t.items[i];
         if (base_name(t->name)[0] == '_') {
             continue;
         }
-        tv tmap = tv_map_new(&x, &T_VALUES, 2);
-        map_put(&x, &tmap, "Name", tv_cstring(&x, t->name));
-        map_put(&x, &tmap, "BasePath", tv_cstring(&x, t->base_path));
-        map_put(&x, t->data, "Template", tmap);
+        tv tmap = tv_map_new(x, &T_VALUES, 2);
+        map_put(x, &tmap, "Name", tv_cstring(x, t->name));
+        map_put(x, &tmap, "BasePath", tv_cstring(x, t->base_path));
+        map_put(x, t->data, "Template", tmap);
         co_buf buf = CO_BUF_INIT(tpl_out_cap());
-        co_buf_reset(&err);
-        x.code = CO_EINVALID;
-        if (tpl_execute(&x, set, t->name, *t->data, &buf) < 0) {
+        co_buf_reset(&r->err);
+        x->code = CO_EINVALID;
+        if (tpl_execute(x, r->set, t->name, *t->data, &buf) < 0) {
             co_buf_dispose(&buf);
-            rc = exec_error(tpl_error_code(x.code), co_buf_cstr(&err));
-            goto done;
+            return exec_error(tpl_error_code(x->code), co_buf_cstr(&r->err));
         }
         size_t len = 0;
         char *text = co_buf_take(&buf, &len);
@@ -1493,48 +1562,60 @@ int co_helm_template(struct json_object **out,
         total += len;
         if (total > CO_MAX_HELM_OUTPUT) {
             free(text);
-            rc = co_error_set(CO_ETOOBIG, "rendered output exceeds %zu bytes",
-                              (size_t)CO_MAX_HELM_OUTPUT);
-            goto done;
+            return co_error_set(CO_ETOOBIG, "rendered output exceeds %zu bytes",
+                                (size_t)CO_MAX_HELM_OUTPUT);
         }
-        /* the text stays until the documents are parsed, which charge what they build */
-        if ((rc = co_budget_charge(len)) < 0) {
+        if (co_budget_charge(len) < 0) {
             free(text);
-            rc = co_error_wrap("%s", t->name);
-            goto done;
+            return co_error_wrap("%s", t->name);
         }
-        files[nfiles++] = (rendered){co_xstrdup(t->name), text, len};
+        r->files[r->nfiles++] = (rendered){co_xstrdup(t->name), text, len};
     }
+    return 0;
+}
 
-    if (nfiles > 1) {
-        qsort(files, nfiles, sizeof(*files), rendered_cmp);
+/* The outputs by file name (NOTES.txt left out), split into manifests, parted into plain
+ * manifests and hooks, each part ordered by kind in Helm's install order (stable: equal kinds
+ * keep the order of the files and of the documents in them). */
+static int sort_manifests(helm_run *r)
+{
+    if (r->nfiles > 1) {
+        qsort(r->files, r->nfiles, sizeof(*r->files), rendered_cmp);
     }
     size_t seq = 0;
-    for (size_t i = 0; i < nfiles; i++) {
-        size_t nl = strlen(files[i].name);
-        if (nl >= 9 && strcmp(files[i].name + nl - 9, "NOTES.txt") == 0) {
+    for (size_t i = 0; i < r->nfiles; i++) {
+        const rendered *f = &r->files[i];
+        size_t nl = strlen(f->name);
+        if (nl >= 9 && strcmp(f->name + nl - 9, "NOTES.txt") == 0) {
             continue;
         }
-        rc = sort_file(&generic, &hooks, files[i].name, files[i].text, files[i].len, &seq);
+        int rc = sort_file(&r->generic, &r->hooks, f->name, f->text, f->len, &seq);
         if (rc < 0) {
-            goto done;
+            return rc;
         }
     }
-    if (generic.n > 1) {
-        qsort(generic.items, generic.n, sizeof(manifest), manifest_cmp);
+    if (r->generic.n > 1) {
+        qsort(r->generic.items, r->generic.n, sizeof(manifest), manifest_cmp);
     }
-    if (hooks.n > 1) {
-        qsort(hooks.items, hooks.n, sizeof(manifest), manifest_cmp);
+    if (r->hooks.n > 1) {
+        qsort(r->hooks.items, r->hooks.n, sizeof(manifest), manifest_cmp);
     }
+    return 0;
+}
 
-    result = json_object_new_array();
-    if (!(opts->flags & CO_HELM_SKIP_CRDS)) {
-        rc = add_crds(result, root);
+/* The objects as helm template prints them: the CRDs of every chart (unless skipped), then
+ * the plain manifests, then the hooks. The documents move out of the run into *out. */
+static int collect_objects(helm_run *r, struct json_object **out)
+{
+    struct json_object *result = json_object_new_array();
+    if (!(r->opts->flags & CO_HELM_SKIP_CRDS)) {
+        int rc = add_crds(result, r->root);
         if (rc < 0) {
-            goto done;
+            json_object_put(result);
+            return rc;
         }
     }
-    manifests *parts[] = {&generic, &hooks};
+    manifests *parts[] = {&r->generic, &r->hooks};
     for (size_t p = 0; p < 2; p++) {
         for (size_t i = 0; i < parts[p]->n; i++) {
             manifest *m = &parts[p]->items[i];
@@ -1545,36 +1626,55 @@ int co_helm_template(struct json_object **out,
         }
     }
     *out = result;
-    result = NULL;
+    return 0;
+}
 
+/* The steps of Helm's install action (dry run), in its order. */
+int co_helm_template(struct json_object **out,
+                     const co_helm_chart *c,
+                     const struct json_object *values,
+                     const co_helm_options *opts)
+{
+    static const co_helm_options defaults = {0};
+    int rc = check_installable(c, values);
+    if (rc < 0) {
+        return rc;
+    }
+    helm_run r;
+    run_init(&r, opts ? opts : &defaults);
+    const char *kube = r.opts->kube_version ? r.opts->kube_version : "v1.32.0";
+    rc = kube_version(&r.kv, &r.kmaj, &r.kmin, kube);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = tree_values(&r, c, values);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = check_kube_version(&r);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = engine_new(&r);
+    if (rc < 0) {
+        goto done;
+    }
+    chart_tree(&r);
+    rc = parse_templates(&r);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = execute_templates(&r);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = sort_manifests(&r);
+    if (rc < 0) {
+        goto done;
+    }
+    rc = collect_objects(&r, out);
 done:
-    json_object_put(result);
-    manifests_dispose(&generic);
-    manifests_dispose(&hooks);
-    for (size_t i = 0; i < nfiles; i++) {
-        free(files[i].name);
-        free(files[i].text);
-    }
-    free(files);
-    for (size_t i = 0; i < b.t.n; i++) {
-        free(b.t.items[i].name);
-        free(b.t.items[i].base_path);
-    }
-    free(b.t.items);
-    for (size_t i = 0; i < rctx.nincluded; i++) {
-        free(rctx.included[i].name);
-    }
-    free(rctx.included);
-    co_template_session_free(sess);
-    co_template_set_free(set);
-    co_template_funcs_free(funcs);
-    co_buf_dispose(&err);
-    json_object_put(final);
-    json_object_put(vals);
-    co_helm__node_free(root);
-    free(kv);
-    free(kmaj);
-    free(kmin);
+    run_dispose(&r);
     return rc;
 }
 

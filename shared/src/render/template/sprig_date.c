@@ -1484,286 +1484,385 @@ parse_fail(tpl_x *x, const char *layout, size_t ln, const char *value, size_t vn
     return -1;
 }
 
-/* Go's ParseInLocation(layout, value, loc). */
-static int time_parse(tpl_x *x,
-                      tv *out,
-                      const char *layout,
-                      size_t ln,
-                      const char *value,
-                      size_t vn,
-                      const tpl_zone *loc)
+/* ---- parsing: one parser per layout element ----------------------------------------------- */
+
+static const char *const short_months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+static const char *const short_days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+
+/* One parse in progress: what is left of the layout and the value, the element being read,
+ * and the fields read so far (the locals of Go's parse; -1 marks a month, day or day of the
+ * year the value has not given). */
+typedef struct tparse {
+    pstr layout; /* after the element being read */
+    pstr value;
+    chunk elem;
+    int64_t year;
+    int month, day, yday, hour, min, sec;
+    int32_t nsec;
+    bool am, pm;
+    bool z_utc;            /* "UTC", or "Z" for an ISO offset: the time is in UTC */
+    bool have_off;         /* a numeric offset was read into zone_off */
+    int32_t zone_off;      /* seconds east of UTC */
+    const char *zone_name; /* an abbreviation, borrowed from the value; NULL if none */
+    size_t zone_name_len;
+    const char *range; /* the value matched but is out of range: ": hour out of range" */
+} tparse;
+
+/* A field parser reads its element at the start of p->value and advances past what it took.
+ * It returns false when the value does not match the element ("cannot parse"), and sets
+ * p->range when it matches but is out of range, which Go reports first. Each reads its
+ * element as Go's parse does, quirks included (noted where they surprise). */
+typedef bool field_parser(tparse *p);
+
+/* "06": two digits, 69..99 in the 1900s, the rest in the 2000s. */
+static bool parse_year2(tparse *p)
 {
-    static const char *const short_months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                               "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-    static const char *const short_days[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-    pstr l = {layout, ln};
-    pstr v = {value, vn};
-    const char *range = NULL;
-    bool am = false, pm = false;
-    int64_t year = 0;
-    int month = -1, day = -1, yday = -1, hour = 0, min = 0, sec = 0;
-    int32_t nsec = 0;
-    bool z_utc = false;
-    int32_t zone_off = -1;
-    bool have_off = false;
-    const char *zone_name = NULL;
-    size_t zone_name_len = 0;
-    perr e;
-    memset(&e, 0, sizeof(e));
+    int64_t n;
+    if (p->value.n < 2 || !patoi(p->value.s, 2, &n)) {
+        return false;
+    }
+    p->year = n >= 69 ? n + 1900 : n + 2000;
+    adv(&p->value, 2);
+    return true;
+}
+
+/* "2006": four bytes from a digit on, taken even when they fail to parse (the error then
+ * quotes what follows them, as Go's does). */
+static bool parse_year4(tparse *p)
+{
+    if (p->value.n < 4 || !pdigit(&p->value, 0)) {
+        return false;
+    }
+    bool ok = patoi(p->value.s, 4, &p->year);
+    adv(&p->value, 4);
+    return ok;
+}
+
+/* "Jan", "January": the name in any case. */
+static bool parse_month_name(tparse *p)
+{
+    const char *const *names = p->elem.std == STD_LONG_MONTH ? long_months : short_months;
+    p->month = lookup_name(&p->value, names, 12, 0) + 1;
+    return p->month > 0;
+}
+
+/* "1", "01" */
+static bool parse_month_number(tparse *p)
+{
+    bool ok = getnum(&p->value, p->elem.std == STD_ZERO_MONTH, &p->month);
+    if (ok && (p->month <= 0 || p->month > 12)) {
+        p->range = ": month out of range";
+    }
+    return ok;
+}
+
+/* "Mon", "Monday": checked, never used. */
+static bool parse_weekday(tparse *p)
+{
+    const char *const *names = p->elem.std == STD_LONG_WEEKDAY ? long_days : short_days;
+    return lookup_name(&p->value, names, 7, 0) >= 0;
+}
+
+/* "2", "_2", "02": any one or two digits; the date is checked once complete. */
+static bool parse_day(tparse *p)
+{
+    if (p->elem.std == STD_UNDER_DAY && p->value.n > 0 && p->value.s[0] == ' ') {
+        adv(&p->value, 1);
+    }
+    return getnum(&p->value, p->elem.std == STD_ZERO_DAY, &p->day);
+}
+
+/* "__2", "002": up to three digits (exactly three for "002"). */
+static bool parse_year_day(tparse *p)
+{
+    for (int i = 0; i < 2; i++) {
+        if (p->elem.std == STD_UNDER_YEARDAY && p->value.n > 0 && p->value.s[0] == ' ') {
+            adv(&p->value, 1);
+        }
+    }
+    return getnum3(&p->value, p->elem.std == STD_ZERO_YEARDAY, &p->yday);
+}
+
+/* A clock field of one or two digits, range-checked even when no digits were found. Go's
+ * getnum zeroes the field then; here the field keeps what an earlier element read, so "15 3"
+ * against "15 x" reports the hour out of range where Go cannot parse "x" (a known difference:
+ * both are errors, only the message differs). */
+static bool clock_field(tparse *p, int *field, bool fixed, int max, const char *range)
+{
+    bool ok = getnum(&p->value, fixed, field);
+    if (*field < 0 || *field > max) {
+        p->range = range;
+    }
+    return ok;
+}
+
+/* "15" */
+static bool parse_hour(tparse *p)
+{
+    return clock_field(p, &p->hour, false, 23, ": hour out of range");
+}
+
+/* "3", "03" */
+static bool parse_hour12(tparse *p)
+{
+    return clock_field(p, &p->hour, p->elem.std == STD_ZERO_HOUR12, 12, ": hour out of range");
+}
+
+/* "4", "04" */
+static bool parse_minute(tparse *p)
+{
+    return clock_field(p, &p->min, p->elem.std == STD_ZERO_MINUTE, 59, ": minute out of range");
+}
+
+/* "5", "05", and a fraction the layout does not name right after them, taken anyway; its
+ * result then decides, so ".5" alone passes for "05" as in Go. */
+static bool parse_second(tparse *p)
+{
+    bool ok = clock_field(p, &p->sec, p->elem.std == STD_ZERO_SECOND, 59, ": second out of range");
+    pstr *v = &p->value;
+    if (p->range || v->n < 2 || (v->s[0] != '.' && v->s[0] != ',') || !pdigit(v, 1)) {
+        return ok;
+    }
+    chunk next = next_chunk(p->layout.s, p->layout.n);
+    if (next.std == STD_FRAC0 || next.std == STD_FRAC9) {
+        return ok;
+    }
+    size_t m = 2;
+    while (pdigit(v, m)) {
+        m++;
+    }
+    ok = parse_nanos(v, m, &p->nsec, &p->range);
+    adv(v, m);
+    return ok;
+}
+
+/* "PM", "pm": that case only. */
+static bool parse_am_pm(tparse *p)
+{
+    bool upper = p->elem.std == STD_PM;
+    if (p->value.n < 2) {
+        return false;
+    }
+    bool ok = true;
+    if (memcmp(p->value.s, upper ? "PM" : "pm", 2) == 0) {
+        p->pm = true;
+    } else if (memcmp(p->value.s, upper ? "AM" : "am", 2) == 0) {
+        p->am = true;
+    } else {
+        ok = false;
+    }
+    adv(&p->value, 2);
+    return ok;
+}
+
+/* "MST": "UTC", or an abbreviation as parseTimeZone finds one, resolved once complete. */
+static bool parse_zone_name(tparse *p)
+{
+    if (p->value.n >= 3 && memcmp(p->value.s, "UTC", 3) == 0) {
+        p->z_utc = true;
+        adv(&p->value, 3);
+        return true;
+    }
+    size_t k = tz_name_len(&p->value);
+    if (k == 0) {
+        return false;
+    }
+    p->zone_name = p->value.s;
+    p->zone_name_len = k;
+    adv(&p->value, k);
+    return true;
+}
+
+/* ".000": exactly that many bytes after the separator, whatever they are. */
+static bool parse_frac0(tparse *p)
+{
+    size_t nd = 1 + (size_t)p->elem.digits;
+    if (p->value.n < nd) {
+        return false;
+    }
+    bool ok = parse_nanos(&p->value, nd, &p->nsec, &p->range);
+    adv(&p->value, nd);
+    return ok;
+}
+
+/* ".999": optional; up to nine digits, more are left for what follows. */
+static bool parse_frac9(tparse *p)
+{
+    pstr *v = &p->value;
+    if (v->n < 2 || (v->s[0] != '.' && v->s[0] != ',') || !pdigit(v, 1)) {
+        return true;
+    }
+    size_t i = 0;
+    while (i < 9 && pdigit(v, i + 1)) {
+        i++;
+    }
+    bool ok = parse_nanos(v, 1 + i, &p->nsec, &p->range);
+    adv(v, 1 + i);
+    return ok;
+}
+
+/* Where a numeric offset's parts are in the value (after the sign at 0, hours at 1). */
+typedef struct offset_shape {
+    size_t len;  /* bytes taken, sign included */
+    size_t mm;   /* minutes, 0: none ("00") */
+    size_t ss;   /* seconds, 0: none ("00") */
+    bool colons; /* ':' before the minutes and the seconds */
+} offset_shape;
+
+static offset_shape offset_shape_of(int std)
+{
+    switch (std) {
+    case STD_ISO_SHORT_TZ:
+    case STD_NUM_SHORT_TZ:
+        return (offset_shape){3, 0, 0, false}; /* -07 */
+    case STD_ISO_COLON_TZ:
+    case STD_NUM_COLON_TZ:
+        return (offset_shape){6, 4, 0, true}; /* -07:00 */
+    case STD_ISO_SECONDS_TZ:
+    case STD_NUM_SECONDS_TZ:
+        return (offset_shape){7, 3, 5, false}; /* -070000 */
+    case STD_ISO_COLON_SECONDS_TZ:
+    case STD_NUM_COLON_SECONDS_TZ:
+        return (offset_shape){9, 4, 7, true}; /* -07:00:00 */
+    default:
+        return (offset_shape){5, 3, 0, false}; /* -0700 */
+    }
+}
+
+/* "-0700" and the other numeric offsets; the "Z07", "Z0700" and "Z07:00" forms also take "Z"
+ * for UTC. The parts are read with Go's atoi, so a sign inside passes ("+-100"). */
+static bool parse_offset(tparse *p)
+{
+    pstr *v = &p->value;
+    int s = p->elem.std;
+    if ((s == STD_ISO_TZ || s == STD_ISO_SHORT_TZ || s == STD_ISO_COLON_TZ) && v->n >= 1 &&
+        v->s[0] == 'Z') {
+        adv(v, 1);
+        p->z_utc = true;
+        return true;
+    }
+    offset_shape sh = offset_shape_of(s);
+    if (v->n < sh.len || (sh.colons && (v->s[3] != ':' || (sh.ss && v->s[6] != ':')))) {
+        return false;
+    }
+    int64_t h = 0, m = 0, sec = 0;
+    bool ok = patoi(v->s + 1, 2, &h) && (!sh.mm || patoi(v->s + sh.mm, 2, &m)) &&
+              (!sh.ss || patoi(v->s + sh.ss, 2, &sec));
+    p->zone_off = (int32_t)((h * 60 + m) * 60 + sec);
+    if (v->s[0] == '-') {
+        p->zone_off = -p->zone_off;
+    } else if (v->s[0] != '+') {
+        ok = false;
+    }
+    adv(v, sh.len);
+    p->have_off = true;
+    return ok;
+}
+
+/* The parser of each layout element next_chunk finds. */
+static field_parser *const field_parsers[] = {
+    [STD_NONE] = NULL,
+    [STD_LONG_MONTH] = parse_month_name,
+    [STD_MONTH] = parse_month_name,
+    [STD_NUM_MONTH] = parse_month_number,
+    [STD_ZERO_MONTH] = parse_month_number,
+    [STD_LONG_WEEKDAY] = parse_weekday,
+    [STD_WEEKDAY] = parse_weekday,
+    [STD_DAY] = parse_day,
+    [STD_UNDER_DAY] = parse_day,
+    [STD_ZERO_DAY] = parse_day,
+    [STD_UNDER_YEARDAY] = parse_year_day,
+    [STD_ZERO_YEARDAY] = parse_year_day,
+    [STD_HOUR] = parse_hour,
+    [STD_HOUR12] = parse_hour12,
+    [STD_ZERO_HOUR12] = parse_hour12,
+    [STD_MINUTE] = parse_minute,
+    [STD_ZERO_MINUTE] = parse_minute,
+    [STD_SECOND] = parse_second,
+    [STD_ZERO_SECOND] = parse_second,
+    [STD_LONG_YEAR] = parse_year4,
+    [STD_YEAR] = parse_year2,
+    [STD_PM] = parse_am_pm,
+    [STD_PM_LOWER] = parse_am_pm,
+    [STD_TZ] = parse_zone_name,
+    [STD_ISO_TZ] = parse_offset,
+    [STD_ISO_SECONDS_TZ] = parse_offset,
+    [STD_ISO_SHORT_TZ] = parse_offset,
+    [STD_ISO_COLON_TZ] = parse_offset,
+    [STD_ISO_COLON_SECONDS_TZ] = parse_offset,
+    [STD_NUM_TZ] = parse_offset,
+    [STD_NUM_SECONDS_TZ] = parse_offset,
+    [STD_NUM_SHORT_TZ] = parse_offset,
+    [STD_NUM_COLON_TZ] = parse_offset,
+    [STD_NUM_COLON_SECONDS_TZ] = parse_offset,
+    [STD_FRAC0] = parse_frac0,
+    [STD_FRAC9] = parse_frac9,
+};
+_Static_assert(CO_ARRAY_SIZE(field_parsers) == STD_FRAC9 + 1, "a parser for every element");
+
+/* ---- parsing: the layout, then the assembly ----------------------------------------------- */
+
+/* Walks the layout element by element: the literal text before each must match the value
+ * (spaces matching any run of spaces), then the element's parser reads its field, until the
+ * layout ends, where the value must end too. On a mismatch fills @e as Go's ParseError and
+ * returns false. */
+static bool read_fields(tparse *p, perr *e)
+{
     for (;;) {
-        chunk c = next_chunk(l.s, l.n);
-        const char *stdstr = l.s + c.prefix;
-        if (!skip_prefix(&v, l.s, c.prefix)) {
-            e.elem = l.s;
-            e.elem_len = c.prefix;
-            e.value = v;
-            return parse_fail(x, layout, ln, value, vn, &e);
+        chunk c = next_chunk(p->layout.s, p->layout.n);
+        const char *elem = p->layout.s + c.prefix;
+        if (!skip_prefix(&p->value, p->layout.s, c.prefix)) {
+            e->elem = p->layout.s;
+            e->elem_len = c.prefix;
+            e->value = p->value;
+            return false;
         }
         if (c.std == STD_NONE) {
-            if (v.n != 0) {
-                e.value = v;
-                e.msg = ": extra text: ";
-                e.msg_quote_val = true;
-                return parse_fail(x, layout, ln, value, vn, &e);
+            if (p->value.n != 0) {
+                e->value = p->value;
+                e->msg = ": extra text: ";
+                e->msg_quote_val = true;
+                return false;
             }
-            break;
+            return true;
         }
-        adv(&l, c.prefix + c.len);
-        bool ok = true;
-        int64_t n64;
-        int k;
-        switch (c.std) {
-        case STD_YEAR:
-            if (v.n < 2) {
-                ok = false;
-                break;
-            }
-            if (patoi(v.s, 2, &n64)) {
-                year = n64 >= 69 ? n64 + 1900 : n64 + 2000;
-                adv(&v, 2);
-            } else {
-                ok = false;
-            }
-            break;
-        case STD_LONG_YEAR:
-            if (v.n < 4 || !pdigit(&v, 0)) {
-                ok = false;
-                break;
-            }
-            ok = patoi(v.s, 4, &year);
-            adv(&v, 4);
-            break;
-        case STD_MONTH:
-            month = lookup_name(&v, short_months, 12, 0) + 1;
-            ok = month > 0;
-            break;
-        case STD_LONG_MONTH:
-            month = lookup_name(&v, long_months, 12, 0) + 1;
-            ok = month > 0;
-            break;
-        case STD_NUM_MONTH:
-        case STD_ZERO_MONTH:
-            ok = getnum(&v, c.std == STD_ZERO_MONTH, &month);
-            if (ok && (month <= 0 || month > 12)) {
-                range = ": month out of range";
-            }
-            break;
-        case STD_WEEKDAY:
-            ok = lookup_name(&v, short_days, 7, 0) >= 0;
-            break;
-        case STD_LONG_WEEKDAY:
-            ok = lookup_name(&v, long_days, 7, 0) >= 0;
-            break;
-        case STD_DAY:
-        case STD_UNDER_DAY:
-        case STD_ZERO_DAY:
-            if (c.std == STD_UNDER_DAY && v.n > 0 && v.s[0] == ' ') {
-                adv(&v, 1);
-            }
-            ok = getnum(&v, c.std == STD_ZERO_DAY, &day);
-            break;
-        case STD_UNDER_YEARDAY:
-        case STD_ZERO_YEARDAY:
-            for (int i = 0; i < 2; i++) {
-                if (c.std == STD_UNDER_YEARDAY && v.n > 0 && v.s[0] == ' ') {
-                    adv(&v, 1);
-                }
-            }
-            ok = getnum3(&v, c.std == STD_ZERO_YEARDAY, &yday);
-            break;
-        case STD_HOUR:
-            ok = getnum(&v, false, &hour);
-            if (hour < 0 || hour >= 24) {
-                range = ": hour out of range";
-            }
-            break;
-        case STD_HOUR12:
-        case STD_ZERO_HOUR12:
-            ok = getnum(&v, c.std == STD_ZERO_HOUR12, &hour);
-            if (hour < 0 || hour > 12) {
-                range = ": hour out of range";
-            }
-            break;
-        case STD_MINUTE:
-        case STD_ZERO_MINUTE:
-            ok = getnum(&v, c.std == STD_ZERO_MINUTE, &min);
-            if (min < 0 || min >= 60) {
-                range = ": minute out of range";
-            }
-            break;
-        case STD_SECOND:
-        case STD_ZERO_SECOND:
-            ok = getnum(&v, c.std == STD_ZERO_SECOND, &sec);
-            if (sec < 0 || sec >= 60) {
-                range = ": second out of range";
-                break;
-            }
-            /* a fraction the layout does not name is taken anyway (and then decides ok) */
-            if (v.n >= 2 && (v.s[0] == '.' || v.s[0] == ',') && pdigit(&v, 1)) {
-                chunk nx = next_chunk(l.s, l.n);
-                if (nx.std == STD_FRAC0 || nx.std == STD_FRAC9) {
-                    break;
-                }
-                size_t m = 2;
-                while (pdigit(&v, m)) {
-                    m++;
-                }
-                ok = parse_nanos(&v, m, &nsec, &range);
-                adv(&v, m);
-            }
-            break;
-        case STD_PM:
-        case STD_PM_LOWER:
-            if (v.n < 2) {
-                ok = false;
-                break;
-            }
-            if (memcmp(v.s, c.std == STD_PM ? "PM" : "pm", 2) == 0) {
-                pm = true;
-            } else if (memcmp(v.s, c.std == STD_PM ? "AM" : "am", 2) == 0) {
-                am = true;
-            } else {
-                ok = false;
-            }
-            adv(&v, 2);
-            break;
-        case STD_TZ:
-            if (v.n >= 3 && memcmp(v.s, "UTC", 3) == 0) {
-                z_utc = true;
-                adv(&v, 3);
-                break;
-            }
-            k = (int)tz_name_len(&v);
-            if (k == 0) {
-                ok = false;
-                break;
-            }
-            zone_name = v.s;
-            zone_name_len = (size_t)k;
-            adv(&v, (size_t)k);
-            break;
-        case STD_FRAC0: {
-            size_t nd = 1 + (size_t)c.digits;
-            if (v.n < nd) {
-                ok = false;
-                break;
-            }
-            ok = parse_nanos(&v, nd, &nsec, &range);
-            adv(&v, nd);
-            break;
-        }
-        case STD_FRAC9: {
-            if (v.n < 2 || (v.s[0] != '.' && v.s[0] != ',') || !pdigit(&v, 1)) {
-                break;
-            }
-            size_t i = 0;
-            while (i < 9 && pdigit(&v, i + 1)) {
-                i++;
-            }
-            ok = parse_nanos(&v, 1 + i, &nsec, &range);
-            adv(&v, 1 + i);
-            break;
-        }
-        default: {
-            /* numeric zone offsets */
-            int s = c.std;
-            if ((s == STD_ISO_TZ || s == STD_ISO_SHORT_TZ || s == STD_ISO_COLON_TZ) && v.n >= 1 &&
-                v.s[0] == 'Z') {
-                adv(&v, 1);
-                z_utc = true;
-                break;
-            }
-            const char *hh, *mm = "00", *ss = "00";
-            char sign;
-            size_t take;
-            if (s == STD_ISO_COLON_TZ || s == STD_NUM_COLON_TZ) {
-                if (v.n < 6 || v.s[3] != ':') {
-                    ok = false;
-                    break;
-                }
-                hh = v.s + 1, mm = v.s + 4, take = 6;
-            } else if (s == STD_NUM_SHORT_TZ || s == STD_ISO_SHORT_TZ) {
-                if (v.n < 3) {
-                    ok = false;
-                    break;
-                }
-                hh = v.s + 1, take = 3;
-            } else if (s == STD_ISO_COLON_SECONDS_TZ || s == STD_NUM_COLON_SECONDS_TZ) {
-                if (v.n < 9 || v.s[3] != ':' || v.s[6] != ':') {
-                    ok = false;
-                    break;
-                }
-                hh = v.s + 1, mm = v.s + 4, ss = v.s + 7, take = 9;
-            } else if (s == STD_ISO_SECONDS_TZ || s == STD_NUM_SECONDS_TZ) {
-                if (v.n < 7) {
-                    ok = false;
-                    break;
-                }
-                hh = v.s + 1, mm = v.s + 3, ss = v.s + 5, take = 7;
-            } else {
-                if (v.n < 5) {
-                    ok = false;
-                    break;
-                }
-                hh = v.s + 1, mm = v.s + 3, take = 5;
-            }
-            sign = v.s[0];
-            int64_t h = 0, m2 = 0, s2 = 0;
-            ok = patoi(hh, 2, &h) && patoi(mm, 2, &m2) && patoi(ss, 2, &s2);
-            zone_off = (int32_t)((h * 60 + m2) * 60 + s2);
-            if (sign == '-') {
-                zone_off = -zone_off;
-            } else if (sign != '+') {
-                ok = false;
-            }
-            adv(&v, take);
-            have_off = true;
-            break;
-        }
-        }
-        if (range) {
-            e.value = v;
-            e.msg = range;
-            return parse_fail(x, layout, ln, value, vn, &e);
+        adv(&p->layout, c.prefix + c.len);
+        p->elem = c;
+        bool ok = field_parsers[c.std](p);
+        if (p->range) {
+            e->value = p->value;
+            e->msg = p->range;
+            return false;
         }
         if (!ok) {
-            e.elem = stdstr;
-            e.elem_len = c.len;
-            e.value = v;
-            return parse_fail(x, layout, ln, value, vn, &e);
+            e->elem = elem;
+            e->elem_len = c.len;
+            e->value = p->value;
+            return false;
         }
     }
-    if (pm && hour < 12) {
-        hour += 12;
-    } else if (am && hour == 12) {
-        hour = 0;
+}
+
+/* The date from the fields: the 12-hour clock applied, a day of the year turned into a
+ * month and day (which must agree with any also given), missing ones 1, and the day checked
+ * against its month. Returns Go's range message, or NULL. */
+static const char *resolve_date(tparse *p)
+{
+    static const int before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365};
+    if (p->pm && p->hour < 12) {
+        p->hour += 12;
+    } else if (p->am && p->hour == 12) {
+        p->hour = 0;
     }
-    e.value = v;
-    if (yday >= 0) {
-        static const int before[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365};
+    if (p->yday < 0) {
+        p->month = p->month < 0 ? 1 : p->month;
+        p->day = p->day < 0 ? 1 : p->day;
+    } else {
+        int yday = p->yday;
         int d = 0;
         int m = 0;
-        if (is_leap(year)) {
+        if (is_leap(p->year)) {
             if (yday == 31 + 29) {
                 m = 2;
                 d = 29;
@@ -1772,8 +1871,7 @@ static int time_parse(tpl_x *x,
             }
         }
         if (yday < 1 || yday > 365) {
-            e.msg = ": day-of-year out of range";
-            return parse_fail(x, layout, ln, value, vn, &e);
+            return ": day-of-year out of range";
         }
         if (m == 0) {
             m = (yday - 1) / 31 + 1;
@@ -1782,80 +1880,120 @@ static int time_parse(tpl_x *x,
             }
             d = yday - before[m - 1];
         }
-        if (month >= 0 && month != m) {
-            e.msg = ": day-of-year does not match month";
-            return parse_fail(x, layout, ln, value, vn, &e);
+        if (p->month >= 0 && p->month != m) {
+            return ": day-of-year does not match month";
         }
-        month = m;
-        if (day >= 0 && day != d) {
-            e.msg = ": day-of-year does not match day";
-            return parse_fail(x, layout, ln, value, vn, &e);
+        p->month = m;
+        if (p->day >= 0 && p->day != d) {
+            return ": day-of-year does not match day";
         }
-        day = d;
-    } else {
-        if (month < 0) {
-            month = 1;
+        p->day = d;
+    }
+    if (p->day < 1 || p->day > days_in(p->month, p->year)) {
+        return ": day out of range";
+    }
+    return NULL;
+}
+
+/* The fields' wall clock read as UTC, in seconds since 1970. */
+static int64_t wall_seconds(const tparse *p)
+{
+    return days_from_civil(p->year, p->month, p->day) * SECS_PER_DAY +
+           clock_secs(p->hour, p->min, p->sec);
+}
+
+/* A numeric offset: @loc when it has that offset then (and the parsed name, if any), else a
+ * fixed zone recording the offset and name. */
+static tv time_at_offset(tpl_x *x, const tparse *p, const char *zname, const tpl_zone *loc)
+{
+    int64_t unix = wall_seconds(p) - p->zone_off;
+    zone_at za = zone_lookup(x, loc, unix);
+    if (za.off == p->zone_off && (!zname || strcmp(za.abbr, zname) == 0)) {
+        return time_value(x, unix, p->nsec, loc, INT64_MIN);
+    }
+    return time_value(x, unix, p->nsec, zone_fixed(x, zname ? zname : "", p->zone_off), INT64_MIN);
+}
+
+/* A zone abbreviation alone, as Go's lookupName: a zone of @loc of that name in effect then,
+ * else any zone of @loc of that name, else a fixed zone of that name at offset 0 ("GMT+3":
+ * at that offset). */
+static tv time_in_named_zone(tpl_x *x, const tparse *p, const char *zname, const tpl_zone *loc)
+{
+    int64_t unix = wall_seconds(p);
+    if (loc) {
+        for (size_t i = 0; i < loc->ntypes; i++) {
+            if (strcmp(loc->types[i].abbr, zname) == 0) {
+                zone_at za = zone_lookup(x, loc, unix - loc->types[i].off);
+                if (strcmp(za.abbr, zname) == 0) {
+                    return time_value(x, unix - za.off, p->nsec, loc, INT64_MIN);
+                }
+            }
         }
-        if (day < 0) {
-            day = 1;
+        for (size_t i = 0; i < loc->ntypes; i++) {
+            if (strcmp(loc->types[i].abbr, zname) == 0) {
+                return time_value(x, unix - loc->types[i].off, p->nsec, loc, INT64_MIN);
+            }
         }
     }
-    if (day < 1 || day > days_in(month, year)) {
-        e.msg = ": day out of range";
-        return parse_fail(x, layout, ln, value, vn, &e);
+    int64_t off = 0;
+    if (p->zone_name_len > 3 && memcmp(zname, "GMT", 3) == 0) {
+        (void)patoi(zname + 3, p->zone_name_len - 3, &off);
+        off *= 3600;
     }
-    if (z_utc) {
-        *out = time_date(x, year, month, day, hour, min, sec, nsec, NULL);
-        return 0;
+    return time_value(x, unix, p->nsec, zone_fixed(x, zname, (int32_t)off), INT64_MIN);
+}
+
+/* The time of complete, checked fields, in the zone they name: UTC wins, then a numeric
+ * offset, then an abbreviation, else @loc. */
+static tv parsed_time(tpl_x *x, const tparse *p, const tpl_zone *loc)
+{
+    if (p->z_utc) {
+        return time_date(x, p->year, p->month, p->day, p->hour, p->min, p->sec, p->nsec, NULL);
     }
     char *zname = NULL;
-    if (zone_name) {
-        zname = tpl_alloc(x, zone_name_len + 1);
-        memcpy(zname, zone_name, zone_name_len);
-        zname[zone_name_len] = '\0';
+    if (p->zone_name) {
+        zname = tpl_alloc(x, p->zone_name_len + 1);
+        memcpy(zname, p->zone_name, p->zone_name_len);
+        zname[p->zone_name_len] = '\0';
     }
-    if (have_off) {
-        int64_t unix = days_from_civil(year, month, day) * SECS_PER_DAY +
-                       clock_secs(hour, min, sec) - zone_off;
-        zone_at za = zone_lookup(x, loc, unix);
-        if (za.off == zone_off && (!zname || strcmp(za.abbr, zname) == 0)) {
-            *out = time_value(x, unix, nsec, loc, INT64_MIN);
-        } else {
-            *out =
-                time_value(x, unix, nsec, zone_fixed(x, zname ? zname : "", zone_off), INT64_MIN);
-        }
-        return 0;
+    if (p->have_off) {
+        return time_at_offset(x, p, zname, loc);
     }
     if (zname) {
-        int64_t unix =
-            days_from_civil(year, month, day) * SECS_PER_DAY + clock_secs(hour, min, sec);
-        /* Go's lookupName: a zone of that name in effect then, else any zone of that name */
-        if (loc) {
-            for (size_t i = 0; i < loc->ntypes; i++) {
-                if (strcmp(loc->types[i].abbr, zname) == 0) {
-                    zone_at za = zone_lookup(x, loc, unix - loc->types[i].off);
-                    if (strcmp(za.abbr, zname) == 0) {
-                        *out = time_value(x, unix - za.off, nsec, loc, INT64_MIN);
-                        return 0;
-                    }
-                }
-            }
-            for (size_t i = 0; i < loc->ntypes; i++) {
-                if (strcmp(loc->types[i].abbr, zname) == 0) {
-                    *out = time_value(x, unix - loc->types[i].off, nsec, loc, INT64_MIN);
-                    return 0;
-                }
-            }
-        }
-        int64_t off = 0;
-        if (zone_name_len > 3 && memcmp(zname, "GMT", 3) == 0) {
-            (void)patoi(zname + 3, zone_name_len - 3, &off);
-            off *= 3600;
-        }
-        *out = time_value(x, unix, nsec, zone_fixed(x, zname, (int32_t)off), INT64_MIN);
-        return 0;
+        return time_in_named_zone(x, p, zname, loc);
     }
-    *out = time_date(x, year, month, day, hour, min, sec, nsec, loc);
+    return time_date(x, p->year, p->month, p->day, p->hour, p->min, p->sec, p->nsec, loc);
+}
+
+/* Go's ParseInLocation(layout, value, loc): the fields read along the layout, the date
+ * resolved and checked, then the time made in its zone. */
+static int time_parse(tpl_x *x,
+                      tv *out,
+                      const char *layout,
+                      size_t ln,
+                      const char *value,
+                      size_t vn,
+                      const tpl_zone *loc)
+{
+    tparse p = {
+        .layout = {layout, ln},
+        .value = {value, vn},
+        .month = -1,
+        .day = -1,
+        .yday = -1,
+        .zone_off = -1,
+    };
+    perr e;
+    memset(&e, 0, sizeof(e));
+    if (!read_fields(&p, &e)) {
+        return parse_fail(x, layout, ln, value, vn, &e);
+    }
+    e.value = p.value;
+    e.msg = resolve_date(&p);
+    if (e.msg) {
+        return parse_fail(x, layout, ln, value, vn, &e);
+    }
+    *out = parsed_time(x, &p, loc);
     return 0;
 }
 
