@@ -312,6 +312,35 @@ static void test_json__canonical_matches_go_marshal(void **state)
     assert_roundtrip("\"\\b\\f\\u0000\\u001f\"", "\"\\b\\f\\u0000\\u001f\"");
 }
 
+/* Tricky bytes for every encoder of Go's string encoding: NUL, \b and \f, a control character,
+ * DEL, HTML, U+2028/9, a valid U+FFFD, a surrogate, an overlong form, bytes that never start a
+ * sequence, a code point past U+10FFFF, a valid three-byte character and a truncated one. */
+static const char TRICKY[] =
+    "\x00"
+    "a\b\f\x1f\x7f<>&\xe2\x80\xa8\xe2\x80\xa9\xef\xbf\xbd\xed\xa0\x80\xc0\xaf"
+    "\xf5\x80\xf4\x90\x80\x80\xe2\x82\x80\xe2\x82";
+/* Go's json.Marshal of TRICKY, with the HTML escapes in %s (Go 1.22 and later for \b and \f):
+ * each invalid byte is one U+FFFD, the NUL is written, not an end. */
+#define TRICKY_GO(lt, gt, amp)                                                                     \
+    "\"\\u0000a\\b\\f\\u001f\x7f" lt gt amp "\\u2028\\u2029\xef\xbf\xbd"                           \
+    "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\xe2\x82\x80"    \
+    "\\ufffd\\ufffd\""
+
+static void test_json__strings_and_keys_encode_as_go(void **state)
+{
+    (void)state;
+    struct json_object *str = json_object_new_string_len(TRICKY, (int)sizeof(TRICKY) - 1);
+    assert_encodes(str, CO_JSON_CANONICAL, TRICKY_GO("\\u003c", "\\u003e", "\\u0026"));
+    assert_encodes(str, CO_JSON_NO_HTML_ESCAPE, TRICKY_GO("<", ">", "&"));
+    json_object_put(str);
+    /* keys go through the same encoding */
+    struct json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "<k>\xe2\x80\xa8&\xff", json_object_new_int(1));
+    assert_encodes(obj, CO_JSON_CANONICAL, "{\"\\u003ck\\u003e\\u2028\\u0026\\ufffd\":1}");
+    assert_encodes(obj, CO_JSON_NO_HTML_ESCAPE, "{\"<k>\\u2028&\\ufffd\":1}");
+    json_object_put(obj);
+}
+
 static void test_json__pretty_matches_go_marshal_indent(void **state)
 {
     (void)state;
@@ -1398,6 +1427,7 @@ int main(void)
         cmocka_unit_test(test_json__each_stops_and_fails_where_asked),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
         cmocka_unit_test(test_json__canonical_matches_go_marshal),
+        cmocka_unit_test(test_json__strings_and_keys_encode_as_go),
         cmocka_unit_test(test_json__pretty_matches_go_marshal_indent),
         cmocka_unit_test(test_json__float_formatting_matches_go),
         cmocka_unit_test(test_json__encode_refuses_nan_and_inf),

@@ -239,6 +239,65 @@ static void test_kustomize__hash_matches_kustomize(void **state)
     json_object_put(dep);
 }
 
+/* The hash of a ConfigMap whose data (and, when not NULL, binaryData) is @p data. */
+static void expect_hash(const char *kind, json_object *data, json_object *extra, const char *want)
+{
+    json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "kind", json_object_new_string(kind));
+    json_object_object_add(obj, "data", data);
+    if (extra) {
+        json_object_object_add(obj, strcmp(kind, "Secret") == 0 ? "stringData" : "binaryData",
+                               extra);
+    }
+    char h[11];
+    assert_co_pass(co_kustomize_hash(h, obj));
+    assert_string_equal(h, want);
+    json_object_put(obj);
+}
+
+/* Tricky strings and values in what the hash reads, pinned. */
+static void test_kustomize__hash_of_tricky_content_is_pinned(void **state)
+{
+    (void)state;
+    /* kubectl kustomize (v5.5.0) names a configMapGenerator with a file f.txt of these bytes
+     * and a literal html=<a&b> cm-76th969hk2 */
+    static const char f[] = "<a&b>\xe2\x80\xa8\xe2\x80\xa9\x01\x1f\x7f\t\n\r\"\\\xc3\xa9"
+                            "\xf0\x9f\x98\x80\x00z";
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "f.txt", json_object_new_string_len(f, (int)sizeof(f) - 1));
+    json_object_object_add(data, "html", json_object_new_string("<a&b>"));
+    expect_hash("ConfigMap", data, NULL, "76th969hk2");
+    /* \b and \f */
+    data = json_object_new_object();
+    json_object_object_add(data, "f.txt", json_object_new_string("a\bb\fc"));
+    expect_hash("ConfigMap", data, NULL, "6m7h86622c");
+    /* invalid UTF-8 and HTML in keys and values, binaryData and stringData */
+    data = json_object_new_object();
+    json_object_object_add(data, "k<&>\xff",
+                           json_object_new_string("\xed\xa0\x80\xc0\xaf\xe2\x82"));
+    json_object *extra = json_object_new_object();
+    json_object_object_add(extra, "b", json_object_new_string("\xe2\x80\xa9&"));
+    expect_hash("ConfigMap", json_object_get(data), json_object_get(extra), "288bkmfkc9");
+    expect_hash("Secret", data, extra, "cfftm8fb4g");
+    /* values that are not strings */
+    data = json_object_new_object();
+    json_object_object_add(data, "i", json_object_new_int64(-12));
+    json_object_object_add(data, "u", json_object_new_uint64(18446744073709551615ULL));
+    json_object_object_add(data, "b", json_object_new_boolean(1));
+    json_object_object_add(data, "n", NULL);
+    json_object *list = json_object_new_array();
+    json_object_array_add(list, json_object_new_string("<"));
+    json_object_array_add(list, json_object_new_object());
+    json_object_object_add(data, "l", list);
+    expect_hash("ConfigMap", data, NULL, "926849f9tg");
+    /* {"d":1.0,"e":0.10000000000000001,"f":1.0000000000000001e+300} */
+    data = json_object_new_object();
+    json_object_object_add(data, "d", json_object_new_double(1.0));
+    json_object_object_add(data, "e", json_object_new_double(0.1));
+    json_object_object_add(data, "f", json_object_new_double(1e300));
+    expect_hash("ConfigMap", data, NULL, "f985f7fhcg");
+}
+
 static void test_kustomize__post_build_patch_without_target_applies_to_all(void **state)
 {
     (void)state;
@@ -470,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__errors_name_file_and_field),
         cmocka_unit_test(test_kustomize__cycle_detected),
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
+        cmocka_unit_test(test_kustomize__hash_of_tricky_content_is_pinned),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
         cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),
