@@ -421,6 +421,36 @@ static void test_json__encode_respects_buffer_cap(void **state)
     json_object_put(obj);
 }
 
+/* co_json_go_quote appends to what is there, reads exactly the length given (a NUL is a byte),
+ * takes only CO_JSON_NO_HTML_ESCAPE from the flags, and fails at the cap with the buffer gone. */
+static void test_json__go_quote_appends_len_bytes(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&b, "x="));
+    assert_co_pass(co_json_go_quote(&b, TRICKY, sizeof(TRICKY) - 1, 0));
+    assert_string_equal(co_buf_cstr(&b), "x=" TRICKY_GO("\\u003c", "\\u003e", "\\u0026"));
+    co_buf_reset(&b);
+    assert_co_pass(co_json_go_quote(&b, TRICKY, sizeof(TRICKY) - 1,
+                                    CO_JSON_NO_HTML_ESCAPE | CO_JSON_PRETTY | CO_JSON_SORTED));
+    assert_string_equal(co_buf_cstr(&b), TRICKY_GO("<", ">", "&"));
+    co_buf_reset(&b);
+    /* the length bounds the read: "a\0b" is three bytes, the first two of it two */
+    assert_co_pass(co_json_go_quote(&b, "a\0b", 3, 0));
+    assert_co_pass(co_json_go_quote(&b, "a\0b", 2, 0));
+    assert_co_pass(co_json_go_quote(&b, "\xe2\x80\xa8", 2, 0));
+    assert_co_pass(co_json_go_quote(&b, "", 0, 0));
+    assert_string_equal(co_buf_cstr(&b), "\"a\\u0000b\"\"a\\u0000\"\"\\ufffd\\ufffd\"\"\"");
+    co_buf_dispose(&b);
+    /* the cap counts the escapes: 8 bytes hold "\u003c" in quotes, not "<<" */
+    co_buf small = CO_BUF_INIT(8);
+    assert_co_pass(co_json_go_quote(&small, "<", 1, 0));
+    assert_int_equal(small.len, 8);
+    co_buf_reset(&small);
+    assert_co_fail_with(CO_ETOOBIG, co_json_go_quote(&small, "<<", 2, 0));
+    assert_null(small.ptr);
+}
+
 /* ---- lookup and getters --------------------------------------------------------------------- */
 
 static const char *manifest = "{\"metadata\":{\"name\":\"c1\",\"labels\":{"
@@ -1432,6 +1462,7 @@ int main(void)
         cmocka_unit_test(test_json__float_formatting_matches_go),
         cmocka_unit_test(test_json__encode_refuses_nan_and_inf),
         cmocka_unit_test(test_json__encode_respects_buffer_cap),
+        cmocka_unit_test(test_json__go_quote_appends_len_bytes),
         cmocka_unit_test(test_json__get_by_keys_with_dots_and_slashes),
         cmocka_unit_test(test_json__pointer_lookup),
         cmocka_unit_test(test_json__typed_getters_name_the_field),

@@ -1666,19 +1666,20 @@ int co_json_parse(struct json_object **out, const char *data, size_t len)
 
 static const char lower_hex[] = "0123456789abcdef";
 
-static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
+/* Bytes that need no escape are copied in runs, the common case being a string without any. */
+int co_json_go_quote(co_buf *out, const char *s, size_t len, unsigned flags)
 {
     int rc;
     const unsigned char *u = (const unsigned char *)s;
     size_t run = 0; /* start of bytes copied verbatim */
-    if ((rc = co_buf_putc(b, '"')) < 0) {
+    if ((rc = co_buf_putc(out, '"')) < 0) {
         return rc;
     }
     size_t i = 0;
     while (i < len) {
         unsigned char c = u[i];
         const char *esc = NULL;
-        char ubuf[8];
+        char ubuf[7];
         size_t adv = 1;
         if (c < 0x80) {
             if (c >= 0x20 && c != '"' && c != '\\' &&
@@ -1709,7 +1710,10 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
                 esc = "\\f";
                 break;
             default:
-                snprintf(ubuf, sizeof(ubuf), "\\u00%c%c", lower_hex[c >> 4], lower_hex[c & 15]);
+                memcpy(ubuf, "\\u00", 4);
+                ubuf[4] = lower_hex[c >> 4];
+                ubuf[5] = lower_hex[c & 15];
+                ubuf[6] = '\0';
                 esc = ubuf;
             }
         } else {
@@ -1725,16 +1729,16 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
                 continue;
             }
         }
-        if ((rc = co_buf_put(b, s + run, i - run)) < 0 || (rc = co_buf_puts(b, esc)) < 0) {
+        if ((rc = co_buf_put(out, s + run, i - run)) < 0 || (rc = co_buf_puts(out, esc)) < 0) {
             return rc;
         }
         i += adv;
         run = i;
     }
-    if ((rc = co_buf_put(b, s + run, len - run)) < 0) {
+    if ((rc = co_buf_put(out, s + run, len - run)) < 0) {
         return rc;
     }
-    return co_buf_putc(b, '"');
+    return co_buf_putc(out, '"');
 }
 
 static int indent(co_buf *b, int level)
@@ -1786,7 +1790,7 @@ static int encode_object(co_buf *b, const struct json_object *obj, unsigned flag
         if (pretty && (rc = indent(b, level + 1)) < 0) {
             goto done;
         }
-        if ((rc = encode_string(b, ms[i].key, strlen(ms[i].key), flags)) < 0 ||
+        if ((rc = co_json_go_quote(b, ms[i].key, strlen(ms[i].key), flags)) < 0 ||
             (rc = co_buf_puts(b, pretty ? ": " : ":")) < 0 ||
             (rc = encode_value(b, ms[i].val, flags, level + 1)) < 0) {
             goto done;
@@ -1857,8 +1861,8 @@ static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags
         return co_buf_puts(b, num);
     }
     case json_type_string:
-        return encode_string(b, json_object_get_string((struct json_object *)obj),
-                             (size_t)json_object_get_string_len(obj), flags);
+        return co_json_go_quote(b, json_object_get_string((struct json_object *)obj),
+                                (size_t)json_object_get_string_len(obj), flags);
     case json_type_object:
         return encode_object(b, obj, flags, level);
     case json_type_array:
