@@ -421,6 +421,37 @@ static void test_json__encode_respects_buffer_cap(void **state)
     json_object_put(obj);
 }
 
+/* Cases beside TRICKY, one kind of byte each. */
+static void test_json__go_quote_escapes_like_go(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"a<b>&c", "\"a\\u003cb\\u003e\\u0026c\""},
+        {"q\"b\\", "\"q\\\"b\\\\\""},
+        {"\n\r\t", "\"\\n\\r\\t\""},
+        /* Go 1.22 and later (the operator is built with 1.26) escape these two briefly */
+        {"\b\f", "\"\\b\\f\""},
+        {"\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\""},
+        {"bad\xff", "\"bad\\ufffd\""},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xc0\x80", "\"\\ufffd\\ufffd\""},
+        {"\xe2\x82", "\"\\ufffd\\ufffd\""},
+        {"", "\"\""},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        assert_co_pass(co_json_go_quote(&b, cases[i].in, strlen(cases[i].in), 0));
+        assert_string_equal(co_buf_cstr(&b), cases[i].out);
+        co_buf_dispose(&b);
+    }
+}
+
 /* co_json_go_quote appends to what is there, reads exactly the length given (a NUL is a byte),
  * takes only CO_JSON_NO_HTML_ESCAPE from the flags, and fails at the cap with the buffer gone. */
 static void test_json__go_quote_appends_len_bytes(void **state)
@@ -1462,6 +1493,7 @@ int main(void)
         cmocka_unit_test(test_json__float_formatting_matches_go),
         cmocka_unit_test(test_json__encode_refuses_nan_and_inf),
         cmocka_unit_test(test_json__encode_respects_buffer_cap),
+        cmocka_unit_test(test_json__go_quote_escapes_like_go),
         cmocka_unit_test(test_json__go_quote_appends_len_bytes),
         cmocka_unit_test(test_json__get_by_keys_with_dots_and_slashes),
         cmocka_unit_test(test_json__pointer_lookup),

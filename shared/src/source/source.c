@@ -9,7 +9,6 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
-#include "co/util/utf8.h"
 #include "co/json/json.h"
 #include "co/util/digest.h"
 #include "co/source/source.h"
@@ -283,72 +282,14 @@ char *co_source_index_key(const co_source_spec *ref, const char *component_ns)
 
 /* ---- digests ----------------------------------------------------------------------------- */
 
-int co_source_go_json_string(co_buf *out, const char *s)
+/* Go's JSON of a string field of the digest: a C string here, so it ends at its first NUL, and
+ * an absent one is "" (Go's zero value). */
+static int go_string(co_buf *out, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     if (!s) {
         s = "";
     }
-    if (co_buf_putc(out, '"') < 0) {
-        return CO_ETOOBIG;
-    }
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + strlen(s);
-    while (*p) {
-        unsigned c = *p;
-        int rc = 0;
-        if (c < 0x80) {
-            switch (c) {
-            case '"':
-                rc = co_buf_puts(out, "\\\"");
-                break;
-            case '\\':
-                rc = co_buf_puts(out, "\\\\");
-                break;
-            case '\n':
-                rc = co_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                rc = co_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                rc = co_buf_puts(out, "\\t");
-                break;
-            case '\b':
-                rc = co_buf_puts(out, "\\b");
-                break;
-            case '\f':
-                rc = co_buf_puts(out, "\\f");
-                break;
-            default:
-                if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-                    char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                    rc = co_buf_puts(out, e);
-                } else {
-                    rc = co_buf_putc(out, (char)c);
-                }
-                break;
-            }
-            p++;
-        } else {
-            unsigned rune = 0;
-            size_t n = co_utf8_decode(p, (size_t)(end - p), &rune);
-            if (n == 0) {
-                rc = co_buf_puts(out, "\\ufffd");
-                p++;
-            } else if (rune == 0x2028 || rune == 0x2029) {
-                rc = co_buf_puts(out, rune == 0x2028 ? "\\u2028" : "\\u2029");
-                p += n;
-            } else {
-                rc = co_buf_put(out, p, n);
-                p += n;
-            }
-        }
-        if (rc < 0) {
-            return CO_ETOOBIG;
-        }
-    }
-    return co_buf_putc(out, '"') < 0 ? CO_ETOOBIG : 0;
+    return co_json_go_quote(out, s, strlen(s), 0);
 }
 
 static char *sha256_hex(const void *data, size_t len)
@@ -387,8 +328,8 @@ static int go_json_string_map(co_buf *out, const struct json_object *m)
         struct json_object *jv = jget(m, keys[j]);
         const char *val =
             jv && json_object_is_type(jv, json_type_string) ? json_object_get_string(jv) : "";
-        if ((j && co_buf_putc(out, ',') < 0) || co_source_go_json_string(out, keys[j]) < 0 ||
-            co_buf_putc(out, ':') < 0 || co_source_go_json_string(out, val) < 0) {
+        if ((j && co_buf_putc(out, ',') < 0) || go_string(out, keys[j]) < 0 ||
+            co_buf_putc(out, ':') < 0 || go_string(out, val) < 0) {
             rc = CO_ETOOBIG;
         }
     }
@@ -412,12 +353,11 @@ int co_source_flux_digest(char **out,
     const char *uid = co_json_str(meta, "uid", NULL);
     co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
     int rc = 0;
-    if (co_buf_putc(&b, '[') < 0 || co_source_go_json_string(&b, uid ? uid : "") < 0 ||
+    if (co_buf_putc(&b, '[') < 0 || go_string(&b, uid ? uid : "") < 0 ||
         co_buf_printf(&b, ",%lld,", (long long)jint(meta, "generation")) < 0 ||
         go_json_string_map(&b, jget(meta, "annotations")) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, url) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, digest) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, revision) < 0 || co_buf_putc(&b, ']') < 0) {
+        go_string(&b, url) < 0 || co_buf_putc(&b, ',') < 0 || go_string(&b, digest) < 0 ||
+        co_buf_putc(&b, ',') < 0 || go_string(&b, revision) < 0 || co_buf_putc(&b, ']') < 0) {
         rc = co_error_set(CO_ETOOBIG, "source object too large for its digest");
     } else {
         *out = sha256_hex(b.ptr, b.len);
@@ -429,10 +369,9 @@ int co_source_flux_digest(char **out,
 void co_source_plain_digest(char **out, const char *url, const char *digest, const char *revision)
 {
     co_buf b = CO_BUF_INIT(SIZE_MAX);
-    CO_ASSERT(co_buf_putc(&b, '[') == 0 && co_source_go_json_string(&b, url) == 0 &&
-              co_buf_putc(&b, ',') == 0 && co_source_go_json_string(&b, digest) == 0 &&
-              co_buf_putc(&b, ',') == 0 && co_source_go_json_string(&b, revision) == 0 &&
-              co_buf_putc(&b, ']') == 0);
+    CO_ASSERT(co_buf_putc(&b, '[') == 0 && go_string(&b, url) == 0 && co_buf_putc(&b, ',') == 0 &&
+              go_string(&b, digest) == 0 && co_buf_putc(&b, ',') == 0 &&
+              go_string(&b, revision) == 0 && co_buf_putc(&b, ']') == 0);
     *out = sha256_hex(b.ptr, b.len);
     co_buf_dispose(&b);
 }
