@@ -255,6 +255,17 @@ static void expect_hash(const char *kind, json_object *data, json_object *extra,
     json_object_put(obj);
 }
 
+/* The hash writes \b and \f briefly, as Go 1.22 and later do, not as \u0008 and \u000c (which
+ * gave 6m7h86622c): kubectl kustomize v5.5.0 names a configMapGenerator with a file f.txt of
+ * these bytes cm-tfg9227f88. */
+static void test_kustomize__hash_writes_backspace_and_form_feed_as_go_1_22(void **state)
+{
+    (void)state;
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "f.txt", json_object_new_string("a\bb\fc"));
+    expect_hash("ConfigMap", data, NULL, "tfg9227f88");
+}
+
 /* Tricky strings and values in what the hash reads, pinned. */
 static void test_kustomize__hash_of_tricky_content_is_pinned(void **state)
 {
@@ -267,10 +278,6 @@ static void test_kustomize__hash_of_tricky_content_is_pinned(void **state)
     json_object_object_add(data, "f.txt", json_object_new_string_len(f, (int)sizeof(f) - 1));
     json_object_object_add(data, "html", json_object_new_string("<a&b>"));
     expect_hash("ConfigMap", data, NULL, "76th969hk2");
-    /* \b and \f */
-    data = json_object_new_object();
-    json_object_object_add(data, "f.txt", json_object_new_string("a\bb\fc"));
-    expect_hash("ConfigMap", data, NULL, "6m7h86622c");
     /* invalid UTF-8 and HTML in keys and values, binaryData and stringData */
     data = json_object_new_object();
     json_object_object_add(data, "k<&>\xff",
@@ -530,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__cycle_detected),
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
         cmocka_unit_test(test_kustomize__hash_of_tricky_content_is_pinned),
+        cmocka_unit_test(test_kustomize__hash_writes_backspace_and_form_feed_as_go_1_22),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
         cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),

@@ -56,6 +56,10 @@ static void go_string(co_buf *b, const char *s, size_t n)
             bputs(b, "\\r");
         } else if (cp == '\t') {
             bputs(b, "\\t");
+        } else if (cp == '\b') {
+            bputs(b, "\\b");
+        } else if (cp == '\f') {
+            bputs(b, "\\f");
         } else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&') {
             char e[7] = {'\\', 'u', '0', '0', hex[cp >> 4], hex[cp & 15], 0};
             bputs(b, e);
