@@ -13,9 +13,9 @@
 
 #include <openssl/sha.h>
 
-#include "co/util/utf8.h"
 #include "co/util/buf.h"
 #include "co/util/error.h"
+#include "co/json/json.h"
 
 /* The buffer is uncapped (SIZE_MAX), so appends cannot fail. */
 static void bput(co_buf *b, const void *p, size_t n)
@@ -36,41 +36,8 @@ static void bputc(co_buf *b, char c)
 
 static void go_string(co_buf *b, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    bputc(b, '"');
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned cp = 0;
-        size_t l = co_utf8_decode(p + i, n - i, &cp);
-        if (l == 0) {
-            bputs(b, "\\ufffd");
-            i++;
-            continue;
-        }
-        if (cp == '"' || cp == '\\') {
-            bputc(b, '\\');
-            bputc(b, (char)cp);
-        } else if (cp == '\n') {
-            bputs(b, "\\n");
-        } else if (cp == '\r') {
-            bputs(b, "\\r");
-        } else if (cp == '\t') {
-            bputs(b, "\\t");
-        } else if (cp == '\b') {
-            bputs(b, "\\b");
-        } else if (cp == '\f') {
-            bputs(b, "\\f");
-        } else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&') {
-            char e[7] = {'\\', 'u', '0', '0', hex[cp >> 4], hex[cp & 15], 0};
-            bputs(b, e);
-        } else if (cp == 0x2028 || cp == 0x2029) {
-            bputs(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
-        } else {
-            bput(b, p + i, l);
-        }
-        i += l;
-    }
-    bputc(b, '"');
+    int rc = co_json_go_quote(b, s, n, 0);
+    CO_ASSERT(rc == 0);
 }
 
 static int cmp_keys(const void *a, const void *b)
