@@ -4,6 +4,7 @@
  * unsupported features, the content hash, and errors that name the file and field. The
  * behaviour against real kustomize is covered by test_kustomize_corpus.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,12 +298,34 @@ static void test_kustomize__hash_of_tricky_content_is_pinned(void **state)
     json_object_array_add(list, json_object_new_object());
     json_object_object_add(data, "l", list);
     expect_hash("ConfigMap", data, NULL, "926849f9tg");
-    /* {"d":1.0,"e":0.10000000000000001,"f":1.0000000000000001e+300} */
-    data = json_object_new_object();
+}
+
+/* Numbers in what the hash reads are written as Go writes the float64 kustomize has read them
+ * into, {"d":1,"e":0.1,"f":1e+300}, not as json-c's %.17g ({"d":1.0,"e":0.10000000000000001,
+ * "f":1.0000000000000001e+300}, which gave f985f7fhcg); one that JSON cannot hold is an error,
+ * as Go's "json: unsupported value". */
+static void test_kustomize__hash_writes_numbers_as_go(void **state)
+{
+    (void)state;
+    json_object *data = json_object_new_object();
     json_object_object_add(data, "d", json_object_new_double(1.0));
     json_object_object_add(data, "e", json_object_new_double(0.1));
     json_object_object_add(data, "f", json_object_new_double(1e300));
-    expect_hash("ConfigMap", data, NULL, "f985f7fhcg");
+    expect_hash("ConfigMap", data, NULL, "d8bt2dm64b");
+    json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "kind", json_object_new_string("Secret"));
+    json_object_object_add(obj, "metadata", json_object_new_object());
+    json_object_object_add(json_object_object_get(obj, "metadata"), "name",
+                           json_object_new_string("s"));
+    data = json_object_new_object();
+    json_object_object_add(data, "x", json_object_new_double(NAN));
+    json_object_object_add(obj, "data", data);
+    char h[11] = "unchanged!";
+    assert_co_fail_with(CO_EINVALID, co_kustomize_hash(h, obj));
+    assert_string_equal(co_error_last(),
+                        "Secret s: name suffix hash: json: unsupported value: NaN");
+    assert_string_equal(h, "unchanged!");
+    json_object_put(obj);
 }
 
 static void test_kustomize__post_build_patch_without_target_applies_to_all(void **state)
@@ -537,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_kustomize__cycle_detected),
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
         cmocka_unit_test(test_kustomize__hash_of_tricky_content_is_pinned),
+        cmocka_unit_test(test_kustomize__hash_writes_numbers_as_go),
         cmocka_unit_test(test_kustomize__hash_writes_backspace_and_form_feed_as_go_1_22),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
