@@ -281,9 +281,20 @@ static void test_source__model_ref_matches_json_parse(void **state)
     assert_contains(co_error_last(), "exactly one of");
 }
 
+/* A Flux object with uid "u", generation 7 and annotations @p ann (taken), as the digest reads. */
+static struct json_object *flux_object(struct json_object *ann)
+{
+    struct json_object *obj = json_object_new_object();
+    struct json_object *meta = json_object_new_object();
+    json_object_object_add(obj, "metadata", meta);
+    json_object_object_add(meta, "uid", json_object_new_string("u"));
+    json_object_object_add(meta, "generation", json_object_new_int(7));
+    json_object_object_add(meta, "annotations", ann);
+    return obj;
+}
+
 /* Pinned digests over tricky strings: the bytes hashed are spelled out beside each. A missing
- * string is "", an annotation that is not a string is "", and an annotation value ends at its
- * first NUL. */
+ * string is "", and so is an annotation that is not a string. */
 static void test_source__digests_of_tricky_strings_are_pinned(void **state)
 {
     (void)state;
@@ -292,18 +303,30 @@ static void test_source__digests_of_tricky_strings_are_pinned(void **state)
     co_source_plain_digest(&d, "<a&b>\xe2\x80\xa8\xff\x7f\x01", "\b\f", NULL);
     assert_string_equal(d, "bf0871b01fb9d5140e6bffd9fe8e34d7ca121179359428e9a46128f6a7af159e");
     free(d);
-    struct json_object *obj = json_object_new_object();
-    struct json_object *meta = json_object_new_object();
     struct json_object *ann = json_object_new_object();
-    json_object_object_add(obj, "metadata", meta);
-    json_object_object_add(meta, "uid", json_object_new_string("u"));
-    json_object_object_add(meta, "generation", json_object_new_int(7));
-    json_object_object_add(meta, "annotations", ann);
     json_object_object_add(ann, "k", json_object_new_int(5));
-    json_object_object_add(ann, "<k>", json_object_new_string_len("a\0b", 3));
+    json_object_object_add(ann, "<k>", json_object_new_string("a"));
+    struct json_object *obj = flux_object(ann);
     /* ["u",7,{"\u003ck\u003e":"a","k":""},"x","y","z"] */
     assert_co_pass(co_source_flux_digest(&d, obj, "x", "y", "z"));
     assert_string_equal(d, "4d10a64948dcc8d3f0f984d7ff47a1805b0266d09a7c7c0a016395f785177e82");
+    free(d);
+    json_object_put(obj);
+}
+
+/* An annotation value is written whole, NUL bytes and all, as Go writes it; it used to end at
+ * its first NUL, which gave the digest above. */
+static void test_source__digest_writes_annotation_values_past_a_nul(void **state)
+{
+    (void)state;
+    struct json_object *ann = json_object_new_object();
+    json_object_object_add(ann, "k", json_object_new_int(5));
+    json_object_object_add(ann, "<k>", json_object_new_string_len("a\0b", 3));
+    struct json_object *obj = flux_object(ann);
+    char *d = NULL;
+    /* ["u",7,{"\u003ck\u003e":"a\u0000b","k":""},"x","y","z"] */
+    assert_co_pass(co_source_flux_digest(&d, obj, "x", "y", "z"));
+    assert_string_equal(d, "fc8c26c74495764fe1fdbdb3adf90513e4dffd7bdcb905164d70373d00e3cf4b");
     free(d);
     json_object_put(obj);
 }
@@ -1463,6 +1486,7 @@ int main(void)
         cmocka_unit_test(test_source__parse_errors_name_the_field),
         cmocka_unit_test(test_source__model_ref_matches_json_parse),
         cmocka_unit_test(test_source__digests_of_tricky_strings_are_pinned),
+        cmocka_unit_test(test_source__digest_writes_annotation_values_past_a_nul),
         cmocka_unit_test_setup_teardown(test_source__digests_match_go, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_ready_source_resolves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_retriable_conditions, setup, teardown),

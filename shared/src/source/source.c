@@ -326,10 +326,12 @@ static int go_json_string_map(co_buf *out, const struct json_object *m)
     int rc = co_buf_putc(out, '{') < 0 ? CO_ETOOBIG : 0;
     for (size_t j = 0; j < i && rc == 0; j++) {
         struct json_object *jv = jget(m, keys[j]);
-        const char *val =
-            jv && json_object_is_type(jv, json_type_string) ? json_object_get_string(jv) : "";
+        /* a value is a Go string, NUL bytes and all (the API server stores "\u0000") */
+        int str = jv && json_object_is_type(jv, json_type_string);
+        const char *val = str ? json_object_get_string(jv) : "";
+        size_t len = str ? (size_t)json_object_get_string_len(jv) : 0;
         if ((j && co_buf_putc(out, ',') < 0) || go_string(out, keys[j]) < 0 ||
-            co_buf_putc(out, ':') < 0 || go_string(out, val) < 0) {
+            co_buf_putc(out, ':') < 0 || co_json_go_quote(out, val, len, 0) < 0) {
             rc = CO_ETOOBIG;
         }
     }
