@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "co/source/archive.h"
 #include "co/util/caps.h"
@@ -294,13 +293,8 @@ static int go_string(co_buf *out, const char *s)
 
 static char *sha256_hex(const void *data, size_t len)
 {
-    unsigned char md[32];
-    unsigned n = 32;
-    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-    char *out = co_xmalloc(65);
-    for (size_t i = 0; i < 32; i++) {
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-    }
+    char *out = co_xmalloc(CO_SHA256_HEX_LEN + 1);
+    co_sha256_hex(out, data, len);
     return out;
 }
 

@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/sha.h>
-
 #include "co/util/buf.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 #include "co/json/json.h"
 
@@ -62,8 +61,8 @@ int kz_hash_res(char out[11], json_object *obj)
         co_buf_dispose(&enc);
         return co_error_wrap("%s %s: name suffix hash", kind, kz_get_str(obj, "metadata", "name"));
     }
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)enc.ptr, enc.len, digest);
+    unsigned char digest[CO_SHA256_LEN];
+    co_sha256(digest, enc.ptr, enc.len);
     co_buf_dispose(&enc);
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 10; i++) {
