@@ -1750,14 +1750,26 @@ static int indent(co_buf *b, int level)
     return rc;
 }
 
-typedef struct member {
-    const char *key;
-    struct json_object *val;
-} member;
-
-static int member_cmp(const void *a, const void *b)
+static int kv_cmp(const void *a, const void *b)
 {
-    return strcmp(((const member *)a)->key, ((const member *)b)->key);
+    return strcmp(((const co_json__kv *)a)->key, ((const co_json__kv *)b)->key);
+}
+
+co_json__kv *co_json__members(const struct json_object *obj, int sorted, size_t *n)
+{
+    size_t len = (size_t)json_object_object_length(obj);
+    co_json__kv *ms = co_xcalloc(len ? len : 1, sizeof(*ms));
+    size_t k = 0;
+    json_object_object_foreach ((struct json_object *)obj, key, val) {
+        ms[k].key = key;
+        ms[k].val = val;
+        k++;
+    }
+    if (sorted) {
+        qsort(ms, k, sizeof(*ms), kv_cmp);
+    }
+    *n = k;
+    return ms;
 }
 
 static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags, int level);
@@ -1765,21 +1777,12 @@ static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags
 static int encode_object(co_buf *b, const struct json_object *obj, unsigned flags, int level)
 {
     int pretty = (flags & CO_JSON_PRETTY) != 0;
-    size_t n = (size_t)json_object_object_length(obj);
     int rc;
-    if (n == 0) {
+    if (json_object_object_length(obj) == 0) {
         return co_buf_puts(b, "{}");
     }
-    member *ms = co_xcalloc(n, sizeof(*ms));
     size_t k = 0;
-    json_object_object_foreach ((struct json_object *)obj, key, val) {
-        ms[k].key = key;
-        ms[k].val = val;
-        k++;
-    }
-    if (flags & CO_JSON_SORTED) {
-        qsort(ms, k, sizeof(*ms), member_cmp);
-    }
+    co_json__kv *ms = co_json__members(obj, (flags & CO_JSON_SORTED) != 0, &k);
     if ((rc = co_buf_putc(b, '{')) < 0) {
         goto done;
     }
