@@ -7,7 +7,9 @@
  * integer literal of the shortest digits, which reads back as a slightly different int64.)
  * It also holds the members a skip list leaves out to the full parser's verdicts, and a streamed
  * "items" array (co_json_parse_each) to the elements and the rest the full parser builds, and a
- * co_jdoc document to the full parser's verdicts and values (lookups included).
+ * co_jdoc document to the full parser's verdicts and values (lookups included). Any bytes at
+ * all, encoded by co_json_go_quote, parse back as a JSON string, and as themselves when valid
+ * UTF-8.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "co/util/buf.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
 #include "co/json/jdoc.h"
@@ -186,12 +189,77 @@ static void check_equality(const uint8_t *data, size_t size)
     json_object_put(jb);
 }
 
+/* Whether the @p n bytes at @p s are valid UTF-8 without surrogates: a decoder of its own, so
+ * that the check below does not take the encoder's word for it. */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + len > n) {
+            return 0;
+        }
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return 0;
+            }
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff)) {
+            return 0;
+        }
+        i += len;
+    }
+    return 1;
+}
+
+/* co_json_go_quote: whatever the bytes, the result parses as one JSON string, and valid UTF-8
+ * (NUL bytes included) reads back as itself. */
+static void check_go_quote(const uint8_t *data, size_t size)
+{
+    co_buf b = CO_BUF_INIT((size_t)1 << 24);
+    if (co_json_go_quote(&b, (const char *)data, size, 0) < 0) {
+        return;
+    }
+    struct json_object *back = NULL;
+    if (co_json_parse(&back, co_buf_cstr(&b), b.len) < 0 ||
+        !json_object_is_type(back, json_type_string)) {
+        abort();
+    }
+    if (valid_utf8(data, size) && ((size_t)json_object_get_string_len(back) != size ||
+                                   memcmp(json_object_get_string(back), data, size) != 0)) {
+        abort();
+    }
+    json_object_put(back);
+    co_buf_dispose(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_equality(data, size);
     check_left_out(data, size);
     check_streamed(data, size);
     check_document(data, size);
+    check_go_quote(data, size);
     struct json_object *obj = NULL;
     if (co_json_parse(&obj, (const char *)data, size) < 0) {
         return 0;

@@ -312,6 +312,35 @@ static void test_json__canonical_matches_go_marshal(void **state)
     assert_roundtrip("\"\\b\\f\\u0000\\u001f\"", "\"\\b\\f\\u0000\\u001f\"");
 }
 
+/* Tricky bytes for every encoder of Go's string encoding: NUL, \b and \f, a control character,
+ * DEL, HTML, U+2028/9, a valid U+FFFD, a surrogate, an overlong form, bytes that never start a
+ * sequence, a code point past U+10FFFF, a valid three-byte character and a truncated one. */
+static const char TRICKY[] =
+    "\x00"
+    "a\b\f\x1f\x7f<>&\xe2\x80\xa8\xe2\x80\xa9\xef\xbf\xbd\xed\xa0\x80\xc0\xaf"
+    "\xf5\x80\xf4\x90\x80\x80\xe2\x82\x80\xe2\x82";
+/* Go's json.Marshal of TRICKY, with the HTML escapes in %s (Go 1.22 and later for \b and \f):
+ * each invalid byte is one U+FFFD, the NUL is written, not an end. */
+#define TRICKY_GO(lt, gt, amp)                                                                     \
+    "\"\\u0000a\\b\\f\\u001f\x7f" lt gt amp "\\u2028\\u2029\xef\xbf\xbd"                           \
+    "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\xe2\x82\x80"    \
+    "\\ufffd\\ufffd\""
+
+static void test_json__strings_and_keys_encode_as_go(void **state)
+{
+    (void)state;
+    struct json_object *str = json_object_new_string_len(TRICKY, (int)sizeof(TRICKY) - 1);
+    assert_encodes(str, CO_JSON_CANONICAL, TRICKY_GO("\\u003c", "\\u003e", "\\u0026"));
+    assert_encodes(str, CO_JSON_NO_HTML_ESCAPE, TRICKY_GO("<", ">", "&"));
+    json_object_put(str);
+    /* keys go through the same encoding */
+    struct json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "<k>\xe2\x80\xa8&\xff", json_object_new_int(1));
+    assert_encodes(obj, CO_JSON_CANONICAL, "{\"\\u003ck\\u003e\\u2028\\u0026\\ufffd\":1}");
+    assert_encodes(obj, CO_JSON_NO_HTML_ESCAPE, "{\"<k>\\u2028&\\ufffd\":1}");
+    json_object_put(obj);
+}
+
 static void test_json__pretty_matches_go_marshal_indent(void **state)
 {
     (void)state;
@@ -390,6 +419,67 @@ static void test_json__encode_respects_buffer_cap(void **state)
     assert_co_fail_with(CO_ETOOBIG, co_json_encode(&b, obj, 0));
     assert_null(b.ptr);
     json_object_put(obj);
+}
+
+/* Cases beside TRICKY, one kind of byte each. */
+static void test_json__go_quote_escapes_like_go(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"a<b>&c", "\"a\\u003cb\\u003e\\u0026c\""},
+        {"q\"b\\", "\"q\\\"b\\\\\""},
+        {"\n\r\t", "\"\\n\\r\\t\""},
+        /* Go 1.22 and later (the operator is built with 1.26) escape these two briefly */
+        {"\b\f", "\"\\b\\f\""},
+        {"\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"\xe2\x80\xa8\xe2\x80\xa9", "\"\\u2028\\u2029\""},
+        {"bad\xff", "\"bad\\ufffd\""},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},
+        {"\xc0\x80", "\"\\ufffd\\ufffd\""},
+        {"\xe2\x82", "\"\\ufffd\\ufffd\""},
+        {"", "\"\""},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
+        co_buf b = CO_BUF_INIT(SIZE_MAX);
+        assert_co_pass(co_json_go_quote(&b, cases[i].in, strlen(cases[i].in), 0));
+        assert_string_equal(co_buf_cstr(&b), cases[i].out);
+        co_buf_dispose(&b);
+    }
+}
+
+/* co_json_go_quote appends to what is there, reads exactly the length given (a NUL is a byte),
+ * takes only CO_JSON_NO_HTML_ESCAPE from the flags, and fails at the cap with the buffer gone. */
+static void test_json__go_quote_appends_len_bytes(void **state)
+{
+    (void)state;
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    assert_co_pass(co_buf_puts(&b, "x="));
+    assert_co_pass(co_json_go_quote(&b, TRICKY, sizeof(TRICKY) - 1, 0));
+    assert_string_equal(co_buf_cstr(&b), "x=" TRICKY_GO("\\u003c", "\\u003e", "\\u0026"));
+    co_buf_reset(&b);
+    assert_co_pass(co_json_go_quote(&b, TRICKY, sizeof(TRICKY) - 1,
+                                    CO_JSON_NO_HTML_ESCAPE | CO_JSON_PRETTY | CO_JSON_SORTED));
+    assert_string_equal(co_buf_cstr(&b), TRICKY_GO("<", ">", "&"));
+    co_buf_reset(&b);
+    /* the length bounds the read: "a\0b" is three bytes, the first two of it two */
+    assert_co_pass(co_json_go_quote(&b, "a\0b", 3, 0));
+    assert_co_pass(co_json_go_quote(&b, "a\0b", 2, 0));
+    assert_co_pass(co_json_go_quote(&b, "\xe2\x80\xa8", 2, 0));
+    assert_co_pass(co_json_go_quote(&b, "", 0, 0));
+    assert_string_equal(co_buf_cstr(&b), "\"a\\u0000b\"\"a\\u0000\"\"\\ufffd\\ufffd\"\"\"");
+    co_buf_dispose(&b);
+    /* the cap counts the escapes: 8 bytes hold "\u003c" in quotes, not "<<" */
+    co_buf small = CO_BUF_INIT(8);
+    assert_co_pass(co_json_go_quote(&small, "<", 1, 0));
+    assert_int_equal(small.len, 8);
+    co_buf_reset(&small);
+    assert_co_fail_with(CO_ETOOBIG, co_json_go_quote(&small, "<<", 2, 0));
+    assert_null(small.ptr);
 }
 
 /* ---- lookup and getters --------------------------------------------------------------------- */
@@ -1398,10 +1488,13 @@ int main(void)
         cmocka_unit_test(test_json__each_stops_and_fails_where_asked),
         cmocka_unit_test(test_json__lone_surrogates_become_replacement_characters),
         cmocka_unit_test(test_json__canonical_matches_go_marshal),
+        cmocka_unit_test(test_json__strings_and_keys_encode_as_go),
         cmocka_unit_test(test_json__pretty_matches_go_marshal_indent),
         cmocka_unit_test(test_json__float_formatting_matches_go),
         cmocka_unit_test(test_json__encode_refuses_nan_and_inf),
         cmocka_unit_test(test_json__encode_respects_buffer_cap),
+        cmocka_unit_test(test_json__go_quote_escapes_like_go),
+        cmocka_unit_test(test_json__go_quote_appends_len_bytes),
         cmocka_unit_test(test_json__get_by_keys_with_dots_and_slashes),
         cmocka_unit_test(test_json__pointer_lookup),
         cmocka_unit_test(test_json__typed_getters_name_the_field),

@@ -4,6 +4,7 @@
  * unsupported features, the content hash, and errors that name the file and field. The
  * behaviour against real kustomize is covered by test_kustomize_corpus.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,94 @@ static void test_kustomize__hash_matches_kustomize(void **state)
     json_object_put(dep);
 }
 
+/* The hash of a ConfigMap whose data (and, when not NULL, binaryData) is @p data. */
+static void expect_hash(const char *kind, json_object *data, json_object *extra, const char *want)
+{
+    json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "kind", json_object_new_string(kind));
+    json_object_object_add(obj, "data", data);
+    if (extra) {
+        json_object_object_add(obj, strcmp(kind, "Secret") == 0 ? "stringData" : "binaryData",
+                               extra);
+    }
+    char h[11];
+    assert_co_pass(co_kustomize_hash(h, obj));
+    assert_string_equal(h, want);
+    json_object_put(obj);
+}
+
+/* The hash writes \b and \f briefly, as Go 1.22 and later do, not as \u0008 and \u000c (which
+ * gave 6m7h86622c): kubectl kustomize v5.5.0 names a configMapGenerator with a file f.txt of
+ * these bytes cm-tfg9227f88. */
+static void test_kustomize__hash_writes_backspace_and_form_feed_as_go_1_22(void **state)
+{
+    (void)state;
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "f.txt", json_object_new_string("a\bb\fc"));
+    expect_hash("ConfigMap", data, NULL, "tfg9227f88");
+}
+
+/* Tricky strings and values in what the hash reads, pinned. */
+static void test_kustomize__hash_of_tricky_content_is_pinned(void **state)
+{
+    (void)state;
+    /* kubectl kustomize (v5.5.0) names a configMapGenerator with a file f.txt of these bytes
+     * and a literal html=<a&b> cm-76th969hk2 */
+    static const char f[] = "<a&b>\xe2\x80\xa8\xe2\x80\xa9\x01\x1f\x7f\t\n\r\"\\\xc3\xa9"
+                            "\xf0\x9f\x98\x80\x00z";
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "f.txt", json_object_new_string_len(f, (int)sizeof(f) - 1));
+    json_object_object_add(data, "html", json_object_new_string("<a&b>"));
+    expect_hash("ConfigMap", data, NULL, "76th969hk2");
+    /* invalid UTF-8 and HTML in keys and values, binaryData and stringData */
+    data = json_object_new_object();
+    json_object_object_add(data, "k<&>\xff",
+                           json_object_new_string("\xed\xa0\x80\xc0\xaf\xe2\x82"));
+    json_object *extra = json_object_new_object();
+    json_object_object_add(extra, "b", json_object_new_string("\xe2\x80\xa9&"));
+    expect_hash("ConfigMap", json_object_get(data), json_object_get(extra), "288bkmfkc9");
+    expect_hash("Secret", data, extra, "cfftm8fb4g");
+    /* values that are not strings */
+    data = json_object_new_object();
+    json_object_object_add(data, "i", json_object_new_int64(-12));
+    json_object_object_add(data, "u", json_object_new_uint64(18446744073709551615ULL));
+    json_object_object_add(data, "b", json_object_new_boolean(1));
+    json_object_object_add(data, "n", NULL);
+    json_object *list = json_object_new_array();
+    json_object_array_add(list, json_object_new_string("<"));
+    json_object_array_add(list, json_object_new_object());
+    json_object_object_add(data, "l", list);
+    expect_hash("ConfigMap", data, NULL, "926849f9tg");
+}
+
+/* Numbers in what the hash reads are written as Go writes the float64 kustomize has read them
+ * into, {"d":1,"e":0.1,"f":1e+300}, not as json-c's %.17g ({"d":1.0,"e":0.10000000000000001,
+ * "f":1.0000000000000001e+300}, which gave f985f7fhcg); one that JSON cannot hold is an error,
+ * as Go's "json: unsupported value". */
+static void test_kustomize__hash_writes_numbers_as_go(void **state)
+{
+    (void)state;
+    json_object *data = json_object_new_object();
+    json_object_object_add(data, "d", json_object_new_double(1.0));
+    json_object_object_add(data, "e", json_object_new_double(0.1));
+    json_object_object_add(data, "f", json_object_new_double(1e300));
+    expect_hash("ConfigMap", data, NULL, "d8bt2dm64b");
+    json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "kind", json_object_new_string("Secret"));
+    json_object_object_add(obj, "metadata", json_object_new_object());
+    json_object_object_add(json_object_object_get(obj, "metadata"), "name",
+                           json_object_new_string("s"));
+    data = json_object_new_object();
+    json_object_object_add(data, "x", json_object_new_double(NAN));
+    json_object_object_add(obj, "data", data);
+    char h[11] = "unchanged!";
+    assert_co_fail_with(CO_EINVALID, co_kustomize_hash(h, obj));
+    assert_string_equal(co_error_last(),
+                        "Secret s: name suffix hash: json: unsupported value: NaN");
+    assert_string_equal(h, "unchanged!");
+    json_object_put(obj);
+}
+
 static void test_kustomize__post_build_patch_without_target_applies_to_all(void **state)
 {
     (void)state;
@@ -470,6 +559,9 @@ int main(void)
         cmocka_unit_test(test_kustomize__errors_name_file_and_field),
         cmocka_unit_test(test_kustomize__cycle_detected),
         cmocka_unit_test(test_kustomize__hash_matches_kustomize),
+        cmocka_unit_test(test_kustomize__hash_of_tricky_content_is_pinned),
+        cmocka_unit_test(test_kustomize__hash_writes_numbers_as_go),
+        cmocka_unit_test(test_kustomize__hash_writes_backspace_and_form_feed_as_go_1_22),
         cmocka_unit_test(test_kustomize__post_build_patch_without_target_applies_to_all),
         cmocka_unit_test(test_kustomize__post_build_rejects_malformed_entries),
         cmocka_unit_test(test_kustomize__thousands_of_resources_are_accumulated_and_sorted),

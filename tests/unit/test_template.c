@@ -67,6 +67,37 @@ static void test_template__renders_data(void **state)
     free(out);
 }
 
+/* toJson and its kin write strings as Go's encoding/json does (Go 1.22 and later for \b and \f):
+ * NUL, control characters, HTML (not in toRawJson), U+2028/9, and one U+FFFD per invalid byte. */
+static void test_template__to_json_escapes_strings_as_go(void **state)
+{
+    (void)state;
+    static const char data[] =
+        "{\"s\": \"\\u0000a\\b\\f\\u001f\x7f<>&\\u2028\\u2029\\ufffd"
+        "\xed\xa0\x80\xc0\xaf\xf5\x80\xf4\x90\x80\x80\xe2\x82\x80\xe2\x82\"}";
+    static const char go[] = "\"\\u0000a\\b\\f\\u001f\x7f%s\\u2028\\u2029\xef\xbf\xbd"
+                             "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+                             "\\ufffd\\ufffd\xe2\x82\x80\\ufffd\\ufffd\"";
+    char want[512];
+    int rc;
+    char *out = render("{{ toJson .s }}", data, &rc);
+    assert_int_equal(rc, 0);
+    snprintf(want, sizeof(want), go, "\\u003c\\u003e\\u0026");
+    assert_string_equal(out, want);
+    free(out);
+    out = render("{{ toRawJson .s }}", data, &rc);
+    assert_int_equal(rc, 0);
+    snprintf(want, sizeof(want), go, "<>&");
+    assert_string_equal(out, want);
+    free(out);
+    /* keys too, and the indented form */
+    out = render("{{ toPrettyJson (dict \"<k>\\u2028\" 1) }}|{{ toRawJson (dict \"<k>\" 1) }}",
+                 NULL, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, "{\n  \"\\u003ck\\u003e\\u2028\": 1\n}|{\"<k>\":1}");
+    free(out);
+}
+
 static void test_template__values_are_float64_like_go(void **state)
 {
     (void)state;
@@ -702,6 +733,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_template__renders_data),
+        cmocka_unit_test(test_template__to_json_escapes_strings_as_go),
         cmocka_unit_test(test_template__values_are_float64_like_go),
         cmocka_unit_test(test_template__parse_error_names_line),
         cmocka_unit_test(test_template__exec_error_has_context),

@@ -1666,19 +1666,20 @@ int co_json_parse(struct json_object **out, const char *data, size_t len)
 
 static const char lower_hex[] = "0123456789abcdef";
 
-static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
+/* Bytes that need no escape are copied in runs, the common case being a string without any. */
+int co_json_go_quote(co_buf *out, const char *s, size_t len, unsigned flags)
 {
     int rc;
     const unsigned char *u = (const unsigned char *)s;
     size_t run = 0; /* start of bytes copied verbatim */
-    if ((rc = co_buf_putc(b, '"')) < 0) {
+    if ((rc = co_buf_putc(out, '"')) < 0) {
         return rc;
     }
     size_t i = 0;
     while (i < len) {
         unsigned char c = u[i];
         const char *esc = NULL;
-        char ubuf[8];
+        char ubuf[7];
         size_t adv = 1;
         if (c < 0x80) {
             if (c >= 0x20 && c != '"' && c != '\\' &&
@@ -1709,7 +1710,10 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
                 esc = "\\f";
                 break;
             default:
-                snprintf(ubuf, sizeof(ubuf), "\\u00%c%c", lower_hex[c >> 4], lower_hex[c & 15]);
+                memcpy(ubuf, "\\u00", 4);
+                ubuf[4] = lower_hex[c >> 4];
+                ubuf[5] = lower_hex[c & 15];
+                ubuf[6] = '\0';
                 esc = ubuf;
             }
         } else {
@@ -1725,16 +1729,16 @@ static int encode_string(co_buf *b, const char *s, size_t len, unsigned flags)
                 continue;
             }
         }
-        if ((rc = co_buf_put(b, s + run, i - run)) < 0 || (rc = co_buf_puts(b, esc)) < 0) {
+        if ((rc = co_buf_put(out, s + run, i - run)) < 0 || (rc = co_buf_puts(out, esc)) < 0) {
             return rc;
         }
         i += adv;
         run = i;
     }
-    if ((rc = co_buf_put(b, s + run, len - run)) < 0) {
+    if ((rc = co_buf_put(out, s + run, len - run)) < 0) {
         return rc;
     }
-    return co_buf_putc(b, '"');
+    return co_buf_putc(out, '"');
 }
 
 static int indent(co_buf *b, int level)
@@ -1746,14 +1750,26 @@ static int indent(co_buf *b, int level)
     return rc;
 }
 
-typedef struct member {
-    const char *key;
-    struct json_object *val;
-} member;
-
-static int member_cmp(const void *a, const void *b)
+static int kv_cmp(const void *a, const void *b)
 {
-    return strcmp(((const member *)a)->key, ((const member *)b)->key);
+    return strcmp(((const co_json__kv *)a)->key, ((const co_json__kv *)b)->key);
+}
+
+co_json__kv *co_json__members(const struct json_object *obj, int sorted, size_t *n)
+{
+    size_t len = (size_t)json_object_object_length(obj);
+    co_json__kv *ms = co_xcalloc(len ? len : 1, sizeof(*ms));
+    size_t k = 0;
+    json_object_object_foreach ((struct json_object *)obj, key, val) {
+        ms[k].key = key;
+        ms[k].val = val;
+        k++;
+    }
+    if (sorted) {
+        qsort(ms, k, sizeof(*ms), kv_cmp);
+    }
+    *n = k;
+    return ms;
 }
 
 static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags, int level);
@@ -1761,21 +1777,12 @@ static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags
 static int encode_object(co_buf *b, const struct json_object *obj, unsigned flags, int level)
 {
     int pretty = (flags & CO_JSON_PRETTY) != 0;
-    size_t n = (size_t)json_object_object_length(obj);
     int rc;
-    if (n == 0) {
+    if (json_object_object_length(obj) == 0) {
         return co_buf_puts(b, "{}");
     }
-    member *ms = co_xcalloc(n, sizeof(*ms));
     size_t k = 0;
-    json_object_object_foreach ((struct json_object *)obj, key, val) {
-        ms[k].key = key;
-        ms[k].val = val;
-        k++;
-    }
-    if (flags & CO_JSON_SORTED) {
-        qsort(ms, k, sizeof(*ms), member_cmp);
-    }
+    co_json__kv *ms = co_json__members(obj, (flags & CO_JSON_SORTED) != 0, &k);
     if ((rc = co_buf_putc(b, '{')) < 0) {
         goto done;
     }
@@ -1786,7 +1793,7 @@ static int encode_object(co_buf *b, const struct json_object *obj, unsigned flag
         if (pretty && (rc = indent(b, level + 1)) < 0) {
             goto done;
         }
-        if ((rc = encode_string(b, ms[i].key, strlen(ms[i].key), flags)) < 0 ||
+        if ((rc = co_json_go_quote(b, ms[i].key, strlen(ms[i].key), flags)) < 0 ||
             (rc = co_buf_puts(b, pretty ? ": " : ":")) < 0 ||
             (rc = encode_value(b, ms[i].val, flags, level + 1)) < 0) {
             goto done;
@@ -1857,8 +1864,8 @@ static int encode_value(co_buf *b, const struct json_object *obj, unsigned flags
         return co_buf_puts(b, num);
     }
     case json_type_string:
-        return encode_string(b, json_object_get_string((struct json_object *)obj),
-                             (size_t)json_object_get_string_len(obj), flags);
+        return co_json_go_quote(b, json_object_get_string((struct json_object *)obj),
+                                (size_t)json_object_get_string_len(obj), flags);
     case json_type_object:
         return encode_object(b, obj, flags, level);
     case json_type_array:

@@ -2,8 +2,8 @@
 /*
  * Library-internal interface of the json module: what the rest of the library builds on
  * without going through json-c itself (yaml's scalars, kustomize's name hashes): Go-compatible
- * number formatting, integer reads and the fast member lookup. Not part of the
- * public API.
+ * number formatting, integer reads, the fast member lookup and the member list in key order.
+ * Not part of the public API.
  */
 #ifndef CO_JSON_LIB_H
 #define CO_JSON_LIB_H
@@ -36,5 +36,18 @@ int co_json__integer(const struct json_object *obj, int64_t *i, uint64_t *u, int
  * accessors (co_json_str()) ask for every field they know, present or not.
  */
 struct json_object *co_json__member(const struct json_object *obj, const char *key);
+
+/** A member of a json-c object: its key and value, both borrowed from the object. */
+typedef struct co_json__kv {
+    const char *key;
+    struct json_object *val;
+} co_json__kv;
+
+/**
+ * The members of object @p obj in a new array (free it with free(); never NULL) of @p n entries,
+ * borrowed from @p obj: in the byte order of their keys when @p sorted (Go's order for a map,
+ * the canonical JSON and the sorted YAML), else in insertion order.
+ */
+co_json__kv *co_json__members(const struct json_object *obj, int sorted, size_t *n);
 
 #endif

@@ -1185,16 +1185,6 @@ static int emit_string(yaml_emitter_t *em, writer *w, const char *s, size_t len,
     return emit_scalar(em, w, NULL, s, len, 1, style);
 }
 
-typedef struct kv {
-    const char *key;
-    struct json_object *val;
-} kv;
-
-static int kv_cmp(const void *a, const void *b)
-{
-    return strcmp(((const kv *)a)->key, ((const kv *)b)->key);
-}
-
 static int
 emit_node(yaml_emitter_t *em, writer *w, const struct json_object *obj, unsigned flags, int depth)
 {
@@ -1251,17 +1241,8 @@ emit_node(yaml_emitter_t *em, writer *w, const struct json_object *obj, unsigned
         return emit_event(em, &ev, w);
     }
     case json_type_object: {
-        size_t n = (size_t)json_object_object_length(obj);
-        kv *items = co_xcalloc(n ? n : 1, sizeof(*items));
         size_t k = 0;
-        json_object_object_foreach ((struct json_object *)obj, key, val) {
-            items[k].key = key;
-            items[k].val = val;
-            k++;
-        }
-        if (flags & CO_YAML_SORTED) {
-            qsort(items, k, sizeof(*items), kv_cmp);
-        }
+        co_json__kv *items = co_json__members(obj, (flags & CO_YAML_SORTED) != 0, &k);
         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
         rc = emit_event(em, &ev, w);
         for (size_t i = 0; rc == 0 && i < k; i++) {

@@ -24,6 +24,7 @@
 
 #include "co/util/buf.h"
 #include "co/util/caps.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 #include "co/util/net.h"
 
@@ -125,18 +126,6 @@ int co_fetch_digest_check(const char *digest)
                             hexlen);
     }
     return 0;
-}
-
-static char *hex_of(const unsigned char *md, unsigned len)
-{
-    static const char digits[] = "0123456789abcdef";
-    char *out = co_xmalloc((size_t)len * 2 + 1);
-    for (unsigned i = 0; i < len; i++) {
-        out[2 * (size_t)i] = digits[md[i] >> 4];
-        out[2 * (size_t)i + 1] = digits[md[i] & 15];
-    }
-    out[2 * (size_t)len] = '\0';
-    return out;
 }
 
 /* ---- proxies (Go's ProxyFromEnvironment) ------------------------------------------------- */
@@ -612,14 +601,14 @@ int co_fetch_download(const char *url,
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned mdlen = 0;
     EVP_DigestFinal_ex(x.md, md, &mdlen);
-    char *hex = hex_of(md, mdlen);
+    char *hex = co_hex_encode(md, mdlen);
     got = co_xasprintf("sha256:%s", hex);
     free(hex);
     if (digest) {
         char *actual = NULL;
         if (x.verify) {
             EVP_DigestFinal_ex(x.verify, md, &mdlen);
-            hex = hex_of(md, mdlen);
+            hex = co_hex_encode(md, mdlen);
             want_alg = co_xstrndup(digest, (size_t)(strchr(digest, ':') - digest));
             actual = co_xasprintf("%s:%s", want_alg, hex);
             free(hex);

@@ -1125,14 +1125,9 @@ done:
 static char *repo_path(const co_git *g, const char *url)
 {
     char *safe = co_git_redact_url(url);
-    unsigned char md[32];
-    unsigned n = 32;
-    EVP_Digest(safe, strlen(safe), md, &n, EVP_sha256(), NULL);
+    char hex[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(hex, safe, strlen(safe));
     free(safe);
-    char hex[65];
-    for (size_t i = 0; i < 32; i++) {
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    }
     return co_xasprintf("%s/%s.git", g->dir, hex);
 }
 

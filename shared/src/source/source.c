@@ -9,7 +9,6 @@
  * - git: the repository URL and the commit ("g-<url hash>-<commit>"); the tree digest is kept
  *   in the alias "d-<key>", written before the entry is published.
  */
-#include "co/util/utf8.h"
 #include "co/json/json.h"
 #include "co/util/digest.h"
 #include "co/source/source.h"
@@ -24,7 +23,6 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "co/source/archive.h"
 #include "co/util/caps.h"
@@ -284,83 +282,20 @@ char *co_source_index_key(const co_source_spec *ref, const char *component_ns)
 
 /* ---- digests ----------------------------------------------------------------------------- */
 
-int co_source_go_json_string(co_buf *out, const char *s)
+/* Go's JSON of a string field of the digest: a C string here, so it ends at its first NUL, and
+ * an absent one is "" (Go's zero value). */
+static int go_string(co_buf *out, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     if (!s) {
         s = "";
     }
-    if (co_buf_putc(out, '"') < 0) {
-        return CO_ETOOBIG;
-    }
-    const unsigned char *p = (const unsigned char *)s;
-    const unsigned char *end = p + strlen(s);
-    while (*p) {
-        unsigned c = *p;
-        int rc = 0;
-        if (c < 0x80) {
-            switch (c) {
-            case '"':
-                rc = co_buf_puts(out, "\\\"");
-                break;
-            case '\\':
-                rc = co_buf_puts(out, "\\\\");
-                break;
-            case '\n':
-                rc = co_buf_puts(out, "\\n");
-                break;
-            case '\r':
-                rc = co_buf_puts(out, "\\r");
-                break;
-            case '\t':
-                rc = co_buf_puts(out, "\\t");
-                break;
-            case '\b':
-                rc = co_buf_puts(out, "\\b");
-                break;
-            case '\f':
-                rc = co_buf_puts(out, "\\f");
-                break;
-            default:
-                if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-                    char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                    rc = co_buf_puts(out, e);
-                } else {
-                    rc = co_buf_putc(out, (char)c);
-                }
-                break;
-            }
-            p++;
-        } else {
-            unsigned rune = 0;
-            size_t n = co_utf8_decode(p, (size_t)(end - p), &rune);
-            if (n == 0) {
-                rc = co_buf_puts(out, "\\ufffd");
-                p++;
-            } else if (rune == 0x2028 || rune == 0x2029) {
-                rc = co_buf_puts(out, rune == 0x2028 ? "\\u2028" : "\\u2029");
-                p += n;
-            } else {
-                rc = co_buf_put(out, p, n);
-                p += n;
-            }
-        }
-        if (rc < 0) {
-            return CO_ETOOBIG;
-        }
-    }
-    return co_buf_putc(out, '"') < 0 ? CO_ETOOBIG : 0;
+    return co_json_go_quote(out, s, strlen(s), 0);
 }
 
 static char *sha256_hex(const void *data, size_t len)
 {
-    unsigned char md[32];
-    unsigned n = 32;
-    EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-    char *out = co_xmalloc(65);
-    for (size_t i = 0; i < 32; i++) {
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
-    }
+    char *out = co_xmalloc(CO_SHA256_HEX_LEN + 1);
+    co_sha256_hex(out, data, len);
     return out;
 }
 
@@ -386,10 +321,12 @@ static int go_json_string_map(co_buf *out, const struct json_object *m)
     int rc = co_buf_putc(out, '{') < 0 ? CO_ETOOBIG : 0;
     for (size_t j = 0; j < i && rc == 0; j++) {
         struct json_object *jv = jget(m, keys[j]);
-        const char *val =
-            jv && json_object_is_type(jv, json_type_string) ? json_object_get_string(jv) : "";
-        if ((j && co_buf_putc(out, ',') < 0) || co_source_go_json_string(out, keys[j]) < 0 ||
-            co_buf_putc(out, ':') < 0 || co_source_go_json_string(out, val) < 0) {
+        /* a value is a Go string, NUL bytes and all (the API server stores "\u0000") */
+        int str = jv && json_object_is_type(jv, json_type_string);
+        const char *val = str ? json_object_get_string(jv) : "";
+        size_t len = str ? (size_t)json_object_get_string_len(jv) : 0;
+        if ((j && co_buf_putc(out, ',') < 0) || go_string(out, keys[j]) < 0 ||
+            co_buf_putc(out, ':') < 0 || co_json_go_quote(out, val, len, 0) < 0) {
             rc = CO_ETOOBIG;
         }
     }
@@ -413,12 +350,11 @@ int co_source_flux_digest(char **out,
     const char *uid = co_json_str(meta, "uid", NULL);
     co_buf b = CO_BUF_INIT(CO_MAX_DOCUMENT);
     int rc = 0;
-    if (co_buf_putc(&b, '[') < 0 || co_source_go_json_string(&b, uid ? uid : "") < 0 ||
+    if (co_buf_putc(&b, '[') < 0 || go_string(&b, uid ? uid : "") < 0 ||
         co_buf_printf(&b, ",%lld,", (long long)jint(meta, "generation")) < 0 ||
         go_json_string_map(&b, jget(meta, "annotations")) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, url) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, digest) < 0 || co_buf_putc(&b, ',') < 0 ||
-        co_source_go_json_string(&b, revision) < 0 || co_buf_putc(&b, ']') < 0) {
+        go_string(&b, url) < 0 || co_buf_putc(&b, ',') < 0 || go_string(&b, digest) < 0 ||
+        co_buf_putc(&b, ',') < 0 || go_string(&b, revision) < 0 || co_buf_putc(&b, ']') < 0) {
         rc = co_error_set(CO_ETOOBIG, "source object too large for its digest");
     } else {
         *out = sha256_hex(b.ptr, b.len);
@@ -430,10 +366,9 @@ int co_source_flux_digest(char **out,
 void co_source_plain_digest(char **out, const char *url, const char *digest, const char *revision)
 {
     co_buf b = CO_BUF_INIT(SIZE_MAX);
-    CO_ASSERT(co_buf_putc(&b, '[') == 0 && co_source_go_json_string(&b, url) == 0 &&
-              co_buf_putc(&b, ',') == 0 && co_source_go_json_string(&b, digest) == 0 &&
-              co_buf_putc(&b, ',') == 0 && co_source_go_json_string(&b, revision) == 0 &&
-              co_buf_putc(&b, ']') == 0);
+    CO_ASSERT(co_buf_putc(&b, '[') == 0 && go_string(&b, url) == 0 && co_buf_putc(&b, ',') == 0 &&
+              go_string(&b, digest) == 0 && co_buf_putc(&b, ',') == 0 &&
+              go_string(&b, revision) == 0 && co_buf_putc(&b, ']') == 0);
     *out = sha256_hex(b.ptr, b.len);
     co_buf_dispose(&b);
 }

@@ -21,10 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "co/source/archive.h"
 #include "co/util/caps.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
 
 #define MAX_KEY           200
@@ -138,13 +137,8 @@ void co_srccache_key(char **out, const char *digest)
         *out = co_xasprintf("sha256-%s", digest + 7);
         return;
     }
-    unsigned char md[32];
-    unsigned n = 32;
-    EVP_Digest(digest, strlen(digest), md, &n, EVP_sha256(), NULL);
-    char hex[65];
-    for (size_t i = 0; i < 32; i++) {
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-    }
+    char hex[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(hex, digest, strlen(digest));
     *out = co_xasprintf("h-%s", hex);
 }
 

@@ -139,6 +139,20 @@ CO_MUST_CHECK int co_json_parse_each(struct json_object **out,
 CO_MUST_CHECK int co_json_encode(co_buf *out, const struct json_object *obj, unsigned flags);
 
 /**
+ * Appends the @p len bytes at @p s to @p out as one JSON string, byte for byte what Go's
+ * encoding/json writes for a Go string (the one encoder of that form in the library: the
+ * canonical encoding, digests and toJson all write through it). In quotes: '"' and '\\' after a
+ * backslash; \n, \r, \t, \b and \f in short form (as Go 1.22 and later); the other bytes
+ * below 0x20 as \u00XX, NUL included (a byte like any other: the string ends at @p len only);
+ * '<', '>' and '&' as \u003c, \u003e and \u0026 unless @p flags has CO_JSON_NO_HTML_ESCAPE
+ * (the other co_json_flags are ignored); U+2028 and U+2029 as \u2028 and \u2029; each byte that
+ * does not start a valid UTF-8 sequence (co/util/utf8.h: overlong forms, surrogates, truncated
+ * sequences) as one \ufffd, as Go does; everything else, DEL and valid non-ASCII, as itself.
+ * @return 0, or CO_ETOOBIG when @p out's cap is exceeded (buffer disposed).
+ */
+CO_MUST_CHECK int co_json_go_quote(co_buf *out, const char *s, size_t len, unsigned flags);
+
+/**
  * The JSON encoding of @p obj as a string; free with free().
  * @return the string, or NULL (with the last error set) for a NaN or infinite double.
  */

@@ -317,12 +317,6 @@ size_t co_source_poller_len(co_source_poller *p);
 /* ---- digests ----------------------------------------------------------------------------- */
 
 /**
- * Appends the JSON encoding Go's encoding/json gives the string @p s (HTML-safe escapes,
- * invalid UTF-8 as U+FFFD) to @p out. @return 0 or CO_ETOOBIG (buffer disposed).
- */
-CO_MUST_CHECK int co_source_go_json_string(co_buf *out, const char *s);
-
-/**
  * The source digest of a Flux object: sha256 hex of Go's JSON of
  * `[uid, generation, annotations, url, digest, revision]` (annotations `null` when absent).
  * @param[out] out free with free()

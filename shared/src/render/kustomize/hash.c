@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kustomize's content hash for generated ConfigMaps and Secrets: a Go-encoding/json rendering
- * of {kind, name (always empty), data[, binaryData]} (Secrets: {kind, type, name, data[,
- * stringData]}) with sorted keys, its SHA-256 in hex, the first ten characters with 0→g, 1→h, 3→k,
- * a→m, e→t so the suffix never looks like a number or hex word.
+ * kustomize's content hash for generated ConfigMaps and Secrets: the canonical JSON encoding
+ * (Go's encoding/json of a map: sorted keys, HTML escaping) of {kind, name (always empty),
+ * data[, binaryData]} (Secrets: {kind, type, name, data[, stringData]}), its SHA-256 in hex, the
+ * first ten characters with 0→g, 1→h, 3→k, a→m, e→t so the suffix never looks like a number or
+ * hex word. kustomize reads the fields back from JSON into Go's interface{} before it encodes
+ * them, so a number there is a float64 and written in Go's shortest form, as co_json_encode
+ * writes it.
  */
 #include "kz_int.h"
 
@@ -11,124 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/sha.h>
-
-#include "co/util/utf8.h"
 #include "co/util/buf.h"
+#include "co/util/digest.h"
 #include "co/util/error.h"
-
-/* The buffer is uncapped (SIZE_MAX), so appends cannot fail. */
-static void bput(co_buf *b, const void *p, size_t n)
-{
-    int rc = co_buf_put(b, p, n);
-    CO_ASSERT(rc == 0);
-}
-
-static void bputs(co_buf *b, const char *s)
-{
-    bput(b, s, strlen(s));
-}
-
-static void bputc(co_buf *b, char c)
-{
-    bput(b, &c, 1);
-}
-
-static void go_string(co_buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    bputc(b, '"');
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned cp = 0;
-        size_t l = co_utf8_decode(p + i, n - i, &cp);
-        if (l == 0) {
-            bputs(b, "\\ufffd");
-            i++;
-            continue;
-        }
-        if (cp == '"' || cp == '\\') {
-            bputc(b, '\\');
-            bputc(b, (char)cp);
-        } else if (cp == '\n') {
-            bputs(b, "\\n");
-        } else if (cp == '\r') {
-            bputs(b, "\\r");
-        } else if (cp == '\t') {
-            bputs(b, "\\t");
-        } else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&') {
-            char e[7] = {'\\', 'u', '0', '0', hex[cp >> 4], hex[cp & 15], 0};
-            bputs(b, e);
-        } else if (cp == 0x2028 || cp == 0x2029) {
-            bputs(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
-        } else {
-            bput(b, p + i, l);
-        }
-        i += l;
-    }
-    bputc(b, '"');
-}
-
-static int cmp_keys(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static void go_value(co_buf *b, json_object *v)
-{
-    if (v == NULL) {
-        bputs(b, "null");
-        return;
-    }
-    switch (json_object_get_type(v)) {
-    case json_type_string:
-        go_string(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
-        return;
-    case json_type_object: {
-        size_t n = (size_t)json_object_object_length(v), i = 0;
-        const char **keys = co_xcalloc(n + 1, sizeof(char *));
-        json_object_object_foreach (v, k, val) {
-            (void)val;
-            keys[i++] = k;
-        }
-        qsort(keys, n, sizeof(char *), cmp_keys);
-        bputc(b, '{');
-        for (i = 0; i < n; i++) {
-            if (i) {
-                bputc(b, ',');
-            }
-            go_string(b, keys[i], strlen(keys[i]));
-            bputc(b, ':');
-            go_value(b, json_object_object_get(v, keys[i]));
-        }
-        bputc(b, '}');
-        free(keys);
-        return;
-    }
-    case json_type_array: {
-        bputc(b, '[');
-        size_t n = json_object_array_length(v);
-        for (size_t i = 0; i < n; i++) {
-            if (i) {
-                bputc(b, ',');
-            }
-            go_value(b, json_object_array_get_idx(v, i));
-        }
-        bputc(b, ']');
-        return;
-    }
-    default:
-        bputs(b, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
-        return;
-    }
-}
-
-char *kz_go_json(json_object *v)
-{
-    co_buf b = CO_BUF_INIT(SIZE_MAX);
-    go_value(&b, v);
-    return co_buf_take(&b, NULL);
-}
+#include "co/json/json.h"
 
 /* The value kustomize's hasher reads at a field: the node, or "" when absent. */
 static json_object *field_or_empty(json_object *obj, const char *key)
@@ -165,11 +54,16 @@ int kz_hash_res(char out[11], json_object *obj)
         json_object_put(m);
         return co_error_set(CO_EINVALID, "cannot hash a %s: only ConfigMaps and Secrets", kind);
     }
-    char *enc = kz_go_json(m);
+    co_buf enc = CO_BUF_INIT(SIZE_MAX);
+    int rc = co_json_encode(&enc, m, CO_JSON_CANONICAL);
     json_object_put(m);
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)enc, strlen(enc), digest);
-    free(enc);
+    if (rc < 0) {
+        co_buf_dispose(&enc);
+        return co_error_wrap("%s %s: name suffix hash", kind, kz_get_str(obj, "metadata", "name"));
+    }
+    unsigned char digest[CO_SHA256_LEN];
+    co_sha256(digest, enc.ptr, enc.len);
+    co_buf_dispose(&enc);
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 10; i++) {
         unsigned nib = (i % 2 == 0) ? digest[i / 2] >> 4 : digest[i / 2] & 15;

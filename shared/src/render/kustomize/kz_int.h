@@ -157,9 +157,6 @@ int kz_json6902_apply(json_object **doc, json_object *ops);
 /** Computes kustomize's content hash of a ConfigMap or Secret (10 characters + NUL). */
 int kz_hash_res(char out[11], json_object *obj);
 
-/** Encodes @p v like Go's encoding/json (sorted keys, HTML escaping) into a new string. */
-char *kz_go_json(json_object *v);
-
 /* --- the build (build.c) ------------------------------------------------------------------ */
 
 /** One kustomization being built. */

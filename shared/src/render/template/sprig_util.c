@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "co/util/utf8.h"
 #include "co/util/strconv.h"
 #include "co/util/budget.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
 #include "co/util/error.h"
+#include "co/json/json.h"
 #include "sprig.h"
 
 const tv_type *const SP_A[] = {&T_IFACE, &T_IFACE, &T_IFACE};
@@ -483,72 +483,10 @@ static void jnewline(jenc *e, int depth)
 
 static void jstring(jenc *e, const char *s, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
-    jput(e, "\"", 1);
-    size_t start = 0;
-    size_t i = 0;
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x80) {
-            bool safe = c >= 0x20 && c != '"' && c != '\\' &&
-                        (!e->html || (c != '<' && c != '>' && c != '&'));
-            if (safe) {
-                i++;
-                continue;
-            }
-            jput(e, s + start, i - start);
-            switch (c) {
-            case '\\':
-            case '"': {
-                char esc[2] = {'\\', (char)c};
-                jput(e, esc, 2);
-                break;
-            }
-            case '\b':
-                jput(e, "\\b", 2);
-                break;
-            case '\f':
-                jput(e, "\\f", 2);
-                break;
-            case '\n':
-                jput(e, "\\n", 2);
-                break;
-            case '\r':
-                jput(e, "\\r", 2);
-                break;
-            case '\t':
-                jput(e, "\\t", 2);
-                break;
-            default: {
-                char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
-                jput(e, esc, 6);
-                break;
-            }
-            }
-            i++;
-            start = i;
-            continue;
-        }
-        size_t w;
-        int32_t r = co_utf8_decode_rune(s + i, len - i, &w);
-        if (r == 0xFFFD && w == 1) {
-            jput(e, s + start, i - start);
-            jput(e, "\\ufffd", 6);
-            i += w;
-            start = i;
-            continue;
-        }
-        if (r == 0x2028 || r == 0x2029) {
-            jput(e, s + start, i - start);
-            jputs(e, r == 0x2028 ? "\\u2028" : "\\u2029");
-            i += w;
-            start = i;
-            continue;
-        }
-        i += w;
+    if (e->rc == 0 &&
+        co_json_go_quote(e->b, s, len, e->html ? 0u : (unsigned)CO_JSON_NO_HTML_ESCAPE) < 0) {
+        e->rc = tpl_fail_out(e->x, e->b);
     }
-    jput(e, s + start, len - start);
-    jput(e, "\"", 1);
 }
 
 static void jfloat(jenc *e, double f, bool is32)
