@@ -15,8 +15,6 @@
 #include "co/util/net.h"
 #include "controller/ctl_cli.h"
 
-#define EXIT_USAGE 2
-
 static void usage(FILE *out, const co_flag *flags, size_t n)
 {
     fprintf(out, "Usage: component-controller [flags]\n"
@@ -32,11 +30,11 @@ static int check(const ctl_config *c, FILE *err)
 {
     if (c->max_concurrent_reconciles < 1 || c->max_concurrent_reconciles > 1000) {
         fprintf(err, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
-        return EXIT_USAGE;
+        return CO_FLAGS_EXIT_USAGE;
     }
     if (c->target_client_ttl < 1 || c->target_client_ttl > 86400) {
         fprintf(err, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
-        return EXIT_USAGE;
+        return CO_FLAGS_EXIT_USAGE;
     }
     return -1;
 }
@@ -49,29 +47,16 @@ static int apply(ctl_config *c, FILE *err)
     co_flag_list_dispose(&c->deny_cidrs);
     if (deny_rc < 0) {
         fprintf(err, "component-controller: --deny-cidr: %s\n", co_error_last());
-        return EXIT_USAGE;
-    }
-    co_log_level level;
-    co_log_format format;
-    char **log_warnings = NULL;
-    int log_rc = co_flags_logging_resolve(&level, &format, &log_warnings, &c->logging);
-    co_flags_logging_dispose(&c->logging);
-    if (log_rc < 0) {
-        fprintf(err, "component-controller: %s\n", co_error_last());
-        return EXIT_USAGE;
+        return CO_FLAGS_EXIT_USAGE;
     }
     co_budget_limits budget;
-    if (co_budget_limits_parse(&budget, c->render_cpu_budget, c->render_memory_budget) < 0) {
+    if (co_budget_limits_parse(&budget, c->render_cpu_budget, c->render_memory_budget) < 0 ||
+        co_flags_logging_setup(&c->logging, "controller") < 0) {
         fprintf(err, "component-controller: %s\n", co_error_last());
-        co_flags_strv_free(log_warnings);
-        return EXIT_USAGE;
+        co_flags_logging_dispose(&c->logging);
+        return CO_FLAGS_EXIT_USAGE;
     }
     co_budget_set_default(&budget);
-    co_log_setup("controller", level, format);
-    for (char **w = log_warnings; w && *w; w++) {
-        co_log(CO_LOG_WARN, *w, NULL);
-    }
-    co_flags_strv_free(log_warnings);
     return -1;
 }
 
@@ -124,25 +109,12 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
     };
     size_t nflags = CO_ARRAY_SIZE(flags);
 
-    int next = 0;
-    if (co_flags_parse(&next, flags, nflags, argc, argv) < 0) {
-        fprintf(err, "component-controller: %s\n", co_error_last());
-        usage(err, flags, nflags);
-        return EXIT_USAGE;
+    co_flags_command cmd = {"component-controller", flags, nflags, &c->help, &c->version, usage};
+    int status = co_flags_parse_command(&cmd, argc, argv, out, err);
+    if (status >= 0) {
+        return status;
     }
-    if (c->help) {
-        usage(out, flags, nflags);
-        return 0;
-    }
-    if (c->version) {
-        fprintf(out, "component-controller %s\n", CO_VERSION);
-        return 0;
-    }
-    if (next < argc) {
-        fprintf(err, "component-controller: unexpected argument \"%s\"\n", argv[next]);
-        return EXIT_USAGE;
-    }
-    int status = check(c, err);
+    status = check(c, err);
     return status >= 0 ? status : apply(c, err);
 }
 

@@ -18,8 +18,6 @@
 #include "webhook/wh_memory.h"
 #include "webhook/wh_server.h"
 
-#define EXIT_USAGE 2
-
 static void usage(FILE *out, const co_flag *flags, size_t n)
 {
     fprintf(out,
@@ -96,22 +94,12 @@ static int check_ranges(const wh_config *c)
  * log warnings wait until logging is set up, and are dropped with a usage error. */
 static int apply(wh_config *c, FILE *err)
 {
-    co_log_level level;
-    co_log_format format;
-    char **log_warnings = NULL;
-    int rc = co_flags_logging_resolve(&level, &format, &log_warnings, &c->logging);
-    co_flags_logging_dispose(&c->logging);
-    if (rc < 0 || wh_tls_min_version_parse(&c->tls_min, c->tls_min_version) < 0 ||
-        check_ranges(c) < 0) {
+    if (wh_tls_min_version_parse(&c->tls_min, c->tls_min_version) < 0 || check_ranges(c) < 0 ||
+        co_flags_logging_setup(&c->logging, "webhook") < 0) {
         fprintf(err, "component-webhook: %s\n", co_error_last());
-        co_flags_strv_free(log_warnings);
-        return EXIT_USAGE;
+        co_flags_logging_dispose(&c->logging);
+        return CO_FLAGS_EXIT_USAGE;
     }
-    co_log_setup("webhook", level, format);
-    for (char **w = log_warnings; w && *w; w++) {
-        co_log(CO_LOG_WARN, *w, NULL);
-    }
-    co_flags_strv_free(log_warnings);
     return -1;
 }
 
@@ -245,25 +233,9 @@ int wh_config_load(wh_config *c, int argc, char **argv, FILE *out, FILE *err)
     if (pod_ns && *pod_ns) {
         c->namespace_ = pod_ns;
     }
-    int next = 0;
-    if (co_flags_parse(&next, flags, nflags, argc, argv) < 0) {
-        fprintf(err, "component-webhook: %s\n", co_error_last());
-        usage(err, flags, nflags);
-        return EXIT_USAGE;
-    }
-    if (c->help) {
-        usage(out, flags, nflags);
-        return 0;
-    }
-    if (c->version) {
-        fprintf(out, "component-webhook %s\n", CO_VERSION);
-        return 0;
-    }
-    if (next < argc) {
-        fprintf(err, "component-webhook: unexpected argument \"%s\"\n", argv[next]);
-        return EXIT_USAGE;
-    }
-    return apply(c, err);
+    co_flags_command cmd = {"component-webhook", flags, nflags, &c->help, &c->version, usage};
+    int status = co_flags_parse_command(&cmd, argc, argv, out, err);
+    return status >= 0 ? status : apply(c, err);
 }
 
 void wh_config_dispose(wh_config *c)

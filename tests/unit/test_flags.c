@@ -283,6 +283,109 @@ static void test_flags__zap_flag_values_are_checked(void **state)
     }
 }
 
+/* ---- a daemon's command line ---------------------------------------------------------------- */
+
+typedef struct daemon_flags {
+    const char *addr;
+    int help, version;
+    co_flags_logging logging;
+} daemon_flags;
+
+static void daemon_usage(FILE *out, const co_flag *flags, size_t n)
+{
+    fprintf(out, "Usage: demo [flags]\n");
+    co_flags_usage(out, flags, n);
+}
+
+/* Runs co_flags_parse_command() on @p argv; *out_text and *err_text get what was printed. */
+static int
+run_command(daemon_flags *d, int argc, const char **argv, char **out_text, char **err_text)
+{
+    memset(d, 0, sizeof(*d));
+    const co_flag flags[] = {
+        {"addr", CO_FLAG_STRING, &d->addr, "ADDR", "address"},
+        CO_FLAGS_LOGGING(&d->logging),
+        {"version", CO_FLAG_BOOL, &d->version, NULL, "print the version and exit"},
+        {"help", CO_FLAG_BOOL, &d->help, NULL, "print this help and exit"},
+    };
+    co_flags_command cmd = {"demo",   flags,       CO_ARRAY_SIZE(flags),
+                            &d->help, &d->version, daemon_usage};
+    size_t olen = 0, elen = 0;
+    FILE *out = open_memstream(out_text, &olen);
+    FILE *err = open_memstream(err_text, &elen);
+    assert_non_null(out);
+    assert_non_null(err);
+    int status = co_flags_parse_command(&cmd, argc, (char **)argv, out, err);
+    fclose(out);
+    fclose(err);
+    return status;
+}
+
+static void test_flags__daemon_command_line(void **state)
+{
+    (void)state;
+    daemon_flags d;
+    char *o = NULL, *e = NULL;
+
+    const char *go_on[] = {"demo", "--addr=:80", "--log-level", "debug"};
+    assert_int_equal(run_command(&d, 4, go_on, &o, &e), -1);
+    assert_string_equal(d.addr, ":80");
+    assert_string_equal(o, "");
+    assert_string_equal(e, "");
+    co_flags_logging_dispose(&d.logging);
+    free(o);
+    free(e);
+
+    const char *help[] = {"demo", "--help"};
+    assert_int_equal(run_command(&d, 2, help, &o, &e), 0);
+    assert_contains(o, "Usage: demo [flags]");
+    assert_contains(o, "--addr");
+    assert_string_equal(e, "");
+    free(o);
+    free(e);
+
+    const char *version[] = {"demo", "--version"};
+    assert_int_equal(run_command(&d, 2, version, &o, &e), 0);
+    assert_true(strncmp(o, "demo ", 5) == 0);
+    assert_string_equal(e, "");
+    free(o);
+    free(e);
+
+    const char *bad[] = {"demo", "--nope"};
+    assert_int_equal(run_command(&d, 2, bad, &o, &e), CO_FLAGS_EXIT_USAGE);
+    assert_contains(e, "demo: ");
+    assert_contains(e, "nope");
+    assert_contains(e, "Usage: demo [flags]");
+    assert_string_equal(o, "");
+    free(o);
+    free(e);
+
+    const char *extra[] = {"demo", "--addr", "x", "stray"};
+    assert_int_equal(run_command(&d, 4, extra, &o, &e), CO_FLAGS_EXIT_USAGE);
+    assert_string_equal(e, "demo: unexpected argument \"stray\"\n");
+    free(o);
+    free(e);
+}
+
+static void test_flags__logging_setup_refuses_bad_values_and_disposes(void **state)
+{
+    (void)state;
+    co_flags_logging lf = {0};
+    lf.log_level = "loud";
+    assert_co_fail_with(CO_EINVALID, co_flags_logging_setup(&lf, "test"));
+    assert_contains(co_error_last(), "loud");
+    co_error_clear();
+
+    co_flags_logging ok = {0};
+    ok.log_level = "error";
+    ok.log_format = "json";
+    assert_co_pass(co_flags_logging_setup(&ok, "test"));
+    assert_false(co_log_enabled(CO_LOG_INFO));
+    assert_true(co_log_enabled(CO_LOG_ERROR));
+    assert_null(ok.zap_other.items);
+    co_log_setup("test", CO_LOG_INFO, CO_LOG_FORMAT_TEXT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +398,8 @@ int main(void)
         cmocka_unit_test(test_flags__family_takes_the_rest_of_a_prefix),
         cmocka_unit_test(test_flags__zap_flags_are_log_aliases),
         cmocka_unit_test(test_flags__zap_flag_values_are_checked),
+        cmocka_unit_test(test_flags__daemon_command_line),
+        cmocka_unit_test(test_flags__logging_setup_refuses_bad_values_and_disposes),
     };
     return cmocka_run_group_tests_name("flags", tests, NULL, NULL);
 }

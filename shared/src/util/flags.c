@@ -290,6 +290,47 @@ done:
     return rc;
 }
 
+int co_flags_logging_setup(co_flags_logging *lf, const char *component)
+{
+    co_log_level level;
+    co_log_format format;
+    char **warnings = NULL;
+    int rc = co_flags_logging_resolve(&level, &format, &warnings, lf);
+    co_flags_logging_dispose(lf);
+    if (rc < 0) {
+        return rc;
+    }
+    co_log_setup(component, level, format);
+    for (char **w = warnings; w && *w; w++) {
+        co_log(CO_LOG_WARN, *w, NULL);
+    }
+    co_flags_strv_free(warnings);
+    return 0;
+}
+
+int co_flags_parse_command(const co_flags_command *cmd, int argc, char **argv, FILE *out, FILE *err)
+{
+    int next = 0;
+    if (co_flags_parse(&next, cmd->flags, cmd->nflags, argc, argv) < 0) {
+        fprintf(err, "%s: %s\n", cmd->program, co_error_last());
+        cmd->usage(err, cmd->flags, cmd->nflags);
+        return CO_FLAGS_EXIT_USAGE;
+    }
+    if (*cmd->help) {
+        cmd->usage(out, cmd->flags, cmd->nflags);
+        return 0;
+    }
+    if (*cmd->version) {
+        fprintf(out, "%s %s\n", cmd->program, CO_VERSION);
+        return 0;
+    }
+    if (next < argc) {
+        fprintf(err, "%s: unexpected argument \"%s\"\n", cmd->program, argv[next]);
+        return CO_FLAGS_EXIT_USAGE;
+    }
+    return -1;
+}
+
 void co_flags_logging_dispose(co_flags_logging *lf)
 {
     co_flag_list_dispose(&lf->zap_other);

@@ -64,6 +64,33 @@ co_flags_parse(int *next_out, const co_flag *flags, size_t nflags, int argc, cha
 /** Writes the flag table as help text, one flag per line group. */
 void co_flags_usage(FILE *out, const co_flag *flags, size_t nflags);
 
+/** Exit status of a daemon whose command line is wrong. */
+#define CO_FLAGS_EXIT_USAGE 2
+
+/** A daemon's command line: how to parse it and what to print. */
+typedef struct co_flags_command {
+    const char *program;  /**< in messages and the version line: "component-webhook" */
+    const co_flag *flags; /**< the table, including --help and --version */
+    size_t nflags;
+    const int *help;    /**< the target of --help */
+    const int *version; /**< the target of --version */
+    /** Writes the help text: a synopsis, then co_flags_usage() of the table. */
+    void (*usage)(FILE *out, const co_flag *flags, size_t nflags);
+} co_flags_command;
+
+/**
+ * Parses a daemon's command line, in the manner every daemon of the project shares: a wrong
+ * flag prints its error and the help text to @p err; --help prints the help text to @p out;
+ * --version prints "PROGRAM VERSION" to @p out; an argument that is not a flag is refused.
+ * @return -1 when the daemon should go on; else the exit status to end with (0 after --help
+ *         or --version, CO_FLAGS_EXIT_USAGE after an error).
+ */
+int co_flags_parse_command(const co_flags_command *cmd,
+                           int argc,
+                           char **argv,
+                           FILE *out,
+                           FILE *err);
+
 /** Frees the array of a list flag (not the strings, which belong to argv). */
 void co_flag_list_dispose(co_flag_list *list);
 
@@ -115,6 +142,13 @@ CO_MUST_CHECK int co_flags_logging_resolve(co_log_level *level_out,
                                            co_log_format *format_out,
                                            char ***warnings_out,
                                            const co_flags_logging *lf);
+
+/**
+ * co_flags_logging_resolve(), then co_log_setup() for @p component, then each warning logged
+ * once; @p lf is disposed in every case.
+ * @return 0, or CO_EINVALID naming the flag and the value (logging left as it was).
+ */
+CO_MUST_CHECK int co_flags_logging_setup(co_flags_logging *lf, const char *component);
 
 /** Frees what parsing stored in @p lf (the list of other zap flags). */
 void co_flags_logging_dispose(co_flags_logging *lf);
