@@ -292,8 +292,8 @@ done:
 
 int co_flags_logging_setup(co_flags_logging *lf, const char *component)
 {
-    co_log_level level;
-    co_log_format format;
+    co_log_level level = CO_LOG_INFO;
+    co_log_format format = CO_LOG_FORMAT_TEXT;
     char **warnings = NULL;
     int rc = co_flags_logging_resolve(&level, &format, &warnings, lf);
     co_flags_logging_dispose(lf);
