@@ -32,7 +32,7 @@ static int check(const ctl_config *c, FILE *err)
         fprintf(err, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
         return CO_FLAGS_EXIT_USAGE;
     }
-    if (c->target_client_ttl < 1 || c->target_client_ttl > 86400) {
+    if (c->target_client_ttl_s < 1 || c->target_client_ttl_s > 86400) {
         fprintf(err, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
         return CO_FLAGS_EXIT_USAGE;
     }
@@ -66,7 +66,7 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
     c->metrics_addr = ":8080";
     c->probe_addr = ":8081";
     c->max_concurrent_reconciles = 5;
-    c->target_client_ttl = 900;
+    c->target_client_ttl_s = 900;
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &c->kubeconfig, "PATH",
          "kubeconfig file (default: $KUBECONFIG, then in-cluster configuration)"},
@@ -88,7 +88,7 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
          "namespace of the leader Lease (default: the configuration's namespace)"},
         {"source-cache-dir", CO_FLAG_STRING, &c->cache_dir, "DIR",
          "where downloaded source artifacts are kept (default: $TMPDIR/component-controller)"},
-        {"target-client-ttl", CO_FLAG_INT, &c->target_client_ttl, "SECONDS",
+        {"target-client-ttl", CO_FLAG_INT, &c->target_client_ttl_s, "SECONDS",
          "clients of remote or impersonated targets unused this long are dropped (default 900)"},
         {"deny-cidr", CO_FLAG_LIST, &c->deny_cidrs, "CIDR[,CIDR...]",
          "addresses that source downloads, git remotes and kubeconfigs from Secrets must never "
@@ -138,7 +138,7 @@ ctl_manager_options ctl_config_manager_options(const ctl_config *c)
     mo.namespaces = (const char *const *)c->namespaces.items;
     mo.nnamespaces = c->namespaces.len;
     mo.label_selector = c->label_selector;
-    mo.target_ttl_ns = c->target_client_ttl * 1000000000LL;
+    mo.target_ttl_ns = c->target_client_ttl_s * 1000000000LL;
     mo.events_address = c->events_address;
     return mo;
 }

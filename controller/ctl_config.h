@@ -26,7 +26,7 @@ typedef struct ctl_config {
     const char *label_selector;
     const char *leader_namespace;
     const char *cache_dir;
-    long long target_client_ttl; /**< seconds */
+    long long target_client_ttl_s; /**< seconds */
     co_flag_list deny_cidrs;
     const char *render_cpu_budget;
     const char *render_memory_budget;

@@ -136,10 +136,10 @@ static int run(const wh_config *o, const sigset_t *stop)
         .metrics_addr = o->metrics_addr,
         .threads = (unsigned)o->threads,
         .max_connections = (unsigned)o->max_connections,
-        .connection_timeout = (unsigned)o->connection_timeout,
+        .connection_timeout_s = (unsigned)o->connection_timeout_s,
         .max_per_peer = (unsigned)o->max_per_peer,
-        .header_timeout = (unsigned)o->header_timeout,
-        .body_timeout = (unsigned)o->body_timeout,
+        .header_timeout_s = (unsigned)o->header_timeout_s,
+        .body_timeout_s = (unsigned)o->body_timeout_s,
         .memory_budget = (size_t)o->request_memory,
         .limits = {(size_t)o->admission_body, (size_t)o->conversion_body},
         .tls_min = o->tls_min,
@@ -193,7 +193,7 @@ static int run(const wh_config *o, const sigset_t *stop)
     sigwait(stop, &sig);
     co_log(CO_LOG_INFO, "shutting down: draining requests in flight", "signal",
            sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-    int left = wh_server_drain(server, (int)o->shutdown_timeout * 1000);
+    int left = wh_server_drain(server, (int)o->shutdown_timeout_s * 1000);
     if (left > 0) {
         char n[16];
         snprintf(n, sizeof(n), "%d", left);

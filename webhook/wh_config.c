@@ -37,7 +37,7 @@ static int check_ranges(const wh_config *c)
     if (c->max_connections < 1 || c->max_connections > 1000000) {
         return co_error_set(CO_EINVALID, "--max-connections must be between 1 and 1000000");
     }
-    if (c->connection_timeout < 1 || c->connection_timeout > 86400) {
+    if (c->connection_timeout_s < 1 || c->connection_timeout_s > 86400) {
         return co_error_set(CO_EINVALID,
                             "--connection-timeout-seconds must be between 1 and 86400");
     }
@@ -45,8 +45,8 @@ static int check_ranges(const wh_config *c)
         return co_error_set(CO_EINVALID,
                             "--max-connections-per-peer must be between 1 and 1000000");
     }
-    if (c->header_timeout < 1 || c->header_timeout > 3600 || c->body_timeout < 1 ||
-        c->body_timeout > 3600) {
+    if (c->header_timeout_s < 1 || c->header_timeout_s > 3600 || c->body_timeout_s < 1 ||
+        c->body_timeout_s > 3600) {
         return co_error_set(CO_EINVALID, "--header-timeout-seconds and --body-timeout-seconds "
                                          "must be between 1 and 3600");
     }
@@ -69,7 +69,7 @@ static int check_ranges(const wh_config *c)
                             "--max-request-memory-bytes less 64 KiB (%lld)",
                             room);
     }
-    if (c->shutdown_timeout < 0 || c->shutdown_timeout > 3600) {
+    if (c->shutdown_timeout_s < 0 || c->shutdown_timeout_s > 3600) {
         return co_error_set(CO_EINVALID, "--shutdown-timeout-seconds must be between 0 and 3600");
     }
     if (c->cert_poll_seconds < 1 || c->cert_poll_seconds > 86400) {
@@ -125,14 +125,14 @@ int wh_config_load(wh_config *c, int argc, char **argv, FILE *out, FILE *err)
         .cert_poll_seconds = 10,
         .threads = 2,
         .max_connections = 1024,
-        .connection_timeout = 120,
+        .connection_timeout_s = 120,
         .max_per_peer = WH_DEFAULT_MAX_PER_PEER,
-        .header_timeout = WH_DEFAULT_HEADER_TIMEOUT,
-        .body_timeout = WH_DEFAULT_BODY_TIMEOUT,
+        .header_timeout_s = WH_DEFAULT_HEADER_TIMEOUT,
+        .body_timeout_s = WH_DEFAULT_BODY_TIMEOUT,
         .admission_body = (long long)CO_MAX_ADMISSION_BODY,
         .conversion_body = (long long)CO_MAX_CONVERSION_BODY,
         .request_memory = (long long)WH_DEFAULT_MEMORY_BUDGET,
-        .shutdown_timeout = 25,
+        .shutdown_timeout_s = 25,
         .watch_cluster = 1,
     };
     const co_flag flags[] = {
@@ -194,16 +194,16 @@ int wh_config_load(wh_config *c, int argc, char **argv, FILE *out, FILE *err)
          "worker threads of the TLS server (default 2)"},
         {"max-connections", CO_FLAG_INT, &c->max_connections, "N",
          "concurrent TLS connections (default 1024)"},
-        {"connection-timeout-seconds", CO_FLAG_INT, &c->connection_timeout, "N",
+        {"connection-timeout-seconds", CO_FLAG_INT, &c->connection_timeout_s, "N",
          "close a connection idle this long (default 120, above the API server's 90 s idle "
          "timeout so that it closes first)"},
         {"max-connections-per-peer", CO_FLAG_INT, &c->max_per_peer, "N",
          "concurrent TLS connections from one address (default 256: an API server opens one per "
          "concurrent call)"},
-        {"header-timeout-seconds", CO_FLAG_INT, &c->header_timeout, "N",
+        {"header-timeout-seconds", CO_FLAG_INT, &c->header_timeout_s, "N",
          "a connection's TLS handshake, and each request's headers from its first byte, must "
          "arrive within this (default 5); also the whole life of a probe connection"},
-        {"body-timeout-seconds", CO_FLAG_INT, &c->body_timeout, "N",
+        {"body-timeout-seconds", CO_FLAG_INT, &c->body_timeout_s, "N",
          "a request's body must arrive within this once its headers are in, and its answer be "
          "taken within this again (default 10)"},
         {"max-admission-body-bytes", CO_FLAG_INT, &c->admission_body, "N",
@@ -215,7 +215,7 @@ int wh_config_load(wh_config *c, int argc, char **argv, FILE *out, FILE *err)
          "memory that requests being read and handled may hold at once, estimated from their "
          "size and shape (default 48 MiB); past it 429, and 413 for a request that alone needs "
          "more"},
-        {"shutdown-timeout-seconds", CO_FLAG_INT, &c->shutdown_timeout, "N",
+        {"shutdown-timeout-seconds", CO_FLAG_INT, &c->shutdown_timeout_s, "N",
          "on SIGTERM, wait this long for requests in flight (default 25)"},
         {"watch-cluster", CO_FLAG_BOOL, &c->watch_cluster, NULL,
          "watch Components, ComponentPolicies and Namespaces (default true); false serves "

@@ -46,14 +46,14 @@ typedef struct wh_config {
     long long cert_poll_seconds;
     long long threads;
     long long max_connections;
-    long long connection_timeout;
+    long long connection_timeout_s;
     long long max_per_peer;
-    long long header_timeout;
-    long long body_timeout;
+    long long header_timeout_s;
+    long long body_timeout_s;
     long long admission_body;
     long long conversion_body;
     long long request_memory;
-    long long shutdown_timeout;
+    long long shutdown_timeout_s;
     int watch_cluster;
     int leader_elect;
     co_flags_logging logging;

@@ -993,7 +993,7 @@ static int start_tls(wh_server *s)
          * room for connections evicted and not yet closed */
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->cfg.max_connections * 2, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL},
-        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->cfg.connection_timeout_s, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL},
@@ -1036,7 +1036,7 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     if (!cfg->handlers || !cfg->tls) {
         return co_error_set(CO_EINVALID, "webhook server: handlers and tls are required");
     }
-    if (cfg->max_connections == 0 || cfg->connection_timeout == 0) {
+    if (cfg->max_connections == 0 || cfg->connection_timeout_s == 0) {
         return co_error_set(CO_EINVALID,
                             "webhook server: connection limit and timeout must be positive");
     }
@@ -1045,8 +1045,9 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     if (!s->cfg.max_per_peer) {
         s->cfg.max_per_peer = WH_DEFAULT_MAX_PER_PEER;
     }
-    s->header_ms = 1000LL * (cfg->header_timeout ? cfg->header_timeout : WH_DEFAULT_HEADER_TIMEOUT);
-    s->body_ms = 1000LL * (cfg->body_timeout ? cfg->body_timeout : WH_DEFAULT_BODY_TIMEOUT);
+    s->header_ms =
+        1000LL * (cfg->header_timeout_s ? cfg->header_timeout_s : WH_DEFAULT_HEADER_TIMEOUT);
+    s->body_ms = 1000LL * (cfg->body_timeout_s ? cfg->body_timeout_s : WH_DEFAULT_BODY_TIMEOUT);
     wh_budget_init(&s->budget, cfg->memory_budget ? cfg->memory_budget : WH_DEFAULT_MEMORY_BUDGET);
     pthread_mutex_init(&s->ready_lock, NULL);
     pthread_mutex_init(&s->conns_lock, NULL);

@@ -45,22 +45,22 @@ typedef size_t (*wh_ready_fn)(void *ctx, wh_probe_check *out, size_t max);
 #define WH_PROBE_MAX_PER_PEER    8
 
 typedef struct wh_server_config {
-    const char *webhook_addr;    /**< "[host]:port" of the TLS listener, e.g. ":9443" */
-    const char *probe_addr;      /**< health listener; "0" or "" disables it */
-    const char *metrics_addr;    /**< metrics listener; "0" or "" disables it */
-    unsigned threads;            /**< TLS worker threads (at least 1) */
-    unsigned max_connections;    /**< concurrent TLS connections */
-    unsigned connection_timeout; /**< seconds of inactivity before a connection closes */
-    unsigned max_per_peer;       /**< TLS connections from one address (0: the default) */
-    unsigned header_timeout;     /**< handshake + headers deadline, seconds (0: the default) */
-    unsigned body_timeout;       /**< body, and answer, deadline, seconds (0: the default) */
-    size_t memory_budget;        /**< bytes for requests in flight (0: the default) */
-    wh_http_limits limits;       /**< body caps (zeros: caps.h's) */
-    wh_tls_min_version tls_min;  /**< minimum TLS version */
-    const wh_handlers *handlers; /**< the routes' decisions; borrowed */
-    wh_tls *tls;                 /**< key pair store; borrowed, served process-wide */
-    wh_ready_fn ready;           /**< extra readiness checks, may be NULL */
-    void *ready_ctx;             /**< passed to @p ready */
+    const char *webhook_addr;      /**< "[host]:port" of the TLS listener, e.g. ":9443" */
+    const char *probe_addr;        /**< health listener; "0" or "" disables it */
+    const char *metrics_addr;      /**< metrics listener; "0" or "" disables it */
+    unsigned threads;              /**< TLS worker threads (at least 1) */
+    unsigned max_connections;      /**< concurrent TLS connections */
+    unsigned connection_timeout_s; /**< seconds of inactivity before a connection closes */
+    unsigned max_per_peer;         /**< TLS connections from one address (0: the default) */
+    unsigned header_timeout_s;     /**< handshake + headers deadline, seconds (0: the default) */
+    unsigned body_timeout_s;       /**< body, and answer, deadline, seconds (0: the default) */
+    size_t memory_budget;          /**< bytes for requests in flight (0: the default) */
+    wh_http_limits limits;         /**< body caps (zeros: caps.h's) */
+    wh_tls_min_version tls_min;    /**< minimum TLS version */
+    const wh_handlers *handlers;   /**< the routes' decisions; borrowed */
+    wh_tls *tls;                   /**< key pair store; borrowed, served process-wide */
+    wh_ready_fn ready;             /**< extra readiness checks, may be NULL */
+    void *ready_ctx;               /**< passed to @p ready */
 } wh_server_config;
 
 /** Listeners, for wh_server_port(). */

@@ -154,7 +154,7 @@ static void start_limited(fixture *f, wh_tls_min_version min, unsigned max_conne
         .metrics_addr = "127.0.0.1:0",
         .threads = 2,
         .max_connections = max_connections,
-        .connection_timeout = 30,
+        .connection_timeout_s = 30,
         .tls_min = min,
         .handlers = &handlers,
         .tls = f->tls,
