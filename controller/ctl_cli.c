@@ -199,8 +199,6 @@ int ctl_cli__apply_set(struct json_object *root, const char *assignment)
     return 0;
 }
 
-/* Parses the flags of a subcommand and prints help or a usage error. Returns the exit status
- * to return at once, or -1 to go on with the positional arguments from *next. */
 int ctl_cli__parse_flags(int *next,
                          const co_flag *flags,
                          size_t nflags,
