@@ -424,7 +424,23 @@ static bool use_ssa(const ctl_obj *o)
 /* The API server's refusal of a resourceVersion on create. */
 #define RV_ON_CREATE "resourceVersion should not be set on objects to be created"
 
-static int create_object(engine *e, const ctl_obj *o, struct json_object *manifest)
+/* create_object(): the guard was refused, nothing was created. */
+#define UNGUARDED 1
+
+/* Whether create_object() fails rather than write over an object that exists meanwhile. */
+static bool create_guarded(const ctl_obj *o)
+{
+    return !use_ssa(o) || !(!*o->group && !strcmp(o->kind, "Service"));
+}
+
+/* Creates the object; *written receives the API server's answer (owned), or NULL. With
+ * @p guarded_only, a registry that refuses the guard against an existing object gets no second,
+ * unguarded try: UNGUARDED is returned instead. */
+static int create_object(engine *e,
+                         const ctl_obj *o,
+                         struct json_object *manifest,
+                         bool guarded_only,
+                         struct json_object **written)
 {
     struct json_object *obj = co_json_copy(manifest);
     struct json_object *created = NULL;
@@ -442,13 +458,18 @@ static int create_object(engine *e, const ctl_obj *o, struct json_object *manife
          * before 1.23 creates through its own path, which refuses any resourceVersion ("500
          * resourceVersion should not be set on objects to be created"); registries of
          * aggregated APIs may do the same, hence the second try without it. */
-        bool guard = !(!*o->group && !strcmp(o->kind, "Service"));
+        bool guard = create_guarded(o);
         if (guard && co_json_set(obj, json_object_new_string("1"), "metadata", "resourceVersion",
                                  NULL) < 0) {
             json_object_put(obj);
             return CO_EINVALID;
         }
         rc = co_kube_apply(&created, e->c, obj, &wo);
+        if (rc < 0 && guard && guarded_only && strstr(co_error_last(), RV_ON_CREATE) != NULL) {
+            co_error_clear();
+            json_object_put(obj);
+            return UNGUARDED;
+        }
         if (rc < 0 && guard && strstr(co_error_last(), RV_ON_CREATE) != NULL) {
             json_object_object_del(co_json_get(obj, "metadata", NULL), "resourceVersion");
             co_error_clear();
@@ -460,8 +481,10 @@ static int create_object(engine *e, const ctl_obj *o, struct json_object *manife
     }
     if (rc == 0) {
         emit(e, created, "Normal", "Created", "Object successfully created");
+        *written = created;
+    } else {
+        json_object_put(created);
     }
-    json_object_put(created);
     json_object_put(obj);
     return rc;
 }
@@ -526,8 +549,11 @@ static struct json_object *takeover(const struct json_object *mf, bool override)
     return out;
 }
 
-static int
-ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct json_object *live)
+static int ssa_update(engine *e,
+                      const ctl_obj *o,
+                      struct json_object *obj,
+                      const struct json_object *live,
+                      struct json_object **written)
 {
     co_kube_write_options wo = {0};
     wo.field_manager = CTL_FIELD_MANAGER;
@@ -569,13 +595,16 @@ ssa_update(engine *e, const ctl_obj *o, struct json_object *obj, const struct js
     }
     wo.force = 1;
     e->st.updates++;
-    return co_kube_apply(NULL, e->c, obj, &wo);
+    return co_kube_apply(written, e->c, obj, &wo);
 }
 
+/* Updates the object per its policy; *written receives the API server's answer (owned), or
+ * NULL. */
 static int update_object(engine *e,
                          const ctl_obj *o,
                          struct json_object *manifest,
-                         const struct json_object *live)
+                         const struct json_object *live,
+                         struct json_object **written)
 {
     struct json_object *obj = co_json_copy(manifest);
     int rc;
@@ -594,7 +623,7 @@ static int update_object(engine *e,
     struct json_object *meta = co_json_get(obj, "metadata", NULL);
     json_object_object_del(meta, "managedFields");
     if (use_ssa(o)) {
-        rc = ssa_update(e, o, obj, live);
+        rc = ssa_update(e, o, obj, live, written);
     } else {
         struct json_object *fins = co_json_get(live, "metadata", "finalizers", NULL);
         size_t n =
@@ -608,7 +637,7 @@ static int update_object(engine *e,
         co_kube_write_options wo = {0};
         wo.field_manager = CTL_FIELD_MANAGER;
         e->st.updates++;
-        rc = co_kube_update(NULL, e->c, obj, &wo);
+        rc = co_kube_update(written, e->c, obj, &wo);
     }
     if (rc == 0) {
         emit(e, live, "Normal", "Updated", "Object successfully updated");
@@ -720,11 +749,6 @@ static int scope_cb(int *namespaced, const char *api_version, const char *kind, 
     return 0;
 }
 
-static int live_cb(struct json_object **out, const ctl_obj *o, void *payload)
-{
-    return read_object(payload, out, o->group, o->version, o->kind, o->namespace, o->name);
-}
-
 static int claim_cb(char **owner_out, const ctl_obj *o, void *payload)
 {
     const engine *e = payload;
@@ -765,6 +789,21 @@ static int continue_deleting(engine *e, ctl_item *it, const struct json_object *
         return rc;
     }
     return 0;
+}
+
+/* Items whose adoption was refused at their first write leave the inventory: the objects
+ * were never this Component's. */
+static void drop_refused(ctl_inventory *inv)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < inv->len; i++) {
+        if (inv->items[i].refused) {
+            ctl_item_dispose(&inv->items[i]);
+            continue;
+        }
+        inv->items[k++] = inv->items[i];
+    }
+    inv->len = k;
 }
 
 static void drop_gone(ctl_inventory *inv)
@@ -963,78 +1002,131 @@ static bool obj_managed(const wave_ctx *w, const ctl_obj *o)
                                    o->version, o->kind);
 }
 
+/* The readiness of @p obj, a live object or the answer to a write of it: its item's status
+ * text, and phase Ready when it is current and not being deleted. Returns whether it is ready. */
+static int judge(engine *e, ctl_item *it, const struct json_object *obj, bool *ready)
+{
+    ctl_health h;
+    const char *msg = NULL;
+    int rc = ctl_health_compute(&h, &msg, obj, CTL_ANN_STATUS_HINT, e->now / 1000000000);
+    if (rc < 0) {
+        return wrap_item(rc, "error checking status of object", it);
+    }
+    *ready = !being_deleted(obj) && h == CTL_HEALTH_CURRENT;
+    if (*ready) {
+        it->phase = CTL_PHASE_READY;
+    }
+    set_status(it, ctl_health_name(h));
+    return 0;
+}
+
+/* Creates the object of @p it. When its type is not served yet (a CRD or APIService of the
+ * same set) nothing is written and the item waits. */
+static int create_item(engine *e,
+                       const ctl_obj *o,
+                       ctl_item *it,
+                       bool guarded_only,
+                       struct json_object **written)
+{
+    int rc = create_object(e, o, o->manifest, guarded_only, written);
+    if (rc == CO_ENOMATCH) {
+        co_error_clear();
+        set_status(it, "InProgress");
+        return 0;
+    }
+    if (rc < 0) {
+        return wrap_item(rc, "error creating object", it);
+    }
+    if (rc == 0) {
+        it->phase = CTL_PHASE_CREATING;
+        set_status(it, "InProgress");
+        it->last_applied_at = e->now;
+    }
+    return rc;
+}
+
 /* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
- * object is ready (or auxiliary). */
+ * object is ready (or auxiliary).
+ *
+ * A written object is judged by the API server's answer to the write, which is the object as
+ * stored: reading it again would tell the same. An item this Component never wrote (scheduled
+ * for application, no lastAppliedAt) is checked for adoption (docs/behaviour.md, "Adoption")
+ * against the live object here, when it is first written, rather than when it entered the
+ * inventory; where the create is guarded (it fails on an object that exists) it is tried first, and
+ * only an object that exists is read. So a new object costs one request, and one that appeared
+ * after the item was recorded (the inventory is persisted before anything is created) is checked
+ * too. */
 static int apply_one(wave_ctx *w, size_t i, int *unready)
 {
     engine *e = w->e;
     ctl_obj *o = &w->set->objs[i];
     ctl_item *it = w->items[i];
-    struct json_object *live = NULL;
-    int rc = read_item(e, &live, it);
-    if (rc < 0) {
-        return wrap_item(rc, "error reading object", it);
-    }
+    struct json_object *live = NULL, *written = NULL;
     set_meta_string(o->manifest, "labels", CTL_LABEL_OWNER_ID, e->hashed);
     set_meta_string(o->manifest, "annotations", CTL_ANN_OWNER_ID, e->o->owner_id);
     set_meta_string(o->manifest, "annotations", CTL_ANN_DIGEST, it->digest);
+    bool first = it->last_applied_at == 0 && it->phase == CTL_PHASE_SCHEDULED_FOR_APPLICATION;
+    bool ready = false;
+    int rc = 0;
+    if (first && create_guarded(o)) {
+        rc = create_item(e, o, it, true, &written);
+        if (rc == CO_ECONFLICT || rc == CO_EEXISTS || rc == UNGUARDED) {
+            co_error_clear(); /* it exists: read it and check */
+            rc = 0;
+        } else if (rc < 0) {
+            return rc;
+        } else {
+            goto judge;
+        }
+    }
+    if ((rc = read_item(e, &live, it)) < 0) {
+        return wrap_item(rc, "error reading object", it);
+    }
+    if (first && (rc = ctl_adoption_check(o, live, e->hashed)) < 0) {
+        it->refused = true;
+        json_object_put(live);
+        return rc;
+    }
     const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
     if (!live_digest) {
         live_digest = "";
     }
-    int not_ready = 0;
     if (!live) {
-        rc = create_object(e, o, o->manifest);
-        if (rc == CO_ENOMATCH) {
-            /* a type of this set (CRD, APIService) that discovery does not list yet: wait */
-            co_error_clear();
-            set_status(it, "InProgress");
-            if (!o->auxiliary) {
-                (*unready)++;
-            }
-            return 0;
-        }
-        if (rc < 0) {
-            return wrap_item(rc, "error creating object", it);
-        }
-        it->phase = CTL_PHASE_CREATING;
-        set_status(it, "InProgress");
-        it->last_applied_at = e->now;
-        not_ready = 1;
+        rc = create_item(e, o, it, false, &written);
     } else if (!being_deleted(live) &&
                !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
                (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
                 it->last_applied_at < e->now - o->reapply_ns)) {
         if (o->update == CO_UPDATE_RECREATE) {
-            if ((rc = delete_item(e, it, live)) < 0) {
-                json_object_put(live);
-                return wrap_item(rc, "error deleting (while recreating) object", it);
-            }
-        } else if ((rc = update_object(e, o, o->manifest, live)) < 0) {
-            json_object_put(live);
-            return wrap_item(rc, "error updating object", it);
-        }
-        it->phase = CTL_PHASE_UPDATING;
-        set_status(it, "InProgress");
-        it->last_applied_at = e->now;
-        not_ready = 1;
-    } else {
-        ctl_health h;
-        const char *msg = NULL;
-        rc = ctl_health_compute(&h, &msg, live, CTL_ANN_STATUS_HINT, e->now / 1000000000);
-        if (rc < 0) {
-            json_object_put(live);
-            return wrap_item(rc, "error checking status of object", it);
-        }
-        if (!being_deleted(live) && h == CTL_HEALTH_CURRENT) {
-            it->phase = CTL_PHASE_READY;
+            /* recreated on a later pass */
+            rc = delete_item(e, it, live);
         } else {
-            not_ready = 1;
+            rc = update_object(e, o, o->manifest, live, &written);
         }
-        set_status(it, ctl_health_name(h));
+        if (rc < 0) {
+            rc = wrap_item(rc,
+                           o->update == CO_UPDATE_RECREATE
+                               ? "error deleting (while recreating) object"
+                               : "error updating object",
+                           it);
+        } else {
+            it->phase = CTL_PHASE_UPDATING;
+            set_status(it, "InProgress");
+            it->last_applied_at = e->now;
+        }
+    } else {
+        rc = judge(e, it, live, &ready);
+    }
+judge:
+    if (rc == 0 && written) {
+        rc = judge(e, it, written, &ready);
     }
     json_object_put(live);
-    if (not_ready && !o->auxiliary) {
+    json_object_put(written);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!ready && !o->auxiliary) {
         (*unready)++;
     }
     return 0;
@@ -1121,12 +1213,21 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
     if ((rc = ctl_objset_prepare(&set, objects, &e->d, scope_cb, e)) < 0) {
         goto out;
     }
-    if ((rc = ctl_inventory_update(&added, &inv, &set, e->hashed, live_cb,
+    /* the adoption check is apply_one()'s, at the first write */
+    if ((rc = ctl_inventory_update(&added, &inv, &set, e->hashed, NULL,
                                    e->o->claimed ? claim_cb : NULL, e)) < 0) {
         goto out;
     }
     if (added) {
-        goto out; /* persist the new keys before anything is created */
+        /* the new keys are persisted before anything is created: a crash never leaves an
+         * untracked object */
+        if (!e->o->persist) {
+            goto out;
+        }
+        ctl_inventory_write(&inv, inv_json);
+        if ((rc = e->o->persist(e->o->persist_ctx, inv_json)) < 0) {
+            goto out;
+        }
     }
     if (e->create_namespaces && (rc = create_missing_namespaces(e, &set)) < 0) {
         goto out;
@@ -1155,6 +1256,7 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
     *done = pending == 0;
 out:
     free(items);
+    drop_refused(&inv);
     ctl_inventory_write(&inv, inv_json);
     ctl_inventory_dispose(&inv);
     ctl_objset_dispose(&set);

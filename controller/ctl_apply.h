@@ -15,14 +15,15 @@
  *   CRD/APIService of the same set, duplicates refused, policy/order/interval/participation
  *   annotations checked), merges them into the inventory ("Adoption" for new objects, digests per
  *   "Object digest and reconcile policies", obsolete items scheduled for deletion, consistency
- *   checks), and returns *done = false right there if an item was added, so that the caller
- *   persists the new keys before anything is created. Otherwise: creates missing namespaces (policy
- *   Create; never tracked), finishes due purges, applies wave by wave (regular objects, then
- *   APIServices, then managed instances; create, or update per policy Replace / Recreate /
- *   SsaMerge / SsaOverride with the managedFields takeover of "Create, update and delete" —
- *   APIServices excepted, which are always written by POST and PUT because the kube-aggregator
+ *   checks); if an item was added, the new keys are persisted (opts->persist) before anything is
+ *   created, or without that hook the call returns *done = false right there. Then: creates missing
+ * namespaces (policy Create; never tracked), finishes due purges, applies wave by wave (regular
+ * objects, then APIServices, then managed instances; create, or update per policy Replace /
+ * Recreate / SsaMerge / SsaOverride with the managedFields takeover of "Create, update and delete"
+ * — APIServices excepted, which are always written by POST and PUT because the kube-aggregator
  *   before Kubernetes 1.21 cannot server-side apply them; reapply on digest change or after the
- *   reapply interval; never again for Once), computes readiness, schedules purges at the end of a
+ *   reapply interval; never again for Once), computes readiness (of a written object from the
+ *   API server's answer to the write, of the others from a read), schedules purges at the end of a
  *   ready wave, and when every wave is ready removes obsolete objects in delete waves (managed
  *   instances first, namespaces when empty, orphaning per policy and foreign owner).
  * - ctl_apply_deletion_allowed(): "Deletion guard" (additional managed types, all-orphan shortcut,
@@ -104,6 +105,12 @@ typedef struct ctl_apply_opts {
                    const char *ns,
                    const char *name);
     void *claimed_ctx;
+    /** Optional: persists the inventory (the caller's status write) once objects new to it are
+     * recorded and before any of them is created (docs/behaviour.md, "Apply pass", step 4);
+     * 0 lets the pass go on in the same call. NULL: ctl_apply() returns *done = false there
+     * instead, and the caller persists the inventory and calls again. */
+    int (*persist)(void *ctx, struct json_object *inventory);
+    void *persist_ctx;
     /** Out, optional: set to whether the call changed the inventory (backoff reset;
      * docs/behaviour.md, "Intervals and requeue"). */
     bool *inventory_changed;

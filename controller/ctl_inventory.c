@@ -1228,7 +1228,7 @@ int ctl_inventory_update(size_t *added_out,
         ctl_item *it = ctl_inventory_find(&next, o);
         if (!it) {
             struct json_object *obj = NULL;
-            if ((rc = live(&obj, o, payload)) < 0) {
+            if (live && (rc = live(&obj, o, payload)) < 0) {
                 char *key = ctl_obj_key(o);
                 co_error_wrap("error reading object %s", key);
                 free(key);

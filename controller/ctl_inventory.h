@@ -114,6 +114,9 @@ typedef struct ctl_item {
     ctl_phase phase;
     char *status;            /**< kstatus name or "" */
     int64_t last_applied_at; /**< nanoseconds since the epoch; 0 = unset */
+    /** Not stored: the object refused adoption when first applied; the item leaves the
+     * inventory (it never was this Component's). */
+    bool refused;
 } ctl_item;
 
 /** The inventory: items in their stored order. */
@@ -251,11 +254,13 @@ typedef int (*ctl_claim_fn)(char **owner_out, const ctl_obj *o, void *payload);
 
 /**
  * Merges the object set into the inventory (docs/behaviour.md, "Apply pass", step 4): new objects
- * are checked for adoption (through @p live) and appended; item fields are refreshed; a changed
- * digest schedules the item for application; items no object matches are scheduled for deletion;
- * consistency of managed types and namespaces is checked; the inventory is sorted for deletion.
- * On failure @p inv is left as it was.
+ * are checked for adoption (through @p live, when given) and appended; item fields are refreshed; a
+ * changed digest schedules the item for application; items no object matches are scheduled for
+ * deletion; consistency of managed types and namespaces is checked; the inventory is sorted for
+ * deletion. On failure @p inv is left as it was.
  * @param[out] added_out number of items appended
+ * @param live NULL, or reads an object new to the inventory for the adoption check. Without it
+ *        the check is the caller's, when it first writes the object (ctl_apply() does).
  * @param claimed NULL, or asked for each new object without our owner label whose adoption
  *        policy is not Always: an object another Component lists is refused as an owner
  *        conflict (docs/security.md)

@@ -35,7 +35,6 @@
 #include "controller/ctl_render.h"
 #include "controller/ctl_targets.h"
 
-#define MS          CO_MILLISECOND
 #define MAX_MESSAGE 4096
 
 void ctl_artifact_dispose(ctl_artifact *a)
@@ -538,7 +537,8 @@ static struct json_object *status_json(pass *p)
     return status;
 }
 
-/* PUT the status; on a conflict read the object again and put our status onto it. */
+/* PUT the status; on a conflict read the object again and put our status onto it. The answer
+ * becomes p->obj, so that a later write of the same pass carries the new resourceVersion. */
 static int write_status(pass *p)
 {
     int attempts = p->env->status_retries > 0 ? p->env->status_retries : 5;
@@ -550,6 +550,11 @@ static int write_status(pass *p)
         wo.field_manager = CTL_RECONCILER_NAME;
         struct json_object *res = NULL;
         rc = co_kube_update_status(&res, p->env->client, p->obj, &wo);
+        if (rc == 0 && res) {
+            json_object_put(p->obj);
+            p->obj = res;
+            break;
+        }
         json_object_put(res);
         if (rc != CO_ECONFLICT) {
             break;
@@ -691,6 +696,33 @@ static int claimed_elsewhere(void *ctx,
     return p->env->cache.claimed_by(p->env->cache.ctx, p->key, group, kind, ns, name, owner_out);
 }
 
+/* Sets what the status says at the end of every pass that is not gone (docs/behaviour.md,
+ * "Reconcile steps", step 11). */
+static void observed(pass *p)
+{
+    p->st->observed_generation = p->c->generation;
+    set_time(&p->st->last_observed_at, p->now);
+    p->c->has_status = 1;
+}
+
+/* The apply engine's persist hook: the inventory naming the objects about to be created is
+ * written before they are, with the status a pass ending there would leave (Processing). */
+static int persist_inventory(void *ctx, struct json_object *inventory)
+{
+    pass *p = ctx;
+    CO_ASSERT(inventory == p->inventory);
+    co_component_status *st = p->st;
+    if (!st->processing_since) {
+        set_time(&st->processing_since, p->now);
+    }
+    ctl_state_set(st, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING, p->now);
+    observed(p);
+    if (write_status(p) < 0) {
+        return co_error_wrap("error persisting the inventory");
+    }
+    return 0;
+}
+
 /* The apply engine's settings for this pass; @p stats and @p changed receive what it did. */
 static void fill_apply_opts(pass *p,
                             ctl_apply_opts *o,
@@ -724,6 +756,8 @@ static void fill_apply_opts(pass *p,
         o->claimed = claimed_elsewhere;
         o->claimed_ctx = p;
     }
+    o->persist = persist_inventory;
+    o->persist_ctx = p;
     o->stats = stats;
     o->inventory_changed = changed;
     *changed = false;
@@ -1049,12 +1083,10 @@ static int digest_step(pass *p)
     if (!st->processing_digest || !*st->processing_digest) {
         set_text(&st->processing_digest, p->digest);
     } else if (strcmp(st->processing_digest, p->digest) != 0) {
+        /* a new processing cycle, in this same pass */
         set_text(&st->processing_digest, p->digest);
         set_text(&st->processing_since, NULL);
         ctl_backoff_forget(p->env->backoff, p->key);
-        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_RESTARTING, CTL_MSG_RESTARTING);
-        p->requeue_after = MS;
-        return CO_ECONFLICT;
     }
     /* post-read hook: pinning (docs/behaviour.md, "Pinning") */
     const char *pin_d = p->c->spec.digest;
@@ -1101,11 +1133,6 @@ static void run(pass *p)
     p->requeue_ns = co_component_requeue_ns(c);
     p->retry_ns = co_component_retry_ns(c);
     p->timeout_ns = co_component_timeout_ns(c);
-    if (p->st->observed_generation <= 0) {
-        outcome(p, CTL_STATE_PENDING, CTL_REASON_FIRST_SEEN, CTL_MSG_FIRST_SEEN);
-        p->requeue_after = MS;
-        return;
-    }
     if (!p->deleting && c->spec.suspend) {
         outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED, CTL_MSG_SUSPENDED);
         p->requeue_after = ctl_backoff_next(env->backoff, p->key, "Suspended");
@@ -1129,17 +1156,15 @@ static void run(pass *p)
         free(owner_id);
         return;
     }
+    /* the pass goes on with the patched object: the finalizer is in place before anything
+     * is created */
     if (!co_component_has_finalizer(c, CTL_RECONCILER_NAME)) {
         int rc = patch_finalizer(p, true);
         if (rc < 0) {
             fail(p, rc, false, 0, "error adding finalizer: %s", co_error_last());
-        } else {
-            p->requeue_after = MS;
-            /* the state stays what it was */
-            p->state = NULL;
+            free(owner_id);
+            return;
         }
-        free(owner_id);
-        return;
     }
     /* pre-reconcile hooks: record the attempt, then the gates */
     record_attempt(p);
@@ -1234,7 +1259,6 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         p->inventory = co_json_copy(inv);
     }
     p->deleting = p->c->deletion_timestamp != NULL;
-    bool was_processing = p->st->processing_since != NULL;
 
     run(p);
 
@@ -1256,7 +1280,6 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         out->forget = true;
         goto done;
     }
-    p->st->observed_generation = p->c->generation;
     bool timed_out = processing_timed_out(p);
     if (p->err) {
         ctl_backoff_forget(env->backoff, p->key);
@@ -1283,9 +1306,6 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         if (strcmp(p->state, CTL_STATE_READY) == 0) {
             ctl_backoff_forget(env->backoff, p->key);
             out->forget = true;
-            if (was_processing) {
-                p->requeue_after = MS;
-            }
             set_text(&p->st->processing_since, NULL);
         } else if (strcmp(p->state, CTL_STATE_PROCESSING) == 0 &&
                    strcmp(p->reason, CTL_REASON_PROCESSING) == 0 && timed_out) {
@@ -1299,8 +1319,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     if (p->state) {
         ctl_state_set(p->st, p->state, p->reason, p->message, p->now);
     }
-    set_time(&p->st->last_observed_at, p->now);
-    p->c->has_status = 1;
+    observed(p);
     report_outcome(p);
     if (!p->skip_status) {
         rc = write_status(p);

@@ -31,11 +31,9 @@ struct json_object;
 #define CTL_STATE_ERROR            "Error"
 
 /* Reasons of the Ready condition. */
-#define CTL_REASON_FIRST_SEEN          "FirstSeen"
 #define CTL_REASON_SUSPENDED           "Suspended"
 #define CTL_REASON_RETRYING            "Retrying"
 #define CTL_REASON_TIMEOUT             "Timeout"
-#define CTL_REASON_RESTARTING          "Restarting"
 #define CTL_REASON_PROCESSING          "Processing"
 #define CTL_REASON_READY               "Ready"
 #define CTL_REASON_ERROR               "Error"
@@ -49,9 +47,7 @@ struct json_object;
 #define CTL_REASON_INVALID_SPEC "InvalidSpec"
 
 /* Messages, verbatim from the Go framework (spelling included). */
-#define CTL_MSG_FIRST_SEEN "First seen"
-#define CTL_MSG_SUSPENDED  "Reconciliation is suspended"
-#define CTL_MSG_RESTARTING "Restarting processing due to component changes"
+#define CTL_MSG_SUSPENDED "Reconciliation is suspended"
 #define CTL_MSG_PROCESSING                                                                         \
     "Reconcilation of dependent resources triggered; waiting until all dependent resources are "   \
     "ready"

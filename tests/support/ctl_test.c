@@ -272,11 +272,17 @@ static int app_apply(void *ctx,
             added = true;
         }
     }
-    if (added) {
+    /* as the engine: the new keys are persisted before anything is created */
+    if (added && !c->persist) {
         free(label);
         *done = false;
         set_changed(c, true);
         return 0;
+    }
+    if (added && c->persist(c->persist_ctx, inventory) < 0) {
+        free(label);
+        set_changed(c, true);
+        return co_error_wrap("persisting the inventory");
     }
     bool all_ready = true;
     for (size_t i = 0; i < n; i++) {
@@ -314,7 +320,7 @@ static int app_apply(void *ctx,
     }
     free(label);
     *done = all_ready;
-    set_changed(c, false);
+    set_changed(c, added);
     return 0;
 }
 

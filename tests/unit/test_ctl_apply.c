@@ -116,8 +116,9 @@ static void update_with_policy(co_update_policy policy, struct json_object **pat
     o.update_policy = policy;
     bool done = true;
     assert_co_pass(ctl_apply(&o, inv, objs, &done));
-    assert_false(done);
-    assert_string_equal(json_object_get_string(co_json_get(inv, "0", "phase", NULL)), "Updating");
+    /* the answer to the apply is a ConfigMap, current at once */
+    assert_true(done);
+    assert_string_equal(json_object_get_string(co_json_get(inv, "0", "phase", NULL)), "Ready");
     *patches_out = patches(f, "/configmaps/x");
     json_object_put(objs);
     json_object_put(inv);
@@ -204,7 +205,7 @@ static void test_ctl_apply__replace_puts_with_live_finalizers(void **state)
     on(f, "PUT", "/api/v1/namespaces/ns/configmaps/x", 200, live);
     struct json_object *inv =
         J("[{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'x','digest':'old',"
-          "'phase':'Ready'}]");
+          "'phase':'Ready','lastAppliedAt':'2024-01-01T00:00:00Z'}]");
     struct json_object *objs = J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x'},"
                                  "'data':{'a':'1'}}]");
     ctl_apply_opts o = {0};
@@ -279,7 +280,8 @@ static void test_ctl_apply__apiservices_then_managed_instances(void **state)
     assert_int_equal(json_object_array_length(inv), 3);
     assert_int_equal(co_fake_kube_count(f, "POST", NULL), 0);
 
-    /* pass 2: only the regular ConfigMap is created */
+    /* pass 2: only the regular ConfigMap is created, and the answer to its POST makes it
+     * Ready */
     co_fake_kube_clear_calls(f);
     objs = J(staged_objects);
     assert_co_pass(ctl_apply(&o, inv, objs, &done));
@@ -288,33 +290,28 @@ static void test_ctl_apply__apiservices_then_managed_instances(void **state)
     assert_int_equal(co_fake_kube_count(f, "POST", "/configmaps"), 1);
     assert_int_equal(co_fake_kube_count(f, NULL, "/apiservices/"), 0);
     assert_int_equal(co_fake_kube_count(f, NULL, "/apis/agg.io/v1/"), 0);
-
-    /* pass 3: the ConfigMap exists with our digest */
     const char *digest = NULL;
     for (size_t i = 0; i < json_object_array_length(inv); i++) {
         struct json_object *it = json_object_array_get_idx(inv, i);
         if (!strcmp(json_object_get_string(co_json_get(it, "kind", NULL)), "ConfigMap")) {
             digest = json_object_get_string(co_json_get(it, "digest", NULL));
+            assert_string_equal(json_object_get_string(co_json_get(it, "phase", NULL)), "Ready");
         }
     }
     assert_non_null(digest);
+
+    /* pass 3: with the wave's regular objects ready, the APIService comes next */
     char *cm = co_xasprintf("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
                             "'namespace':'ns','labels':{'component-operator.cs.sap.com/owner-id':"
                             "'%s'},'annotations':{'component-operator.cs.sap.com/digest':'%s'}}}",
                             hashed, digest);
     on(f, "GET", "/api/v1/namespaces/ns/configmaps/c", 200, cm);
-    objs = J(staged_objects);
-    assert_co_pass(ctl_apply(&o, inv, objs, &done)); /* the ConfigMap becomes Ready */
-    json_object_put(objs);
-    assert_false(done);
-    assert_int_equal(co_fake_kube_count(f, NULL, "/apiservices/"), 0);
-
-    /* pass 4: with the wave's regular objects ready, the APIService comes next */
     co_fake_kube_clear_calls(f);
     objs = J(staged_objects);
     assert_co_pass(ctl_apply(&o, inv, objs, &done));
     json_object_put(objs);
     assert_false(done);
+    assert_int_equal(co_fake_kube_count(f, "POST", "/configmaps"), 0);
     assert_int_equal(co_fake_kube_count(f, "POST", "/apiservices"), 1);
     assert_int_equal(co_fake_kube_count(f, NULL, "/apis/agg.io/v1/"), 0);
     /* the APIService was created with our finalizer */
@@ -329,6 +326,163 @@ static void test_ctl_apply__apiservices_then_managed_instances(void **state)
     json_object_put(inv);
     free(hashed);
     co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+/* What the persist hook saw: the inventory's length and the writes made before it ran. */
+typedef struct persisted {
+    co_fake_kube *f;
+    size_t calls, items, writes_before;
+    int rc;
+} persisted;
+
+static int persist_hook(void *ctx, struct json_object *inventory)
+{
+    persisted *p = ctx;
+    p->calls++;
+    p->items = json_object_array_length(inventory);
+    p->writes_before =
+        co_fake_kube_count(p->f, "POST", NULL) + co_fake_kube_count(p->f, "PATCH", NULL);
+    return p->rc;
+}
+
+static void test_ctl_apply__new_items_persisted_before_anything_is_created(void **state)
+{
+    (void)state;
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
+    persisted seen = {f, 0, 0, 0, 0};
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    o.persist = persist_hook;
+    o.persist_ctx = &seen;
+    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
+                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+
+    /* a failing hook stops the pass before anything is written */
+    seen.rc = co_error_set(CO_EUNAVAILABLE, "status write refused");
+    struct json_object *inv = json_object_new_array();
+    struct json_object *objs = J(two);
+    bool done = true;
+    assert_co_fail_with(CO_EUNAVAILABLE, ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    json_object_put(inv);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", NULL), 0);
+
+    /* with the inventory persisted, the same call creates both, judged Ready by the answers */
+    seen = (persisted){f, 0, 0, 0, 0};
+    inv = json_object_new_array();
+    objs = J(two);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.items, 2);
+    assert_int_equal(seen.writes_before, 0);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/"), 2);
+    /* no reads: the guarded creates are tried first */
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/"), 0);
+    assert_true(done);
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(
+            json_object_get_string(co_json_get(json_object_array_get_idx(inv, i), "phase", NULL)),
+            "Ready");
+    }
+
+    /* nothing new: no second persist */
+    seen = (persisted){f, 0, 0, 0, 0};
+    objs = J(two);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_int_equal(seen.calls, 0);
+    json_object_put(inv);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+/* One pass over a new inventory with one ConfigMap "x" that exists already as @p live. */
+static int first_write_over(const char *live,
+                            co_adoption_policy adoption,
+                            co_fake_kube **fout,
+                            struct json_object **inv_out)
+{
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/x", 200, live);
+    char *conflict = Q("{'kind':'Status','apiVersion':'v1','status':'Failure','reason':'Conflict',"
+                       "'code':409,'message':'the object has been modified'}");
+    co_fake_answer a = {0};
+    a.status = 409;
+    a.body = conflict;
+    co_fake_kube_once(f, "PATCH", "/api/v1/namespaces/ns/configmaps/x", &a); /* the create */
+    free(conflict);
+    on(f, "GET", "/api/v1/namespaces/ns/configmaps/x", 200, live);
+    on(f, "PUT", "/api/v1/namespaces/ns/configmaps/x", 200, live);
+    persisted seen = {f, 0, 0, 0, 0};
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    o.adoption_policy = adoption;
+    o.persist = persist_hook;
+    o.persist_ctx = &seen;
+    struct json_object *inv = json_object_new_array();
+    struct json_object *objs =
+        J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x'}}]");
+    bool done = false;
+    int rc = ctl_apply(&o, inv, objs, &done);
+    json_object_put(objs);
+    co_kube_client_free(c);
+    *fout = f;
+    *inv_out = inv;
+    return rc;
+}
+
+static void test_ctl_apply__first_write_checks_adoption(void **state)
+{
+    (void)state;
+    co_fake_kube *f = NULL;
+    struct json_object *inv = NULL;
+    /* owned by another Component: refused, and the item leaves the inventory again */
+    int rc = first_write_over("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
+                              "'namespace':'ns','resourceVersion':'3','labels':{"
+                              "'component-operator.cs.sap.com/owner-id':'someoneelse'},"
+                              "'annotations':{'component-operator.cs.sap.com/owner-id':"
+                              "'c/other/comp'}}}",
+                              CO_ADOPTION_IF_UNOWNED, &f, &inv);
+    assert_int_equal(rc, CO_ECONFLICT);
+    assert_contains(co_error_last(), "owner conflict; object");
+    assert_contains(co_error_last(), "is owned by c/other/comp");
+    assert_int_equal(json_object_array_length(inv), 0);
+    assert_int_equal(co_fake_kube_count(f, "PUT", NULL), 0);
+    json_object_put(inv);
+    co_fake_kube_free(f);
+
+    /* unowned and policy IfUnowned: adopted by an update of the object read */
+    rc = first_write_over("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
+                          "'namespace':'ns','resourceVersion':'3'}}",
+                          CO_ADOPTION_IF_UNOWNED, &f, &inv);
+    assert_co_pass(rc);
+    assert_int_equal(json_object_array_length(inv), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/x"), 1);
+    assert_true(co_fake_kube_count(f, "PATCH", "/configmaps/x") >= 2); /* create, then apply */
+    json_object_put(inv);
+    co_fake_kube_free(f);
+
+    /* unowned and policy Never: refused */
+    rc = first_write_over("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
+                          "'namespace':'ns','resourceVersion':'3'}}",
+                          CO_ADOPTION_NEVER, &f, &inv);
+    assert_int_equal(rc, CO_ECONFLICT);
+    assert_contains(co_error_last(), "without owner");
+    assert_int_equal(json_object_array_length(inv), 0);
+    json_object_put(inv);
     co_fake_kube_free(f);
 }
 
@@ -358,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__ssa_merge_reclaims_only_own_update_fields),
         cmocka_unit_test(test_ctl_apply__replace_puts_with_live_finalizers),
         cmocka_unit_test(test_ctl_apply__apiservices_then_managed_instances),
+        cmocka_unit_test(test_ctl_apply__new_items_persisted_before_anything_is_created),
+        cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
         cmocka_unit_test(test_ctl_apply__options_checked),
     };
     return cmocka_run_group_tests_name("ctl_apply", tests, NULL, NULL);
