@@ -411,6 +411,15 @@ static int remove_type_finalizer(engine *e,
 
 /* ---- create / update / delete --------------------------------------------------------------- */
 
+/* A CRD or APIService written changes what the target serves: its discovery listing (templates'
+ * .Capabilities) is read again on the next render. */
+static void expire_types(engine *e, const char *group, const char *kind)
+{
+    if (ctl_is_crd(group, kind) || ctl_is_apiservice(group, kind)) {
+        co_kube_client_expire_api_resources(e->c);
+    }
+}
+
 /* Whether the object is written by server-side apply. Not APIServices, whatever their policy:
  * the kube-aggregator that serves them has no field manager before Kubernetes 1.21 and answers
  * an apply patch with a panic (kubernetes/kubernetes#89264), so they are created by POST and
@@ -481,6 +490,7 @@ static int create_object(engine *e,
     }
     if (rc == 0) {
         emit(e, created, "Normal", "Created", "Object successfully created");
+        expire_types(e, o->group, o->kind);
         *written = created;
     } else {
         json_object_put(created);
@@ -641,6 +651,7 @@ static int update_object(engine *e,
     }
     if (rc == 0) {
         emit(e, live, "Normal", "Updated", "Object successfully updated");
+        expire_types(e, o->group, o->kind);
     } else if (e->o->events) {
         char *msg = co_xasprintf("Error updating object: %s", co_error_last());
         emit(e, live, "Warning", "UpdateError", msg);
@@ -683,6 +694,7 @@ static int delete_object(engine *e,
         goto done;
     }
     bool crd = ctl_is_crd(group, kind), svc = ctl_is_apiservice(group, kind);
+    expire_types(e, group, kind);
     if (crd || svc) {
         struct json_object *cur = NULL;
         if ((rc = read_object(e, &cur, group, version, kind, NULL, name)) < 0 || !cur) {
@@ -894,53 +906,49 @@ static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion
 
 /* ---- apply ---------------------------------------------------------------------------------- */
 
-static int create_missing_namespaces(engine *e, const ctl_objset *set)
+/* Missing namespaces policy Create (docs/behaviour.md, "Apply pass", step 5): the namespace
+ * @p ns of an object that could not be created because it is missing is created bare (never
+ * tracked, labelled or deleted), unless the set defines it. Returns 1 when it was created (the
+ * object's create is worth a second try), 0 when there was nothing to do. */
+static int create_missing_namespace(engine *e, const ctl_objset *set, const char *ns)
 {
-    for (size_t i = 0; i < set->len; i++) {
-        const char *ns = set->objs[i].namespace;
-        if (!*ns) {
-            continue;
-        }
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++) {
-            seen = !strcmp(set->objs[j].namespace, ns);
-        }
-        for (size_t j = 0; j < set->len && !seen; j++) {
-            seen = ctl_is_namespace(set->objs[j].group, set->objs[j].kind) &&
-                   !strcmp(set->objs[j].name, ns);
-        }
-        if (seen) {
-            continue;
-        }
-        struct json_object *live = NULL;
-        int rc = read_object(e, &live, "", "v1", "Namespace", NULL, ns);
-        if (rc < 0) {
-            return co_error_wrap("error reading namespace %s", ns);
-        }
-        if (live) {
-            json_object_put(live);
-            continue;
-        }
-        struct json_object *obj = json_object_new_object();
-        json_object_object_add(obj, "apiVersion", json_object_new_string("v1"));
-        json_object_object_add(obj, "kind", json_object_new_string("Namespace"));
-        struct json_object *meta = json_object_new_object();
-        json_object_object_add(meta, "name", json_object_new_string(ns));
-        json_object_object_add(obj, "metadata", meta);
-        co_kube_write_options wo = {0};
-        wo.field_manager = CTL_FIELD_MANAGER;
-        e->st.creates++;
-        rc = co_kube_create(NULL, e->c, obj, &wo);
-        json_object_put(obj);
-        if (rc == CO_EEXISTS) {
-            co_error_clear();
-            rc = 0;
-        }
-        if (rc < 0) {
-            return co_error_wrap("error creating namespace %s", ns);
+    if (!e->create_namespaces || !*ns) {
+        return 0;
+    }
+    for (size_t j = 0; j < set->len; j++) {
+        if (ctl_is_namespace(set->objs[j].group, set->objs[j].kind) &&
+            !strcmp(set->objs[j].name, ns)) {
+            return 0;
         }
     }
-    return 0;
+    struct json_object *live = NULL;
+    int rc = read_object(e, &live, "", "v1", "Namespace", NULL, ns);
+    if (rc < 0) {
+        return co_error_wrap("error reading namespace %s", ns);
+    }
+    if (live) {
+        json_object_put(live);
+        return 0;
+    }
+    struct json_object *obj = json_object_new_object();
+    json_object_object_add(obj, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(obj, "kind", json_object_new_string("Namespace"));
+    struct json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "name", json_object_new_string(ns));
+    json_object_object_add(obj, "metadata", meta);
+    co_kube_write_options wo = {0};
+    wo.field_manager = CTL_FIELD_MANAGER;
+    e->st.creates++;
+    rc = co_kube_create(NULL, e->c, obj, &wo);
+    json_object_put(obj);
+    if (rc == CO_EEXISTS) {
+        co_error_clear();
+        rc = 0;
+    }
+    if (rc < 0) {
+        return co_error_wrap("error creating namespace %s", ns);
+    }
+    return 1;
 }
 
 static void set_status(ctl_item *it, const char *s)
@@ -1020,15 +1028,31 @@ static int judge(engine *e, ctl_item *it, const struct json_object *obj, bool *r
     return 0;
 }
 
-/* Creates the object of @p it. When its type is not served yet (a CRD or APIService of the
- * same set) nothing is written and the item waits. */
+/* Creates the object of @p it, and its namespace first when that is missing (it is created
+ * only when an object needs it: checking every namespace on every pass would cost a read
+ * each). When its type is not served yet (a CRD or APIService of the same set) nothing is
+ * written and the item waits. */
 static int create_item(engine *e,
+                       const ctl_objset *set,
                        const ctl_obj *o,
                        ctl_item *it,
                        bool guarded_only,
                        struct json_object **written)
 {
     int rc = create_object(e, o, o->manifest, guarded_only, written);
+    if (rc == CO_ENOTFOUND) {
+        char *msg = co_xstrdup(co_error_last());
+        int made = create_missing_namespace(e, set, o->namespace);
+        if (made == 1) {
+            co_error_clear();
+            rc = create_object(e, o, o->manifest, guarded_only, written);
+        } else if (made == 0) {
+            co_error_set(rc, "%s", msg);
+        } else {
+            rc = made;
+        }
+        free(msg);
+    }
     if (rc == CO_ENOMATCH) {
         co_error_clear();
         set_status(it, "InProgress");
@@ -1069,7 +1093,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     bool ready = false;
     int rc = 0;
     if (first && create_guarded(o)) {
-        rc = create_item(e, o, it, true, &written);
+        rc = create_item(e, w->set, o, it, true, &written);
         if (rc == CO_ECONFLICT || rc == CO_EEXISTS || rc == UNGUARDED) {
             co_error_clear(); /* it exists: read it and check */
             rc = 0;
@@ -1092,7 +1116,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
         live_digest = "";
     }
     if (!live) {
-        rc = create_item(e, o, it, false, &written);
+        rc = create_item(e, w->set, o, it, false, &written);
     } else if (!being_deleted(live) &&
                !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
                (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
@@ -1228,9 +1252,6 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
         if ((rc = e->o->persist(e->o->persist_ctx, inv_json)) < 0) {
             goto out;
         }
-    }
-    if (e->create_namespaces && (rc = create_missing_namespaces(e, &set)) < 0) {
-        goto out;
     }
     ctl_objset_sort_for_apply(&set);
     int pending = 0;

@@ -17,6 +17,7 @@
 #include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
+#include "co/util/strconv.h"
 #include "controller/ctl_manager_int.h"
 
 static int cache_get_component(void *ctx, const char *ns, const char *name, co_component **out)
@@ -37,6 +38,63 @@ static int cache_get_component(void *ctx, const char *ns, const char *name, co_c
     }
     json_object_put(obj);
     return rc;
+}
+
+/* Whether resourceVersion @p have is at least @p want. Resource versions are opaque to clients,
+ * but the API server's are etcd revisions, which grow: when both are decimal numbers they are
+ * compared as such, otherwise only equality counts. */
+static bool rv_reached(const char *have, const char *want)
+{
+    uint64_t h = 0, w = 0;
+    if (co_strconv_parse_uint(&h, have, strlen(have), 10, CO_STRCONV_NO_UNDERSCORES) == 0 &&
+        co_strconv_parse_uint(&w, want, strlen(want), 10, CO_STRCONV_NO_UNDERSCORES) == 0) {
+        return h >= w;
+    }
+    return strcmp(have, want) == 0;
+}
+
+/* The cached Component, when the informer has seen the last write of it this controller made
+ * (read-your-writes: a pass must never start from a status older than the one the last pass
+ * wrote, whose inventory may name objects created since). */
+static int cache_read(void *ctx, const char *ns, const char *name, struct json_object **out)
+{
+    ctl_manager *m = ctx;
+    co_kube_informer *inf = ctl_manager__informer_for(m, ns);
+    if (!inf) {
+        return CO_ENOTFOUND;
+    }
+    struct json_object *obj = NULL;
+    int rc = co_kube_informer_get(&obj, inf, ns, name);
+    if (rc < 0) {
+        return rc;
+    }
+    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
+    char *key = co_xasprintf("%s/%s", ns, name);
+    pthread_mutex_lock(&m->wrote_mu);
+    const char *want = co_strmap_get(&m->wrote, key);
+    bool fresh = !want || (rv && rv_reached(rv, want));
+    if (want && fresh) {
+        free(co_strmap_remove(&m->wrote, key));
+    }
+    pthread_mutex_unlock(&m->wrote_mu);
+    free(key);
+    if (!fresh) {
+        json_object_put(obj);
+        return CO_ENOTFOUND;
+    }
+    *out = obj;
+    return 0;
+}
+
+static void cache_wrote(void *ctx, const char *ns, const char *name, const struct json_object *obj)
+{
+    ctl_manager *m = ctx;
+    const char *rv = obj ? co_json_str(obj, "metadata", "resourceVersion", NULL) : NULL;
+    char *key = co_xasprintf("%s/%s", ns, name);
+    pthread_mutex_lock(&m->wrote_mu);
+    free(rv ? co_strmap_put(&m->wrote, key, co_xstrdup(rv)) : co_strmap_remove(&m->wrote, key));
+    pthread_mutex_unlock(&m->wrote_mu);
+    free(key);
 }
 
 static int cache_claimed_by(void *ctx,
@@ -287,7 +345,14 @@ done:
 
 ctl_cache_ops ctl_manager__cache_ops(ctl_manager *m)
 {
-    ctl_cache_ops ops = {cache_get_component, cache_dependants, cache_cycle_of,
-                         cache_policy_check,  cache_claimed_by, m};
+    ctl_cache_ops ops = {0};
+    ops.read = cache_read;
+    ops.wrote = cache_wrote;
+    ops.get_component = cache_get_component;
+    ops.dependants = cache_dependants;
+    ops.cycle_of = cache_cycle_of;
+    ops.policy_check = cache_policy_check;
+    ops.claimed_by = cache_claimed_by;
+    ops.ctx = m;
     return ops;
 }

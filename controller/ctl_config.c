@@ -76,6 +76,9 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
          "address of the /healthz and /readyz endpoints (default \":8081\")"},
         {"leader-elect", CO_FLAG_BOOL, &c->leader_elect, NULL,
          "run only while holding the leader Lease (for several replicas)"},
+        {"dependent-events", CO_FLAG_BOOL, &c->dependent_events, NULL,
+         "also record an Event on every dependent object created, updated or deleted, as the Go "
+         "operator does (one more API write per object change)"},
         {"default-service-account", CO_FLAG_STRING, &c->default_service_account, "NAME",
          "service account to impersonate for Components that name none"},
         {"max-concurrent-reconciles", CO_FLAG_INT, &c->max_concurrent_reconciles, "N",
@@ -132,6 +135,7 @@ ctl_manager_options ctl_config_manager_options(const ctl_config *c)
     mo.metrics_addr = c->metrics_addr;
     mo.probe_addr = c->probe_addr;
     mo.leader_elect = c->leader_elect != 0;
+    mo.dependent_events = c->dependent_events != 0;
     mo.leader_namespace = c->leader_namespace;
     mo.default_service_account = c->default_service_account;
     mo.workers = (int)c->max_concurrent_reconciles;

@@ -19,6 +19,7 @@ typedef struct ctl_config {
     const char *metrics_addr;
     const char *probe_addr;
     int leader_elect;
+    int dependent_events;
     co_flags_logging logging;
     const char *default_service_account;
     long long max_concurrent_reconciles;

@@ -251,13 +251,14 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
         ng = -1;
     }
     /* the framework's predicate: generation or annotations changed (status writes do not
-     * retrigger); deletion and finalizer changes come with a generation bump or matter to
-     * the deletion flow */
+     * retrigger); deletion, and finalizer changes while being deleted (a foreign finalizer
+     * that goes unblocks it); not our own finalizer patch, made in a pass that goes on */
+    const char *deleted = co_json_str(nm, "deletionTimestamp", NULL);
     if (og != ng ||
         !same_json(co_json_get(om, "annotations", NULL), co_json_get(nm, "annotations", NULL)) ||
-        !same_str(co_json_str(om, "deletionTimestamp", NULL),
-                  co_json_str(nm, "deletionTimestamp", NULL)) ||
-        !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) {
+        !same_str(co_json_str(om, "deletionTimestamp", NULL), deleted) ||
+        (deleted &&
+         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL)))) {
         enqueue_obj(m, new_obj);
     }
     if (!co_json_str(om, "deletionTimestamp", NULL) && co_json_str(nm, "deletionTimestamp", NULL)) {

@@ -55,6 +55,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->opts = *opts;
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->ev_mu, NULL);
+    pthread_mutex_init(&m->wrote_mu, NULL);
     pthread_mutex_init(&m->crd_mu, NULL);
     pthread_mutex_init(&m->graph_mu, NULL);
     m->graph = co_depgraph_new();
@@ -165,6 +166,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.targets = (ctl_target_ops){targets_acquire, targets_release, targets_recorder, m};
     m->env.observer = ctl_manager__observer(m);
     m->env.events = m->recorder;
+    m->env.dependent_events = m->opts.dependent_events;
     *out = m;
     return 0;
 }
@@ -364,6 +366,14 @@ void ctl_manager_free(ctl_manager *m)
     free(m->cluster_id);
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
+    pthread_mutex_destroy(&m->wrote_mu);
+    size_t iter = 0;
+    const char *wk = NULL;
+    void *wv = NULL;
+    while (co_strmap_next(&m->wrote, &iter, &wk, &wv)) {
+        free(wv);
+    }
+    co_strmap_dispose(&m->wrote);
     pthread_mutex_destroy(&m->crd_mu);
     pthread_mutex_destroy(&m->graph_mu);
     pthread_cond_destroy(&m->crd_cv);

@@ -38,6 +38,9 @@ typedef struct ctl_manager_options {
     const char *metrics_addr; /**< "0" or NULL: none */
     const char *probe_addr;   /**< "0" or NULL: none */
     bool leader_elect;
+    /** events on dependents (Created, Updated, Deleted ...; docs/behaviour.md, "Create, update
+     * and delete"); false: Component events only */
+    bool dependent_events;
     const char *leader_namespace; /**< NULL: the client's default namespace */
     const char *leader_name;      /**< NULL: "component-operator.cs.sap.com" */
     long lease_duration_ms;       /**< 0: 15 s (renew 10 s, retry 2 s) */

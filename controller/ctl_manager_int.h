@@ -25,6 +25,7 @@
 #include "co/util/buf.h"
 #include "co/util/duration.h"
 #include "co/util/metrics.h"
+#include "co/util/strmap.h"
 #include "controller/ctl_http.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_notify.h"
@@ -112,6 +113,11 @@ struct ctl_manager {
 
     pthread_mutex_t ev_mu;
     last_event *events;
+
+    /* "ns/name" -> resourceVersion (char *) of this controller's last write of a Component
+     * that the informer has not delivered yet (ctl_cache.c, read-your-writes) */
+    pthread_mutex_t wrote_mu;
+    co_strmap wrote;
 
     atomic_ulong n_event_writes;
     atomic_ulong n_requests, n_writes, n_status_writes, n_reconciles, n_reconcile_errors,

@@ -116,6 +116,7 @@ typedef struct pass {
     int64_t requeue_after;
     bool skip_status;
     bool gone;
+    bool wrote; /* the Component was patched or its status written */
 
     /* references */
     char *digest;
@@ -412,10 +413,9 @@ static int load_references(pass *p, struct json_object *refs)
         return 0;
     }
     co_component_status *st = p->st;
-    int64_t ts = 0, to = 0;
-    if (spec->sticky && st->has_source_ref && st->processing_since && st->last_observed_at &&
-        co_time_parse(&ts, st->processing_since) == 0 &&
-        co_time_parse(&to, st->last_observed_at) == 0 && to - ts < p->timeout_ns &&
+    int64_t ts = 0;
+    if (spec->sticky && st->has_source_ref && st->processing_since &&
+        co_time_parse(&ts, st->processing_since) == 0 && p->now - ts < p->timeout_ns &&
         st->artifact_digest && st->source_digest) {
         p->art.url = co_xstrdup(st->artifact_url ? st->artifact_url : "");
         p->art.digest = co_xstrdup(st->artifact_digest);
@@ -518,6 +518,7 @@ static int patch_finalizer(pass *p, bool add)
     if (rc == 0 && res) {
         json_object_put(p->obj);
         p->obj = res;
+        p->wrote = true;
     } else {
         json_object_put(res);
     }
@@ -537,6 +538,24 @@ static struct json_object *status_json(pass *p)
     return status;
 }
 
+/* Whether the status built equals the one stored but for lastObservedAt: then it is not
+ * written (a pass that changed nothing writes nothing). */
+static bool status_unchanged(pass *p)
+{
+    struct json_object *stored = co_json_get(p->obj, "status", NULL);
+    if (!stored) {
+        return false;
+    }
+    struct json_object *built = status_json(p);
+    struct json_object *old = co_json_copy(stored);
+    json_object_object_del(built, "lastObservedAt");
+    json_object_object_del(old, "lastObservedAt");
+    bool same = co_json_equal(built, old);
+    json_object_put(built);
+    json_object_put(old);
+    return same;
+}
+
 /* PUT the status; on a conflict read the object again and put our status onto it. The answer
  * becomes p->obj, so that a later write of the same pass carries the new resourceVersion. */
 static int write_status(pass *p)
@@ -553,6 +572,7 @@ static int write_status(pass *p)
         if (rc == 0 && res) {
             json_object_put(p->obj);
             p->obj = res;
+            p->wrote = true;
             break;
         }
         json_object_put(res);
@@ -629,6 +649,11 @@ static int acquire_target(pass *p)
         fail(p, rc, false, 0, "error building target client: %s", co_error_last());
     }
     return rc;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
 /* Whether dependency @p dep, which shares our source, has attempted the same version of it. */
@@ -734,7 +759,7 @@ static void fill_apply_opts(pass *p,
     memset(o, 0, sizeof(*o));
     o->target = p->target;
     bool remote = p->kubeconfig != NULL;
-    if (ctl_apply_events_disabled(c)) {
+    if (!p->env->dependent_events || ctl_apply_events_disabled(c)) {
         o->events = NULL;
     } else if (!remote) {
         o->events = p->env->events;
@@ -880,10 +905,18 @@ static void apply_step(pass *p, const char *owner_id)
     }
     co_component_status *st = p->st;
     if (done) {
+        /* lastAppliedAt moves when something was applied: a pass that finds everything as
+         * it was leaves the status as it was, and so writes none */
+        bool wrote = stats.creates + stats.updates + stats.deletes > 0;
+        bool same = st->last_applied_at && st->applied_generation == p->c->generation &&
+                    same_str(st->last_applied_digest, st->last_attempted_digest) &&
+                    same_str(st->last_applied_revision, st->last_attempted_revision);
+        if (wrote || changed || !same) {
+            set_time(&st->last_applied_at, p->now);
+        }
         set_text(&st->last_applied_digest, st->last_attempted_digest);
         set_text(&st->last_applied_revision, st->last_attempted_revision);
         st->applied_generation = p->c->generation;
-        set_time(&st->last_applied_at, p->now);
         outcome(p, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY);
         p->requeue_after = p->requeue_ns;
     } else {
@@ -1223,6 +1256,34 @@ static void report_outcome(pass *p)
     p->env->observer.outcome(p->env->observer.ctx, &o);
 }
 
+/* The Component: from the cache when it holds what this controller last wrote, else from the
+ * API server. */
+static int read_component(ctl_env *env, const char *ns, const char *name, struct json_object **out)
+{
+    if (env->cache.read) {
+        int rc = env->cache.read(env->cache.ctx, ns, name, out);
+        if (rc != CO_ENOTFOUND) {
+            return rc;
+        }
+        co_error_clear();
+    }
+    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, ns, name};
+    return co_kube_get(out, env->client, &ref, NULL);
+}
+
+/* Tells the cache what this pass wrote, or that the Component is gone. */
+static void record_writes(pass *p)
+{
+    if (!p->env->cache.wrote) {
+        return;
+    }
+    if (p->gone) {
+        p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, NULL);
+    } else if (p->wrote) {
+        p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, p->obj);
+    }
+}
+
 int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *name)
 {
     memset(out, 0, sizeof(*out));
@@ -1232,9 +1293,11 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     p->ns = ns;
     p->name = name;
     p->key = co_xasprintf("%s/%s", ns, name);
-    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, ns, name};
-    int rc = co_kube_get(&p->obj, env->client, &ref, NULL);
+    int rc = read_component(env, ns, name, &p->obj);
     if (rc == CO_ENOTFOUND) {
+        if (env->cache.wrote) {
+            env->cache.wrote(env->cache.ctx, ns, name, NULL);
+        }
         ctl_backoff_forget(env->backoff, p->key);
         if (env->observer.gone) {
             env->observer.gone(env->observer.ctx, ns, name);
@@ -1320,8 +1383,8 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         ctl_state_set(p->st, p->state, p->reason, p->message, p->now);
     }
     observed(p);
-    report_outcome(p);
-    if (!p->skip_status) {
+    /* the outcome is reported once the status says it: an event is never ahead of the status */
+    if (!p->skip_status && !status_unchanged(p)) {
         rc = write_status(p);
         if (rc < 0) {
             out->rate_limited = true;
@@ -1329,7 +1392,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
             rc = co_error_wrap("writing status of component %s/%s", ns, name);
         }
     }
+    report_outcome(p);
 done:
+    record_writes(p);
     json_object_put(p->values);
     json_object_put(p->inventory);
     json_object_put(p->obj);

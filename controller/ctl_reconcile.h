@@ -68,6 +68,13 @@ typedef struct ctl_source_ops {
 
 /** Informer-backed lookups. Any member may be NULL (the check is then skipped). */
 typedef struct ctl_cache_ops {
+    /** Optional: the Component as the cache holds it (a new reference), provided the cache
+     * has caught up with this controller's last write of it (see @ref wrote); CO_ENOTFOUND
+     * when it does not hold it or lags behind: the reconcile then reads the API server. */
+    int (*read)(void *ctx, const char *ns, const char *name, struct json_object **out);
+    /** Optional: records this controller's last write of a Component, @p obj being the API
+     * server's answer; NULL when the Component is gone. */
+    void (*wrote)(void *ctx, const char *ns, const char *name, const struct json_object *obj);
     /** A cached Component, parsed (co_component_free()); CO_ENOTFOUND when absent. */
     int (*get_component)(void *ctx, const char *ns, const char *name, co_component **out);
     /** Keys ("ns/name") of the Components that list @p key as a dependency; an error blocks
@@ -117,7 +124,8 @@ typedef struct ctl_target_ops {
 typedef struct ctl_outcome {
     /** the Component as read; its status is the new one except for the inventory */
     const co_component *component;
-    /** the same as read (its status the old one), the involved object of events */
+    /** the same as last read or written (after the status write, when there was one): the
+     * involved object of events */
     const struct json_object *object;
     /** the digest of this reconcile ("" when it ended before the digest was computed, as the
      * Go operator's event token has it) */
@@ -153,6 +161,9 @@ typedef struct ctl_env {
     /** Events on dependents in the local cluster (those of a remote target go through its own
      * client's recorder, ctl_target_ops.recorder); NULL: none */
     struct co_kube_recorder *events;
+    /** whether dependents get events too (ctl_apply_opts.events); the Component's own
+     * `disable-events` annotation still turns them off */
+    bool dependent_events;
     ctl_target_ops targets;
     ctl_observer observer;
     /** Wall clock (ns since the epoch) and randomness; NULL: the system's. */

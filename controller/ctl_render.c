@@ -23,10 +23,11 @@
 #include "co/render/sops.h"
 #include "co/json/yaml.h"
 
-/* How long the target's discovery listing is reused while its group/versions stay the same
- * (a new group is seen at once): a new kind of a known group/version reaches .Capabilities and
- * apiResources within this time, and a busy controller reads the whole listing of a cluster at
- * most this often. */
+/* How long the target's version and discovery listing are reused without a request: a CRD
+ * installed by someone else reaches .Capabilities and apiResources within this time (one this
+ * controller writes at once: the apply engine expires the listing), and a busy controller
+ * reads the whole listing of a cluster at most this often, where every render used to cost
+ * three requests. */
 #define DISCOVERY_MAX_AGE_MS 30000
 
 static const char *non_empty(const char *s, const char *dflt)
@@ -330,7 +331,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         rc = load_variables(&vars, req, cns);
     }
     if (rc == 0) {
-        rc = co_kube_request_json(&version, target, "GET", "/version", NULL);
+        rc = co_kube_client_server_version(&version, target, DISCOVERY_MAX_AGE_MS);
         if (rc < 0) {
             rc = co_error_wrap("reading the target's version");
         }

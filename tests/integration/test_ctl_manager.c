@@ -43,6 +43,9 @@ static char *srcdir;
 static ctl_source_ops src_ops;
 static ctl_apply_ops app_ops;
 
+/* Whether new_manager() turns on events on dependents (--dependent-events). */
+static bool with_dependent_events = true;
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -90,6 +93,7 @@ static ctl_manager *new_manager(const char *kubeconfig,
     o.label_selector = selector;
     o.source = source;
     o.apply = apply;
+    o.dependent_events = with_dependent_events;
     ctl_manager *m = NULL;
     assert_co_pass(ctl_manager_new(&m, &o));
     return m;
@@ -157,6 +161,40 @@ static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
     assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
     event_wait w = {ns, "first-cm", "Created"};
     assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
+
+    delete_component(ns, "first");
+    ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
+}
+
+/* Without --dependent-events (the default) the dependents get no events; the Component gets its
+ * own, one per state it reached. */
+static void test_ctl_manager__dependent_events_only_when_enabled(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-noev-");
+    ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    with_dependent_events = false;
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    with_dependent_events = true;
+    assert_co_pass(ctl_manager_start(m));
+    ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
+    assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
+    event_wait ready = {ns, "first", "Ready"};
+    assert_true(co_test_poll(event_recorded, &ready, WAIT_MS));
+    event_wait created = {ns, "first-cm", "Created"};
+    assert_false(event_recorded(&created));
+    /* the Component went to Ready in one pass: Ready is its only event */
+    struct json_object *list = NULL;
+    co_kube_list_options lo = {0};
+    lo.field_selector = "involvedObject.name=first";
+    assert_co_pass(co_kube_list(&list, admin, &(co_kube_ref){"v1", "Event", ns, NULL}, &lo));
+    assert_int_equal(json_object_array_length(co_json_get(list, "items", NULL)), 1);
+    json_object_put(list);
 
     delete_component(ns, "first");
     ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
@@ -528,6 +566,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
+        cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),

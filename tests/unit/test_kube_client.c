@@ -473,16 +473,17 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_kube_mapping_dispose(&m);
     assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
 
-    /* reused while young and the group/versions are the same: /api and /apis only */
+    /* reused while young: no request at all */
     before = co_fake_kube_ncalls(f);
     expect_listing(c, 60000, "v1,apps/v1");
-    assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
     assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
     /* no reuse at age 0 */
     expect_listing(c, 0, "v1,apps/v1");
     assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 2);
 
-    /* a CRD of a new group: seen at once */
+    /* a CRD of a new group: not seen while the listing is young, at once when it is expired
+     * (as the apply engine does when it writes a CRD) */
     co_fake_kube_json(f, "GET", "/apis$", 200,
                       APIS_2 ",{\"name\":\"example.com\",\"versions\":[{\"groupVersion\":"
                              "\"example.com/v1\",\"version\":\"v1\"}]}]}");
@@ -490,6 +491,8 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
                       "{\"kind\":\"APIResourceList\",\"groupVersion\":\"example.com/v1\","
                       "\"resources\":[{\"name\":\"widgets\",\"namespaced\":true,\"kind\":"
                       "\"Widget\"}]}");
+    expect_listing(c, 60000, "v1,apps/v1");
+    co_kube_client_expire_api_resources(c);
     expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
     assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 3);
 
@@ -520,6 +523,7 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
                       "{\"groups\":[{\"name\":\"x\",\"versions\":[{\"groupVersion\":"
                       "\"x/../../api/v1/secrets\"}]}]}");
     lists = NULL;
+    co_kube_client_expire_api_resources(c);
     assert_co_fail_with(CO_EINVALID, co_kube_client_api_resources(&lists, c, 60000));
     assert_null(lists);
     assert_contains(co_error_last(), "invalid group/version");
@@ -528,6 +532,31 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_fake_kube_json(f, "GET", "/apis$", 403, "{\"kind\":\"Status\",\"code\":403}");
     assert_co_fail_with(CO_EAUTH, co_kube_client_api_resources(&lists, c, 60000));
     assert_contains(co_error_last(), "discovery of the served API versions");
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
+static void test_kube_client__server_version_is_cached(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_json(f, "GET", "/version$", 200, "{\"gitVersion\":\"v1.30.1\"}");
+    co_kube_client *c = co_fake_kube_client(f);
+    for (int i = 0; i < 3; i++) {
+        struct json_object *v = NULL;
+        assert_co_pass(co_kube_client_server_version(&v, c, 60000));
+        assert_string_equal(co_json_str(v, "gitVersion", NULL), "v1.30.1");
+        json_object_put(v);
+    }
+    assert_int_equal(co_fake_kube_count(f, "GET", "/version"), 1);
+    struct json_object *v = NULL;
+    assert_co_pass(co_kube_client_server_version(&v, c, 0)); /* no reuse at age 0 */
+    json_object_put(v);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/version"), 2);
+    co_fake_kube_json(f, "GET", "/version$", 500, "{\"kind\":\"Status\",\"code\":500}");
+    v = NULL;
+    assert_true(co_kube_client_server_version(&v, c, 0) < 0);
+    assert_null(v);
     co_kube_client_free(c);
     co_fake_kube_free(f);
 }
@@ -1032,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__impersonation_headers),
         cmocka_unit_test(test_kube_client__token_file_reread_after_401),
         cmocka_unit_test(test_kube_client__discovery_caches_and_refetches),
+        cmocka_unit_test(test_kube_client__server_version_is_cached),
         cmocka_unit_test(test_kube_client__paths),
         cmocka_unit_test(test_kube_client__list_pages_and_selectors),
         cmocka_unit_test(test_kube_client__list_can_leave_out_managed_fields),

@@ -81,6 +81,42 @@ void co_kube__discovery_dispose(co_kube_core *core)
     }
     co_strmap_dispose(&core->discovery);
     listing_drop(core);
+    json_object_put(core->version);
+    core->version = NULL;
+}
+
+void co_kube_client_expire_api_resources(co_kube_client *client)
+{
+    co_kube_core *core = client->core;
+    pthread_mutex_lock(&core->disc_lock);
+    listing_drop(core);
+    pthread_mutex_unlock(&core->disc_lock);
+}
+
+int co_kube_client_server_version(struct json_object **out,
+                                  co_kube_client *client,
+                                  int64_t max_age_ms)
+{
+    co_kube_core *core = client->core;
+    pthread_mutex_lock(&core->disc_lock);
+    if (core->version && co_kube__now_ms() - core->version_ms < max_age_ms) {
+        *out = co_json_copy(core->version);
+        pthread_mutex_unlock(&core->disc_lock);
+        return 0;
+    }
+    pthread_mutex_unlock(&core->disc_lock);
+    struct json_object *v = NULL;
+    int rc = co_kube_request_json(&v, client, "GET", "/version", NULL);
+    if (rc < 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&core->disc_lock);
+    json_object_put(core->version);
+    core->version = co_json_copy(v);
+    core->version_ms = co_kube__now_ms();
+    pthread_mutex_unlock(&core->disc_lock);
+    *out = v;
+    return 0;
 }
 
 void co_kube_client_invalidate_discovery(co_kube_client *client)
@@ -422,6 +458,15 @@ int co_kube_client_api_resources(struct json_object **out,
     char **gvs = NULL;
     size_t ngvs = 0;
     struct json_object *lists = NULL;
+    pthread_mutex_lock(&core->disc_lock);
+    if (core->listing && co_kube__now_ms() - core->listing_ms < max_age_ms) {
+        lists = co_json_copy(core->listing);
+    }
+    pthread_mutex_unlock(&core->disc_lock);
+    if (lists) {
+        *out = lists;
+        return 0;
+    }
     int rc = served_group_versions(&gvs, &ngvs, client);
     if (rc < 0) {
         return rc;

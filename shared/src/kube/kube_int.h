@@ -157,6 +157,9 @@ typedef struct co_kube_core {
     size_t nlisting_gvs;
     int64_t listing_ms;
     uint64_t listing_gen; /* counts drops, so that a fetch never stores over a newer drop */
+    /* GET /version (co_kube_client_server_version()), guarded by disc_lock */
+    struct json_object *version;
+    int64_t version_ms;
     /* settings */
     char *user_agent;
     long connect_timeout_ms;

@@ -240,12 +240,13 @@ void co_kube_client_invalidate_discovery(co_kube_client *client);
  * order. A group/version whose list is not found or whose (aggregated) server is unavailable is
  * left out, as Helm leaves it out.
  *
- * Every call reads /api and /apis; the lists themselves are cached on the client (shared with
- * the clients impersonating through it) and reused while the set of group/versions is
- * unchanged and the cache is younger than @p max_age_ms, so that a CRD of a new group shows up
- * at once and a new kind of a known group/version within @p max_age_ms (or at once when
- * co_kube_client_mapping() had to fetch it, or after co_kube_client_invalidate_discovery()).
- * One thread fetches at a time; the others wait for its answer.
+ * The lists are cached on the client (shared with the clients impersonating through it) and
+ * reused without a request while younger than @p max_age_ms; older, they are read again (/api,
+ * /apis, then each group/version). So a new CRD or kind shows up within @p max_age_ms, or at
+ * once after co_kube_client_mapping() had to fetch a new kind, after
+ * co_kube_client_expire_api_resources() (called by whoever writes a CRD or APIService) or after
+ * co_kube_client_invalidate_discovery(). One thread fetches at a time; the others wait for its
+ * answer.
  * @param[out] out a new JSON array (json_object_put())
  * @param max_age_ms 0: never reuse the cached lists
  * @return 0; API errors of the discovery requests; CO_EINVALID for a group/version name that
@@ -253,6 +254,21 @@ void co_kube_client_invalidate_discovery(co_kube_client *client);
  */
 CO_MUST_CHECK int
 co_kube_client_api_resources(struct json_object **out, co_kube_client *client, int64_t max_age_ms);
+
+/**
+ * Makes the next co_kube_client_api_resources() read the server again: a CRD or APIService was
+ * written. The per-group/version mappings stay.
+ */
+void co_kube_client_expire_api_resources(co_kube_client *client);
+
+/**
+ * The server's GET /version, cached on the client like co_kube_client_api_resources() and
+ * reused while younger than @p max_age_ms.
+ * @param[out] out a new JSON object (json_object_put())
+ * @return 0 or the request's error.
+ */
+CO_MUST_CHECK int
+co_kube_client_server_version(struct json_object **out, co_kube_client *client, int64_t max_age_ms);
 
 /**
  * Builds the request path of @p ref ("/apis/apps/v1/namespaces/ns/deployments/name").

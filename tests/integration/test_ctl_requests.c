@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What one reconcile costs the API server, counted request by request: ctl_reconcile() with the
+ * real apply engine over a transport that logs every request, against the real kube-apiserver.
+ * A new Component with ten ConfigMaps reaches Ready in one pass with at most 14 requests after
+ * its first read (its finalizer, the persisted inventory, one write per object, the final
+ * status); a second reconcile with nothing changed writes nothing. The client's discovery is
+ * warmed by one Component first, as in a running controller, where it is cached per client.
+ * Component events are the manager's (one per state reached, see test_ctl_manager.c); events on
+ * dependents are off unless --dependent-events.
+ */
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_config.h"
+#include "co/kube/kube_transport.h"
+#include "controller/ctl_apply.h"
+#include "controller/ctl_reconcile.h"
+#include "controller/ctl_state.h"
+#include "tests/support/ctl_test.h"
+#include "tests/support/kube_test.h"
+#include "tests/support/test_support.h"
+
+#define SRC "\"sourceRef\":{\"httpRepository\":{\"url\":\"http://example.invalid/x.tar.gz\"}}"
+
+/* ---- a transport that logs "METHOD path" of every request ------------------------------- */
+
+typedef struct counting {
+    co_kube_transport base;
+    co_kube_transport *inner;
+    pthread_mutex_t mu;
+    char **log;
+    size_t n, cap;
+} counting;
+
+static int
+counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
+{
+    counting *c = (counting *)self;
+    char *line = co_xasprintf("%s %s", req->method, req->path);
+    pthread_mutex_lock(&c->mu);
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->log = co_xrealloc(c->log, c->cap * sizeof(char *));
+    }
+    c->log[c->n++] = line;
+    pthread_mutex_unlock(&c->mu);
+    return c->inner->send(c->inner, req, resp);
+}
+
+static void counting_reset(counting *c)
+{
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->log[i]);
+    }
+    c->n = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void counting_free(co_kube_transport *self)
+{
+    counting *c = (counting *)self;
+    counting_reset(c);
+    free(c->log);
+    c->inner->free(c->inner);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Requests logged whose method is @p method (NULL: any) and whose path contains @p needle
+ * (NULL: any). */
+static size_t counted(counting *c, const char *method, const char *needle)
+{
+    size_t k = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        const char *sp = strchr(c->log[i], ' ');
+        bool m = !method || ((size_t)(sp - c->log[i]) == strlen(method) &&
+                             strncmp(c->log[i], method, strlen(method)) == 0);
+        if (m && (!needle || strstr(sp + 1, needle))) {
+            k++;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return k;
+}
+
+static void print_log(counting *c, const char *title)
+{
+    print_message("# %s (%zu requests):\n", title, c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        print_message("#   %s\n", c->log[i]);
+    }
+}
+
+/* ---- fixture ----------------------------------------------------------------------------- */
+
+static co_kube_client *admin;
+static co_kube_config *cfg;
+static co_kube_client *client;
+static counting *counter;
+static char *ns;
+static char *srcdir;
+static ctl_env env;
+
+static void put_configmaps(const char *dir, const char *prefix, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%s/cm%d.yaml", srcdir, dir, i);
+        char *text = co_xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%d\n"
+                                  "data:\n  k: \"%d\"\n",
+                                  prefix, i, i);
+        co_test_write_file(path, text, strlen(text));
+        free(text);
+    }
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    ctl_test_install_crd(admin);
+    ns = co_test_kube_namespace(admin, "ctl-req-");
+    srcdir = co_test_tmpdir();
+    snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
+    put_configmaps("warm", "warm", 1);
+    put_configmaps("ten", "ten", 10);
+
+    assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
+    counter = co_xcalloc(1, sizeof(*counter));
+    counter->base.send = counting_send;
+    counter->base.free = counting_free;
+    pthread_mutex_init(&counter->mu, NULL);
+    assert_co_pass(co_kube_transport_curl_new(&counter->inner, cfg));
+    co_kube_client_options o = CO_KUBE_CLIENT_OPTIONS_INIT;
+    o.qps = -1;
+    assert_co_pass(co_kube_client_new_with_transport(&client, cfg, &counter->base, &o));
+
+    memset(&env, 0, sizeof(env));
+    env.client = client;
+    env.cluster_id = "test-cluster";
+    env.backoff = ctl_backoff_new();
+    env.source = ctl_test_source_ops();
+    env.apply = ctl_apply_engine_ops();
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    ctl_backoff_free(env.backoff);
+    co_kube_client_free(client);
+    co_kube_config_free(cfg);
+    co_kube_client_free(admin);
+    co_test_rmtree(srcdir);
+    free(srcdir);
+    free(ns);
+    curl_global_cleanup();
+    return 0;
+}
+
+/* Reconciles @p name until it is Ready (at most @p max passes); returns the passes run. */
+static int reconcile_until_ready(const char *name, int max)
+{
+    for (int i = 1; i <= max; i++) {
+        ctl_result res;
+        assert_co_pass(ctl_reconcile(&res, &env, ns, name));
+        struct json_object *c = ctl_test_get_component(admin, ns, name);
+        bool ready = ctl_state_component_ready(c);
+        json_object_put(c);
+        if (ready) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "warm", "{" SRC ",\"path\":\"warm\"}");
+    assert_true(reconcile_until_ready("warm", 5) > 0);
+
+    ctl_test_create_component(admin, ns, "ten", "{" SRC ",\"path\":\"ten\"}");
+    counting_reset(counter);
+    int passes = reconcile_until_ready("ten", 5);
+    print_log(counter, "first reconcile");
+    assert_int_equal(passes, 1);
+    /* the first read of the Component, then at most dependents + 4 */
+    assert_true(counter->n >= 1);
+    assert_int_equal(counted(counter, "GET", "/components/ten"), 1);
+    size_t after_first_read = counter->n - 1;
+    assert_true(after_first_read <= 14);
+    assert_int_equal(counted(counter, "PATCH", "/components/ten"), 1); /* the finalizer */
+    assert_int_equal(counted(counter, "PATCH", "/configmaps/ten-"), 10);
+    assert_int_equal(counted(counter, "GET", "/configmaps/"), 0);
+    assert_true(counted(counter, "PUT", "/components/ten/status") <= 2);
+    for (int i = 0; i < 10; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "ten-%d", i);
+        struct json_object *cm = NULL;
+        assert_co_pass(co_kube_get(&cm, admin, &(co_kube_ref){"v1", "ConfigMap", ns, name}, NULL));
+        json_object_put(cm);
+    }
+    struct json_object *c = ctl_test_get_component(admin, ns, "ten");
+    assert_int_equal(json_object_array_length(co_json_get(c, "status", "inventory", NULL)), 10);
+    char *applied = co_xstrdup(co_json_str(c, "status", "lastAppliedAt", NULL));
+    json_object_put(c);
+
+    /* nothing changed: nothing written */
+    counting_reset(counter);
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "ten"));
+    print_log(counter, "second reconcile");
+    size_t writes = counter->n - counted(counter, "GET", NULL);
+    assert_int_equal(writes, 0);
+    c = ctl_test_get_component(admin, ns, "ten");
+    assert_true(ctl_state_component_ready(c));
+    assert_string_equal(co_json_str(c, "status", "lastAppliedAt", NULL), applied);
+    json_object_put(c);
+    free(applied);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written),
+    };
+    return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
+}
