@@ -19,6 +19,7 @@
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_event.h"
+#include "co/util/strmap.h"
 #include "co/util/time.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
@@ -31,6 +32,8 @@ typedef struct engine {
     bool create_namespaces;
     int64_t now;
     ctl_apply_stats st;
+    /* objects read ahead by prefetch(), by live_key(); each is handed out once */
+    co_strmap live;
 } engine;
 
 static int engine_init(engine *e, const ctl_apply_opts *o)
@@ -59,6 +62,13 @@ static int engine_init(engine *e, const ctl_apply_opts *o)
 
 static void engine_dispose(engine *e)
 {
+    size_t iter = 0;
+    const char *k = NULL;
+    void *v = NULL;
+    while (co_strmap_next(&e->live, &iter, &k, &v)) {
+        json_object_put(v);
+    }
+    co_strmap_dispose(&e->live);
     if (e->o && e->o->stats) {
         e->o->stats->reads += e->st.reads;
         e->o->stats->creates += e->st.creates;
@@ -136,7 +146,15 @@ static void emit(engine *e,
     }
 }
 
-/* GET of one object; *out NULL when it does not exist or its kind is not served. */
+/* The key of an object among those read ahead: the inventory's identity (group, kind,
+ * namespace, name). */
+static char *live_key(const char *group, const char *kind, const char *ns, const char *name)
+{
+    return co_xasprintf("%s\n%s\n%s\n%s", group, kind, ns ? ns : "", name);
+}
+
+/* GET of one object, unless prefetch() read it; *out NULL when it does not exist or its kind is
+ * not served. */
 static int read_object(engine *e,
                        struct json_object **out,
                        const char *group,
@@ -145,6 +163,13 @@ static int read_object(engine *e,
                        const char *ns,
                        const char *name)
 {
+    char *lk = live_key(group, kind, ns, name);
+    struct json_object *ahead = co_strmap_remove(&e->live, lk);
+    free(lk);
+    if (ahead) {
+        *out = ahead;
+        return 0;
+    }
     char *av = api_version_of(group, version);
     co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
     e->st.reads++;
@@ -161,6 +186,85 @@ static int read_object(engine *e,
 static int read_item(engine *e, struct json_object **out, const ctl_item *it)
 {
     return read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
+}
+
+/* ---- reading ahead -------------------------------------------------------------------------- */
+
+typedef struct fetch_group {
+    const ctl_item *first; /* group, version, kind and namespace of the group */
+    size_t n;
+} fetch_group;
+
+/* Reads the objects of a group of inventory items with one LIST by our owner label. */
+static void fetch_group_list(engine *e, const fetch_group *g)
+{
+    const ctl_item *it = g->first;
+    char *av = api_version_of(it->group, it->version);
+    char *selector = co_xasprintf("%s=%s", CTL_LABEL_OWNER_ID, e->hashed);
+    co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.label_selector = selector;
+    struct json_object *list = NULL;
+    e->st.reads++;
+    if (co_kube_list_all(&list, e->c, &ref, &lo) < 0) {
+        /* no list permission, say: the objects are read one by one */
+        co_error_clear();
+    }
+    struct json_object *items = co_json_get(list, "items", NULL);
+    size_t n =
+        items && json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *obj = json_object_array_get_idx(items, i);
+        const char *name = co_json_str(obj, "metadata", "name", NULL);
+        if (!name) {
+            continue;
+        }
+        /* items of a list may lack their type */
+        json_object_object_add(obj, "apiVersion", json_object_new_string(av));
+        json_object_object_add(obj, "kind", json_object_new_string(it->kind));
+        char *lk = live_key(it->group, it->kind, it->namespace, name);
+        json_object_put(co_strmap_put(&e->live, lk, json_object_get(obj)));
+        free(lk);
+    }
+    json_object_put(list);
+    free(selector);
+    free(av);
+}
+
+/* Reads ahead, with one LIST per type and namespace, the live objects of the items this pass
+ * will read when several share a type and namespace: a Component with ten ConfigMaps costs one
+ * request instead of ten. Objects without our owner label are not listed and are read one by
+ * one as before. Items never written (they are created first, see apply_one()) are left out. */
+static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletion)
+{
+    co_strmap groups = CO_STRMAP_INIT;
+    for (size_t i = 0; i < inv->len; i++) {
+        const ctl_item *it = &inv->items[i];
+        if (!component_deletion && it->last_applied_at == 0 &&
+            it->phase == CTL_PHASE_SCHEDULED_FOR_APPLICATION) {
+            continue;
+        }
+        char *gk = co_xasprintf("%s\n%s\n%s\n%s", it->group, it->version, it->kind, it->namespace);
+        fetch_group *g = co_strmap_get(&groups, gk);
+        if (!g) {
+            g = co_xcalloc(1, sizeof(*g));
+            g->first = it;
+            co_strmap_put(&groups, gk, g);
+        }
+        g->n++;
+        free(gk);
+    }
+    size_t iter = 0;
+    const char *k = NULL;
+    void *v = NULL;
+    while (co_strmap_next(&groups, &iter, &k, &v)) {
+        fetch_group *g = v;
+        if (g->n >= 2) {
+            fetch_group_list(e, g);
+        }
+        free(g);
+    }
+    co_strmap_dispose(&groups);
 }
 
 /* ---- usage of managed types ----------------------------------------------------------------- */
@@ -1254,6 +1358,7 @@ apply_pass(engine *e, struct json_object *inv_json, struct json_object *objects,
         }
     }
     ctl_objset_sort_for_apply(&set);
+    prefetch(e, &inv, false);
     int pending = 0;
     if ((rc = finish_completions(e, &inv, &pending)) < 0 || pending) {
         goto out;
@@ -1326,6 +1431,7 @@ int ctl_apply_delete(const ctl_apply_opts *o, struct json_object *inventory, boo
     int rc = engine_init(&e, o);
     int pending = 0;
     if (rc == 0 && (rc = ctl_inventory_read(&inv, inventory)) == 0) {
+        prefetch(&e, &inv, true);
         rc = deletion_waves(&e, &inv, true, &pending);
         ctl_inventory_write(&inv, inventory);
     }

@@ -32,6 +32,12 @@ static int check(const ctl_config *c, FILE *err)
         fprintf(err, "component-controller: --max-concurrent-reconciles must be 1..1000\n");
         return CO_FLAGS_EXIT_USAGE;
     }
+    if (c->kube_api_qps < 0 || c->kube_api_qps > 100000 || c->kube_api_burst < 0 ||
+        c->kube_api_burst > 1000000) {
+        fprintf(err, "component-controller: --kube-api-qps must be 0..100000 and "
+                     "--kube-api-burst 0..1000000\n");
+        return CO_FLAGS_EXIT_USAGE;
+    }
     if (c->target_client_ttl_s < 1 || c->target_client_ttl_s > 86400) {
         fprintf(err, "component-controller: --target-client-ttl must be 1..86400 seconds\n");
         return CO_FLAGS_EXIT_USAGE;
@@ -76,6 +82,11 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
          "address of the /healthz and /readyz endpoints (default \":8081\")"},
         {"leader-elect", CO_FLAG_BOOL, &c->leader_elect, NULL,
          "run only while holding the leader Lease (for several replicas)"},
+        {"kube-api-qps", CO_FLAG_INT, &c->kube_api_qps, "N",
+         "requests per second to the local API server (default 0: no client-side limit; the "
+         "server's API Priority and Fairness queues the controller's requests)"},
+        {"kube-api-burst", CO_FLAG_INT, &c->kube_api_burst, "N",
+         "requests above --kube-api-qps allowed in a burst (default 1.5 x the QPS)"},
         {"dependent-events", CO_FLAG_BOOL, &c->dependent_events, NULL,
          "also record an Event on every dependent object created, updated or deleted, as the Go "
          "operator does (one more API write per object change)"},
@@ -136,6 +147,13 @@ ctl_manager_options ctl_config_manager_options(const ctl_config *c)
     mo.probe_addr = c->probe_addr;
     mo.leader_elect = c->leader_elect != 0;
     mo.dependent_events = c->dependent_events != 0;
+    if (c->kube_api_qps > 0) {
+        mo.qps = (double)c->kube_api_qps;
+        mo.burst = c->kube_api_burst > 0 ? (int)c->kube_api_burst
+                                         : (int)(c->kube_api_qps + (c->kube_api_qps + 1) / 2);
+    } else {
+        mo.qps = -1;
+    }
     mo.leader_namespace = c->leader_namespace;
     mo.default_service_account = c->default_service_account;
     mo.workers = (int)c->max_concurrent_reconciles;

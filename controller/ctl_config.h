@@ -20,6 +20,8 @@ typedef struct ctl_config {
     const char *probe_addr;
     int leader_elect;
     int dependent_events;
+    long long kube_api_qps;   /**< 0: no client-side limit */
+    long long kube_api_burst; /**< 0: 1.5 x qps */
     co_flags_logging logging;
     const char *default_service_account;
     long long max_concurrent_reconciles;

@@ -490,9 +490,9 @@ static void test_ctl_metrics__exposition_follows_the_text_format(void **state)
     /* the reconciles between the scrapes show */
     const char *adds = "workqueue_adds_total{name=\"component\",controller=\"component\"}";
     assert_true(value_of(&scrapes[1], adds) > value_of(&scrapes[0], adds));
-    assert_true(value_of(&scrapes[1], adds) >= 4); /* two Components, at least twice each */
+    assert_true(value_of(&scrapes[1], adds) >= 2); /* two Components, one pass each at least */
     const char *rec = "component_operator_runtime_reconcile_total{controller=\"component\"}";
-    assert_true(value_of(&scrapes[1], rec) >= 4);
+    assert_true(value_of(&scrapes[1], rec) >= 2);
     /* client-go's request counter, by code, host and method */
     int gets = 0;
     for (size_t i = 0; i < scrapes[1].nsamples; i++) {
@@ -508,7 +508,7 @@ static void test_ctl_metrics__exposition_follows_the_text_format(void **state)
     assert_true(value_of(&scrapes[1], state_key) == 1.0);
     free(state_key);
     assert_true(value_of(&scrapes[1], "workqueue_queue_duration_seconds_count{name=\"component\","
-                                      "controller=\"component\"}") >= 4);
+                                      "controller=\"component\"}") >= 2);
 
     /* more reconciles, then the third scrape */
     co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, "m1"};

@@ -219,6 +219,9 @@ static void test_ctl_render__capabilities_and_api_resources_come_from_discovery(
         }
     }
     assert_co_pass(rc);
+    /* a CRD installed by someone else (here: the test) reaches the controller's discovery
+     * within CO_KUBE_GV_RECHECK_MS */
+    usleep((CO_KUBE_GV_RECHECK_MS + 200) * 1000);
 
     put("caps/Chart.yaml", "apiVersion: v2\nname: caps\nversion: 0.1.0\n");
     put("caps/templates/cm.yaml",

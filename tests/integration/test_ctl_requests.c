@@ -4,7 +4,8 @@
  * real apply engine over a transport that logs every request, against the real kube-apiserver.
  * A new Component with ten ConfigMaps reaches Ready in one pass with at most 14 requests after
  * its first read (its finalizer, the persisted inventory, one write per object, the final
- * status); a second reconcile with nothing changed writes nothing. The client's discovery is
+ * status); a second reconcile with nothing changed writes nothing and reads the Component and,
+ * with one LIST, its ConfigMaps. The client's discovery is
  * warmed by one Component first, as in a running controller, where it is cached per client.
  * Component events are the manager's (one per state reached, see test_ctl_manager.c); events on
  * dependents are off unless --dependent-events.
@@ -222,6 +223,10 @@ static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(v
     print_log(counter, "second reconcile");
     size_t writes = counter->n - counted(counter, "GET", NULL);
     assert_int_equal(writes, 0);
+    /* the Component, then its ConfigMaps with one LIST by owner label */
+    assert_int_equal(counter->n, 2);
+    assert_int_equal(counted(counter, "GET", "/configmaps?"), 1);
+    assert_int_equal(counted(counter, "GET", "/configmaps/"), 0);
     c = ctl_test_get_component(admin, ns, "ten");
     assert_true(ctl_state_component_ready(c));
     assert_string_equal(co_json_str(c, "status", "lastAppliedAt", NULL), applied);

@@ -72,6 +72,17 @@ for bad in --zap-log-level=loud --zap-encoder=logfmt --zap-stacktrace-level=debu
 done
 run "$CTL" --kubeconfig "$missing" --no-such-flag
 tap_eq "controller: other unknown flags stay usage errors" 2 "$rc"
+# the client-side rate limit: accepted in range, refused (named) outside it
+run "$CTL" --kubeconfig "$missing" --kube-api-qps=50 --kube-api-burst=80 --dependent-events
+tap_eq "controller: --kube-api-qps, --kube-api-burst and --dependent-events get to the kubeconfig" 1 "$rc"
+for bad in --kube-api-qps=-1 --kube-api-burst=-5 --kube-api-qps=100001; do
+    run "$CTL" --kubeconfig "$missing" "$bad"
+    if [ "$rc" = 2 ] && grep -q -- "--kube-api-qps must be" "$TMP/err"; then
+        tap_ok "controller: $bad is a usage error naming the flag"
+    else
+        tap_fail "controller: $bad is a usage error naming the flag" "rc=$rc" "$(cat "$TMP/err")"
+    fi
+done
 run "$CTL" --kubeconfig "$missing" --events-address=notification-controller:80
 if [ "$rc" = 1 ] && grep -q -- '--events-address: events address .*notification-controller:80.*: not an http:// or https:// URL' "$TMP/err"; then
     tap_ok "controller: an --events-address that is no http(s) URL stops the start, named"

@@ -486,6 +486,81 @@ static void test_ctl_apply__first_write_checks_adoption(void **state)
     co_fake_kube_free(f);
 }
 
+/* A ConfigMap of ours as the API server has it. */
+static char *ours(const char *name)
+{
+    char *hashed = ctl_hash_owner_id(OWNER);
+    char *t = co_xasprintf("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'%s',"
+                           "'namespace':'ns','resourceVersion':'5','labels':{"
+                           "'component-operator.cs.sap.com/owner-id':'%s'}}}",
+                           name, hashed);
+    free(hashed);
+    char *q = Q(t);
+    free(t);
+    return q;
+}
+
+/* Deletes three ConfigMaps of the inventory; the LIST by owner label answers @p status with the
+ * first two (the third carries no label). Returns the fake for counting. */
+static co_fake_kube *delete_three(int status)
+{
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    char *a = ours("a"), *b = ours("b");
+    char *list = co_xasprintf("{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":"
+                              "{\"resourceVersion\":\"9\"},\"items\":[%s,%s]}",
+                              a, b);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps?", status,
+                      status == 200 ? list : "{\"kind\":\"Status\",\"code\":403}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/a", 200, a);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/b", 200, b);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/c", 404,
+                      "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    co_fake_kube_json(f, "DELETE", "/api/v1/namespaces/ns/configmaps/", 200, "{}");
+    free(list);
+    free(a);
+    free(b);
+    struct json_object *inv =
+        J("[{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'a','digest':'d',"
+          "'phase':'Ready','lastAppliedAt':'2024-01-01T00:00:00Z'},"
+          "{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'b','digest':'d',"
+          "'phase':'Ready','lastAppliedAt':'2024-01-01T00:00:00Z'},"
+          "{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'c','digest':'d',"
+          "'phase':'Ready','lastAppliedAt':'2024-01-01T00:00:00Z'}]");
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    bool done = true;
+    assert_co_pass(ctl_apply_delete(&o, inv, &done));
+    assert_false(done); /* a and b are being deleted */
+    json_object_put(inv);
+    co_kube_client_free(c);
+    return f;
+}
+
+static void test_ctl_apply__objects_of_a_type_read_with_one_list(void **state)
+{
+    (void)state;
+    co_fake_kube *f = delete_three(200);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps?labelSelector="), 1);
+    /* a and b came with the list; c, not listed, is read on its own */
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/a"), 0);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/b"), 0);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/c"), 1);
+    assert_int_equal(co_fake_kube_count(f, "DELETE", "/configmaps/a"), 1);
+    assert_int_equal(co_fake_kube_count(f, "DELETE", "/configmaps/b"), 1);
+    co_fake_kube_free(f);
+
+    /* a list refused (no list permission): each object is read */
+    f = delete_three(403);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/a"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/b"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/c"), 1);
+    assert_int_equal(co_fake_kube_count(f, "DELETE", "/configmaps/a"), 1);
+    co_fake_kube_free(f);
+}
+
 static void test_ctl_apply__options_checked(void **state)
 {
     (void)state;
@@ -514,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__apiservices_then_managed_instances),
         cmocka_unit_test(test_ctl_apply__new_items_persisted_before_anything_is_created),
         cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
+        cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
         cmocka_unit_test(test_ctl_apply__options_checked),
     };
     return cmocka_run_group_tests_name("ctl_apply", tests, NULL, NULL);

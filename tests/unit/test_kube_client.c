@@ -494,7 +494,17 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     expect_listing(c, 60000, "v1,apps/v1");
     co_kube_client_expire_api_resources(c);
     expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
-    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 3);
+    /* or once /api and /apis are read again, CO_KUBE_GV_RECHECK_MS later */
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
+    co_kube__sleep_ms(CO_KUBE_GV_RECHECK_MS + 100, NULL);
+    expect_listing(c, 60000, "v1,apps/v1");
+    co_fake_kube_json(f, "GET", "/apis$", 200,
+                      APIS_2 ",{\"name\":\"example.com\",\"versions\":[{\"groupVersion\":"
+                             "\"example.com/v1\",\"version\":\"v1\"}]}]}");
+    co_kube_client_expire_api_resources(c);
+    expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 5);
 
     /* a new kind of a known group/version that mapping had to fetch drops the listing */
     co_fake_kube_json(f, "GET", "/apis/example.com/v1$", 200,
@@ -507,7 +517,7 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_kube_mapping_dispose(&m);
     struct json_object *lists = NULL;
     assert_co_pass(co_kube_client_api_resources(&lists, c, 60000));
-    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 4);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 6);
     struct json_object *res = NULL;
     assert_true(json_object_object_get_ex(json_object_array_get_idx(lists, 2), "resources", &res));
     assert_int_equal(json_object_array_length(res), 2);
@@ -516,7 +526,7 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     /* and so does an invalidation */
     co_kube_client_invalidate_discovery(c);
     expect_listing(c, 60000, "v1,apps/v1,example.com/v1");
-    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 5);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 7);
 
     /* a group/version that is no path segment is refused, not requested */
     co_fake_kube_json(f, "GET", "/apis$", 200,

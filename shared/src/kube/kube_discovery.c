@@ -459,7 +459,9 @@ int co_kube_client_api_resources(struct json_object **out,
     size_t ngvs = 0;
     struct json_object *lists = NULL;
     pthread_mutex_lock(&core->disc_lock);
-    if (core->listing && co_kube__now_ms() - core->listing_ms < max_age_ms) {
+    int64_t now = co_kube__now_ms();
+    if (core->listing && now - core->listing_ms < max_age_ms &&
+        now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS) {
         lists = co_json_copy(core->listing);
     }
     pthread_mutex_unlock(&core->disc_lock);
@@ -477,6 +479,7 @@ int co_kube_client_api_resources(struct json_object **out,
     if (core->listing && co_kube__now_ms() - core->listing_ms < max_age_ms &&
         same_strv(core->listing_gvs, core->nlisting_gvs, gvs, ngvs)) {
         lists = co_json_copy(core->listing);
+        core->listing_checked_ms = co_kube__now_ms();
     }
     uint64_t gen = core->listing_gen;
     pthread_mutex_unlock(&core->disc_lock);
@@ -493,6 +496,7 @@ int co_kube_client_api_resources(struct json_object **out,
                 core->listing_gvs = gvs;
                 core->nlisting_gvs = ngvs;
                 core->listing_ms = co_kube__now_ms();
+                core->listing_checked_ms = core->listing_ms;
                 keep = NULL;
                 gvs = NULL;
                 ngvs = 0;

@@ -240,13 +240,15 @@ void co_kube_client_invalidate_discovery(co_kube_client *client);
  * order. A group/version whose list is not found or whose (aggregated) server is unavailable is
  * left out, as Helm leaves it out.
  *
- * The lists are cached on the client (shared with the clients impersonating through it) and
- * reused without a request while younger than @p max_age_ms; older, they are read again (/api,
- * /apis, then each group/version). So a new CRD or kind shows up within @p max_age_ms, or at
- * once after co_kube_client_mapping() had to fetch a new kind, after
- * co_kube_client_expire_api_resources() (called by whoever writes a CRD or APIService) or after
- * co_kube_client_invalidate_discovery(). One thread fetches at a time; the others wait for its
- * answer.
+ * The lists are cached on the client (shared with the clients impersonating through it). They
+ * are reused without a request for CO_KUBE_GV_RECHECK_MS; after that /api and /apis are read,
+ * and the lists reused while the set of group/versions is unchanged and they are younger than
+ * @p max_age_ms. So a CRD of a new group shows up within CO_KUBE_GV_RECHECK_MS, a new kind of a
+ * known group/version within @p max_age_ms, and either at once after co_kube_client_mapping()
+ * had to fetch a new kind, after co_kube_client_expire_api_resources() (called by whoever writes
+ * a CRD or APIService) or after co_kube_client_invalidate_discovery(). A busy caller so reads
+ * /api and /apis once a second rather than on every call. One thread fetches at a time; the
+ * others wait for its answer.
  * @param[out] out a new JSON array (json_object_put())
  * @param max_age_ms 0: never reuse the cached lists
  * @return 0; API errors of the discovery requests; CO_EINVALID for a group/version name that
@@ -254,6 +256,9 @@ void co_kube_client_invalidate_discovery(co_kube_client *client);
  */
 CO_MUST_CHECK int
 co_kube_client_api_resources(struct json_object **out, co_kube_client *client, int64_t max_age_ms);
+
+/** How long co_kube_client_api_resources() trusts its lists without asking the server. */
+#define CO_KUBE_GV_RECHECK_MS 1000
 
 /**
  * Makes the next co_kube_client_api_resources() read the server again: a CRD or APIService was
