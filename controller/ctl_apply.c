@@ -1200,7 +1200,6 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
         rc = create_item(e, w->set, o, it, true, &written);
         if (rc == CO_ECONFLICT || rc == CO_EEXISTS || rc == UNGUARDED) {
             co_error_clear(); /* it exists: read it and check */
-            rc = 0;
         } else if (rc < 0) {
             return rc;
         } else {
