@@ -1173,6 +1173,14 @@ static int create_item(engine *e,
     return rc;
 }
 
+/* Whether a create that failed with @p rc surely created nothing: the API server refused it
+ * (forbidden, invalid, too big, its namespace missing), as opposed to a failure that may have
+ * come after the object was stored (a timeout, an unavailable server). */
+static bool nothing_created(int rc)
+{
+    return rc == CO_EAUTH || rc == CO_EINVALID || rc == CO_ENOTFOUND || rc == CO_ETOOBIG;
+}
+
 /* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
  * object is ready (or auxiliary).
  *
@@ -1181,7 +1189,8 @@ static int create_item(engine *e,
  * for application, no lastAppliedAt) is checked for adoption (docs/behaviour.md, "Adoption")
  * against the live object here, when it is first written, rather than when it entered the
  * inventory; where the create is guarded (it fails on an object that exists) it is tried first, and
- * only an object that exists is read. So a new object costs one request, and one that appeared
+ * only an object that exists is read. An item whose adoption or first create is refused leaves
+ * the inventory. So a new object costs one request, and one that appeared
  * after the item was recorded (the inventory is persisted before anything is created) is checked
  * too. */
 static int apply_one(wave_ctx *w, size_t i, int *unready)
@@ -1201,6 +1210,9 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
         if (rc == CO_ECONFLICT || rc == CO_EEXISTS || rc == UNGUARDED) {
             co_error_clear(); /* it exists: read it and check */
         } else if (rc < 0) {
+            /* never created: the item leaves the inventory again, or a Component whose
+             * identity may not create it could never be deleted (it may not read it either) */
+            it->refused = nothing_created(rc);
             return rc;
         } else {
             goto judge;
@@ -1220,6 +1232,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     }
     if (!live) {
         rc = create_item(e, w->set, o, it, false, &written);
+        it->refused = first && rc < 0 && nothing_created(rc);
     } else if (!being_deleted(live) &&
                !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
                (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||

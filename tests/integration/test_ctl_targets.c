@@ -71,6 +71,7 @@ static ctl_manager *start_manager(const char *nspace, const char *default_sa, in
     o.apply = &app_ops;
     o.default_service_account = default_sa;
     o.target_ttl_ns = ttl_ns;
+    o.dependent_events = true; /* where events on dependents go is part of what is tested */
     ctl_manager *m = NULL;
     assert_co_pass(ctl_manager_new(&m, &o));
     assert_co_pass(ctl_manager_start(m));

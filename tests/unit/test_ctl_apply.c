@@ -475,6 +475,31 @@ static void test_ctl_apply__first_write_checks_adoption(void **state)
     json_object_put(inv);
     co_fake_kube_free(f);
 
+    /* a create the API server forbids leaves nothing behind: the item goes too */
+    f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/x", 403,
+       "{'kind':'Status','apiVersion':'v1','status':'Failure','reason':'Forbidden','code':403,"
+       "'message':'configmaps is forbidden'}");
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    persisted seen = {f, 0, 0, 0, 0};
+    o.persist = persist_hook;
+    o.persist_ctx = &seen;
+    inv = json_object_new_array();
+    struct json_object *objs =
+        J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x'}}]");
+    bool done = true;
+    assert_co_fail_with(CO_EAUTH, ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_int_equal(seen.items, 1); /* it was recorded first */
+    assert_int_equal(json_object_array_length(inv), 0);
+    json_object_put(inv);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+
     /* unowned and policy Never: refused */
     rc = first_write_over("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'x',"
                           "'namespace':'ns','resourceVersion':'3'}}",
