@@ -47,10 +47,8 @@ extern const char *const ctl_manager__flux_kinds[NFLUX][2];
 
 /* The last event sent per Component (by UID), for the 5-minute de-duplication. */
 typedef struct last_event {
-    char *uid;
     char *text; /* type \n reason \n message */
     int64_t at;
-    struct last_event *next;
 } last_event;
 
 struct ctl_manager {
@@ -112,7 +110,8 @@ struct ctl_manager {
     atomic_bool warned_dependants; /* a narrow search for dependants was logged */
 
     pthread_mutex_t ev_mu;
-    last_event *events;
+    co_strmap events;         /* UID -> last_event *, guarded by ev_mu */
+    int64_t events_pruned_at; /* monotonic; entries past the window go at most once a minute */
 
     /* "ns/name" -> resourceVersion (char *) of this controller's last write of a Component
      * that the informer has not delivered yet (ctl_cache.c, read-your-writes) */

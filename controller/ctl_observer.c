@@ -21,15 +21,38 @@ static const char *const STATES[] = {CTL_STATE_READY,      CTL_STATE_PENDING,
                                      CTL_STATE_DELETING,   CTL_STATE_ERROR};
 #define NSTATES 6
 
+/* Drops the entries older than the de-duplication window, at most once a minute: the map stays
+ * bounded by the Components that had events within the last few minutes, and no event or
+ * deletion pays for a walk over all of them. Called with ev_mu held. */
+static void prune_events(ctl_manager *m, int64_t now)
+{
+    if (now - m->events_pruned_at < 60 * (int64_t)1000000000) {
+        return;
+    }
+    m->events_pruned_at = now;
+    co_strmap kept = CO_STRMAP_INIT;
+    size_t iter = 0;
+    const char *uid = NULL;
+    void *v = NULL;
+    while (co_strmap_next(&m->events, &iter, &uid, &v)) {
+        last_event *e = v;
+        if (now - e->at < EVENT_DEDUP_NS) {
+            co_strmap_put(&kept, uid, e);
+        } else {
+            free(e->text);
+            free(e);
+        }
+    }
+    co_strmap_dispose(&m->events);
+    m->events = kept;
+}
+
 static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text)
 {
     int64_t now = co_time_monotonic();
     bool dup = false;
     pthread_mutex_lock(&m->ev_mu);
-    last_event *e = m->events;
-    while (e && strcmp(e->uid, uid) != 0) {
-        e = e->next;
-    }
+    last_event *e = co_strmap_get(&m->events, uid);
     if (e) {
         if (strcmp(e->text, text) == 0 && now - e->at < EVENT_DEDUP_NS) {
             dup = true;
@@ -40,36 +63,13 @@ static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text
         }
     } else {
         e = co_xcalloc(1, sizeof(*e));
-        e->uid = co_xstrdup(uid);
         e->text = co_xstrdup(text);
         e->at = now;
-        e->next = m->events;
-        m->events = e;
+        co_strmap_put(&m->events, uid, e);
     }
+    prune_events(m, now);
     pthread_mutex_unlock(&m->ev_mu);
     return dup;
-}
-
-static void forget_events(ctl_manager *m, const char *ns, const char *name)
-{
-    (void)ns;
-    (void)name;
-    /* entries are keyed by UID; drop those older than the window to bound the list */
-    int64_t now = co_time_monotonic();
-    pthread_mutex_lock(&m->ev_mu);
-    last_event **pp = &m->events;
-    while (*pp) {
-        last_event *e = *pp;
-        if (now - e->at >= EVENT_DEDUP_NS) {
-            *pp = e->next;
-            free(e->uid);
-            free(e->text);
-            free(e);
-        } else {
-            pp = &e->next;
-        }
-    }
-    pthread_mutex_unlock(&m->ev_mu);
 }
 
 static void observe_outcome(void *ctx, const ctl_outcome *o)
@@ -137,7 +137,7 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
-    forget_events(m, ns, name);
+    /* its last event, keyed by UID, goes with the next pruning */
     /* the informer's delete may have come while a reconcile was still resolving the source and
      * watching it again; this pass ran after that one */
     if (m->release) {
@@ -159,15 +159,15 @@ static void observe_operations(void *ctx, const ctl_apply_stats *s)
 
 void ctl_manager__forget_all_events(ctl_manager *m)
 {
-    last_event *e = m->events;
-    while (e) {
-        last_event *next = e->next;
-        free(e->uid);
+    size_t iter = 0;
+    const char *uid = NULL;
+    void *v = NULL;
+    while (co_strmap_next(&m->events, &iter, &uid, &v)) {
+        last_event *e = v;
         free(e->text);
         free(e);
-        e = next;
     }
-    m->events = NULL;
+    co_strmap_dispose(&m->events);
 }
 
 ctl_observer ctl_manager__observer(ctl_manager *m)
