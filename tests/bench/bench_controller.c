@@ -761,10 +761,7 @@ static void ours_second_pass(bench *b, ours *o, run_result *r)
            b->s.requeue_s);
     print_requests("per Component", &r->second, n);
     print_writes(&r->second);
-    double passes = r->second.reconciles > 0 ? r->second.reconciles : 1;
-    printf("  %-36s %.1f (reads %.1f, status writes %.2f); daemon %.0f requests/s\n",
-           "requests per reconcile", r->second.requests / passes, r->second.reads / passes,
-           r->second.status_writes / passes, r->second.requests / r->window_s);
+    printf("  %-36s %.0f requests/s\n", "daemon request rate", r->second.requests / r->window_s);
     printf("  %-36s VmRSS %.1f MiB, VmHWM %.1f MiB\n", "daemon resident memory",
            (double)r->rss2_kib / MIB, (double)r->hwm2_kib / MIB);
     fflush(stdout);
@@ -1109,11 +1106,13 @@ static int connect_cluster(bench *b)
 {
     const char *kc = getenv("CO_TEST_KUBECONFIG"); // NOLINT(concurrency-mt-unsafe)
     b->script = co_xasprintf("%s/tests/env/controlplane.sh", CO_SOURCE_ROOT);
+    const char *work = b->s.keep ? NULL : b->tmp;
     if (kc && *kc) {
         b->kubeconfig = co_xstrdup(kc);
+        ctlbench_guard(b->script, NULL, work);
     } else {
         b->cp_dir = co_xasprintf("%s/cp", b->tmp);
-        ctlbench_guard(b->script, b->cp_dir);
+        ctlbench_guard(b->script, b->cp_dir, work);
         const char *argv[] = {b->script, "start", b->cp_dir, NULL};
         if (ctlbench_run(argv) != 0) {
             fprintf(stderr, "bench_controller: could not start a control plane\n");
@@ -1149,8 +1148,8 @@ static void teardown(bench *b)
     if (b->cp_dir) {
         const char *argv[] = {b->script, "stop", b->cp_dir, NULL};
         (void)ctlbench_run(argv);
-        ctlbench_guard(b->script, NULL);
     }
+    ctlbench_guard(NULL, NULL, NULL);
     if (b->tmp && !b->s.keep) {
         const char *rm[] = {"/bin/rm", "-rf", b->tmp, NULL};
         (void)ctlbench_run(rm);

@@ -71,31 +71,23 @@ int ctlbench_run(const char *const *argv)
 static volatile sig_atomic_t running_daemon;
 static const char *cleanup_script;
 static const char *cleanup_cp_dir;
+static const char *cleanup_work_dir;
 
-/* Only async-signal-safe calls: kill, fork, execv, waitpid, _exit. */
-static void on_signal(int sig)
+/* fork, execv and waitpid only: safe in a signal handler. */
+static void run_in_handler(const char *const *argv)
 {
-    pid_t pid = (pid_t)running_daemon;
-    if (pid > 0) {
-        kill(pid, SIGKILL);
+    pid_t c = fork();
+    if (c == 0) {
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
     }
-    if (cleanup_cp_dir) {
-        pid_t c = fork();
-        if (c == 0) {
-            const char *argv[] = {cleanup_script, "stop", cleanup_cp_dir, NULL};
-            execv(argv[0], (char *const *)argv);
-            _exit(127);
-        }
-        if (c > 0) {
-            int st;
-            waitpid(c, &st, 0);
-        }
+    if (c > 0) {
+        int st;
+        waitpid(c, &st, 0);
     }
-    _exit(128 + sig);
 }
 
-/* An exit from anywhere (a test helper that fails exits at once) leaves nothing running. */
-static void at_exit(void)
+static void cleanup(void)
 {
     pid_t pid = (pid_t)running_daemon;
     if (pid > 0) {
@@ -103,12 +95,29 @@ static void at_exit(void)
     }
     if (cleanup_cp_dir) {
         const char *argv[] = {cleanup_script, "stop", cleanup_cp_dir, NULL};
-        cleanup_cp_dir = NULL;
-        (void)ctlbench_run(argv);
+        run_in_handler(argv);
+    }
+    if (cleanup_work_dir) {
+        const char *argv[] = {"/bin/rm", "-rf", cleanup_work_dir, NULL};
+        run_in_handler(argv);
     }
 }
 
-void ctlbench_guard(const char *script, const char *cp_dir)
+static void on_signal(int sig)
+{
+    cleanup();
+    _exit(128 + sig);
+}
+
+/* An exit from anywhere (a test helper that fails exits at once) leaves nothing behind. */
+static void at_exit(void)
+{
+    cleanup();
+    cleanup_cp_dir = NULL;
+    cleanup_work_dir = NULL;
+}
+
+void ctlbench_guard(const char *script, const char *cp_dir, const char *work_dir)
 {
     static bool registered;
     if (!registered) {
@@ -116,6 +125,7 @@ void ctlbench_guard(const char *script, const char *cp_dir)
     }
     cleanup_script = script;
     cleanup_cp_dir = cp_dir;
+    cleanup_work_dir = work_dir;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;

@@ -24,11 +24,13 @@ int ctlbench_run(const char *const *argv);
 
 /**
  * On SIGINT, SIGTERM and SIGHUP (then exiting with 128 + signal) and at exit: kills the daemon
- * that runs and stops the control plane in @p cp_dir. Call again with NULL once it is stopped.
- * @param script tests/env/controlplane.sh; @param cp_dir its directory, or NULL when there is
- * none to stop (both borrowed for the life of the process)
+ * that runs, stops the control plane in @p cp_dir and removes @p work_dir. Call again with
+ * NULLs once the bench has done so itself.
+ * @param script tests/env/controlplane.sh
+ * @param cp_dir the control plane's directory, or NULL when there is none to stop
+ * @param work_dir removed, or NULL to keep it (all three borrowed until the next call)
  */
-void ctlbench_guard(const char *script, const char *cp_dir);
+void ctlbench_guard(const char *script, const char *cp_dir, const char *work_dir);
 
 /** The daemon's command line beyond the binary; strings are borrowed. */
 typedef struct ctlbench_daemon_options {
