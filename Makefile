@@ -82,7 +82,9 @@ SHARED_SRC := $(sort $(wildcard shared/src/*/*.c shared/src/*/*/*.c))
 CERTS_SRC := $(sort $(wildcard certs/*.c))
 CTL_SRC := $(sort $(filter-out controller/main.c,$(wildcard controller/*.c)))
 WH_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
-SUPPORT_SRC := $(sort $(wildcard tests/support/*.c))
+# tests/bench/ctlbench.c is bench_controller's instrument; the test support library carries it
+# so that the one link rule of the test programs links it.
+SUPPORT_SRC := $(sort $(wildcard tests/support/*.c)) tests/bench/ctlbench.c
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 INTEG_SRC := $(sort $(wildcard tests/integration/test_*.c))
 CONF_SRC := $(sort $(wildcard tests/conformance/test_*.c))
@@ -94,7 +96,7 @@ ALL_C := $(SHARED_SRC) $(CERTS_SRC) $(CTL_SRC) $(WH_SRC) controller/main.c webho
 	$(SUPPORT_SRC) $(UNIT_SRC) $(INTEG_SRC) $(CONF_SRC) $(BENCH_SRC)
 ALL_FORMATTED := $(ALL_C) $(FUZZ_SRC) $(PUBLIC_HEADERS) \
 	$(sort $(wildcard shared/src/*/*.h shared/src/*/*/*.h certs/*.h controller/*.h webhook/*.h \
-	tests/support/*.h))
+	tests/support/*.h tests/bench/*.h))
 
 # ---------------------------------------------------------------------------------------------
 # Per-variant rules

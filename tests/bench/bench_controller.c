@@ -1,259 +1,1214 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Benchmark of the controller (issue 7): N Components (BENCH_CONTROLLER_COMPONENTS, default
- * 1,000), each rendering one ConfigMap from its own directory of a local source, reconciled by
- * the manager in-process with the real apply engine against a kube-apiserver
- * (CO_TEST_KUBECONFIG, else a private control plane). Prints the time until all are Ready,
- * API requests per Component, the process's peak resident memory, and then, over one requeue
- * interval with nothing changed, the writes performed (status, events, everything else).
- * Events are written asynchronously by one sender: the first pass's backlog is sent (and
- * counted apart) before the second pass starts, whose event writes are then only Component
- * events repeated after their 5-minute de-duplication window (docs/behaviour.md, "Events"),
- * which the recorder turns into count patches of the existing Event.
- * The client is not rate limited unless BENCH_CONTROLLER_QPS is set. Never fails on a time.
+ * Benchmark of component-controller at scale (issue 28, "Targets"). The release daemon runs as
+ * a child process against a private control plane (or the cluster CO_TEST_KUBECONFIG names),
+ * fetching its Components' source, a .tar.gz of templates, from an HTTP server in this
+ * process; a stand-in kubelet marks Deployments available. Sections, each on a fresh namespace:
+ *
+ *   W1     BENCH_CONTROLLER_COMPONENTS Components (1,000) of 10 ConfigMaps and a Deployment:
+ *          first the floor, a minimal client making only the writes a Component needs, with
+ *          the daemon's concurrency; then the daemon (time until all Ready, requests, memory),
+ *          and a second pass over one requeue interval (BENCH_CONTROLLER_REQUEUE_S, 30 s) with
+ *          nothing changed;
+ *   W2     BENCH_CONTROLLER_W2 Components (10,000; 0 skips) of one ConfigMap, after the same
+ *          workload at a tenth of the count (at most 1,000), to compare the throughput;
+ *   big    one Component of BENCH_CONTROLLER_BIG ConfigMaps (5,000; 0 skips): the stored
+ *          size once Ready, then the time its deletion takes;
+ *
+ * and a summary of the targets next to the figures. The Components of a run are created before
+ * its clock starts (their creation is the same for both sides and counted by neither): the
+ * floor's time runs from its first request to its last, the daemon's from its start (start-up
+ * included) until the last Component turned Ready. Requests are counted by the daemon
+ * (component_operator_runtime_requests_total) and told apart by the API server's own
+ * apiserver_request_total (status, events, Components, dependents). Every wait ends after
+ * BENCH_CONTROLLER_TIMEOUT_S (600 s) with what it reached, and the bench goes on.
+ * BENCH_CONTROLLER_WORKERS passes --max-concurrent-reconciles (default: the daemon's own);
+ * BENCH_CONTROLLER_KEEP=1 keeps the work directory with the daemons' logs. Never fails on a
+ * time; exits non-zero only when it cannot run.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
-#include "co/util/error.h"
 #include "co/json/json.h"
+#include "co/json/yaml.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_config.h"
-#include "co/kube/kube_event.h"
-#include "co/util/metrics.h"
+#include "co/util/digest.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
 #include "co/util/time.h"
-#include "controller/ctl_apply.h"
-#include "controller/ctl_manager.h"
-#include "tests/support/ctl_test.h"
+#include "tests/bench/ctlbench.h"
+#include "tests/support/test_archive_builder.h"
+#include "tests/support/test_httpd.h"
 
-static int run(const char *const *argv)
+/* the reconciler's name: finalizer, field manager and label prefix (docs/behaviour.md) */
+#define RECONCILER    "component-operator.cs.sap.com"
+#define KUBELET_LABEL "bench.component-operator.cs.sap.com/kubelet"
+#define COMPONENT_API "core.cs.sap.com/v1alpha1"
+#define W1_CONFIGMAPS 10
+#define CREATORS      8   /* threads creating the Components before a run */
+#define SETTLE_MIN_S  5   /* after all are Ready: the last passes and their events */
+#define SETTLE_MAX_S  120 /* ... or until event writes stop, at most this long */
+#define REPORT_S      30  /* progress lines while waiting */
+#define MIB           1024.0
+
+typedef struct settings {
+    long n;         /* W1 Components */
+    long w2;        /* W2 Components; 0 skips */
+    long w2_small;  /* the W2-style run at the smaller count; 0 when none */
+    long big;       /* dependents of the big Component; 0 skips */
+    long requeue_s; /* spec.requeueInterval */
+    long timeout_s; /* of every wait */
+    int workers;    /* --max-concurrent-reconciles; 0: the daemon's default */
+    bool keep;      /* keep the work directory */
+    const char *binary;
+} settings;
+
+typedef struct bench {
+    settings s;
+    char *tmp;
+    char *script;
+    char *cp_dir;
+    char *kubeconfig;
+    co_kube_config *cfg;
+    co_kube_client *admin;
+    test_httpd *httpd;
+    char *url;
+    ctlbench_kubelet *kubelet;
+    int workers; /* the daemon's concurrency, which the floor copies */
+    long idle_rss_kib;
+    unsigned run_id;
+    int seq;
+} bench;
+
+/* One daemon run over one namespace of pre-created Components. */
+typedef struct ours {
+    char ns[64];
+    ctlbench_daemon *d;
+    ctlbench_tracker *t;
+    ctlbench_counts c0; /* the API server's counters before the daemon started */
+    int64_t t0;
+} ours;
+
+typedef struct run_result {
+    bool ran;
+    bool converged;
+    long n;
+    size_t ready;
+    double startup_s;      /* until /readyz answered */
+    double ready_s;        /* until the last one turned Ready (or the wait ended) */
+    double settle_s;       /* after that, until the first pass is counted */
+    ctlbench_counts first; /* daemon start until settled */
+    bool second_ran;
+    double window_s;
+    ctlbench_counts second;
+    long rss_kib, hwm_kib;   /* settled */
+    long rss2_kib, hwm2_kib; /* after the second pass */
+} run_result;
+
+typedef struct floor_result {
+    bool ran;
+    long n;
+    long done;
+    double s;
+    unsigned long requests;
+    ctlbench_counts api;
+} floor_result;
+
+typedef struct big_result {
+    bool ran;
+    bool ready;
+    double ready_s;
+    ctlbench_counts apply;
+    size_t json_bytes;
+    size_t inventory_bytes;
+    size_t items;
+    bool gone, cms_gone;
+    double gone_s, cms_gone_s;
+    ctlbench_counts del;
+    long rss_kib, hwm_kib;
+} big_result;
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static void sleep_ms(long ms)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
     }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0) {
-        return -1;
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static long count_ready(co_kube_client *c, const char *ns)
+static double since_s(int64_t t0)
 {
-    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, NULL};
-    struct json_object *list = NULL;
-    if (co_kube_list_all(&list, c, &ref, NULL) < 0) {
+    return (double)(co_time_monotonic() - t0) / 1e9;
+}
+
+/* Appends to a buffer whose cap the bench's own texts never reach. */
+static void put(co_buf *b, const char *fmt, ...) CO_PRINTF(2, 3);
+static void put(co_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = co_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    if (rc < 0) {
+        fprintf(stderr, "bench_controller: %s\n", co_error_last());
+        abort();
+    }
+}
+
+static struct json_object *parse_or_die(const char *text)
+{
+    struct json_object *o = NULL;
+    if (co_json_parse(&o, text, strlen(text)) < 0) {
+        fprintf(stderr, "bench_controller: %s\n", co_error_last());
+        abort();
+    }
+    return o;
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *v = getenv(name); // NOLINT(concurrency-mt-unsafe): read before any thread
+    if (!v || !*v) {
+        return def;
+    }
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    return *end ? -1 : n;
+}
+
+static void new_namespace(bench *b, char *out, size_t len, const char *label)
+{
+    snprintf(out, len, "co-bench-ctl-%u-%d-%s", b->run_id, ++b->seq, label);
+}
+
+static int create_namespace(bench *b, const char *ns)
+{
+    char *text = co_xasprintf(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+    struct json_object *o = parse_or_die(text);
+    free(text);
+    int rc = co_kube_create(NULL, b->admin, o, NULL);
+    json_object_put(o);
+    if (rc < 0) {
+        fprintf(stderr, "bench_controller: namespace %s: %s\n", ns, co_error_last());
         return -1;
     }
-    struct json_object *items = co_json_get(list, "items", NULL);
-    long ready = 0;
-    size_t n = items ? json_object_array_length(items) : 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ctl_state_component_ready(json_object_array_get_idx(items, i))) {
-            ready++;
+    return 0;
+}
+
+/* ---- the source -------------------------------------------------------------------------- */
+
+/* W1's objects of the Component @p name: ten ConfigMaps and a Deployment. The source holds
+ * them with @p name "{{ name }}", a template the controller renders per Component; the floor
+ * applies them with the name filled in, so that both write the same objects. */
+static char *w1_manifests(const char *name)
+{
+    co_buf b = CO_BUF_INIT(1 << 20);
+    for (int i = 0; i < W1_CONFIGMAPS; i++) {
+        put(&b,
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-%d\n"
+            "data:\n  component: %s\n  index: \"%d\"\n",
+            name, i, name, i);
+    }
+    put(&b,
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  labels:\n"
+        "    %s: \"true\"\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: %s\n"
+        "  template:\n    metadata:\n      labels:\n        app: %s\n    spec:\n"
+        "      containers:\n      - name: main\n        image: registry.invalid/bench:1\n",
+        name, KUBELET_LABEL, name, name);
+    return co_buf_take(&b, NULL);
+}
+
+/* The artifact: w1/ (W1's template), w2/ (one ConfigMap per Component), big/ (@p big
+ * ConfigMaps for one Component), served with its digest as ETag. */
+static void serve_source(bench *b)
+{
+    char *w1 = w1_manifests("{{ name }}");
+    const char *w2 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '{{ name }}'\n"
+                     "data:\n  component: '{{ name }}'\n";
+    co_buf big = CO_BUF_INIT((size_t)1 << 30);
+    for (long i = 0; i < b->s.big; i++) {
+        put(&big,
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big-%ld\n"
+            "data:\n  index: \"%ld\"\n",
+            i, i);
+    }
+    if (b->s.big == 0) {
+        put(&big, "# skipped\n");
+    }
+    tab_entry entries[] = {
+        {TAB_DIR, 0, "w1", NULL, 0},  {TAB_FILE, 0, "w1/objects.yaml", w1, 0},
+        {TAB_DIR, 0, "w2", NULL, 0},  {TAB_FILE, 0, "w2/objects.yaml", w2, 0},
+        {TAB_DIR, 0, "big", NULL, 0}, {TAB_FILE, 0, "big/objects.yaml", co_buf_cstr(&big), 0},
+    };
+    size_t len = 0;
+    void *tgz = tab_build(TAB_TAR_GZ, entries, CO_ARRAY_SIZE(entries), &len);
+    char hex[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(hex, tgz, len);
+    char *headers = co_xasprintf("Content-Type: application/gzip\nETag: sha256:%s", hex);
+    b->httpd = test_httpd_start();
+    test_httpd_route(b->httpd, "/bench.tar.gz", 200, tgz, len, headers);
+    b->url = co_xasprintf("%s/bench.tar.gz", test_httpd_url(b->httpd));
+    free(headers);
+    free(tgz);
+    free(w1);
+    co_buf_dispose(&big);
+}
+
+/* ---- Components -------------------------------------------------------------------------- */
+
+static int create_component(bench *b, const char *ns, const char *name, const char *path)
+{
+    char *text = co_xasprintf(
+        "{\"apiVersion\":\"" COMPONENT_API "\",\"kind\":\"Component\",\"metadata\":"
+        "{\"namespace\":\"%s\",\"name\":\"%s\"},\"spec\":{\"sourceRef\":{\"httpRepository\":"
+        "{\"url\":\"%s\"}},\"path\":\"%s\",\"requeueInterval\":\"%lds\"}}",
+        ns, name, b->url, path, b->s.requeue_s);
+    struct json_object *o = parse_or_die(text);
+    free(text);
+    int rc = co_kube_create(NULL, b->admin, o, NULL);
+    json_object_put(o);
+    if (rc < 0) {
+        fprintf(stderr, "bench_controller: creating Component %s/%s: %s\n", ns, name,
+                co_error_last());
+    }
+    return rc;
+}
+
+typedef struct creator {
+    bench *b;
+    const char *ns;
+    const char *path;
+    long n;
+    long first;
+    int rc;
+    pthread_t thread;
+} creator;
+
+static void *create_some(void *arg)
+{
+    creator *c = arg;
+    for (long i = c->first; i < c->n && c->rc == 0; i += CREATORS) {
+        char name[32];
+        snprintf(name, sizeof(name), "c%ld", i);
+        c->rc = create_component(c->b, c->ns, name, c->path);
+    }
+    return NULL;
+}
+
+/* Creates Components c0 .. c<n-1> of source directory @p path, several at a time. */
+static int create_components(bench *b, const char *ns, const char *path, long n)
+{
+    int64_t t0 = co_time_monotonic();
+    creator cs[CREATORS];
+    int started = 0;
+    for (int i = 0; i < CREATORS; i++) {
+        cs[i] = (creator){b, ns, path, n, i, 0, 0};
+        if (pthread_create(&cs[i].thread, NULL, create_some, &cs[i]) != 0) {
+            cs[i].rc = -1;
+            break;
+        }
+        started++;
+    }
+    int rc = started == CREATORS ? 0 : -1;
+    for (int i = 0; i < started; i++) {
+        pthread_join(cs[i].thread, NULL);
+        rc = cs[i].rc < 0 ? -1 : rc;
+    }
+    fprintf(stderr, "[bench controller] %s: created %ld Components in %.1f s\n", ns, n,
+            since_s(t0));
+    return rc;
+}
+
+static void print_tally(const char *what, const ctlbench_tally *t)
+{
+    printf("  %-36s", what);
+    for (size_t i = 0; i < t->len; i++) {
+        printf("%s %s %.0f", i ? "," : "", t->items[i].name, t->items[i].n);
+    }
+    printf("%s\n", t->len ? "" : " none");
+}
+
+/* ---- the floor --------------------------------------------------------------------------- */
+
+typedef struct floor_ctx {
+    bench *b;
+    const char *ns;
+    long n;
+    int64_t deadline;
+    atomic_long next;
+    atomic_long done;
+    atomic_ulong requests;
+    atomic_int reported;
+} floor_ctx;
+
+/* The owner label and annotations the controller puts on a dependent, of the same sizes. */
+static void floor_label(struct json_object *obj, const char *ns, const char *component)
+{
+    char *owner = co_xasprintf("bench/%s/%s", ns, component);
+    unsigned char sum[CO_SHA256_LEN];
+    co_sha256(sum, owner, strlen(owner));
+    char *label = co_base32_lower(sum, sizeof(sum));
+    const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+    char digest[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(digest, text, strlen(text));
+    struct json_object *meta = co_json_get(obj, "metadata", NULL);
+    struct json_object *labels = co_json_get(meta, "labels", NULL);
+    if (!labels) {
+        labels = json_object_new_object();
+        json_object_object_add(meta, "labels", labels);
+    }
+    json_object_object_add(labels, RECONCILER "/owner-id", json_object_new_string(label));
+    struct json_object *ann = json_object_new_object();
+    json_object_object_add(ann, RECONCILER "/owner-id", json_object_new_string(owner));
+    json_object_object_add(ann, RECONCILER "/digest", json_object_new_string(digest));
+    json_object_object_add(meta, "annotations", ann);
+    json_object_object_add(meta, "namespace", json_object_new_string(ns));
+    free(label);
+    free(owner);
+}
+
+/* The one status write of a Ready Component: state, condition and an inventory as the
+ * controller's, for @p objs. */
+static struct json_object *floor_status(int64_t generation, const co_yaml_docs *objs)
+{
+    char now[CO_TIME_STR_MAX];
+    co_time_format(now, co_time_now());
+    co_buf b = CO_BUF_INIT(1 << 20);
+    put(&b,
+        "{\"status\":{\"observedGeneration\":%lld,\"appliedGeneration\":%lld,"
+        "\"lastAppliedAt\":\"%s\",\"lastObservedAt\":\"%s\",\"state\":\"Ready\","
+        "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Ready\","
+        "\"message\":\"Dependent resources successfully reconciled\","
+        "\"lastTransitionTime\":\"%s\"}],\"inventory\":[",
+        (long long)generation, (long long)generation, now, now, now);
+    for (size_t i = 0; i < objs->len; i++) {
+        struct json_object *o = objs->items[i].value;
+        const char *api = co_json_str(o, "apiVersion", NULL);
+        const char *slash = strchr(api, '/');
+        put(&b,
+            "%s{\"adoptionPolicy\":\"IfUnowned\",\"applyOrder\":0,\"deleteOrder\":0,"
+            "\"deletePolicy\":\"Delete\",\"digest\":\"%s\",\"group\":\"%.*s\",\"kind\":\"%s\","
+            "\"lastAppliedAt\":\"%s\",\"name\":\"%s\",\"namespace\":\"%s\",\"phase\":\"Ready\","
+            "\"reconcilePolicy\":\"OnObjectChange\",\"status\":\"Current\","
+            "\"updatePolicy\":\"SsaOverride\",\"version\":\"%s\"}",
+            i ? "," : "", co_json_meta_annotation(o, RECONCILER "/digest"),
+            slash ? (int)(slash - api) : 0, api, co_json_str(o, "kind", NULL), now,
+            co_json_meta_name(o), co_json_meta_namespace(o), slash ? slash + 1 : api);
+    }
+    put(&b, "]}}");
+    struct json_object *st = parse_or_die(co_buf_cstr(&b));
+    co_buf_dispose(&b);
+    return st;
+}
+
+/* Everything one Component needs, as few requests as it can be: the finalizer, the applies,
+ * the wait for the Deployment, one status write. */
+static int floor_component(floor_ctx *f, long i)
+{
+    co_kube_client *c = f->b->admin;
+    char name[32];
+    snprintf(name, sizeof(name), "c%ld", i);
+    co_kube_ref ref = {COMPONENT_API, "Component", f->ns, name};
+    struct json_object *fin = parse_or_die("{\"metadata\":{\"finalizers\":[\"" RECONCILER "\"]}}");
+    struct json_object *comp = NULL, *status = NULL;
+    co_yaml_docs objs = CO_YAML_DOCS_INIT;
+    char *manifests = w1_manifests(name);
+    int64_t generation = 0;
+    int rc = co_kube_patch(&comp, c, &ref, CO_KUBE_PATCH_MERGE, fin, NULL);
+    atomic_fetch_add(&f->requests, 1);
+    if (rc < 0 || (rc = co_json_get_int64(&generation, comp, "metadata", "generation", NULL)) < 0 ||
+        (rc = co_yaml_parse_stream(&objs, manifests, strlen(manifests), 0)) < 0) {
+        goto done;
+    }
+    co_kube_write_options wo = {0};
+    wo.field_manager = RECONCILER;
+    wo.force = 1;
+    for (size_t k = 0; k < objs.len; k++) {
+        floor_label(objs.items[k].value, f->ns, name);
+        rc = co_kube_apply(NULL, c, objs.items[k].value, &wo);
+        atomic_fetch_add(&f->requests, 1);
+        if (rc < 0) {
+            goto done;
         }
     }
+    long left_ms = (long)((f->deadline - co_time_monotonic()) / 1000000);
+    if (ctlbench_kubelet_wait(f->b->kubelet, f->ns, name, left_ms > 0 ? left_ms : 0) < 0) {
+        rc =
+            co_error_set(CO_ETIMEOUT, "the Deployment %s/%s was not marked available", f->ns, name);
+        goto done;
+    }
+    status = floor_status(generation, &objs);
+    co_kube_write_options so = {0};
+    so.subresource = "status";
+    rc = co_kube_patch(NULL, c, &ref, CO_KUBE_PATCH_MERGE, status, &so);
+    atomic_fetch_add(&f->requests, 1);
+done:
+    if (rc < 0 && atomic_fetch_add(&f->reported, 1) == 0) {
+        fprintf(stderr, "bench_controller: floor: %s/%s: %s\n", f->ns, name, co_error_last());
+    }
+    json_object_put(fin);
+    json_object_put(comp);
+    json_object_put(status);
+    co_yaml_docs_dispose(&objs);
+    free(manifests);
+    return rc;
+}
+
+static void *floor_worker(void *arg)
+{
+    floor_ctx *f = arg;
+    for (;;) {
+        long i = atomic_fetch_add(&f->next, 1);
+        if (i >= f->n || co_time_monotonic() >= f->deadline) {
+            return NULL;
+        }
+        if (floor_component(f, i) == 0) {
+            atomic_fetch_add(&f->done, 1);
+        }
+    }
+}
+
+static void run_floor(bench *b, floor_result *r)
+{
+    char ns[64];
+    new_namespace(b, ns, sizeof(ns), "floor");
+    r->n = b->s.n;
+    if (create_namespace(b, ns) < 0 || create_components(b, ns, "w1", r->n) < 0) {
+        printf("floor                                 not run: the Components could not be "
+               "created\n");
+        return;
+    }
+    ctlbench_counts c0, c1;
+    if (ctlbench_counts_get(&c0, NULL, b->admin) < 0) {
+        return;
+    }
+    floor_ctx f = {b, ns, r->n, 0, 0, 0, 0, 0};
+    int64_t t0 = co_time_monotonic();
+    f.deadline = t0 + (int64_t)b->s.timeout_s * CO_SECOND;
+    pthread_t *threads = co_xcalloc((size_t)b->workers, sizeof(*threads));
+    int started = 0;
+    for (; started < b->workers; started++) {
+        if (pthread_create(&threads[started], NULL, floor_worker, &f) != 0) {
+            break;
+        }
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    free(threads);
+    r->s = since_s(t0);
+    r->done = atomic_load(&f.done);
+    r->requests = atomic_load(&f.requests);
+    r->ran = started > 0;
+    if (ctlbench_counts_get(&c1, NULL, b->admin) == 0) {
+        r->api = ctlbench_counts_diff(&c0, &c1);
+    }
+    char label[64];
+    snprintf(label, sizeof(label), "floor (minimal client, %d workers)", b->workers);
+    if (r->done < r->n) {
+        printf("%-38s only %ld of %ld done, stopped after %.1f s\n", label, r->done, r->n, r->s);
+    } else {
+        printf("%-38s all done in %.1f s (%.1f Components/s)\n", label, r->s,
+               (double)r->done / r->s);
+    }
+    printf("  %-36s %.1f (1 finalizer patch, %d applies, 1 status patch)\n",
+           "requests per Component", (double)r->requests / (double)r->n, W1_CONFIGMAPS + 1);
+    print_tally("API server writes by kind", &r->api.writes_by_kind);
+    fflush(stdout);
+}
+
+/* ---- the daemon -------------------------------------------------------------------------- */
+
+static int start_daemon(bench *b, const char *ns, ctlbench_daemon **out)
+{
+    int seq = ++b->seq;
+    char *log = co_xasprintf("%s/controller-%d-%s.log", b->tmp, seq, ns);
+    char *cache = co_xasprintf("%s/cache-%d", b->tmp, seq);
+    ctlbench_daemon_options o = {b->s.binary, b->kubeconfig, ns, cache, log, b->s.workers};
+    int rc = ctlbench_daemon_start(out, &o);
+    free(log);
+    free(cache);
+    return rc;
+}
+
+/* Starts a daemon on an empty namespace to learn its concurrency and its memory at rest. */
+static int probe_daemon(bench *b)
+{
+    char ns[64];
+    new_namespace(b, ns, sizeof(ns), "idle");
+    ctlbench_daemon *d = NULL;
+    ctlbench_counts c;
+    memset(&c, 0, sizeof(c));
+    if (start_daemon(b, ns, &d) < 0) {
+        return -1;
+    }
+    int rc = ctlbench_daemon_wait_ready(d, 120000);
+    if (rc == 0) {
+        sleep_ms(1000);
+        rc = ctlbench_counts_get(&c, d, b->admin);
+    }
+    if (rc < 0) {
+        ctlbench_daemon_log_tail(d, 20);
+    } else {
+        long hwm = 0;
+        ctlbench_daemon_memory(d, &b->idle_rss_kib, &hwm);
+        b->workers = c.workers > 0 ? (int)c.workers : 5;
+    }
+    ctlbench_daemon_stop(d);
+    return rc;
+}
+
+/* Creates the namespace and @p n Components of @p path (or the one named @p single), starts
+ * the tracker and then the daemon. */
+static int ours_start(bench *b,
+                      ours *o,
+                      const char *label,
+                      const char *path,
+                      long n,
+                      const char *single,
+                      run_result *r)
+{
+    memset(o, 0, sizeof(*o));
+    r->n = n;
+    new_namespace(b, o->ns, sizeof(o->ns), label);
+    if (create_namespace(b, o->ns) < 0 ||
+        (single ? create_component(b, o->ns, single, path) : create_components(b, o->ns, path, n)) <
+            0 ||
+        ctlbench_tracker_start(&o->t, b->admin, o->ns) < 0 ||
+        ctlbench_counts_get(&o->c0, NULL, b->admin) < 0) {
+        return -1;
+    }
+    o->t0 = co_time_monotonic();
+    if (start_daemon(b, o->ns, &o->d) < 0 || ctlbench_daemon_wait_ready(o->d, 120000) < 0) {
+        if (o->d) {
+            ctlbench_daemon_log_tail(o->d, 20);
+        }
+        return -1;
+    }
+    r->startup_s = since_s(o->t0);
+    r->ran = true;
+    return 0;
+}
+
+static double daemon_requests(ours *o)
+{
+    co_buf text = CO_BUF_INIT((size_t)256 * 1024 * 1024);
+    double v = -1;
+    if (ctlbench_daemon_metrics(o->d, &text) == 0) {
+        v = ctlbench_metric_sum(co_buf_cstr(&text), "component_operator_runtime_requests_total");
+    }
+    co_buf_dispose(&text);
+    return v;
+}
+
+/* Waits until @p want Components are Ready, the daemon exits, or the timeout. */
+static void ours_await(bench *b, ours *o, const char *label, size_t want, run_result *r)
+{
+    int64_t deadline = o->t0 + (int64_t)b->s.timeout_s * CO_SECOND;
+    int64_t next_report = co_time_monotonic() + (int64_t)REPORT_S * CO_SECOND;
+    double last_requests = 0;
+    int64_t last_t = o->t0;
+    size_t present = 0, ready = 0;
+    int64_t last_ready = 0;
+    for (;;) {
+        ctlbench_tracker_counts(o->t, &present, &ready, &last_ready);
+        if (ready >= want) {
+            r->converged = true;
+            r->ready_s = (double)(last_ready - o->t0) / 1e9;
+            break;
+        }
+        if (!ctlbench_daemon_alive(o->d)) {
+            printf("%-38s the daemon exited with %zu of %zu Ready\n", label, ready, want);
+            ctlbench_daemon_log_tail(o->d, 30);
+            r->ready_s = since_s(o->t0);
+            break;
+        }
+        int64_t now = co_time_monotonic();
+        if (now >= deadline) {
+            printf("%-38s not all Ready within %ld s: %zu of %zu (BENCH_CONTROLLER_TIMEOUT_S)\n",
+                   label, b->s.timeout_s, ready, want);
+            r->ready_s = since_s(o->t0);
+            break;
+        }
+        if (now >= next_report) {
+            double req = daemon_requests(o);
+            fprintf(stderr,
+                    "[bench controller] %s: %zu of %zu Ready after %.0f s; daemon %.1f "
+                    "requests/s\n",
+                    label, ready, want, since_s(o->t0),
+                    (req - last_requests) / ((double)(now - last_t) / 1e9));
+            last_requests = req;
+            last_t = now;
+            next_report = now + (int64_t)REPORT_S * CO_SECOND;
+        }
+        sleep_ms(200);
+    }
+    r->ready = ready;
+}
+
+/* After all are Ready: the passes that follow Ready and the events still queued; done when
+ * event writes have stopped for 3 s (at least SETTLE_MIN_S, at most SETTLE_MAX_S). Then the
+ * first pass is counted and the memory read. */
+static void ours_settle(bench *b, ours *o, run_result *r)
+{
+    int64_t t = co_time_monotonic();
+    double events = -1;
+    int quiet = 0;
+    /* a run that has not converged is counted where it stopped */
+    while (r->converged && since_s(t) < SETTLE_MAX_S && ctlbench_daemon_alive(o->d)) {
+        sleep_ms(1000);
+        ctlbench_counts c;
+        if (ctlbench_counts_get(&c, NULL, b->admin) < 0) {
+            break;
+        }
+        quiet = c.event_writes == events ? quiet + 1 : 0;
+        events = c.event_writes;
+        if (quiet >= 3 && since_s(t) >= SETTLE_MIN_S) {
+            break;
+        }
+    }
+    r->settle_s = since_s(t);
+    ctlbench_counts c1;
+    if (ctlbench_daemon_alive(o->d) && ctlbench_counts_get(&c1, o->d, b->admin) == 0) {
+        /* c0 holds no daemon counters: those are the daemon's whole life */
+        r->first = ctlbench_counts_diff(&o->c0, &c1);
+        ctlbench_daemon_memory(o->d, &r->rss_kib, &r->hwm_kib);
+    }
+}
+
+static void ours_stop(ours *o)
+{
+    ctlbench_daemon_stop(o->d);
+    ctlbench_tracker_stop(o->t);
+    o->d = NULL;
+    o->t = NULL;
+}
+
+static void print_requests(const char *what, const ctlbench_counts *c, double n)
+{
+    printf("  %-36s %.1f (reads %.1f, writes %.1f: status %.2f, events %.2f, Component %.2f, "
+           "dependents %.2f); non-2xx answers %.1f; reconciles %.1f\n",
+           what, c->requests / n, c->reads / n, c->writes / n, c->status_writes / n,
+           c->event_writes / n, c->component_writes / n, c->dependent_writes / n, c->non2xx / n,
+           c->reconciles / n);
+}
+
+/* The API server's writes by resource and verb (the bench's kubelet's included) and the
+ * daemon's non-2xx answers by code. */
+static void print_writes(const ctlbench_counts *c)
+{
+    print_tally("API server writes by kind", &c->writes_by_kind);
+    print_tally("daemon non-2xx answers", &c->non2xx_by_code);
+}
+
+static void print_run(const char *label, const run_result *r, long requeue_s)
+{
+    if (!r->ran) {
+        printf("%-38s not run\n", label);
+        return;
+    }
+    double n = (double)r->n;
+    printf("%-38s %s in %.1f s (%.1f Components/s; daemon ready after %.1f s)\n", label,
+           r->converged ? "all Ready" : "stopped waiting", r->ready_s,
+           (double)r->ready / r->ready_s, r->startup_s);
+    print_requests("first pass per Component", &r->first, n);
+    print_writes(&r->first);
+    printf("  %-36s %.1f s after the last turned Ready%s\n", "counted until", r->settle_s,
+           r->ready_s > (double)requeue_s
+               ? "; includes the requeues of Components Ready for longer than requeueInterval"
+               : "");
+    printf("  %-36s %.0f requests/s\n", "daemon request rate",
+           r->first.requests / (r->ready_s + r->settle_s));
+    printf("  %-36s VmRSS %.1f MiB, VmHWM %.1f MiB\n", "daemon resident memory (settled)",
+           (double)r->rss_kib / MIB, (double)r->hwm_kib / MIB);
+    fflush(stdout);
+}
+
+/* One requeue interval (plus its 5 % jitter) with nothing changed. */
+static void ours_second_pass(bench *b, ours *o, run_result *r)
+{
+    ctlbench_counts a, z;
+    if (ctlbench_counts_get(&a, o->d, b->admin) < 0) {
+        return;
+    }
+    int64_t t = co_time_monotonic();
+    double window = (double)b->s.requeue_s * 1.05 + 1.0;
+    while (since_s(t) < window && ctlbench_daemon_alive(o->d)) {
+        sleep_ms(250);
+    }
+    r->window_s = since_s(t);
+    if (!ctlbench_daemon_alive(o->d) || ctlbench_counts_get(&z, o->d, b->admin) < 0) {
+        printf("second pass                            not measured: the daemon exited\n");
+        return;
+    }
+    r->second = ctlbench_counts_diff(&a, &z);
+    r->second_ran = true;
+    ctlbench_daemon_memory(o->d, &r->rss2_kib, &r->hwm2_kib);
+    double n = (double)r->n;
+    printf("second pass over %.1f s (requeueInterval %lds, nothing changed)\n", r->window_s,
+           b->s.requeue_s);
+    print_requests("per Component", &r->second, n);
+    print_writes(&r->second);
+    printf("  %-36s %.0f requests/s\n", "daemon request rate", r->second.requests / r->window_s);
+    printf("  %-36s VmRSS %.1f MiB, VmHWM %.1f MiB\n", "daemon resident memory",
+           (double)r->rss2_kib / MIB, (double)r->hwm2_kib / MIB);
+    fflush(stdout);
+}
+
+/* ---- sections ---------------------------------------------------------------------------- */
+
+static void section_w1(bench *b, floor_result *fl, run_result *w1)
+{
+    printf("\n== W1: %ld Components x (%d ConfigMaps + 1 Deployment), %d workers\n", b->s.n,
+           W1_CONFIGMAPS, b->workers);
+    fflush(stdout);
+    run_floor(b, fl);
+    ours o;
+    if (ours_start(b, &o, "w1", "w1", b->s.n, NULL, w1) < 0) {
+        printf("ours                                   not run: the daemon did not start\n");
+        ours_stop(&o);
+        return;
+    }
+    ours_await(b, &o, "ours", (size_t)b->s.n, w1);
+    ours_settle(b, &o, w1);
+    print_run("ours (component-controller)", w1, b->s.requeue_s);
+    if (fl->ran && w1->converged) {
+        printf("ratio: ours/floor (time until all Ready) %.2f\n", w1->ready_s / fl->s);
+    }
+    if (w1->converged) {
+        ours_second_pass(b, &o, w1);
+    } else {
+        printf("second pass                            skipped: not all were Ready\n");
+    }
+    ours_stop(&o);
+}
+
+static void section_w2_run(bench *b, long n, run_result *r)
+{
+    char label[64];
+    snprintf(label, sizeof(label), "W2 at %ld", n);
+    ours o;
+    if (ours_start(b, &o, "w2", "w2", n, NULL, r) < 0) {
+        printf("%-38s not run: the daemon did not start\n", label);
+        ours_stop(&o);
+        return;
+    }
+    ours_await(b, &o, label, (size_t)n, r);
+    ours_settle(b, &o, r);
+    print_run(label, r, b->s.requeue_s);
+    ours_stop(&o);
+}
+
+static void section_w2(bench *b, run_result *small, run_result *w2)
+{
+    printf("\n== W2: %ld Components x 1 ConfigMap, %d workers\n", b->s.w2, b->workers);
+    fflush(stdout);
+    if (b->s.w2_small > 0) {
+        section_w2_run(b, b->s.w2_small, small);
+    }
+    section_w2_run(b, b->s.w2, w2);
+    if (small->ran && w2->ran && small->ready_s > 0 && w2->ready_s > 0) {
+        printf("ratio: Components/s at %ld / at %ld %.2f\n", b->s.w2, b->s.w2_small,
+               ((double)w2->ready / w2->ready_s) / ((double)small->ready / small->ready_s));
+    }
+}
+
+/* The stored Component: bytes of its JSON as served, of its status.inventory, and items. */
+static void measure_stored(bench *b, const char *ns, big_result *r)
+{
+    char *path = co_xasprintf("/apis/" COMPONENT_API "/namespaces/%s/components/big", ns);
+    co_buf body = CO_BUF_INIT((size_t)64 * 1024 * 1024);
+    struct json_object *c = NULL;
+    if (co_kube_request_raw(&body, b->admin, "GET", path, NULL, NULL, 0) < 0 ||
+        co_json_parse(&c, co_buf_cstr(&body), body.len) < 0) {
+        fprintf(stderr, "bench_controller: reading the big Component: %s\n", co_error_last());
+    } else {
+        r->json_bytes = body.len;
+        struct json_object *inv = co_json_get(c, "status", "inventory", NULL);
+        if (inv) {
+            r->inventory_bytes =
+                strlen(json_object_to_json_string_ext(inv, JSON_C_TO_STRING_PLAIN));
+            r->items =
+                json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+        }
+    }
+    json_object_put(c);
+    co_buf_dispose(&body);
+    free(path);
+}
+
+static bool configmaps_left(bench *b, const char *ns)
+{
+    co_kube_ref ref = {"v1", "ConfigMap", ns, NULL};
+    co_kube_list_options lo = {0};
+    lo.limit = 1;
+    struct json_object *list = NULL;
+    if (co_kube_list(&list, b->admin, &ref, &lo) < 0) {
+        return true;
+    }
+    struct json_object *items = co_json_get(list, "items", NULL);
+    bool left = items && json_object_array_length(items) > 0;
     json_object_put(list);
-    return ready;
+    return left;
+}
+
+/* Deletes the big Component; waits until it and its ConfigMaps are gone. */
+static void big_delete(bench *b, ours *o, big_result *r)
+{
+    ctlbench_counts a, z;
+    if (ctlbench_counts_get(&a, o->d, b->admin) < 0) {
+        return;
+    }
+    co_kube_ref ref = {COMPONENT_API, "Component", o->ns, "big"};
+    int64_t t = co_time_monotonic();
+    if (co_kube_delete(NULL, b->admin, &ref, NULL) < 0) {
+        fprintf(stderr, "bench_controller: deleting the big Component: %s\n", co_error_last());
+        return;
+    }
+    int64_t deadline = t + (int64_t)b->s.timeout_s * CO_SECOND;
+    while (co_time_monotonic() < deadline && ctlbench_daemon_alive(o->d)) {
+        size_t present = 0, ready = 0;
+        ctlbench_tracker_counts(o->t, &present, &ready, NULL);
+        if (!r->gone && present == 0) {
+            r->gone = true;
+            r->gone_s = since_s(t);
+        }
+        if (!r->cms_gone && !configmaps_left(b, o->ns)) {
+            r->cms_gone = true;
+            r->cms_gone_s = since_s(t);
+        }
+        if (r->gone && r->cms_gone) {
+            break;
+        }
+        sleep_ms(250);
+    }
+    if (ctlbench_daemon_alive(o->d) && ctlbench_counts_get(&z, o->d, b->admin) == 0) {
+        r->del = ctlbench_counts_diff(&a, &z);
+    }
+}
+
+static void section_big(bench *b, big_result *r)
+{
+    printf("\n== big: one Component of %ld ConfigMaps\n", b->s.big);
+    fflush(stdout);
+    ours o;
+    run_result rr;
+    memset(&rr, 0, sizeof(rr));
+    if (ours_start(b, &o, "big", "big", 1, "big", &rr) < 0) {
+        printf("big                                    not run: the daemon did not start\n");
+        ours_stop(&o);
+        return;
+    }
+    r->ran = true;
+    ours_await(b, &o, "big", 1, &rr);
+    ours_settle(b, &o, &rr);
+    r->ready = rr.converged;
+    r->ready_s = rr.ready_s;
+    r->apply = rr.first;
+    r->rss_kib = rr.rss_kib;
+    r->hwm_kib = rr.hwm_kib;
+    measure_stored(b, o.ns, r);
+    printf("%-38s %s in %.1f s; %.0f requests (%.2f per dependent), %.0f status writes\n", "apply",
+           r->ready ? "Ready" : "not Ready", r->ready_s, r->apply.requests,
+           r->apply.requests / (double)b->s.big, r->apply.status_writes);
+    printf("%-38s %zu bytes (JSON as served); status.inventory %zu bytes, %zu items; etcd's "
+           "limit 1.5 MiB\n",
+           "stored Component", r->json_bytes, r->inventory_bytes, r->items);
+    printf("%-38s VmRSS %.1f MiB, VmHWM %.1f MiB\n", "daemon resident memory",
+           (double)r->rss_kib / MIB, (double)r->hwm_kib / MIB);
+    fflush(stdout);
+    big_delete(b, &o, r);
+    if (r->gone) {
+        printf("%-38s %.1f s\n", "delete: Component gone after", r->gone_s);
+    } else {
+        printf("%-38s still there after %ld s\n", "delete: Component", b->s.timeout_s);
+    }
+    if (r->cms_gone) {
+        printf("%-38s %.1f s; %.0f requests, %.0f writes\n", "delete: ConfigMaps gone after",
+               r->cms_gone_s, r->del.requests, r->del.writes);
+    } else {
+        printf("%-38s some left after %ld s\n", "delete: ConfigMaps", b->s.timeout_s);
+    }
+    fflush(stdout);
+    ours_stop(&o);
+}
+
+/* ---- summary ----------------------------------------------------------------------------- */
+
+static void row(const char *what, const char *measured, const char *target, int met)
+{
+    printf("%-52s %-22s %-22s %s\n", what, measured, target, met < 0 ? "-" : met ? "yes" : "no");
+}
+
+static void summary(bench *b,
+                    const floor_result *fl,
+                    const run_result *w1,
+                    const run_result *small,
+                    const run_result *w2,
+                    const big_result *big)
+{
+    char m[64], t[64];
+    printf("\n== summary: issue 28's targets (printed, never enforced)\n");
+    printf("%-52s %-22s %-22s %s\n", "", "measured", "target", "met");
+    if (w1->ran) {
+        double n = (double)w1->n;
+        if (fl->ran && w1->converged) {
+            double ratio = w1->ready_s / fl->s;
+            snprintf(m, sizeof(m), "%.2f (%.1f / %.1f s)", ratio, w1->ready_s, fl->s);
+            row("W1 time until all Ready, ours / floor", m, "<= 1.5", ratio <= 1.5);
+        } else {
+            row("W1 time until all Ready, ours / floor", "not converged", "<= 1.5", 0);
+        }
+        double per = w1->first.requests / n;
+        snprintf(m, sizeof(m), "%.1f", per);
+        snprintf(t, sizeof(t), "<= %d", W1_CONFIGMAPS + 1 + 4);
+        row("W1 first pass requests per Component", m, t, per <= W1_CONFIGMAPS + 1 + 4);
+        snprintf(m, sizeof(m), "%.2f", w1->first.event_writes / n);
+        row("W1 first pass event writes per Component", m, "one per state change", -1);
+        if (w1->second_ran) {
+            double dep = (w1->second.dependent_writes + w1->second.component_writes) / n;
+            snprintf(m, sizeof(m), "%.2f", dep);
+            row("W1 second pass dependent and finalizer writes/Comp.", m, "0", dep == 0);
+            snprintf(m, sizeof(m), "%.2f", w1->second.event_writes / n);
+            row("W1 second pass event writes per Component", m, "0", w1->second.event_writes == 0);
+            snprintf(m, sizeof(m), "%.2f", w1->second.status_writes / n);
+            row("W1 second pass status writes per Component", m, "<= 1",
+                w1->second.status_writes <= n);
+            snprintf(m, sizeof(m), "%.2f", w1->second.reads / n);
+            row("W1 second pass reads per Component", m, "<= 1", w1->second.reads <= n);
+        } else {
+            row("W1 second pass", "not measured", "", -1);
+        }
+        snprintf(m, sizeof(m), "%.1f MiB", (double)w1->rss_kib / MIB);
+        row("W1 daemon resident memory (settled)", m, "<= 40 MiB",
+            w1->rss_kib > 0 && w1->rss_kib <= 40L * 1024);
+    }
+    if (w2->ran) {
+        snprintf(m, sizeof(m), "%.1f MiB", (double)w2->rss_kib / MIB);
+        row("W2 daemon resident memory", m, "<= 150 MiB",
+            w2->rss_kib > 0 && w2->rss_kib <= 150L * 1024);
+        snprintf(m, sizeof(m), "%zu of %ld in %.1f s", w2->ready, w2->n, w2->ready_s);
+        row("W2 Components Ready", m, "all", w2->converged);
+        snprintf(m, sizeof(m), "%.1f", w2->first.requests / (double)w2->n);
+        row("W2 requests per Component", m, "", -1);
+        if (small->ran) {
+            double a = (double)small->ready / small->ready_s;
+            double z = (double)w2->ready / w2->ready_s;
+            snprintf(m, sizeof(m), "%.1f / %.1f", a, z);
+            snprintf(t, sizeof(t), "not falling");
+            char what[64];
+            snprintf(what, sizeof(what), "W2 Components/s at %ld / at %ld", small->n, w2->n);
+            row(what, m, t, z >= a * 0.9);
+        }
+    }
+    if (big->ran) {
+        snprintf(m, sizeof(m), "%zu bytes", big->json_bytes);
+        row("big: stored Component size", m, "far below 1.5 MiB",
+            big->json_bytes > 0 && big->json_bytes < (size_t)512 * 1024);
+        snprintf(m, sizeof(m), "%s", big->ready ? "yes" : "no");
+        row("big: applies (Ready)", m, "yes", big->ready);
+        snprintf(m, sizeof(m), "%s", big->gone && big->cms_gone ? "yes" : "no");
+        row("big: deletes (Component and ConfigMaps gone)", m, "yes", big->gone && big->cms_gone);
+    }
+    printf("(\"met\": \"-\" where the issue sets no number; daemon at rest: VmRSS %.1f MiB)\n",
+           (double)b->idle_rss_kib / MIB);
+    fflush(stdout);
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+static int read_settings(settings *s)
+{
+    s->n = env_long("BENCH_CONTROLLER_COMPONENTS", 1000);
+    s->w2 = env_long("BENCH_CONTROLLER_W2", 10000);
+    s->big = env_long("BENCH_CONTROLLER_BIG", 5000);
+    s->requeue_s = env_long("BENCH_CONTROLLER_REQUEUE_S", 30);
+    s->timeout_s = env_long("BENCH_CONTROLLER_TIMEOUT_S", 600);
+    long workers = env_long("BENCH_CONTROLLER_WORKERS", 0);
+    s->keep = env_long("BENCH_CONTROLLER_KEEP", 0) > 0;
+    if (s->n < 1 || s->n > 100000 || s->w2 < 0 || s->w2 > 100000 || s->big < 0 || s->big > 100000 ||
+        s->requeue_s < 1 || s->requeue_s > 3600 || s->timeout_s < 1 || workers < 0 ||
+        workers > 1000) {
+        fprintf(stderr, "bench_controller: BENCH_CONTROLLER_COMPONENTS (1..100000), _W2 and _BIG "
+                        "(0..100000), _REQUEUE_S (1..3600), _TIMEOUT_S (> 0) and _WORKERS "
+                        "(0..1000) must be integers in range\n");
+        return -1;
+    }
+    s->workers = (int)workers;
+    /* the same workload at a tenth of the count, to compare the throughput */
+    s->w2_small = s->w2 / 10 < 1000 ? s->w2 / 10 : 1000;
+    const char *bin = getenv("BENCH_CONTROLLER_BIN"); // NOLINT(concurrency-mt-unsafe)
+    s->binary = bin && *bin ? bin : CO_SOURCE_ROOT "/build/release/component-controller";
+    if (access(s->binary, X_OK) != 0) {
+        fprintf(stderr, "bench_controller: %s is missing (make bench builds it)\n", s->binary);
+        return -1;
+    }
+    return 0;
+}
+
+static int install_crd(bench *b)
+{
+    size_t len = 0;
+    char *text = NULL;
+    FILE *f = fopen(CO_SOURCE_ROOT "/crds/core.cs.sap.com_components.yaml", "r");
+    if (f) {
+        co_buf buf = CO_BUF_INIT((size_t)16 * 1024 * 1024);
+        char chunk[8192];
+        size_t n;
+        int rc = 0;
+        while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+            rc = co_buf_put(&buf, chunk, n);
+        }
+        fclose(f);
+        text = co_buf_take(&buf, &len);
+    }
+    struct json_object *crd = NULL;
+    if (!text || co_yaml_parse(&crd, text, len, 0) < 0) {
+        fprintf(stderr, "bench_controller: crds/core.cs.sap.com_components.yaml: %s\n",
+                text ? co_error_last() : "cannot read it");
+        free(text);
+        return -1;
+    }
+    free(text);
+    int rc = co_kube_create(NULL, b->admin, crd, NULL);
+    json_object_put(crd);
+    if (rc < 0 && rc != CO_EEXISTS) {
+        fprintf(stderr, "bench_controller: creating the Component CRD: %s\n", co_error_last());
+        return -1;
+    }
+    for (int i = 0; i < 600; i++) {
+        co_kube_mapping m;
+        if (co_kube_client_mapping(&m, b->admin, COMPONENT_API, "Component") == 0) {
+            co_kube_mapping_dispose(&m);
+            /* served a moment before it accepts writes */
+            sleep_ms(500);
+            return 0;
+        }
+        sleep_ms(100);
+    }
+    fprintf(stderr, "bench_controller: the Component CRD was not served within a minute\n");
+    return -1;
+}
+
+static int connect_cluster(bench *b)
+{
+    const char *kc = getenv("CO_TEST_KUBECONFIG"); // NOLINT(concurrency-mt-unsafe)
+    b->script = co_xasprintf("%s/tests/env/controlplane.sh", CO_SOURCE_ROOT);
+    const char *work = b->s.keep ? NULL : b->tmp;
+    if (kc && *kc) {
+        b->kubeconfig = co_xstrdup(kc);
+        ctlbench_guard(b->script, NULL, work);
+    } else {
+        b->cp_dir = co_xasprintf("%s/cp", b->tmp);
+        ctlbench_guard(b->script, b->cp_dir, work);
+        const char *argv[] = {b->script, "start", b->cp_dir, NULL};
+        if (ctlbench_run(argv) != 0) {
+            fprintf(stderr, "bench_controller: could not start a control plane\n");
+            return -1;
+        }
+        b->kubeconfig = co_xasprintf("%s/admin.kubeconfig", b->cp_dir);
+    }
+    co_kube_client_options ao = CO_KUBE_CLIENT_OPTIONS_INIT;
+    ao.qps = -1;
+    if (co_kube_config_load(&b->cfg, b->kubeconfig, NULL) < 0 ||
+        co_kube_client_new(&b->admin, b->cfg, &ao) < 0) {
+        fprintf(stderr, "bench_controller: client: %s\n", co_error_last());
+        return -1;
+    }
+    struct json_object *v = NULL;
+    if (co_kube_request_json(&v, b->admin, "GET", "/version", NULL) < 0) {
+        fprintf(stderr, "bench_controller: the API server does not answer: %s\n", co_error_last());
+        return -1;
+    }
+    const char *gv = co_json_str(v, "gitVersion", NULL);
+    printf("API server %s, %ld online CPUs; daemon %s\n", gv ? gv : "?",
+           sysconf(_SC_NPROCESSORS_ONLN), b->s.binary);
+    json_object_put(v);
+    return install_crd(b);
+}
+
+static void teardown(bench *b)
+{
+    ctlbench_kubelet_stop(b->kubelet);
+    test_httpd_stop(b->httpd);
+    co_kube_client_free(b->admin);
+    co_kube_config_free(b->cfg);
+    if (b->cp_dir) {
+        const char *argv[] = {b->script, "stop", b->cp_dir, NULL};
+        (void)ctlbench_run(argv);
+    }
+    ctlbench_guard(NULL, NULL, NULL);
+    if (b->tmp && !b->s.keep) {
+        const char *rm[] = {"/bin/rm", "-rf", b->tmp, NULL};
+        (void)ctlbench_run(rm);
+    } else if (b->tmp) {
+        printf("work directory (daemon logs) kept: %s\n", b->tmp);
+    }
+    free(b->url);
+    free(b->kubeconfig);
+    free(b->cp_dir);
+    free(b->script);
+    free(b->tmp);
 }
 
 int main(void)
 {
-    /* single-threaded start-up: reading the environment is safe here */
-    const char *env_n = getenv("BENCH_CONTROLLER_COMPONENTS"); // NOLINT(concurrency-mt-unsafe)
-    const char *env_qps = getenv("BENCH_CONTROLLER_QPS");      // NOLINT(concurrency-mt-unsafe)
-    const char *env_rq = getenv("BENCH_CONTROLLER_REQUEUE_S"); // NOLINT(concurrency-mt-unsafe)
-    const char *kubeconfig = getenv("CO_TEST_KUBECONFIG");     // NOLINT(concurrency-mt-unsafe)
-    long n = env_n ? strtol(env_n, NULL, 10) : 1000;
-    long requeue_s = env_rq ? strtol(env_rq, NULL, 10) : 30;
-    if (n <= 0 || n > 100000 || requeue_s <= 0) {
-        fprintf(stderr, "bench_controller: bad BENCH_CONTROLLER_COMPONENTS or _REQUEUE_S\n");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    bench b;
+    memset(&b, 0, sizeof(b));
+    if (read_settings(&b.s) < 0) {
         return 2;
     }
     char tmpl[] = "/tmp/co-bench-ctl-XXXXXX";
     if (!mkdtemp(tmpl)) {
-        perror("mkdtemp");
+        perror("bench_controller: mkdtemp");
         return 1;
     }
-    char *script = co_xasprintf("%s/tests/env/controlplane.sh", CO_SOURCE_ROOT);
-    char *cp_dir = NULL, *cp_kubeconfig = NULL;
-    if (!kubeconfig || !*kubeconfig) {
-        cp_dir = co_xasprintf("%s/cp", tmpl);
-        const char *argv[] = {script, "start", cp_dir, NULL};
-        if (run(argv) != 0) {
-            fprintf(stderr, "bench_controller: could not start a control plane\n");
-            return 1;
-        }
-        cp_kubeconfig = co_xasprintf("%s/admin.kubeconfig", cp_dir);
-        kubeconfig = cp_kubeconfig;
+    b.tmp = co_xstrdup(tmpl);
+    b.run_id = (unsigned)(co_time_now() / 1000000000 % 100000);
+    floor_result fl;
+    run_result w1, small, w2;
+    big_result big;
+    memset(&fl, 0, sizeof(fl));
+    memset(&w1, 0, sizeof(w1));
+    memset(&small, 0, sizeof(small));
+    memset(&w2, 0, sizeof(w2));
+    memset(&big, 0, sizeof(big));
+    int status = 1;
+    if (connect_cluster(&b) < 0) {
+        goto done;
     }
-    co_kube_config *cfg = NULL;
-    co_kube_client *admin = NULL;
-    co_kube_client_options ao = CO_KUBE_CLIENT_OPTIONS_INIT;
-    ao.qps = -1;
-    if (co_kube_config_load(&cfg, kubeconfig, NULL) < 0 ||
-        co_kube_client_new(&admin, cfg, &ao) < 0) {
-        fprintf(stderr, "bench_controller: client: %s\n", co_error_last());
-        return 1;
+    serve_source(&b);
+    if (ctlbench_kubelet_start(&b.kubelet, b.cfg, KUBELET_LABEL "=true") < 0 ||
+        probe_daemon(&b) < 0) {
+        goto done;
     }
-    ctl_test_install_crd(admin);
-
-    /* one directory with one ConfigMap per Component */
-    snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s/src", tmpl);
-    for (long i = 0; i < n; i++) {
-        char dir[4200], file[4300];
-        snprintf(dir, sizeof(dir), "%s/c%ld", ctl_test_source_dir, i);
-        snprintf(file, sizeof(file), "%s/cm.yaml", dir);
-        if (mkdir(dir, 0755) < 0 && i == 0) {
-            const char *argv[] = {"/bin/mkdir", "-p", dir, NULL};
-            if (run(argv) != 0) {
-                return 1;
-            }
-        }
-        FILE *f = fopen(file, "w");
-        if (!f) {
-            perror(file);
-            return 1;
-        }
-        fprintf(
-            f,
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bench-%ld\ndata:\n  i: \"%ld\"\n",
-            i, i);
-        fclose(f);
+    printf("daemon --max-concurrent-reconciles %d%s; at rest VmRSS %.1f MiB; requeueInterval "
+           "%lds; waits end after %lds\n",
+           b.workers, b.s.workers ? " (BENCH_CONTROLLER_WORKERS)" : " (its default)",
+           (double)b.idle_rss_kib / MIB, b.s.requeue_s, b.s.timeout_s);
+    section_w1(&b, &fl, &w1);
+    if (b.s.w2 > 0) {
+        section_w2(&b, &small, &w2);
     }
-    char ns[64];
-    snprintf(ns, sizeof(ns), "co-bench-ctl-%ld", (long)(co_time_now() / 1000000) % 100000000);
-    char *nsjson = co_xasprintf(
-        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
-    struct json_object *nsobj = NULL;
-    if (co_json_parse(&nsobj, nsjson, strlen(nsjson)) < 0 ||
-        co_kube_create(NULL, admin, nsobj, NULL) < 0) {
-        fprintf(stderr, "bench_controller: namespace: %s\n", co_error_last());
-        return 1;
+    if (b.s.big > 0) {
+        section_big(&b, &big);
     }
-    json_object_put(nsobj);
-    free(nsjson);
-
-    ctl_source_ops src = ctl_test_source_ops();
-    ctl_apply_ops app = ctl_apply_engine_ops();
-    ctl_manager_options o = {0};
-    const char *nss[] = {ns};
-    o.kubeconfig = kubeconfig;
-    o.metrics_addr = "0";
-    o.probe_addr = "0";
-    o.namespaces = nss;
-    o.nnamespaces = 1;
-    o.source = &src;
-    o.apply = &app;
-    o.qps = env_qps ? strtod(env_qps, NULL) : -1;
-    o.burst = env_qps ? (int)(o.qps * 1.5) + 1 : 0;
-    ctl_manager *m = NULL;
-    if (ctl_manager_new(&m, &o) < 0 || ctl_manager_start(m) < 0) {
-        fprintf(stderr, "bench_controller: manager: %s\n", co_error_last());
-        return 1;
-    }
-
-    int64_t t0 = co_time_monotonic();
-    for (long i = 0; i < n; i++) {
-        char *obj = co_xasprintf(
-            "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"metadata\":"
-            "{\"namespace\":\"%s\",\"name\":\"c%ld\"},\"spec\":{\"sourceRef\":{\"httpRepository\":"
-            "{\"url\":\"http://example.invalid/x.tar.gz\"}},\"path\":\"c%ld\","
-            "\"requeueInterval\":\"%lds\"}}",
-            ns, i, i, requeue_s);
-        struct json_object *c = NULL;
-        if (co_json_parse(&c, obj, strlen(obj)) < 0 || co_kube_create(NULL, admin, c, NULL) < 0) {
-            fprintf(stderr, "bench_controller: create: %s\n", co_error_last());
-            return 1;
-        }
-        json_object_put(c);
-        free(obj);
-    }
-    double create_s = (double)(co_time_monotonic() - t0) / 1e9;
-    long ready = 0;
-    while ((ready = count_ready(admin, ns)) < n) {
-        if ((double)(co_time_monotonic() - t0) / 1e9 > 3600) {
-            fprintf(stderr, "bench_controller: only %ld of %ld Ready after an hour\n", ready, n);
-            break;
-        }
-        usleep(500 * 1000);
-    }
-    double ready_s = (double)(co_time_monotonic() - t0) / 1e9;
-    ctl_manager_stats s1;
-    ctl_manager_stats_get(m, &s1);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    printf("components                     %ld\n", n);
-    printf("time to create (client)        %.1f s\n", create_s);
-    printf("time until all Ready           %.1f s (%.1f Components/s)\n", ready_s,
-           (double)n / ready_s);
-    printf("API requests per Component     %.1f (writes %.1f, status writes %.1f, events %.1f)\n",
-           (double)s1.requests / (double)n, (double)s1.writes / (double)n,
-           (double)s1.status_writes / (double)n, (double)s1.event_writes / (double)n);
-    printf("reconciles per Component       %.1f\n", (double)s1.reconciles / (double)n);
-    printf("peak resident memory           %.1f MiB (whole process: controller, client, bench)\n",
-           (double)ru.ru_maxrss / 1024.0);
-
-    /* Events are sent asynchronously by one sender: those of the first pass still queued when
-     * the last Component turned Ready are sent first, so that the second pass counts only its
-     * own writes. */
-    co_kube_recorder *rec = ctl_manager_recorder(m);
-    int64_t tf = co_time_monotonic();
-    if (co_kube_recorder_flush(rec, 600000) < 0) {
-        fprintf(stderr, "bench_controller: events not sent within 10 minutes\n");
-    }
-    usleep(3000 * 1000);
-    ctl_manager_stats s0 = s1;
-    ctl_manager_stats_get(m, &s1);
-    printf("first-pass events sent after all were Ready %lu (in %.1f s)\n",
-           s1.event_writes - s0.event_writes, (double)(co_time_monotonic() - tf) / 1e9);
-    co_kube_recorder_stats r1, r2;
-    co_kube_recorder_stats_get(&r1, rec);
-    printf("first pass recorder: created %lu, repeats counted %lu, dropped %lu, failed %lu; "
-           "Component events suppressed %lu\n",
-           r1.created, r1.counted, r1.dropped, r1.failed, s1.events_suppressed);
-
-    /* second pass: nothing changes for one requeue interval (+ jitter + settling) */
-    usleep((useconds_t)(requeue_s * 1000 + requeue_s * 60 + 2000) * 1000);
-    if (co_kube_recorder_flush(rec, 600000) < 0) {
-        fprintf(stderr, "bench_controller: events not sent within 10 minutes\n");
-    }
-    ctl_manager_stats s2;
-    ctl_manager_stats_get(m, &s2);
-    co_kube_recorder_stats_get(&r2, rec);
-    unsigned long writes = s2.writes - s1.writes;
-    unsigned long status = s2.status_writes - s1.status_writes;
-    unsigned long events = s2.event_writes - s1.event_writes;
-    printf("second pass over %lds (requeueInterval): reconciles %lu, requests %lu\n", requeue_s,
-           s2.reconciles - s1.reconciles, s2.requests - s1.requests);
-    printf("  status writes %lu (%.2f per Component), event writes %lu, other writes "
-           "(dependents, finalizers) %lu\n",
-           status, (double)status / (double)n, events, writes - status - events);
-    printf("  Component events suppressed as repeats within 5 minutes %lu; recorder: created %lu, "
-           "repeats counted %lu, dropped %lu, failed %lu\n",
-           s2.events_suppressed - s1.events_suppressed, r2.created - r1.created,
-           r2.counted - r1.counted, r2.dropped - r1.dropped, r2.failed - r1.failed);
-
-    ctl_manager_free(m);
-    co_kube_client_free(admin);
-    co_kube_config_free(cfg);
-    if (cp_dir) {
-        const char *argv[] = {script, "stop", cp_dir, NULL};
-        (void)run(argv);
-    }
-    const char *rm[] = {"/bin/rm", "-rf", tmpl, NULL};
-    (void)run(rm);
-    free(script);
-    free(cp_dir);
-    free(cp_kubeconfig);
-    return 0;
+    summary(&b, &fl, &w1, &small, &w2, &big);
+    status = 0;
+done:
+    teardown(&b);
+    return status;
 }
