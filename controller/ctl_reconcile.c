@@ -731,16 +731,16 @@ static void observed(pass *p)
 }
 
 /* The apply engine's persist hook: the inventory naming the objects about to be created is
- * written before they are, with the status a pass ending there would leave (Processing). */
+ * written before they are. The state stays what it was (a Component failing on every retry
+ * must not flap between its error and Processing); a new Component shows Processing. */
 static int persist_inventory(void *ctx, struct json_object *inventory)
 {
     pass *p = ctx;
     CO_ASSERT(inventory == p->inventory);
     co_component_status *st = p->st;
-    if (!st->processing_since) {
-        set_time(&st->processing_since, p->now);
+    if (!st->state || !*st->state) {
+        ctl_state_set(st, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING, p->now);
     }
-    ctl_state_set(st, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING, p->now);
     observed(p);
     if (write_status(p) < 0) {
         return co_error_wrap("error persisting the inventory");
