@@ -21,6 +21,7 @@ RUN apt-get update \
         gcc make pkg-config libc6-dev \
         libjson-c-dev libyaml-dev libcurl4-openssl-dev libssl-dev libgit2-dev \
         libmicrohttpd-dev libgnutls28-dev libarchive-dev libgpgme-dev libpcre2-dev libcrypt-dev \
+        zlib1g-dev \
         libmimalloc-dev nettle-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -45,7 +46,7 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates gpg gpg-agent tzdata \
         libarchive13 libcrypt1 libcurl4 libgit2-1.5 libgnutls30 libgpgme11 libjson-c5 \
-        libmicrohttpd12 libmimalloc2.0 libnettle8 libpcre2-8-0 libssl3 libyaml-0-2 \
+        libmicrohttpd12 libmimalloc2.0 libnettle8 libpcre2-8-0 libssl3 libyaml-0-2 zlib1g \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 65532 nonroot \
     && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \

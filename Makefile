@@ -37,7 +37,7 @@ endif
 # Flags
 # ---------------------------------------------------------------------------------------------
 
-PKGS := json-c yaml-0.1 libcurl openssl libgit2 libmicrohttpd gnutls nettle libarchive gpgme libpcre2-8 libxcrypt
+PKGS := json-c yaml-0.1 libcurl openssl libgit2 libmicrohttpd gnutls nettle libarchive gpgme libpcre2-8 libxcrypt zlib
 TEST_PKGS := cmocka
 
 # pkg-config is evaluated once, and not at all for targets that must work before the

@@ -136,8 +136,14 @@ static int index_inventory(co_kube_keys *out, const struct json_object *obj, voi
     if (co_json_get(obj, "spec", "kubeConfig", NULL)) {
         return 0;
     }
-    struct json_object *inv = co_json_get(obj, "status", "inventory", NULL);
-    size_t n = inv && json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+    /* either form; an unreadable one claims nothing, as an unreadable list always did (the
+     * Component's own reconcile reports it) */
+    struct json_object *inv = NULL;
+    if (co_component_inventory_get(&inv, co_json_get(obj, "status", NULL)) < 0) {
+        co_error_clear();
+        return 0;
+    }
+    size_t n = inv ? json_object_array_length(inv) : 0;
     for (size_t i = 0; i < n; i++) {
         struct json_object *it = json_object_array_get_idx(inv, i);
         char *k = ctl_manager__inventory_key(
@@ -146,6 +152,7 @@ static int index_inventory(co_kube_keys *out, const struct json_object *obj, voi
         co_kube_keys_add(out, k);
         free(k);
     }
+    json_object_put(inv);
     return 0;
 }
 

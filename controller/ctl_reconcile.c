@@ -530,11 +530,9 @@ static struct json_object *status_json(pass *p)
 {
     struct json_object *status = NULL;
     CO_ASSERT(co_component_status_to_json(&status, p->st) == 0);
-    if (p->inventory) {
-        json_object_object_add(status, "inventory", json_object_get(p->inventory));
-    } else {
-        json_object_object_del(status, "inventory");
-    }
+    co_component_inventory_put(status, p->inventory,
+                               p->env->inventory_plain_max ? p->env->inventory_plain_max
+                                                           : CO_INVENTORY_PLAIN_MAX);
     return status;
 }
 
@@ -1317,10 +1315,14 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         goto done;
     }
     p->st = &p->c->status;
-    struct json_object *inv = co_json_get(p->obj, "status", "inventory", NULL);
-    if (inv && json_object_is_type(inv, json_type_array)) {
+    /* either form (parsing read it already, so it is readable); the engine rewrites its own
+     * copy, never the stored object's list */
+    struct json_object *inv = NULL;
+    if (co_component_inventory_get(&inv, co_json_get(p->obj, "status", NULL)) == 0 && inv) {
         p->inventory = co_json_copy(inv);
     }
+    json_object_put(inv);
+    co_error_clear();
     p->deleting = p->c->deletion_timestamp != NULL;
 
     run(p);

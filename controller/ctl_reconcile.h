@@ -170,6 +170,9 @@ typedef struct ctl_env {
     int64_t (*now)(void);
     uint64_t (*random)(void);
     int status_retries; /**< status PUT attempts on conflict; 0: 5 */
+    /** largest status.inventory written as a plain list (co_component_inventory_put());
+     * 0: CO_INVENTORY_PLAIN_MAX */
+    size_t inventory_plain_max;
 } ctl_env;
 
 /** What the worker does with the key afterwards. */

@@ -38,6 +38,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/component.h"
 #include "co/json/json.h"
 #include "co/json/yaml.h"
 #include "co/kube/kube_client.h"
@@ -131,6 +132,7 @@ typedef struct big_result {
     ctlbench_counts apply;
     size_t json_bytes;
     size_t inventory_bytes;
+    bool packed; /**< stored as status.packedInventory */
     size_t items;
     bool gone, cms_gone;
     double gone_s, cms_gone_s;
@@ -836,13 +838,23 @@ static void measure_stored(bench *b, const char *ns, big_result *r)
         fprintf(stderr, "bench_controller: reading the big Component: %s\n", co_error_last());
     } else {
         r->json_bytes = body.len;
-        struct json_object *inv = co_json_get(c, "status", "inventory", NULL);
-        if (inv) {
-            r->inventory_bytes =
-                strlen(json_object_to_json_string_ext(inv, JSON_C_TO_STRING_PLAIN));
-            r->items =
-                json_object_is_type(inv, json_type_array) ? json_object_array_length(inv) : 0;
+        /* as stored: the plain list or its packed form; items counted from the list */
+        struct json_object *st = co_json_get(c, "status", NULL);
+        struct json_object *form = co_json_get(st, "inventory", NULL);
+        r->packed = form == NULL && co_json_get(st, "packedInventory", NULL) != NULL;
+        if (r->packed) {
+            form = co_json_get(st, "packedInventory", NULL);
         }
+        if (form) {
+            r->inventory_bytes =
+                strlen(json_object_to_json_string_ext(form, JSON_C_TO_STRING_PLAIN));
+        }
+        struct json_object *inv = NULL;
+        if (co_component_inventory_get(&inv, st) == 0 && inv) {
+            r->items = json_object_array_length(inv);
+        }
+        co_error_clear();
+        json_object_put(inv);
     }
     json_object_put(c);
     co_buf_dispose(&body);
@@ -923,9 +935,10 @@ static void section_big(bench *b, big_result *r)
     printf("%-38s %s in %.1f s; %.0f requests (%.2f per dependent), %.0f status writes\n", "apply",
            r->ready ? "Ready" : "not Ready", r->ready_s, r->apply.requests,
            r->apply.requests / (double)b->s.big, r->apply.status_writes);
-    printf("%-38s %zu bytes (JSON as served); status.inventory %zu bytes, %zu items; etcd's "
+    printf("%-38s %zu bytes (JSON as served); status.%s %zu bytes, %zu items; etcd's "
            "limit 1.5 MiB\n",
-           "stored Component", r->json_bytes, r->inventory_bytes, r->items);
+           "stored Component", r->json_bytes, r->packed ? "packedInventory" : "inventory",
+           r->inventory_bytes, r->items);
     printf("%-38s VmRSS %.1f MiB, VmHWM %.1f MiB\n", "daemon resident memory",
            (double)r->rss_kib / MIB, (double)r->hwm_kib / MIB);
     fflush(stdout);

@@ -15,7 +15,7 @@ BUILD_PKGS=(
     gcc make pkg-config
     libjson-c-dev libyaml-dev libcurl4-openssl-dev libssl-dev libgit2-dev libmicrohttpd-dev
     libgnutls28-dev nettle-dev libmimalloc-dev
-    libarchive-dev libgpgme-dev libpcre2-dev libcrypt-dev
+    libarchive-dev libgpgme-dev libpcre2-dev libcrypt-dev zlib1g-dev
 )
 # Tests, code checks, fuzzing and benchmarks.
 TEST_PKGS=(

@@ -25,6 +25,7 @@
 #include "co/util/error.h"
 #include "co/api/field_error.h"
 #include "co/api/policy.h"
+#include "co/json/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -166,6 +167,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         json_object_put(d);
     }
+
+    /* an inventory that reads packs and reads back to the same list: to the list as the
+     * encoder writes it (which turns the invalid UTF-8 only this lenient parse lets in into
+     * U+FFFD) */
+    json_object *inv = NULL;
+    if (co_component_inventory_get(&inv, co_json_get(o, "status", NULL)) == 0 && inv) {
+        json_object *st = json_object_new_object();
+        json_object *back = NULL, *as_written = NULL;
+        co_buf text = CO_BUF_INIT(SIZE_MAX);
+        co_component_inventory_put(st, inv, 0);
+        if (co_json_encode(&text, inv, 0) == 0 &&
+            co_json_parse_max(&as_written, co_buf_cstr(&text), text.len, SIZE_MAX) == 0 &&
+            (co_component_inventory_get(&back, st) < 0 || !co_json_equal(back, as_written))) {
+            fprintf(stderr, "a packed inventory does not read back: %s\n", co_error_last());
+            abort();
+        }
+        co_buf_dispose(&text);
+        json_object_put(as_written);
+        json_object_put(back);
+        json_object_put(st);
+    }
+    json_object_put(inv);
 
     co_component *c = NULL;
     if (co_component_parse(&c, o) == 0) {

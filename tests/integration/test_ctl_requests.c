@@ -13,9 +13,11 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "co/api/component.h"
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_config.h"
@@ -134,6 +136,7 @@ static int group_setup(void **state)
     snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
     put_configmaps("warm", "warm", 1);
     put_configmaps("ten", "ten", 10);
+    put_configmaps("many", "many", 40);
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
     counter = co_xcalloc(1, sizeof(*counter));
@@ -234,10 +237,90 @@ static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(v
     free(applied);
 }
 
+static bool configmap_exists(const char *name)
+{
+    struct json_object *cm = NULL;
+    int rc = co_kube_get(&cm, admin, &(co_kube_ref){"v1", "ConfigMap", ns, name}, NULL);
+    json_object_put(cm);
+    return rc == 0;
+}
+
+/* An inventory over the plain-size limit is written packed; one stored in the plain form (by
+ * an older controller, or the Go operator) is read and rewritten packed without touching a
+ * dependent; the packed form is stable (an unchanged pass writes nothing) and names every
+ * dependent for deletion. */
+static void test_ctl_requests__large_inventory_packed_and_plain_still_read(void **state)
+{
+    (void)state;
+    env.inventory_plain_max = SIZE_MAX;
+    ctl_test_create_component(admin, ns, "many", "{" SRC ",\"path\":\"many\"}");
+    assert_true(reconcile_until_ready("many", 5) > 0);
+    struct json_object *c = ctl_test_get_component(admin, ns, "many");
+    struct json_object *plain = co_json_get(c, "status", "inventory", NULL);
+    assert_non_null(plain);
+    assert_int_equal(json_object_array_length(plain), 40);
+    assert_null(co_json_get(c, "status", "packedInventory", NULL));
+    size_t plain_len = strlen(json_object_to_json_string_ext(plain, JSON_C_TO_STRING_PLAIN));
+    struct json_object *plain_copy = co_json_copy(plain);
+    json_object_put(c);
+
+    /* the plain form read, and written packed: no dependent written */
+    env.inventory_plain_max = 1024;
+    counting_reset(counter);
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "many"));
+    print_log(counter, "reconcile with a lower plain-size limit");
+    assert_int_equal(counted(counter, "PATCH", "/configmaps/"), 0);
+    assert_int_equal(counted(counter, "DELETE", NULL), 0);
+    assert_int_equal(counted(counter, "PUT", "/components/many/status"), 1);
+    c = ctl_test_get_component(admin, ns, "many");
+    assert_true(ctl_state_component_ready(c));
+    assert_null(co_json_get(c, "status", "inventory", NULL));
+    struct json_object *packed = co_json_get(c, "status", "packedInventory", NULL);
+    assert_non_null(packed);
+    assert_string_equal(co_json_str(packed, "encoding", NULL), "gzip");
+    int64_t items = 0;
+    assert_co_pass(co_json_get_int64(&items, packed, "items", NULL));
+    assert_int_equal(items, 40);
+    assert_true(strlen(co_json_str(packed, "data", NULL)) < plain_len / 2);
+    struct json_object *unpacked = NULL;
+    assert_co_pass(co_component_inventory_get(&unpacked, co_json_get(c, "status", NULL)));
+    assert_true(co_json_equal(unpacked, plain_copy));
+    json_object_put(unpacked);
+    json_object_put(plain_copy);
+    json_object_put(c);
+
+    /* packed again to the same bytes: nothing to write */
+    counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "many"));
+    assert_int_equal(counter->n - counted(counter, "GET", NULL), 0);
+
+    /* deletion reads the packed list: every dependent goes */
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, "many"};
+    assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+    int gone_after = -1;
+    for (int i = 1; i <= 10 && gone_after < 0; i++) {
+        assert_co_pass(ctl_reconcile(&res, &env, ns, "many"));
+        struct json_object *obj = NULL;
+        if (co_kube_get(&obj, admin, &ref, NULL) == CO_ENOTFOUND) {
+            gone_after = i;
+        }
+        json_object_put(obj);
+    }
+    assert_true(gone_after > 0);
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "many-%d", i);
+        assert_false(configmap_exists(name));
+    }
+    env.inventory_plain_max = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written),
+        cmocka_unit_test(test_ctl_requests__large_inventory_packed_and_plain_still_read),
     };
     return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
 }

@@ -11,9 +11,12 @@
 #include <string.h>
 
 #include <json-c/json.h>
+#include <stdint.h>
+#include <zlib.h>
 
 #include "co/util/caps.h"
 #include "co/api/component.h"
+#include "co/util/digest.h"
 #include "co/util/duration.h"
 #include "co/api/field_error.h"
 #include "co/json/json.h"
@@ -1106,6 +1109,19 @@ static void test_component__crd_schema_matches_model(void **state)
             json_object *doc =
                 convert(model, v == 0 ? CO_COMPONENT_V1ALPHA1 : CO_COMPONENT_V1BETA1);
             json_leaves(&from_model, doc, "");
+            if (k == 0) {
+                /* the inventory's other encoding: the same list, packed */
+                json_object *inv = NULL;
+                assert_co_pass(co_component_inventory_get(&inv, co_json_get(doc, "status", NULL)));
+                assert_non_null(inv);
+                json_object *wrap = json_object_new_object();
+                json_object *packed = json_object_new_object();
+                json_object_object_add(wrap, "status", packed);
+                co_component_inventory_put(packed, inv, 0);
+                json_leaves(&from_model, wrap, "");
+                json_object_put(wrap);
+                json_object_put(inv);
+            }
             json_object_put(doc);
             json_object_put(model);
             json_object_put(full);
@@ -1334,6 +1350,246 @@ static void assert_described(json_object *s, const char *path)
     }
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * status.inventory and status.packedInventory
+ * ------------------------------------------------------------------------------------------- */
+
+/* An inventory of @p n ConfigMaps as the controller writes it. */
+static json_object *inventory_of(size_t n)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        char name[32], digest[65];
+        snprintf(name, sizeof(name), "cm-%05zu", i);
+        co_sha256_hex(digest, name, strlen(name));
+        json_object *it = json_object_new_object();
+        json_object_object_add(it, "group", json_object_new_string(""));
+        json_object_object_add(it, "version", json_object_new_string("v1"));
+        json_object_object_add(it, "kind", json_object_new_string("ConfigMap"));
+        json_object_object_add(it, "namespace", json_object_new_string("big"));
+        json_object_object_add(it, "name", json_object_new_string(name));
+        json_object_object_add(it, "adoptionPolicy", json_object_new_string("IfUnowned"));
+        json_object_object_add(it, "reconcilePolicy", json_object_new_string("OnObjectChange"));
+        json_object_object_add(it, "updatePolicy", json_object_new_string("Replace"));
+        json_object_object_add(it, "deletePolicy", json_object_new_string("Delete"));
+        json_object_object_add(it, "applyOrder", json_object_new_int64(0));
+        json_object_object_add(it, "deleteOrder", json_object_new_int64(0));
+        json_object_object_add(it, "digest", json_object_new_string(digest));
+        json_object_object_add(it, "phase", json_object_new_string("Ready"));
+        json_object_object_add(it, "status", json_object_new_string("Current"));
+        json_object_array_add(a, it);
+    }
+    return a;
+}
+
+static size_t compact_len(json_object *v)
+{
+    return strlen(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+}
+
+static void test_component__inventory_plain_up_to_the_limit_then_packed(void **state)
+{
+    (void)state;
+    json_object *inv = inventory_of(5000);
+    size_t plain_len = compact_len(inv);
+    json_object *status = json_object_new_object();
+
+    /* at the limit: the plain list, as the Go operator writes it */
+    co_component_inventory_put(status, inv, plain_len);
+    assert_ptr_equal(co_json_get(status, "inventory", NULL), inv);
+    assert_null(co_json_get(status, "packedInventory", NULL));
+
+    /* one byte less: packed, and the plain form gone */
+    co_component_inventory_put(status, inv, plain_len - 1);
+    assert_null(co_json_get(status, "inventory", NULL));
+    json_object *packed = co_json_get(status, "packedInventory", NULL);
+    assert_non_null(packed);
+    assert_string_equal(co_json_str(packed, "encoding", NULL), CO_INVENTORY_ENCODING);
+    int64_t items = 0;
+    assert_co_pass(co_json_get_int64(&items, packed, "items", NULL));
+    assert_int_equal(items, 5000);
+    /* 5,000 dependents: ~1.8 MB plain, which etcd refuses; packed, a fraction of its limit */
+    size_t packed_len = compact_len(status);
+    print_message("# 5000 items: plain %zu bytes, packed %zu bytes\n", plain_len, packed_len);
+    assert_true(plain_len > 3 * CO_MIB / 2);
+    assert_true(packed_len < CO_MIB / 2);
+
+    /* read back: the same list */
+    json_object *back = NULL;
+    assert_co_pass(co_component_inventory_get(&back, status));
+    assert_true(co_json_equal(back, inv));
+    json_object_put(back);
+
+    /* the same list packs to the same bytes (an unchanged status compares equal) */
+    json_object *again = json_object_new_object();
+    json_object *copy = co_json_copy(inv);
+    co_component_inventory_put(again, copy, 0);
+    json_object_put(copy);
+    assert_string_equal(co_json_str(again, "packedInventory", "data", NULL),
+                        co_json_str(packed, "data", NULL));
+    json_object_put(again);
+
+    /* NULL removes both forms; an empty list is written as it is */
+    co_component_inventory_put(status, NULL, 0);
+    assert_int_equal(json_object_object_length(status), 0);
+    json_object *empty = json_object_new_array();
+    co_component_inventory_put(status, empty, CO_INVENTORY_PLAIN_MAX);
+    assert_ptr_equal(co_json_get(status, "inventory", NULL), empty);
+    assert_null(co_json_get(status, "packedInventory", NULL));
+    json_object_put(empty);
+    json_object_put(status);
+    json_object_put(inv);
+}
+
+/* Parsing a Component reads either form into the same model. */
+static void test_component__parse_reads_packed_inventory(void **state)
+{
+    (void)state;
+    json_object *full = co_test_fixture_json("component/full.json");
+    json_object *status = co_json_get(full, "status", NULL);
+    co_component *plain = NULL;
+    assert_co_pass(co_component_parse(&plain, full));
+    assert_true(plain->status.n_inventory > 0);
+    json_object *inv = co_json_copy(co_json_get(status, "inventory", NULL));
+    co_component_inventory_put(status, inv, 0);
+    json_object_put(inv);
+    assert_null(co_json_get(status, "inventory", NULL));
+    co_component *packed = NULL;
+    assert_co_pass(co_component_parse(&packed, full));
+    json_object *a = NULL, *b = NULL;
+    assert_co_pass(co_component_to_json(&a, plain));
+    assert_co_pass(co_component_to_json(&b, packed));
+    assert_true(co_json_equal(a, b));
+    json_object_put(a);
+    json_object_put(b);
+    co_component_free(plain);
+    co_component_free(packed);
+    json_object_put(full);
+}
+
+/* Base64 of the gzip of @p len bytes of @p text (the test's own encoder, built on zlib). */
+static char *packed_data(const void *text, size_t len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof(zs));
+    assert_int_equal(
+        deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&zs, (uLong)len);
+    unsigned char *out = co_xmalloc(cap);
+    zs.next_in = (Bytef *)(uintptr_t)text;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    char *b64 = co_base64_encode(out, zs.total_out, CO_BASE64_STD);
+    deflateEnd(&zs);
+    free(out);
+    return b64;
+}
+
+/* A status whose packedInventory has the given members (NULL: left out). */
+static json_object *packed_status(const char *encoding, int64_t items, const char *data)
+{
+    json_object *status = json_object_new_object();
+    json_object *p = json_object_new_object();
+    if (encoding) {
+        json_object_object_add(p, "encoding", json_object_new_string(encoding));
+    }
+    if (items >= 0) {
+        json_object_object_add(p, "items", json_object_new_int64(items));
+    }
+    if (data) {
+        json_object_object_add(p, "data", json_object_new_string(data));
+    }
+    json_object_object_add(status, "packedInventory", p);
+    return status;
+}
+
+static void expect_refused(int code, json_object *status, const char *needle)
+{
+    json_object *out = NULL;
+    assert_co_fail_with(code, co_component_inventory_get(&out, status));
+    assert_null(out);
+    if (!strstr(co_error_last(), needle)) {
+        fail_msg("error \"%s\" does not name \"%s\"", co_error_last(), needle);
+    }
+    json_object_put(status);
+}
+
+/* A packed inventory is read under bounds, and what cannot be read is named. */
+static void test_component__packed_inventory_bad_input_named(void **state)
+{
+    (void)state;
+    char *two = packed_data("[{},{}]", 7);
+    char *obj = packed_data("{}", 2);
+    char *bad_json = packed_data("[{]", 3);
+    json_object *ok = packed_status("gzip", 2, two);
+    json_object *got = NULL;
+    assert_co_pass(co_component_inventory_get(&got, ok));
+    assert_int_equal(json_object_array_length(got), 2);
+    json_object_put(got);
+    json_object_put(ok);
+
+    json_object *both = packed_status("gzip", 2, two);
+    json_object_object_add(both, "inventory", json_object_new_array());
+    expect_refused(CO_EINVALID, both, "both set");
+    json_object *plain = json_object_new_object();
+    json_object_object_add(plain, "inventory", json_object_new_string("x"));
+    expect_refused(CO_EINVALID, plain, "status.inventory: expected array");
+    json_object *notobj = json_object_new_object();
+    json_object_object_add(notobj, "packedInventory", json_object_new_string("x"));
+    expect_refused(CO_EINVALID, notobj, "status.packedInventory: expected object");
+    expect_refused(CO_EINVALID, packed_status("zstd", 2, two), "packedInventory.encoding");
+    expect_refused(CO_EINVALID, packed_status(NULL, 2, two), "packedInventory.encoding");
+    expect_refused(CO_EINVALID, packed_status("gzip", -1, two), "packedInventory.items");
+    expect_refused(CO_EINVALID, packed_status("gzip", 3, two), "packedInventory.items: 3");
+    expect_refused(CO_EINVALID, packed_status("gzip", 2, NULL), "packedInventory.data");
+    expect_refused(CO_EINVALID, packed_status("gzip", 2, "%%%"), "packedInventory.data");
+    /* valid base64, not gzip */
+    expect_refused(CO_EINVALID, packed_status("gzip", 2, "aGVsbG8gd29ybGQ="), "invalid gzip");
+    /* the stream cut short */
+    char *cut = co_xstrdup(two);
+    cut[strlen(cut) / 2 & ~(size_t)3] = '\0';
+    expect_refused(CO_EINVALID, packed_status("gzip", 2, cut), "truncated");
+    expect_refused(CO_EINVALID, packed_status("gzip", 0, obj), "expected a JSON array");
+    expect_refused(CO_EINVALID, packed_status("gzip", 1, bad_json), "packedInventory.data");
+
+    /* bytes after the stream */
+    unsigned char *raw = NULL;
+    size_t rawlen = 0;
+    assert_co_pass(co_base64_decode_alloc(&raw, &rawlen, two, strlen(two), CO_BASE64_STD));
+    raw = co_xrealloc(raw, rawlen + 3);
+    raw[rawlen] = 'a';
+    raw[rawlen + 1] = 'b';
+    raw[rawlen + 2] = 'c';
+    char *trailing = co_base64_encode(raw, rawlen + 3, CO_BASE64_STD);
+    expect_refused(CO_EINVALID, packed_status("gzip", 2, trailing), "after the gzip stream");
+
+    /* too large, packed or unpacked */
+    char *huge = co_xmalloc(CO_INVENTORY_PACKED_MAX + 5);
+    memset(huge, 'A', CO_INVENTORY_PACKED_MAX + 4);
+    huge[CO_INVENTORY_PACKED_MAX + 4] = '\0';
+    expect_refused(CO_ETOOBIG, packed_status("gzip", 2, huge), "packedInventory.data");
+    size_t bomb_len = CO_INVENTORY_UNPACKED_MAX + 1;
+    char *spaces = co_xmalloc(bomb_len);
+    memset(spaces, ' ', bomb_len);
+    spaces[0] = '[';
+    spaces[bomb_len - 1] = ']';
+    char *bomb = packed_data(spaces, bomb_len);
+    assert_true(strlen(bomb) < CO_INVENTORY_PACKED_MAX);
+    expect_refused(CO_ETOOBIG, packed_status("gzip", 0, bomb), "decompressed");
+
+    free(spaces);
+    free(bomb);
+    free(huge);
+    free(trailing);
+    free(raw);
+    free(cut);
+    free(bad_json);
+    free(obj);
+    free(two);
+}
+
 static void test_component__crd_fields_are_described(void **state)
 {
     (void)state;
@@ -1502,6 +1758,9 @@ int main(void)
         cmocka_unit_test(test_component__crd_shape),
         cmocka_unit_test(test_component__crd_v1alpha1_same_with_v1beta1),
         cmocka_unit_test(test_component__crd_fields_are_described),
+        cmocka_unit_test(test_component__inventory_plain_up_to_the_limit_then_packed),
+        cmocka_unit_test(test_component__parse_reads_packed_inventory),
+        cmocka_unit_test(test_component__packed_inventory_bad_input_named),
     };
     return cmocka_run_group_tests_name("component", tests, NULL, NULL);
 }

@@ -399,6 +399,42 @@ CO_MUST_CHECK int co_component_to_json(struct json_object **out, const co_compon
 CO_MUST_CHECK int co_component_status_to_json(struct json_object **out,
                                               const co_component_status *status);
 
+/* --- status.inventory and its packed form (docs/behaviour.md, "Inventory") ------------------ */
+
+/** Largest status.inventory, as compact JSON, written as a plain list; a larger one is written
+ * gzip-compressed to status.packedInventory, so that a Component with thousands of dependents
+ * stays well below etcd's object size limit. */
+#define CO_INVENTORY_PLAIN_MAX (512 * CO_KIB)
+/** Largest status.packedInventory.data (base64 text) read. */
+#define CO_INVENTORY_PACKED_MAX (4 * CO_MIB)
+/** Largest packed inventory once decompressed. */
+#define CO_INVENTORY_UNPACKED_MAX (64 * CO_MIB)
+/** status.packedInventory.encoding: base64 of the gzip of the list as compact JSON. */
+#define CO_INVENTORY_ENCODING "gzip"
+
+/**
+ * The inventory of @p status (a Component's `status`; NULL is no status): status.inventory as
+ * it is, or the list status.packedInventory holds.
+ * @param[out] out a new reference to the array (json_object_put() it); NULL when there is none
+ * @return 0; CO_EINVALID naming the field when status.inventory is not an array, both forms are
+ *         set, or packedInventory cannot be read (encoding, base64, gzip, JSON, or a list whose
+ *         length differs from `items`); CO_ETOOBIG when it is larger than
+ *         CO_INVENTORY_PACKED_MAX, or than CO_INVENTORY_UNPACKED_MAX once decompressed.
+ */
+CO_MUST_CHECK int co_component_inventory_get(struct json_object **out,
+                                             const struct json_object *status);
+
+/**
+ * Sets the inventory of @p status (an object) to @p inventory (an array, borrowed; NULL removes
+ * both forms): status.inventory when its compact JSON is at most @p plain_max bytes, else
+ * status.packedInventory. The form not written is removed. The packed form is a function of the
+ * list alone, so the same list packs to the same value (a status compares equal to the stored
+ * one).
+ */
+void co_component_inventory_put(struct json_object *status,
+                                struct json_object *inventory,
+                                size_t plain_max);
+
 /** Whether two spec.sourceRef values name the same source (every field of the model equal). */
 bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b);
 

@@ -371,7 +371,8 @@ static void read_spec(co_component_spec *s, const json_object *spec)
     }
 }
 
-static void read_status(co_component_status *st, const json_object *status)
+/* @p inventory: the status's inventory in either form (co_component_inventory_get()). */
+static void read_status(co_component_status *st, const json_object *status, json_object *inventory)
 {
     json_object *arr;
     size_t n;
@@ -398,10 +399,10 @@ static void read_status(co_component_status *st, const json_object *status)
         c->message = dup_str(item, "message");
     }
     st->state = dup_str(status, "state");
-    n = array_at(&arr, status, "inventory");
+    n = inventory ? json_object_array_length(inventory) : 0;
     st->inventory = co_xcalloc(n ? n : 1, sizeof(co_inventory_item));
     for (size_t i = 0; i < n; i++) {
-        json_object *item = item_at(arr, i);
+        json_object *item = item_at(inventory, i);
         if (!item) {
             continue;
         }
@@ -548,6 +549,11 @@ static int parse(co_component **out, const struct json_object *obj, int validate
         goto done;
     }
 
+    json_object *status = co_json__member(alpha, "status");
+    json_object *inventory = NULL;
+    if ((rc = co_component_inventory_get(&inventory, status)) < 0) {
+        goto done;
+    }
     c = co_xcalloc(1, sizeof(*c));
     c->version = version;
     c->ns = dup_str(meta, "namespace");
@@ -568,9 +574,9 @@ static int parse(co_component **out, const struct json_object *obj, int validate
         }
     }
     read_spec(&c->spec, co_json__member(alpha, "spec"));
-    json_object *status = co_json__member(alpha, "status");
     c->has_status = status != NULL;
-    read_status(&c->status, status);
+    read_status(&c->status, status, inventory);
+    json_object_put(inventory);
     *out = c;
 
 done:
