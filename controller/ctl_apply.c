@@ -34,6 +34,8 @@ typedef struct engine {
     ctl_apply_stats st;
     /* objects read ahead by prefetch(), by live_key(); each is handed out once */
     co_strmap live;
+    /* the groups (group_key()) prefetch() listed in full; values unused */
+    co_strmap listed;
 } engine;
 
 static int engine_init(engine *e, const ctl_apply_opts *o)
@@ -69,6 +71,7 @@ static void engine_dispose(engine *e)
         json_object_put(v);
     }
     co_strmap_dispose(&e->live);
+    co_strmap_dispose(&e->listed);
     if (e->o && e->o->stats) {
         e->o->stats->reads += e->st.reads;
         e->o->stats->creates += e->st.creates;
@@ -183,8 +186,28 @@ static int read_object(engine *e,
     return rc;
 }
 
+/* Key of the LIST group of items sharing a type and namespace (prefetch()). */
+static char *group_key(const ctl_item *it)
+{
+    return co_xasprintf("%s\n%s\n%s\n%s", it->group, it->version, it->kind, it->namespace);
+}
+
 static int read_item(engine *e, struct json_object **out, const ctl_item *it)
 {
+    if (it->phase == CTL_PHASE_DELETING) {
+        /* an object this controller deleted (it carries our owner label) that a full LIST of
+         * its group did not return is gone: waiting for thousands of deletions costs one LIST,
+         * not one GET each */
+        char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+        char *gk = group_key(it);
+        bool gone = !co_strmap_get(&e->live, lk) && co_strmap_get(&e->listed, gk);
+        free(gk);
+        free(lk);
+        if (gone) {
+            *out = NULL;
+            return 0;
+        }
+    }
     return read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
 }
 
@@ -209,6 +232,10 @@ static void fetch_group_list(engine *e, const fetch_group *g)
     if (co_kube_list_all(&list, e->c, &ref, &lo) < 0) {
         /* no list permission, say: the objects are read one by one */
         co_error_clear();
+    } else {
+        char *gk = group_key(it);
+        co_strmap_put(&e->listed, gk, e);
+        free(gk);
     }
     struct json_object *items = co_json_get(list, "items", NULL);
     size_t n =
@@ -244,7 +271,7 @@ static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletio
             it->phase == CTL_PHASE_SCHEDULED_FOR_APPLICATION) {
             continue;
         }
-        char *gk = co_xasprintf("%s\n%s\n%s\n%s", it->group, it->version, it->kind, it->namespace);
+        char *gk = group_key(it);
         fetch_group *g = co_strmap_get(&groups, gk);
         if (!g) {
             g = co_xcalloc(1, sizeof(*g));

@@ -586,6 +586,67 @@ static void test_ctl_apply__objects_of_a_type_read_with_one_list(void **state)
     co_fake_kube_free(f);
 }
 
+/* Waiting for deletions: objects being deleted that a full LIST of their group does not return
+ * are gone, without a GET each; when the LIST is refused, each is read. */
+static co_fake_kube *wait_for_three(int status)
+{
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    /* b is terminating (a finalizer of someone else's holds it) */
+    char *owned = ours("b");
+    struct json_object *bo = J(owned);
+    json_object_object_add(co_json_get(bo, "metadata", NULL), "deletionTimestamp",
+                           json_object_new_string("2024-01-01T00:00:00Z"));
+    char *b = co_xstrdup(json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN));
+    json_object_put(bo);
+    free(owned);
+    char *list = co_xasprintf("{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":"
+                              "{\"resourceVersion\":\"9\"},\"items\":[%s]}",
+                              b);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps?", status,
+                      status == 200 ? list : "{\"kind\":\"Status\",\"code\":403}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/", 404,
+                      "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/b", 200, b);
+    free(list);
+    free(b);
+    struct json_object *inv = J("[{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'a',"
+                                "'digest':'d','phase':'Deleting'},"
+                                "{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'b',"
+                                "'digest':'d','phase':'Deleting'},"
+                                "{'version':'v1','kind':'ConfigMap','namespace':'ns','name':'c',"
+                                "'digest':'d','phase':'Deleting'}]");
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    bool done = true;
+    assert_co_pass(ctl_apply_delete(&o, inv, &done));
+    assert_false(done); /* b is still there */
+    /* a and c left the inventory; b waits */
+    assert_int_equal(json_object_array_length(inv), 1);
+    assert_string_equal(co_json_str(json_object_array_get_idx(inv, 0), "name", NULL), "b");
+    json_object_put(inv);
+    co_kube_client_free(c);
+    return f;
+}
+
+static void test_ctl_apply__deletions_awaited_with_one_list(void **state)
+{
+    (void)state;
+    co_fake_kube *f = wait_for_three(200);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps?labelSelector="), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/"), 0);
+    assert_int_equal(co_fake_kube_count(f, "DELETE", NULL), 0);
+    co_fake_kube_free(f);
+
+    f = wait_for_three(403);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/a"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/b"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/c"), 1);
+    co_fake_kube_free(f);
+}
+
 static void test_ctl_apply__options_checked(void **state)
 {
     (void)state;
@@ -615,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__new_items_persisted_before_anything_is_created),
         cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
         cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
+        cmocka_unit_test(test_ctl_apply__deletions_awaited_with_one_list),
         cmocka_unit_test(test_ctl_apply__options_checked),
     };
     return cmocka_run_group_tests_name("ctl_apply", tests, NULL, NULL);
