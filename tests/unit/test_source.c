@@ -1145,6 +1145,53 @@ static void test_source__poller_http_leader_only(void **state)
     free(url);
 }
 
+/* Components sharing a source (and namespace) share its poll; another namespace polls on its
+ * own; each Component is told of the change. */
+static void test_source__poller_shares_a_poll_per_source(void **state)
+{
+    fixture *f = *state;
+    test_httpd_route(f->srv, "/shared.tgz", 200, NULL, 0, "ETag: v1");
+    char *url = co_xasprintf("%s/shared.tgz", test_httpd_url(f->srv));
+    co_source_spec r;
+    memset(&r, 0, sizeof(r));
+    r.kind = CO_SOURCE_HTTP_REPOSITORY;
+    r.url = url;
+    seen s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    co_source_poller *p = NULL;
+    assert_co_pass(co_source_poller_new(&p, f->s, 3600000, on_changed, on_failed, &s));
+    co_source_poller_set_leader(p, 1);
+    for (int i = 0; i < 50; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "team/c%d", i);
+        assert_co_pass(co_source_poller_watch(p, key, &r, "team", "v1", "v1"));
+    }
+    assert_co_pass(co_source_poller_watch(p, "other/c0", &r, "other", "v1", "v1"));
+    assert_int_equal(co_source_poller_len(p), 51);
+    test_httpd_route(f->srv, "/shared.tgz", 200, NULL, 0, "ETag: v2");
+    int hits = test_httpd_hits(f->srv, "/shared.tgz");
+    poll_round(p);
+    assert_int_equal(test_httpd_hits(f->srv, "/shared.tgz") - hits, 2);
+    assert_int_equal(changes(&s), 51);
+    /* the index follows removals: every key can still be updated and removed */
+    for (int i = 0; i < 50; i += 2) {
+        char key[32];
+        snprintf(key, sizeof(key), "team/c%d", i);
+        co_source_poller_unwatch(p, key);
+    }
+    assert_int_equal(co_source_poller_len(p), 26);
+    for (int i = 1; i < 50; i += 2) {
+        char key[32];
+        snprintf(key, sizeof(key), "team/c%d", i);
+        assert_co_pass(co_source_poller_watch(p, key, &r, "team", "v2", "v2"));
+    }
+    assert_int_equal(co_source_poller_len(p), 26);
+    poll_round(p);
+    assert_int_equal(changes(&s), 52); /* only other/c0 still attempted v1 */
+    assert_string_equal(s.last_key, "other/c0");
+    co_source_poller_free(p);
+    free(url);
+}
+
 static void test_source__poller_git_interval_and_new_commits(void **state)
 {
     fixture *f = *state;
@@ -1510,6 +1557,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source__http_repository_formats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__git_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__poller_http_leader_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__poller_shares_a_poll_per_source, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_source__poller_git_interval_and_new_commits, setup,
                                         teardown),
     };

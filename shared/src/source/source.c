@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "co/util/duration.h"
 #include "co/util/error.h"
 #include "co/source/srccache.h"
+#include "co/util/strmap.h"
 #include "co/util/thread.h"
 
 #define FLUX_GROUP   "source.toolkit.fluxcd.io"
@@ -1045,6 +1047,8 @@ struct co_source_poller {
     unsigned long rounds;
     watch *w;
     size_t n, cap;
+    /* key -> position in w, plus one (a NULL value means absent) */
+    co_strmap index;
 };
 
 static long mono_ms(void)
@@ -1110,45 +1114,120 @@ static int str_differs(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "") != 0;
 }
 
-/* Polls one source (no lock held). */
-static void poll_one(co_source_poller *p, watch *w)
+/* What polling one source found: a failure, or its digest (HTTP) and revision. */
+typedef struct poll_result {
+    int rc;
+    char *message;
+    char *digest;
+    char *revision;
+} poll_result;
+
+static void poll_result_free(poll_result *r)
 {
+    if (r) {
+        free(r->message);
+        free(r->digest);
+        free(r->revision);
+        free(r);
+    }
+}
+
+/* The source a watch polls, as a string: watches with equal identities get the same answer
+ * from one poll. The Component's namespace is part of it, as the git credentials come from
+ * there: one namespace never gets an answer polled with another's Secret. */
+static char *poll_identity(const watch *w)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    CO_ASSERT(co_buf_printf(&b, "%d\x1f%ld\x1f%s", (int)w->ref.kind, w->interval_ms,
+                            w->ns ? w->ns : "") == 0);
+    for (size_t i = 0; i < REF_STRINGS; i++) {
+        CO_ASSERT(co_buf_printf(&b, "\x1f%s", w->strs[i] ? w->strs[i] : "") == 0);
+    }
+    return co_buf_take(&b, NULL);
+}
+
+/* Polls one source (no lock held). */
+static poll_result *poll_source(co_source_poller *p, const watch *w)
+{
+    poll_result *r = co_xcalloc(1, sizeof(*r));
     co_error_clear();
     if (w->ref.kind == CO_SOURCE_HTTP_REPOSITORY) {
         co_fetch_head_result h = {0};
-        int rc = co_fetch_head(w->ref.url, w->ref.digest_header, w->ref.revision_header,
-                               &p->s->fetch, &h);
-        if (rc < 0) {
-            if (p->failed) {
-                p->failed(p->ctx, w->key, rc, co_error_last());
-            }
-            return;
-        }
-        if (str_differs(h.digest, w->last_digest) || str_differs(h.revision, w->last_revision)) {
-            p->changed(p->ctx, w->key, h.digest, h.revision);
+        r->rc = co_fetch_head(w->ref.url, w->ref.digest_header, w->ref.revision_header,
+                              &p->s->fetch, &h);
+        if (r->rc == 0) {
+            r->digest = co_xstrdup(h.digest ? h.digest : "");
+            r->revision = co_xstrdup(h.revision ? h.revision : "");
         }
         co_fetch_head_result_dispose(&h);
-        return;
+    } else {
+        git_secret sec;
+        co_git_auth auth;
+        co_git_resolved res = {0};
+        long retry = 0;
+        r->rc = load_git_secret(p->s, &w->ref, w->ns, &sec, &auth, &retry);
+        if (r->rc == 0) {
+            r->rc = co_git_resolve(p->s->git, w->ref.url, &w->ref.git, &auth, &res);
+        }
+        git_secret_dispose(&sec);
+        if (r->rc == 0) {
+            r->revision = co_xstrdup(res.revision ? res.revision : "");
+        }
+        co_git_resolved_dispose(&res);
     }
-    git_secret sec;
-    co_git_auth auth;
-    co_git_resolved res = {0};
-    long retry = 0;
-    int rc = load_git_secret(p->s, &w->ref, w->ns, &sec, &auth, &retry);
-    if (rc == 0) {
-        rc = co_git_resolve(p->s->git, w->ref.url, &w->ref.git, &auth, &res);
+    if (r->rc < 0) {
+        r->message = co_xstrdup(co_error_last());
     }
-    git_secret_dispose(&sec);
-    if (rc < 0) {
+    return r;
+}
+
+/* Tells the watcher of @p w what its source's poll found. */
+static void poll_report(co_source_poller *p, const watch *w, const poll_result *r)
+{
+    if (r->rc < 0) {
         if (p->failed) {
-            p->failed(p->ctx, w->key, rc, co_error_last());
+            p->failed(p->ctx, w->key, r->rc, r->message);
         }
         return;
     }
-    if (str_differs(res.revision, w->last_revision)) {
-        p->changed(p->ctx, w->key, NULL, res.revision);
+    if (w->ref.kind == CO_SOURCE_HTTP_REPOSITORY) {
+        if (str_differs(r->digest, w->last_digest) || str_differs(r->revision, w->last_revision)) {
+            p->changed(p->ctx, w->key, r->digest, r->revision);
+        }
+    } else if (str_differs(r->revision, w->last_revision)) {
+        p->changed(p->ctx, w->key, NULL, r->revision);
     }
-    co_git_resolved_dispose(&res);
+}
+
+/* Polls the due watches: each distinct source once (see poll_identity()). */
+static void poll_due(co_source_poller *p, watch *due, size_t ndue)
+{
+    co_strmap results = CO_STRMAP_INIT;
+    for (size_t i = 0; i < ndue; i++) {
+        char *id = poll_identity(&due[i]);
+        poll_result *r = co_strmap_get(&results, id);
+        if (!r) {
+            r = poll_source(p, &due[i]);
+            co_strmap_put(&results, id, r);
+        }
+        free(id);
+        poll_report(p, &due[i], r);
+    }
+    size_t iter = 0;
+    const char *k = NULL;
+    void *v = NULL;
+    while (co_strmap_next(&results, &iter, &k, &v)) {
+        poll_result_free(v);
+    }
+    co_strmap_dispose(&results);
+}
+
+/* The first poll of a new watch: the next multiple of its interval on the monotonic clock, so
+ * that all watches of an interval fall due in the same round and Components sharing a source
+ * share its poll. */
+static long aligned_due(long now, long interval)
+{
+    return interval > 0 ? (now / interval + 1) * interval : now;
 }
 
 static void *poller_main(void *arg)
@@ -1180,8 +1259,8 @@ static void *poller_main(void *arg)
         p->now = 0;
         if (ndue > 0 || forced) {
             pthread_mutex_unlock(&p->mu);
+            poll_due(p, due, ndue);
             for (size_t i = 0; i < ndue; i++) {
-                poll_one(p, &due[i]);
                 watch_dispose(&due[i]);
             }
             free(due);
@@ -1240,6 +1319,7 @@ void co_source_poller_free(co_source_poller *p)
         watch_dispose(&p->w[i]);
     }
     free(p->w);
+    co_strmap_dispose(&p->index);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p);
@@ -1267,13 +1347,8 @@ int co_source_poller_watch(co_source_poller *p,
                     : ref->interval_ms > 0                 ? ref->interval_ms
                                                            : CO_SOURCE_GIT_POLL_MS;
     pthread_mutex_lock(&p->mu);
-    watch *w = NULL;
-    for (size_t i = 0; i < p->n; i++) {
-        if (strcmp(p->w[i].key, key) == 0) {
-            w = &p->w[i];
-            break;
-        }
-    }
+    uintptr_t at = (uintptr_t)co_strmap_get(&p->index, key);
+    watch *w = at ? &p->w[at - 1] : NULL;
     if (!w) {
         if (p->n == p->cap) {
             p->cap = p->cap ? p->cap * 2 : 16;
@@ -1282,7 +1357,8 @@ int co_source_poller_watch(co_source_poller *p,
         w = &p->w[p->n++];
         memset(w, 0, sizeof(*w));
         w->key = co_xstrdup(key);
-        w->due = mono_ms() + interval;
+        w->due = aligned_due(mono_ms(), interval);
+        co_strmap_put(&p->index, key, (void *)(uintptr_t)p->n);
     }
     watch_fill(w, ref, component_ns, last_digest, last_revision, interval);
     pthread_mutex_unlock(&p->mu);
@@ -1292,11 +1368,13 @@ int co_source_poller_watch(co_source_poller *p,
 void co_source_poller_unwatch(co_source_poller *p, const char *key)
 {
     pthread_mutex_lock(&p->mu);
-    for (size_t i = 0; i < p->n; i++) {
-        if (strcmp(p->w[i].key, key) == 0) {
-            watch_dispose(&p->w[i]);
-            p->w[i] = p->w[--p->n];
-            break;
+    uintptr_t at = (uintptr_t)co_strmap_remove(&p->index, key);
+    if (at) {
+        size_t i = at - 1;
+        watch_dispose(&p->w[i]);
+        p->w[i] = p->w[--p->n];
+        if (i < p->n) {
+            co_strmap_put(&p->index, p->w[i].key, (void *)(uintptr_t)(i + 1));
         }
     }
     if (p->n == 0) {

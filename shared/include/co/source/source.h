@@ -293,7 +293,9 @@ void co_source_poller_set_leader(co_source_poller *p, int leader);
  * lastAttemptedDigest/Revision; a poll that finds anything else calls `changed` (HTTP: digest or
  * revision differ, as in the Go original; git: the revision, which names the commit, differs,
  * and `changed` gets a NULL digest because the tree is not fetched to poll). Strings are
- * copied.
+ * copied. A new watch is first polled at the next multiple of its interval on the monotonic
+ * clock, so that watches of one interval fall due together: Components of one namespace that
+ * name the same source share one poll per round.
  */
 CO_MUST_CHECK int co_source_poller_watch(co_source_poller *p,
                                          const char *key,
