@@ -21,6 +21,7 @@
 #include "co/kube/kube_event.h"
 #include "co/util/strmap.h"
 #include "co/util/time.h"
+#include "controller/ctl_depcache.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
 
@@ -36,6 +37,9 @@ typedef struct engine {
     co_strmap live;
     /* the groups (group_key()) prefetch() listed in full; values unused */
     co_strmap listed;
+    /* the objects in live that came from the dependents cache (live_key(); values unused):
+     * without managedFields, so one to be written is read live first */
+    co_strmap cached;
 } engine;
 
 static int engine_init(engine *e, const ctl_apply_opts *o)
@@ -72,11 +76,13 @@ static void engine_dispose(engine *e)
     }
     co_strmap_dispose(&e->live);
     co_strmap_dispose(&e->listed);
+    co_strmap_dispose(&e->cached);
     if (e->o && e->o->stats) {
         e->o->stats->reads += e->st.reads;
         e->o->stats->creates += e->st.creates;
         e->o->stats->updates += e->st.updates;
         e->o->stats->deletes += e->st.deletes;
+        e->o->stats->cached += e->st.cached;
     }
     free(e->hashed);
 }
@@ -251,11 +257,39 @@ static void fetch_group_list(engine *e, const fetch_group *g)
         json_object_object_add(obj, "kind", json_object_new_string(it->kind));
         char *lk = live_key(it->group, it->kind, it->namespace, name);
         json_object_put(co_strmap_put(&e->live, lk, json_object_get(obj)));
+        co_strmap_remove(&e->cached, lk);
         free(lk);
     }
     json_object_put(list);
     free(selector);
     free(av);
+}
+
+/* Takes the object of an item the apply pass will read from the dependents cache (ctl_depcache.h)
+ * when the cache shows it as this pass's inventory last wrote it (our digest) and not being
+ * deleted: a Component whose objects are unchanged is judged without reading them. Anything
+ * else is read live, so the cache never decides a write. */
+static bool from_cache(engine *e, const ctl_item *it)
+{
+    struct json_object *obj = NULL;
+    if (!e->o->cache || !*it->digest || it->phase == CTL_PHASE_DELETING ||
+        it->phase == CTL_PHASE_SCHEDULED_FOR_DELETION ||
+        ctl_depcache_get(&obj, e->o->cache, it->group, it->version, it->kind, it->namespace,
+                         it->name, e->hashed) < 0) {
+        co_error_clear();
+        return false;
+    }
+    const char *digest = co_json_meta_annotation(obj, CTL_ANN_DIGEST);
+    if (!digest || strcmp(digest, it->digest) != 0 || being_deleted(obj)) {
+        json_object_put(obj);
+        return false;
+    }
+    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+    json_object_put(co_strmap_put(&e->live, lk, obj));
+    co_strmap_put(&e->cached, lk, e);
+    free(lk);
+    e->st.cached++;
+    return true;
 }
 
 /* Reads ahead, with one LIST per type and namespace, the live objects of the items this pass
@@ -269,6 +303,11 @@ static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletio
         const ctl_item *it = &inv->items[i];
         if (!component_deletion && it->last_applied_at == 0 &&
             it->phase == CTL_PHASE_SCHEDULED_FOR_APPLICATION) {
+            /* watched from the first object of its type on: served on the next pass */
+            (void)ctl_depcache_serves(e->o->cache, it->group, it->version, it->kind);
+            continue;
+        }
+        if (!component_deletion && from_cache(e, it)) {
             continue;
         }
         char *gk = group_key(it);
@@ -1220,6 +1259,22 @@ static bool nothing_created(int rc)
  * the inventory. So a new object costs one request, and one that appeared
  * after the item was recorded (the inventory is persisted before anything is created) is checked
  * too. */
+/* Whether the existing object @p live must be written again: its digest is not the item's, it
+ * was never applied by this inventory, or its reapply interval has passed (docs/behaviour.md,
+ * "Object digest and reconcile policies"); never while it is being deleted. */
+static bool
+needs_write(const engine *e, const ctl_obj *o, const ctl_item *it, const struct json_object *live)
+{
+    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
+    if (!live_digest) {
+        live_digest = "";
+    }
+    return !being_deleted(live) &&
+           !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
+           (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
+            it->last_applied_at < e->now - o->reapply_ns);
+}
+
 static int apply_one(wave_ctx *w, size_t i, int *unready)
 {
     engine *e = w->e;
@@ -1248,22 +1303,27 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     if ((rc = read_item(e, &live, it)) < 0) {
         return wrap_item(rc, "error reading object", it);
     }
+    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+    bool cached = co_strmap_remove(&e->cached, lk) != NULL;
+    free(lk);
+    if (cached && needs_write(e, o, it, live)) {
+        /* due for a reapply: the write needs what the cache leaves out (managedFields) */
+        json_object_put(live);
+        live = NULL;
+        if ((rc = read_object(e, &live, it->group, it->version, it->kind, it->namespace,
+                              it->name)) < 0) {
+            return wrap_item(rc, "error reading object", it);
+        }
+    }
     if (first && (rc = ctl_adoption_check(o, live, e->hashed)) < 0) {
         it->refused = true;
         json_object_put(live);
         return rc;
     }
-    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
-    if (!live_digest) {
-        live_digest = "";
-    }
     if (!live) {
         rc = create_item(e, w->set, o, it, false, &written);
         it->refused = first && rc < 0 && nothing_created(rc);
-    } else if (!being_deleted(live) &&
-               !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
-               (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
-                it->last_applied_at < e->now - o->reapply_ns)) {
+    } else if (needs_write(e, o, it, live)) {
         if (o->update == CO_UPDATE_RECREATE) {
             /* recreated on a later pass */
             rc = delete_item(e, it, live);

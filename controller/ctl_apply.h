@@ -56,6 +56,7 @@
 struct json_object;
 struct co_kube_client;
 struct co_kube_recorder;
+struct ctl_depcache;
 
 /** Counters of dependent-object operations (component_operator_runtime_operations_total;
  * docs/behaviour.md, "Metrics"). */
@@ -64,6 +65,7 @@ typedef struct ctl_apply_stats {
     unsigned long creates; /**< POST or creating server-side apply */
     unsigned long updates; /**< PUT, managedFields patch, server-side apply, finalizer patch */
     unsigned long deletes; /**< DELETE */
+    unsigned long cached;  /**< dependents taken from the dependents cache instead of read */
 } ctl_apply_stats;
 
 /** Per-call settings. Strings are borrowed for the call. */
@@ -114,6 +116,10 @@ typedef struct ctl_apply_opts {
     /** Out, optional: set to whether the call changed the inventory (backoff reset;
      * docs/behaviour.md, "Intervals and requeue"). */
     bool *inventory_changed;
+    /** Optional: the local cluster's dependents cache, for a Component deploying into this
+     * cluster; objects unchanged since this inventory wrote them are taken from there instead of
+     * read (ctl_depcache.h). NULL: every read is live. */
+    struct ctl_depcache *cache;
     /** Out, optional: operation counters, added to. */
     ctl_apply_stats *stats;
 } ctl_apply_opts;

@@ -72,6 +72,7 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
     c->metrics_addr = ":8080";
     c->probe_addr = ":8081";
     c->max_concurrent_reconciles = 5;
+    c->cache_dependents = 1;
     c->target_client_ttl_s = 900;
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &c->kubeconfig, "PATH",
@@ -90,6 +91,10 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
         {"dependent-events", CO_FLAG_BOOL, &c->dependent_events, NULL,
          "also record an Event on every dependent object created, updated or deleted, as the Go "
          "operator does (one more API write per object change)"},
+        {"cache-dependents", CO_FLAG_BOOL, &c->cache_dependents, NULL,
+         "watch the types of this cluster's dependents (where the controller may list them), "
+         "read unchanged dependents from memory and reconcile a Component when one of them "
+         "changes (default true; false reads every dependent from the API server)"},
         {"default-service-account", CO_FLAG_STRING, &c->default_service_account, "NAME",
          "service account to impersonate for Components that name none"},
         {"max-concurrent-reconciles", CO_FLAG_INT, &c->max_concurrent_reconciles, "N",
@@ -147,6 +152,7 @@ ctl_manager_options ctl_config_manager_options(const ctl_config *c)
     mo.probe_addr = c->probe_addr;
     mo.leader_elect = c->leader_elect != 0;
     mo.dependent_events = c->dependent_events != 0;
+    mo.cache_dependents = c->cache_dependents != 0;
     if (c->kube_api_qps > 0) {
         mo.qps = (double)c->kube_api_qps;
         mo.burst = c->kube_api_burst > 0 ? (int)c->kube_api_burst

@@ -20,6 +20,7 @@ typedef struct ctl_config {
     const char *probe_addr;
     int leader_elect;
     int dependent_events;
+    int cache_dependents;
     long long kube_api_qps;   /**< 0: no client-side limit */
     long long kube_api_burst; /**< 0: 1.5 x qps */
     co_flags_logging logging;

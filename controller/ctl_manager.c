@@ -19,6 +19,7 @@
 #include "co/util/error.h"
 #include "co/util/time.h"
 #include "co/util/thread.h"
+#include "controller/ctl_depcache.h"
 #include "controller/ctl_manager_int.h"
 
 static int targets_acquire(void *ctx,
@@ -190,11 +191,31 @@ static int read_cluster_id(ctl_manager *m)
     return 0;
 }
 
+/* A dependent of a Component changed (ctl_depcache.h): queue the Component when this
+ * controller manages it (a watched namespace, the label selector). */
+static void on_dependent_changed(void *ctx, const char *ns, const char *name)
+{
+    ctl_manager *m = ctx;
+    co_kube_informer *inf = ctl_manager__informer_for(m, ns);
+    struct json_object *obj = NULL;
+    if (inf && co_kube_informer_get(&obj, inf, ns, name) == 0) {
+        ctl_manager_enqueue(m, ns, name);
+    }
+    co_error_clear();
+    json_object_put(obj);
+}
+
 int ctl_manager_start(ctl_manager *m)
 {
     int rc = read_cluster_id(m);
     if (rc < 0) {
         return rc;
+    }
+    if (m->opts.cache_dependents) {
+        /* before the workers: they read m->env without a lock */
+        CO_ASSERT(
+            ctl_depcache_new(&m->depcache, m->client, m->cluster_id, on_dependent_changed, m) == 0);
+        m->env.dependents = m->depcache;
     }
     co_kube_mapping mp;
     rc = co_kube_client_mapping(&mp, m->client, COMPONENT_API, "Component");
@@ -331,6 +352,7 @@ void ctl_manager_free(ctl_manager *m)
         return;
     }
     ctl_manager_stop(m);
+    ctl_depcache_free(m->depcache);
     co_kube_leader_free(m->leader);
     co_kube_recorder_free(m->recorder);
     ctl_notify_free(m->notify);
@@ -440,6 +462,11 @@ struct ctl_notify *ctl_manager_notify(ctl_manager *m)
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m)
 {
     return m->recorder;
+}
+
+struct ctl_depcache *ctl_manager_dependents_cache(ctl_manager *m)
+{
+    return m->depcache;
 }
 
 int ctl_manager_read(ctl_manager *m,

@@ -41,6 +41,8 @@ typedef struct ctl_manager_options {
     /** events on dependents (Created, Updated, Deleted ...; docs/behaviour.md, "Create, update
      * and delete"); false: Component events only */
     bool dependent_events;
+    /** watch dependents' types (ctl_depcache.h); false: every dependent read live */
+    bool cache_dependents;
     const char *leader_namespace; /**< NULL: the client's default namespace */
     const char *leader_name;      /**< NULL: "component-operator.cs.sap.com" */
     long lease_duration_ms;       /**< 0: 15 s (renew 10 s, retry 2 s) */
@@ -136,6 +138,10 @@ struct co_metrics *ctl_manager_metrics(ctl_manager *m);
 /** The event recorder of the local cluster (borrowed; exists from ctl_manager_new() on, so
  * that it can be handed to the apply engine before ctl_manager_start() starts workers). */
 struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m);
+
+/** The dependents cache (ctl_depcache.h); NULL before ctl_manager_start() or without
+ * cache_dependents. Borrowed. */
+struct ctl_depcache *ctl_manager_dependents_cache(ctl_manager *m);
 
 /**
  * Reads an object for the source layer: Flux source kinds from the informer caches when they

@@ -62,6 +62,8 @@ struct ctl_manager {
 
     co_kube_config *cfg;
     co_kube_client *client;
+    /* the dependents cache (--cache-dependents), created once the cluster id is known */
+    struct ctl_depcache *depcache;
     char *cluster_id;
 
     co_kube_informer **comp_inf; /* one per namespace, or one for all */

@@ -32,6 +32,7 @@
 #include "controller/ctl_state.h"
 
 struct json_object;
+struct ctl_depcache;
 
 /** The reconciler name: finalizer, field manager, label and annotation prefix. */
 #define CTL_RECONCILER_NAME "component-operator.cs.sap.com"
@@ -170,6 +171,9 @@ typedef struct ctl_env {
     int64_t (*now)(void);
     uint64_t (*random)(void);
     int status_retries; /**< status PUT attempts on conflict; 0: 5 */
+    /** the local cluster's dependents cache (ctl_depcache.h), used for Components deploying
+     * into this cluster; NULL: none */
+    struct ctl_depcache *dependents;
     /** largest status.inventory written as a plain list (co_component_inventory_put());
      * 0: CO_INVENTORY_PLAIN_MAX */
     size_t inventory_plain_max;

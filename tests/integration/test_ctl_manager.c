@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "co/util/digest.h"
@@ -21,6 +22,7 @@
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_event.h"
 #include "controller/ctl_apply.h"
+#include "controller/ctl_depcache.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 #include "controller/ctl_state.h"
@@ -45,6 +47,7 @@ static ctl_apply_ops app_ops;
 
 /* Whether new_manager() turns on events on dependents (--dependent-events). */
 static bool with_dependent_events = true;
+static bool with_cache_dependents = false;
 
 static int group_setup(void **state)
 {
@@ -61,6 +64,8 @@ static int group_setup(void **state)
     co_test_write_file(path, CM_TEXT("first-cm"), strlen(CM_TEXT("first-cm")));
     snprintf(path, sizeof(path), "%s/quiet/cm.yaml", srcdir);
     co_test_write_file(path, CM_TEXT("quiet-cm"), strlen(CM_TEXT("quiet-cm")));
+    snprintf(path, sizeof(path), "%s/watched/cm.yaml", srcdir);
+    co_test_write_file(path, CM_TEXT("watched-cm"), strlen(CM_TEXT("watched-cm")));
     src_ops = ctl_test_source_ops();
     app_ops = ctl_test_apply_ops();
     return 0;
@@ -94,6 +99,7 @@ static ctl_manager *new_manager(const char *kubeconfig,
     o.source = source;
     o.apply = apply;
     o.dependent_events = with_dependent_events;
+    o.cache_dependents = with_cache_dependents;
     ctl_manager *m = NULL;
     assert_co_pass(ctl_manager_new(&m, &o));
     return m;
@@ -198,6 +204,51 @@ static void test_ctl_manager__dependent_events_only_when_enabled(void **state)
 
     delete_component(ns, "first");
     ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
+}
+
+static int configmap_present(void *payload)
+{
+    const char *const *ref = payload;
+    struct json_object *obj = NULL;
+    int rc = co_kube_get(&obj, admin, &(co_kube_ref){"v1", "ConfigMap", ref[0], ref[1]}, NULL);
+    json_object_put(obj);
+    co_error_clear();
+    return rc == 0;
+}
+
+static int cache_serves_configmaps(void *payload)
+{
+    return payload && ctl_depcache_serves(payload, "", "v1", "ConfigMap");
+}
+
+/* With the dependents cache, a dependent deleted behind the controller's back queues its
+ * Component, which creates it again: here the Component's next requeue is an hour away. */
+static void test_ctl_manager__deleted_dependent_queues_its_component(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-dep-");
+    ctl_test_create_component(admin, ns, "watched",
+                              "{" SRC ",\"path\":\"watched\",\"requeueInterval\":\"1h\"}");
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    with_cache_dependents = true;
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    with_cache_dependents = false;
+    assert_co_pass(ctl_manager_start(m));
+    ctl_test_wait_state(admin, ns, "watched", "Ready", "Ready", WAIT_MS);
+    const char *cm[2] = {ns, "watched-cm"};
+    assert_true(configmap_present(cm));
+    /* the cache watches ConfigMaps from the first one applied on */
+    assert_true(co_test_poll(cache_serves_configmaps, ctl_manager_dependents_cache(m), WAIT_MS));
+    co_kube_ref ref = {"v1", "ConfigMap", ns, "watched-cm"};
+    assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+    assert_true(co_test_poll(configmap_present, cm, WAIT_MS));
+
+    delete_component(ns, "watched");
+    ctl_test_wait_gone(admin, ns, "watched", WAIT_MS);
     ctl_manager_free(m);
     delete_namespace(ns);
     free(ns);
@@ -568,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
         cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
+        cmocka_unit_test(test_ctl_manager__deleted_dependent_queues_its_component),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),

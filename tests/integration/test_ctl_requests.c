@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "co/api/component.h"
 #include "co/json/json.h"
@@ -23,6 +24,7 @@
 #include "co/kube/kube_config.h"
 #include "co/kube/kube_transport.h"
 #include "controller/ctl_apply.h"
+#include "controller/ctl_depcache.h"
 #include "controller/ctl_reconcile.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -137,6 +139,7 @@ static int group_setup(void **state)
     put_configmaps("warm", "warm", 1);
     put_configmaps("ten", "ten", 10);
     put_configmaps("many", "many", 40);
+    put_configmaps("cached", "cached", 10);
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
     counter = co_xcalloc(1, sizeof(*counter));
@@ -316,11 +319,145 @@ static void test_ctl_requests__large_inventory_packed_and_plain_still_read(void 
     env.inventory_plain_max = 0;
 }
 
+/* ---- the dependents cache ------------------------------------------------------------------ */
+
+typedef struct triggered {
+    pthread_mutex_t mu;
+    char last[256];
+    int n;
+} triggered;
+
+static void on_changed(void *ctx, const char *cns, const char *name)
+{
+    triggered *t = ctx;
+    pthread_mutex_lock(&t->mu);
+    snprintf(t->last, sizeof(t->last), "%s/%s", cns, name);
+    t->n++;
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Waits (bounded) until the cache holds ConfigMap @p name with @p digest annotation (NULL: any).
+ * Returns whether it did. */
+static bool cache_holds(ctl_depcache *dc, const char *name, const char *hashed, const char *digest)
+{
+    for (int i = 0; i < 1000; i++) {
+        struct json_object *obj = NULL;
+        if (ctl_depcache_get(&obj, dc, "", "v1", "ConfigMap", ns, name, hashed) == 0) {
+            const char *d = co_json_meta_annotation(obj, "component-operator.cs.sap.com/digest");
+            bool ok = !digest || (d && strcmp(d, digest) == 0);
+            json_object_put(obj);
+            if (ok) {
+                return true;
+            }
+        }
+        co_error_clear();
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* Unchanged dependents come from the cache: a second reconcile reads nothing but the Component;
+ * a dependent changed behind the controller's back queues its Component and is read live and
+ * written again; a controller that may not list a type does not cache it. */
+static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **state)
+{
+    (void)state;
+    triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ctl_depcache *dc = NULL;
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, on_changed, &t));
+    env.dependents = dc;
+    ctl_test_create_component(admin, ns, "cached", "{" SRC ",\"path\":\"cached\"}");
+    assert_true(reconcile_until_ready("cached", 5) > 0);
+    /* the type is watched from its first use on, and served once its informer has synced */
+    bool serves = false;
+    for (int i = 0; i < 1000 && !(serves = ctl_depcache_serves(dc, "", "v1", "ConfigMap")); i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(serves);
+    assert_int_equal(ctl_depcache_types(dc), 1);
+    char *owner_id = ctl_owner_id(env.cluster_id, ns, "cached");
+    char *hashed = ctl_owner_label(owner_id);
+    for (int i = 0; i < 10; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "cached-%d", i);
+        assert_true(cache_holds(dc, name, hashed, NULL));
+    }
+    /* another owner's object is not served as ours */
+    struct json_object *none = NULL;
+    assert_co_fail_with(CO_ENOTFOUND, ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns,
+                                                       "cached-0", "someone-else"));
+
+    counting_reset(counter);
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "cached"));
+    print_log(counter, "reconcile with the cache");
+    assert_int_equal(counter->n, 1);
+    assert_int_equal(counted(counter, "GET", "/components/cached"), 1);
+
+    /* drift: someone rewrites our digest annotation; the Component is queued, reads that object
+     * live and applies it again */
+    struct json_object *patch =
+        co_test_json("{\"metadata\":{\"annotations\":{\"component-operator.cs.sap.com/"
+                     "digest\":\"tampered\"}}}");
+    co_kube_ref cm = {"v1", "ConfigMap", ns, "cached-3"};
+    assert_co_pass(co_kube_patch(NULL, admin, &cm, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+    assert_true(cache_holds(dc, "cached-3", hashed, "tampered"));
+    bool queued = false;
+    for (int i = 0; i < 1000 && !queued; i++) {
+        pthread_mutex_lock(&t.mu);
+        char *key = co_xasprintf("%s/cached", ns);
+        queued = t.n > 0 && strcmp(t.last, key) == 0;
+        free(key);
+        pthread_mutex_unlock(&t.mu);
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(queued);
+    counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "cached"));
+    print_log(counter, "reconcile after a dependent changed");
+    assert_int_equal(counted(counter, "GET", "/configmaps/cached-3"), 1);
+    assert_int_equal(counted(counter, "PATCH", "/configmaps/cached-3"), 1);
+    assert_int_equal(counted(counter, "GET", "/configmaps"), 1);
+    assert_int_equal(counted(counter, "PATCH", "/configmaps/"), 1);
+    struct json_object *live = NULL;
+    assert_co_pass(co_kube_get(&live, admin, &cm, NULL));
+    assert_string_not_equal(co_json_meta_annotation(live, "component-operator.cs.sap.com/digest"),
+                            "tampered");
+    json_object_put(live);
+    env.dependents = NULL;
+    ctl_depcache_free(dc);
+
+    /* an identity that may not list ConfigMaps caches nothing and serves nothing */
+    co_kube_client *nobody = NULL;
+    assert_co_pass(co_kube_client_new_impersonating(
+        &nobody, admin, "system:serviceaccount:default:nobody", NULL, 0));
+    assert_co_pass(ctl_depcache_new(&dc, nobody, env.cluster_id, NULL, NULL));
+    assert_false(ctl_depcache_serves(dc, "", "v1", "ConfigMap"));
+    assert_int_equal(ctl_depcache_types(dc), 0);
+    assert_co_fail_with(CO_ENOTFOUND,
+                        ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns, "cached-0", hashed));
+    /* and a type outside the built-in list is never cached */
+    ctl_depcache_free(dc);
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, NULL, NULL));
+    assert_false(ctl_depcache_serves(dc, "", "v1", "Secret"));
+    assert_false(ctl_depcache_serves(dc, "core.cs.sap.com", "v1alpha1", "Component"));
+    assert_int_equal(ctl_depcache_types(dc), 0);
+    ctl_depcache_free(dc);
+    co_kube_client_free(nobody);
+    free(hashed);
+    free(owner_id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written),
         cmocka_unit_test(test_ctl_requests__large_inventory_packed_and_plain_still_read),
+        cmocka_unit_test(test_ctl_requests__unchanged_dependents_read_from_the_cache),
     };
     return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
 }

@@ -75,6 +75,10 @@ tap_eq "controller: other unknown flags stay usage errors" 2 "$rc"
 # the client-side rate limit: accepted in range, refused (named) outside it
 run "$CTL" --kubeconfig "$missing" --kube-api-qps=50 --kube-api-burst=80 --dependent-events
 tap_eq "controller: --kube-api-qps, --kube-api-burst and --dependent-events get to the kubeconfig" 1 "$rc"
+run "$CTL" --kubeconfig "$missing" --cache-dependents=false
+tap_eq "controller: --cache-dependents=false gets to the kubeconfig" 1 "$rc"
+run "$CTL" --kubeconfig "$missing" --cache-dependents=maybe
+tap_eq "controller: --cache-dependents takes a boolean" 2 "$rc"
 for bad in --kube-api-qps=-1 --kube-api-burst=-5 --kube-api-qps=100001; do
     run "$CTL" --kubeconfig "$missing" "$bad"
     if [ "$rc" = 2 ] && grep -q -- "--kube-api-qps must be" "$TMP/err"; then

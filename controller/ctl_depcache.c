@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The dependents cache (see ctl_depcache.h): informers per type, started lazily under a lock,
+ * read without one (informer reads are thread-safe and the table only grows until freed).
+ */
+#include "controller/ctl_depcache.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "co/json/json.h"
+#include "co/kube/kube_client.h"
+#include "co/kube/kube_informer.h"
+#include "co/util/duration.h"
+#include "co/util/error.h"
+#include "co/util/log.h"
+#include "co/util/time.h"
+#include "controller/ctl_inventory.h"
+
+/* How long a type whose permission check failed (other than by a refusal) is read live before
+ * it is checked again. */
+#define PROBE_RETRY_NS (30 * CO_SECOND)
+
+typedef enum type_state {
+    TYPE_WATCHED,  /* the informer runs (served once it has synced) */
+    TYPE_REFUSED,  /* the controller may not list it: never cached */
+    TYPE_DEFERRED, /* the permission check failed otherwise: tried again later */
+} type_state;
+
+typedef struct dep_type {
+    char *key; /* "group/version/kind" */
+    type_state state;
+    int64_t retry_at; /* TYPE_DEFERRED: monotonic ns of the next probe */
+    co_kube_informer *inf;
+} dep_type;
+
+struct ctl_depcache {
+    co_kube_client *client;
+    char *cluster_id;
+    ctl_depcache_changed_fn changed;
+    void *ctx;
+    pthread_mutex_t mu;
+    dep_type types[CTL_DEPCACHE_MAX_TYPES];
+    size_t ntypes;
+};
+
+/* Built-in kinds the cache may hold: every cluster serves them, and none carries secrets. */
+static const struct {
+    const char *group, *version, *kind;
+} cacheable[] = {
+    {"", "v1", "ConfigMap"},
+    {"", "v1", "Service"},
+    {"", "v1", "ServiceAccount"},
+    {"", "v1", "PersistentVolumeClaim"},
+    {"apps", "v1", "Deployment"},
+    {"apps", "v1", "StatefulSet"},
+    {"apps", "v1", "DaemonSet"},
+    {"batch", "v1", "Job"},
+    {"rbac.authorization.k8s.io", "v1", "Role"},
+    {"rbac.authorization.k8s.io", "v1", "RoleBinding"},
+    {"rbac.authorization.k8s.io", "v1", "ClusterRole"},
+    {"rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"},
+    {"networking.k8s.io", "v1", "Ingress"},
+    {"networking.k8s.io", "v1", "NetworkPolicy"},
+};
+
+static bool is_cacheable(const char *group, const char *version, const char *kind)
+{
+    for (size_t i = 0; i < sizeof(cacheable) / sizeof(cacheable[0]); i++) {
+        if (!strcmp(cacheable[i].group, group) && !strcmp(cacheable[i].version, version) &&
+            !strcmp(cacheable[i].kind, kind)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static char *api_version_of(const char *group, const char *version)
+{
+    return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
+}
+
+/* ---- triggers ------------------------------------------------------------------------------ */
+
+/* The Component a dependent belongs to, from its owner annotation "<cluster>/<ns>/<name>",
+ * when that names this cluster and agrees with the owner label (a copied annotation queues
+ * nothing). */
+static void report(ctl_depcache *d, const struct json_object *obj)
+{
+    const char *owner = co_json_meta_annotation(obj, CTL_ANN_OWNER_ID);
+    const char *label = co_json_meta_label(obj, CTL_LABEL_OWNER_ID);
+    size_t cl = strlen(d->cluster_id);
+    if (!d->changed || !owner || !label || strncmp(owner, d->cluster_id, cl) != 0 ||
+        owner[cl] != '/') {
+        return;
+    }
+    char *hashed = ctl_hash_owner_id(owner);
+    bool same = strcmp(hashed, label) == 0;
+    free(hashed);
+    const char *ns = owner + cl + 1;
+    const char *slash = strchr(ns, '/');
+    if (!same || !slash || slash == ns || !slash[1] || strchr(slash + 1, '/')) {
+        return;
+    }
+    char *nsc = co_xstrndup(ns, (size_t)(slash - ns));
+    d->changed(d->ctx, nsc, slash + 1);
+    free(nsc);
+}
+
+static bool member_differs(const struct json_object *a,
+                           const struct json_object *b,
+                           const char *k1,
+                           const char *k2)
+{
+    struct json_object *x = co_json_get(a, k1, k2, NULL);
+    struct json_object *y = co_json_get(b, k1, k2, NULL);
+    return !co_json_equal(x, y);
+}
+
+/* A change that can alter the owner's verdict: readiness (status, generation), deletion, or
+ * the marks the apply engine compares (digest annotation, owner label). Our own creates are
+ * adds and queue nothing. */
+static void
+on_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
+{
+    ctl_depcache *d = payload;
+    if (member_differs(old_obj, new_obj, "status", NULL) ||
+        member_differs(old_obj, new_obj, "metadata", "generation") ||
+        member_differs(old_obj, new_obj, "metadata", "deletionTimestamp") ||
+        !co_json_equal(co_json_get(old_obj, "metadata", "annotations", CTL_ANN_DIGEST, NULL),
+                       co_json_get(new_obj, "metadata", "annotations", CTL_ANN_DIGEST, NULL)) ||
+        !co_json_equal(co_json_get(old_obj, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL),
+                       co_json_get(new_obj, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL))) {
+        report(d, new_obj);
+        report(d, old_obj); /* the label moved: the former owner learns too (deduplicated) */
+    }
+}
+
+static void on_delete(const struct json_object *obj, void *payload)
+{
+    report(payload, obj);
+}
+
+/* ---- types --------------------------------------------------------------------------------- */
+
+/* Whether the controller may list the type cluster-wide: one LIST of at most one object. */
+static type_state probe(ctl_depcache *d, const char *api_version, const char *kind)
+{
+    co_kube_ref ref = {api_version, kind, NULL, NULL};
+    co_kube_list_options lo = {0};
+    lo.label_selector = CTL_LABEL_OWNER_ID;
+    lo.limit = 1;
+    struct json_object *list = NULL;
+    int rc = co_kube_list(&list, d->client, &ref, &lo);
+    json_object_put(list);
+    if (rc == CO_EAUTH || rc == CO_ENOMATCH || rc == CO_ENOTFOUND) {
+        co_log(CO_LOG_INFO, "dependents of this type are read live, not cached", "type", kind,
+               "apiVersion", api_version, "reason", co_error_last(), NULL);
+        co_error_clear();
+        return TYPE_REFUSED;
+    }
+    co_error_clear();
+    return rc < 0 ? TYPE_DEFERRED : TYPE_WATCHED;
+}
+
+static co_kube_informer *start(ctl_depcache *d, const char *api_version, const char *kind)
+{
+    co_kube_informer_options io = {0};
+    io.api_version = api_version;
+    io.kind = kind;
+    io.label_selector = CTL_LABEL_OWNER_ID;
+    io.strip_managed_fields = 1;
+    co_kube_handlers h = {0};
+    h.on_update = on_update;
+    h.on_delete = on_delete;
+    h.payload = d;
+    co_kube_informer *inf = NULL;
+    if (co_kube_informer_new(&inf, d->client, &io) < 0 ||
+        co_kube_informer_add_handlers(inf, &h) < 0 || co_kube_informer_start(inf) < 0) {
+        co_log(CO_LOG_WARN, "cannot watch dependents", "type", kind, "error", co_error_last(),
+               NULL);
+        co_error_clear();
+        co_kube_informer_free(inf);
+        return NULL;
+    }
+    return inf;
+}
+
+/* The informer of a type, started on first use; NULL when the type is not cached. */
+static co_kube_informer *
+informer_for(ctl_depcache *d, const char *group, const char *version, const char *kind)
+{
+    if (!d || !is_cacheable(group, version, kind)) {
+        return NULL;
+    }
+    char *key = co_xasprintf("%s/%s/%s", group, version, kind);
+    co_kube_informer *inf = NULL;
+    pthread_mutex_lock(&d->mu);
+    dep_type *t = NULL;
+    for (size_t i = 0; i < d->ntypes; i++) {
+        if (!strcmp(d->types[i].key, key)) {
+            t = &d->types[i];
+            break;
+        }
+    }
+    if (!t && d->ntypes < CTL_DEPCACHE_MAX_TYPES) {
+        t = &d->types[d->ntypes++];
+        t->key = key;
+        key = NULL;
+        t->state = TYPE_DEFERRED;
+    }
+    if (t && t->state == TYPE_DEFERRED && co_time_monotonic() >= t->retry_at) {
+        /* the probe and the start hold the lock: they run once per type (and once per
+         * PROBE_RETRY_NS while the API server fails them) */
+        char *av = api_version_of(group, version);
+        t->state = probe(d, av, kind);
+        if (t->state == TYPE_WATCHED && !(t->inf = start(d, av, kind))) {
+            t->state = TYPE_DEFERRED;
+        }
+        t->retry_at = co_time_monotonic() + PROBE_RETRY_NS;
+        free(av);
+    }
+    if (t && t->state == TYPE_WATCHED) {
+        inf = t->inf;
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(key);
+    return inf;
+}
+
+/* ---- API ----------------------------------------------------------------------------------- */
+
+int ctl_depcache_new(ctl_depcache **out,
+                     struct co_kube_client *client,
+                     const char *cluster_id,
+                     ctl_depcache_changed_fn changed,
+                     void *ctx)
+{
+    ctl_depcache *d = co_xcalloc(1, sizeof(*d));
+    d->client = client;
+    d->cluster_id = co_xstrdup(cluster_id ? cluster_id : "");
+    d->changed = changed;
+    d->ctx = ctx;
+    pthread_mutex_init(&d->mu, NULL);
+    *out = d;
+    return 0;
+}
+
+void ctl_depcache_free(ctl_depcache *d)
+{
+    if (!d) {
+        return;
+    }
+    for (size_t i = 0; i < d->ntypes; i++) {
+        co_kube_informer_free(d->types[i].inf);
+        free(d->types[i].key);
+    }
+    pthread_mutex_destroy(&d->mu);
+    free(d->cluster_id);
+    free(d);
+}
+
+bool ctl_depcache_serves(ctl_depcache *d, const char *group, const char *version, const char *kind)
+{
+    co_kube_informer *inf = informer_for(d, group, version, kind);
+    return inf && co_kube_informer_has_synced(inf);
+}
+
+int ctl_depcache_get(struct json_object **out,
+                     ctl_depcache *d,
+                     const char *group,
+                     const char *version,
+                     const char *kind,
+                     const char *ns,
+                     const char *name,
+                     const char *hashed_owner)
+{
+    *out = NULL;
+    co_kube_informer *inf = informer_for(d, group, version, kind);
+    struct json_object *obj = NULL;
+    if (!inf || !co_kube_informer_has_synced(inf) ||
+        co_kube_informer_get(&obj, inf, ns && *ns ? ns : NULL, name) < 0) {
+        co_error_clear();
+        return CO_ENOTFOUND;
+    }
+    const char *label = co_json_meta_label(obj, CTL_LABEL_OWNER_ID);
+    if (!label || !hashed_owner || strcmp(label, hashed_owner) != 0) {
+        json_object_put(obj);
+        return CO_ENOTFOUND;
+    }
+    *out = obj;
+    return 0;
+}
+
+size_t ctl_depcache_types(ctl_depcache *d)
+{
+    pthread_mutex_lock(&d->mu);
+    size_t n = 0;
+    for (size_t i = 0; i < d->ntypes; i++) {
+        n += d->types[i].state == TYPE_WATCHED;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return n;
+}

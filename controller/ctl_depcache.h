@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file ctl_depcache.h
+ * The local cluster's dependents, watched (docs/behaviour.md, "Dependents cache"): one informer
+ * per type of dependent, cluster-wide, of the objects carrying this operator's owner label. It
+ * serves two things:
+ * - reads: the apply engine takes an unchanged dependent from here instead of reading it from
+ *   the API server on every pass (ctl_apply.c decides when a cached object may stand in for a
+ *   live read);
+ * - triggers: a dependent whose status, generation, deletion or owner marks change queues its
+ *   Component, so a Component waiting for a Deployment to become available is reconciled when
+ *   it does, not on the next backoff step.
+ *
+ * Types are watched on first use. A type is watched only when the controller's own identity
+ * may list it cluster-wide (checked with one LIST first): in the least-privilege installation,
+ * where the controller reads nothing but its own kinds, nothing is cached and every read stays
+ * live. Only built-in types that a cluster always serves are cached (a custom type can vanish
+ * with its CRD, leaving a cache that no longer follows anything), and Secrets never are (the
+ * controller does not hold its tenants' Secrets in memory). At most CTL_DEPCACHE_MAX_TYPES
+ * types are watched.
+ */
+#ifndef CTL_DEPCACHE_H
+#define CTL_DEPCACHE_H
+
+#include <stdbool.h>
+
+#include "co/util/common.h"
+
+struct json_object;
+struct co_kube_client;
+
+/** Most types watched at once. */
+#define CTL_DEPCACHE_MAX_TYPES 32
+
+typedef struct ctl_depcache ctl_depcache;
+
+/** Called on an informer thread with the Component ("namespace", "name") a dependent's change
+ * concerns; enqueue only. */
+typedef void (*ctl_depcache_changed_fn)(void *ctx, const char *ns, const char *name);
+
+/**
+ * A cache over @p client (the local cluster, the controller's own identity; borrowed, must
+ * outlive the cache). Dependents whose owner annotation names a Component of @p cluster_id
+ * (copied) are reported to @p changed (NULL: no triggers).
+ * @param[out] out free with ctl_depcache_free()
+ * @return 0 (cannot fail).
+ */
+CO_MUST_CHECK int ctl_depcache_new(ctl_depcache **out,
+                                   struct co_kube_client *client,
+                                   const char *cluster_id,
+                                   ctl_depcache_changed_fn changed,
+                                   void *ctx);
+
+/** Stops every informer and frees the cache. NULL is a no-op. */
+void ctl_depcache_free(ctl_depcache *d);
+
+/**
+ * Whether objects of @p group / @p version / @p kind are served now (the type's informer has
+ * synced). The first call for a cacheable type starts watching it, so later passes are served.
+ * Thread-safe.
+ */
+bool ctl_depcache_serves(ctl_depcache *d, const char *group, const char *version, const char *kind);
+
+/**
+ * The cached object @p ns / @p name (ns "" or NULL: cluster-scoped) of a served type, when it
+ * carries the owner label @p hashed_owner.
+ * @param[out] out a private copy without metadata.managedFields (json_object_put())
+ * @return 0; CO_ENOTFOUND when the type is not served, the object is not cached, or it carries
+ *         another owner's label (then only a live read can tell).
+ */
+CO_MUST_CHECK int ctl_depcache_get(struct json_object **out,
+                                   ctl_depcache *d,
+                                   const char *group,
+                                   const char *version,
+                                   const char *kind,
+                                   const char *ns,
+                                   const char *name,
+                                   const char *hashed_owner);
+
+/** Types watched now (for tests and metrics). */
+size_t ctl_depcache_types(ctl_depcache *d);
+
+#endif
