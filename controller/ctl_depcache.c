@@ -147,24 +147,58 @@ static void on_delete(const struct json_object *obj, void *payload)
 
 /* ---- types --------------------------------------------------------------------------------- */
 
-/* Whether the controller may list the type cluster-wide: one LIST of at most one object. */
+/* Whether the controller's identity may @p verb @p resource of @p group cluster-wide: a
+ * SelfSubjectAccessReview, which every authenticated identity may create, so that a controller
+ * without the right never makes a request it is refused. */
+static int
+may(ctl_depcache *d, bool *out, const char *group, const char *resource, const char *verb)
+{
+    struct json_object *ssar = json_object_new_object();
+    struct json_object *spec = json_object_new_object();
+    struct json_object *attrs = json_object_new_object();
+    json_object_object_add(ssar, "apiVersion", json_object_new_string("authorization.k8s.io/v1"));
+    json_object_object_add(ssar, "kind", json_object_new_string("SelfSubjectAccessReview"));
+    json_object_object_add(attrs, "verb", json_object_new_string(verb));
+    json_object_object_add(attrs, "group", json_object_new_string(group));
+    json_object_object_add(attrs, "resource", json_object_new_string(resource));
+    json_object_object_add(spec, "resourceAttributes", attrs);
+    json_object_object_add(ssar, "spec", spec);
+    struct json_object *res = NULL;
+    int rc = co_kube_create(&res, d->client, ssar, NULL);
+    json_object_put(ssar);
+    if (rc == 0) {
+        struct json_object *allowed = co_json_get(res, "status", "allowed", NULL);
+        *out = allowed && json_object_is_type(allowed, json_type_boolean) &&
+               json_object_get_boolean(allowed);
+    }
+    json_object_put(res);
+    return rc;
+}
+
+/* Whether the type is served and the controller may list and watch it cluster-wide. */
 static type_state probe(ctl_depcache *d, const char *api_version, const char *kind)
 {
-    co_kube_ref ref = {api_version, kind, NULL, NULL};
-    co_kube_list_options lo = {0};
-    lo.label_selector = CTL_LABEL_OWNER_ID;
-    lo.limit = 1;
-    struct json_object *list = NULL;
-    int rc = co_kube_list(&list, d->client, &ref, &lo);
-    json_object_put(list);
-    if (rc == CO_EAUTH || rc == CO_ENOMATCH || rc == CO_ENOTFOUND) {
-        co_log(CO_LOG_INFO, "dependents of this type are read live, not cached", "type", kind,
-               "apiVersion", api_version, "reason", co_error_last(), NULL);
+    co_kube_mapping mp;
+    int rc = co_kube_client_mapping(&mp, d->client, api_version, kind);
+    if (rc < 0) {
+        bool absent = rc == CO_ENOMATCH || rc == CO_ENOTFOUND;
         co_error_clear();
-        return TYPE_REFUSED;
+        return absent ? TYPE_REFUSED : TYPE_DEFERRED;
     }
+    bool list = false, watch = false;
+    rc = may(d, &list, mp.group, mp.resource, "list");
+    if (rc == 0 && list) {
+        rc = may(d, &watch, mp.group, mp.resource, "watch");
+    }
+    type_state st = rc < 0 ? TYPE_DEFERRED : list && watch ? TYPE_WATCHED : TYPE_REFUSED;
+    if (st == TYPE_REFUSED) {
+        co_log(CO_LOG_INFO, "dependents of this type are read live, not cached", "type", kind,
+               "apiVersion", api_version, "reason",
+               "the controller's identity may not list and watch them cluster-wide", NULL);
+    }
+    co_kube_mapping_dispose(&mp);
     co_error_clear();
-    return rc < 0 ? TYPE_DEFERRED : TYPE_WATCHED;
+    return st;
 }
 
 static co_kube_informer *start(ctl_depcache *d, const char *api_version, const char *kind)

@@ -12,11 +12,12 @@
  *   it does, not on the next backoff step.
  *
  * Types are watched on first use. A type is watched only when the controller's own identity
- * may list it cluster-wide (checked with one LIST first): in the least-privilege installation,
- * where the controller reads nothing but its own kinds, nothing is cached and every read stays
- * live. Only built-in types that a cluster always serves are cached (a custom type can vanish
- * with its CRD, leaving a cache that no longer follows anything), and Secrets never are (the
- * controller does not hold its tenants' Secrets in memory). At most CTL_DEPCACHE_MAX_TYPES
+ * may list and watch it cluster-wide (asked with SelfSubjectAccessReviews, so a controller
+ * without the right never makes a request that is refused): in the least-privilege
+ * installation, where the controller reads nothing but its own kinds, nothing is cached and
+ * every read stays live. Only built-in types that a cluster always serves are cached (a custom type
+ * can vanish with its CRD, leaving a cache that no longer follows anything), and Secrets never are
+ * (the controller does not hold its tenants' Secrets in memory). At most CTL_DEPCACHE_MAX_TYPES
  * types are watched.
  */
 #ifndef CTL_DEPCACHE_H
