@@ -201,6 +201,21 @@ static type_state probe(ctl_depcache *d, const char *api_version, const char *ki
     return st;
 }
 
+/* What the cache keeps of an object: what the apply engine judges (metadata, spec, status),
+ * without the bulk it never reads: a ConfigMap's data (up to 1 MiB each) and kubectl's copy of
+ * the last applied manifest. Payload: non-NULL for ConfigMaps. */
+static void trim(struct json_object *obj, void *payload)
+{
+    if (payload) {
+        json_object_object_del(obj, "data");
+        json_object_object_del(obj, "binaryData");
+    }
+    struct json_object *ann = co_json_get(obj, "metadata", "annotations", NULL);
+    if (ann && json_object_is_type(ann, json_type_object)) {
+        json_object_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
+    }
+}
+
 static co_kube_informer *start(ctl_depcache *d, const char *api_version, const char *kind)
 {
     co_kube_informer_options io = {0};
@@ -208,6 +223,8 @@ static co_kube_informer *start(ctl_depcache *d, const char *api_version, const c
     io.kind = kind;
     io.label_selector = CTL_LABEL_OWNER_ID;
     io.strip_managed_fields = 1;
+    io.transform = trim;
+    io.transform_payload = !strcmp(api_version, "v1") && !strcmp(kind, "ConfigMap") ? d : NULL;
     co_kube_handlers h = {0};
     h.on_update = on_update;
     h.on_delete = on_delete;

@@ -274,6 +274,41 @@ static void test_kube_informer__list_then_watch(void **state)
     assert_int_equal(co_kube_informer_len(fx->inf), 3);
 }
 
+static void drop_data(struct json_object *obj, void *payload)
+{
+    json_object_object_del(obj, "data");
+    (*(int *)payload)++;
+}
+
+/* A transform trims every object before it is stored. */
+static void test_kube_informer__transform_trims_before_caching(void **state)
+{
+    fixture *fx = *state;
+    list_pages(fx->f, 0);
+    co_fake_answer w = {.status = 200, .hang = 1};
+    co_fake_kube_on(fx->f, "GET", WATCH, &w);
+    int calls = 0;
+    co_kube_informer_options o = {.api_version = "v1",
+                                  .kind = "ConfigMap",
+                                  .namespace = "ns1",
+                                  .page_size = 2,
+                                  .transform = drop_data,
+                                  .transform_payload = &calls};
+    co_kube_informer *inf = NULL;
+    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
+    assert_co_pass(co_kube_informer_start(inf));
+    assert_co_pass(co_kube_informer_wait_synced(inf, 30000));
+    struct json_object *obj = NULL;
+    assert_co_pass(co_kube_informer_get(&obj, inf, "ns1", "a"));
+    assert_null(co_json_get(obj, "data", NULL));
+    assert_string_equal(co_json_meta_name(obj), "a");
+    /* managed fields are kept unless asked */
+    assert_non_null(co_json_get(obj, "metadata", "managedFields", NULL));
+    json_object_put(obj);
+    co_kube_informer_free(inf);
+    assert_int_equal(calls, 3);
+}
+
 static void test_kube_informer__resumes_from_last_version(void **state)
 {
     fixture *fx = *state;
@@ -466,6 +501,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kube_informer__list_then_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_informer__transform_trims_before_caching, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_kube_informer__resumes_from_last_version, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_kube_informer__relists_after_gone, setup, teardown),

@@ -59,6 +59,8 @@ struct co_kube_informer {
     char *api_version, *kind, *namespace, *label_selector, *field_selector;
     long page_size, watch_timeout_s, backoff_base_ms, backoff_cap_ms;
     int strip_managed_fields;
+    void (*transform)(struct json_object *obj, void *payload);
+    void *transform_payload;
 
     pthread_rwlock_t lock;
     co_strmap store; /* key -> entry * */
@@ -149,6 +151,8 @@ int co_kube_informer_new(co_kube_informer **out,
     inf->backoff_base_ms = opts->backoff_base_ms ? opts->backoff_base_ms : DEFAULT_BACKOFF_BASE_MS;
     inf->backoff_cap_ms = opts->backoff_cap_ms ? opts->backoff_cap_ms : DEFAULT_BACKOFF_CAP_MS;
     inf->strip_managed_fields = opts->strip_managed_fields;
+    inf->transform = opts->transform;
+    inf->transform_payload = opts->transform_payload;
     pthread_rwlock_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->sync_lock, NULL);
     co_cond_init_monotonic(&inf->sync_cond);
@@ -300,6 +304,9 @@ static entry *make_entry(co_kube_informer *inf, struct json_object *obj)
     struct json_object *meta = co_kube__obj(obj, "metadata");
     if (inf->strip_managed_fields && meta) {
         json_object_object_del(meta, "managedFields");
+    }
+    if (inf->transform) {
+        inf->transform(obj, inf->transform_payload);
     }
     entry *e = co_xcalloc(1, sizeof(*e));
     size_t len = 0;

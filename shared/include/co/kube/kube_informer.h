@@ -69,8 +69,12 @@ typedef struct co_kube_informer_options {
     long page_size;             /**< list page size; 0: 500 */
     long watch_timeout_s;       /**< 0: a random 300-600 s per watch, as client-go */
     int strip_managed_fields;   /**< drop metadata.managedFields before caching (saves memory) */
-    long backoff_base_ms;       /**< first retry delay; 0: 800 ms */
-    long backoff_cap_ms;        /**< longest retry delay; 0: 30 s */
+    /** Optional: trims each object before it is cached (on the informer's thread, after the
+     * managed fields are dropped); handlers and readers see the trimmed object. */
+    void (*transform)(struct json_object *obj, void *payload);
+    void *transform_payload; /**< for @ref transform */
+    long backoff_base_ms;    /**< first retry delay; 0: 800 ms */
+    long backoff_cap_ms;     /**< longest retry delay; 0: 30 s */
 } co_kube_informer_options;
 
 /** Counters, read with co_kube_informer_stats(). */
