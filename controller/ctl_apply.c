@@ -37,9 +37,12 @@ typedef struct engine {
     co_strmap live;
     /* the groups (group_key()) prefetch() listed in full; values unused */
     co_strmap listed;
-    /* the objects in live that came from the dependents cache (live_key(); values unused):
-     * without managedFields, so one to be written is read live first */
+    /* the groups prefetch() read from the API server's watch cache (possibly behind); values
+     * unused */
     co_strmap cached;
+    /* the objects in live that came from the dependents cache (live_key(); values unused):
+     * possibly behind too, and without managedFields */
+    co_strmap cached_keys;
 } engine;
 
 static int engine_init(engine *e, const ctl_apply_opts *o)
@@ -77,6 +80,7 @@ static void engine_dispose(engine *e)
     co_strmap_dispose(&e->live);
     co_strmap_dispose(&e->listed);
     co_strmap_dispose(&e->cached);
+    co_strmap_dispose(&e->cached_keys);
     if (e->o && e->o->stats) {
         e->o->stats->reads += e->st.reads;
         e->o->stats->creates += e->st.creates;
@@ -198,23 +202,41 @@ static char *group_key(const ctl_item *it)
     return co_xasprintf("%s\n%s\n%s\n%s", it->group, it->version, it->kind, it->namespace);
 }
 
-static int read_item(engine *e, struct json_object **out, const ctl_item *it)
+/* Reads the live object of @p it. An object read ahead from the watch cache may be behind the
+ * API server: it is handed out only when @p cached is given (then set to whether it came from
+ * there), else it is read again. */
+static int read_item(engine *e, struct json_object **out, const ctl_item *it, bool *cached)
 {
-    if (it->phase == CTL_PHASE_DELETING) {
-        /* an object this controller deleted (it carries our owner label) that a full LIST of
-         * its group did not return is gone: waiting for thousands of deletions costs one LIST,
-         * not one GET each */
-        char *lk = live_key(it->group, it->kind, it->namespace, it->name);
-        char *gk = group_key(it);
-        bool gone = !co_strmap_get(&e->live, lk) && co_strmap_get(&e->listed, gk);
-        free(gk);
-        free(lk);
-        if (gone) {
+    if (cached) {
+        *cached = false;
+    }
+    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+    char *gk = group_key(it);
+    bool ahead = co_strmap_get(&e->live, lk) != NULL;
+    bool from_cache = ahead && (co_strmap_get(&e->cached, gk) != NULL ||
+                                co_strmap_get(&e->cached_keys, lk) != NULL);
+    /* an object this controller deleted (it carries our owner label) that a full LIST of
+     * its group did not return is gone: waiting for thousands of deletions costs one LIST,
+     * not one GET each */
+    bool gone = it->phase == CTL_PHASE_DELETING && !ahead && co_strmap_get(&e->listed, gk) != NULL;
+    free(gk);
+    free(lk);
+    if (gone) {
+        *out = NULL;
+        return 0;
+    }
+    int rc = read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
+    if (rc == 0 && from_cache) {
+        if (cached) {
+            *cached = true;
+        } else {
+            /* the entry read ahead is used up: this reads the object itself */
+            json_object_put(*out);
             *out = NULL;
-            return 0;
+            rc = read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
         }
     }
-    return read_object(e, out, it->group, it->version, it->kind, it->namespace, it->name);
+    return rc;
 }
 
 /* ---- reading ahead -------------------------------------------------------------------------- */
@@ -222,9 +244,23 @@ static int read_item(engine *e, struct json_object **out, const ctl_item *it)
 typedef struct fetch_group {
     const ctl_item *first; /* group, version, kind and namespace of the group */
     size_t n;
+    bool consistent; /* read from etcd, not from the API server's watch cache */
 } fetch_group;
 
-/* Reads the objects of a group of inventory items with one LIST by our owner label. */
+/* Whether an item in phase @p ph is only created, updated or judged by this pass: of such items
+ * a live object read from the watch cache serves to judge readiness (apply_one()). */
+static bool applying(ctl_phase ph)
+{
+    return ph == CTL_PHASE_SCHEDULED_FOR_APPLICATION || ph == CTL_PHASE_CREATING ||
+           ph == CTL_PHASE_UPDATING || ph == CTL_PHASE_READY;
+}
+
+/* Reads the objects of a group of inventory items with one LIST by our owner label. A
+ * consistent LIST makes the API server read every object of the type and namespace from etcd
+ * to filter them by label, which grows with everyone's objects there (a thousand Components'
+ * ConfigMaps in one namespace: a second a LIST); resourceVersion "0" is answered from its watch
+ * cache, in memory, but may be a moment behind. Only a consistent LIST tells that an object it
+ * does not return is gone. */
 static void fetch_group_list(engine *e, const fetch_group *g)
 {
     const ctl_item *it = g->first;
@@ -235,12 +271,22 @@ static void fetch_group_list(engine *e, const fetch_group *g)
     lo.label_selector = selector;
     struct json_object *list = NULL;
     e->st.reads++;
-    if (co_kube_list_all(&list, e->c, &ref, &lo) < 0) {
+    int rc;
+    if (g->consistent) {
+        rc = co_kube_list_all(&list, e->c, &ref, &lo);
+    } else {
+        /* no limit: with one the API server would go to etcd anyway; managed fields are
+         * needed only by writes, which read the object again */
+        lo.resource_version = "0";
+        lo.skip_managed_fields = 1;
+        rc = co_kube_list(&list, e->c, &ref, &lo);
+    }
+    if (rc < 0) {
         /* no list permission, say: the objects are read one by one */
         co_error_clear();
     } else {
         char *gk = group_key(it);
-        co_strmap_put(&e->listed, gk, e);
+        co_strmap_put(g->consistent ? &e->listed : &e->cached, gk, e);
         free(gk);
     }
     struct json_object *items = co_json_get(list, "items", NULL);
@@ -257,7 +303,7 @@ static void fetch_group_list(engine *e, const fetch_group *g)
         json_object_object_add(obj, "kind", json_object_new_string(it->kind));
         char *lk = live_key(it->group, it->kind, it->namespace, name);
         json_object_put(co_strmap_put(&e->live, lk, json_object_get(obj)));
-        co_strmap_remove(&e->cached, lk);
+        co_strmap_remove(&e->cached_keys, lk);
         free(lk);
     }
     json_object_put(list);
@@ -286,7 +332,7 @@ static bool from_cache(engine *e, const ctl_item *it)
     }
     char *lk = live_key(it->group, it->kind, it->namespace, it->name);
     json_object_put(co_strmap_put(&e->live, lk, obj));
-    co_strmap_put(&e->cached, lk, e);
+    co_strmap_put(&e->cached_keys, lk, e);
     free(lk);
     e->st.cached++;
     return true;
@@ -295,7 +341,9 @@ static bool from_cache(engine *e, const ctl_item *it)
 /* Reads ahead, with one LIST per type and namespace, the live objects of the items this pass
  * will read when several share a type and namespace: a Component with ten ConfigMaps costs one
  * request instead of ten. Objects without our owner label are not listed and are read one by
- * one as before. Items never written (they are created first, see apply_one()) are left out. */
+ * one as before. Items never written (they are created first, see apply_one()) are left out.
+ * A group whose items are all being applied is read from the watch cache; one with an item
+ * being completed or deleted, and every group of a Component's deletion, consistently. */
 static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletion)
 {
     co_strmap groups = CO_STRMAP_INIT;
@@ -318,6 +366,7 @@ static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletio
             co_strmap_put(&groups, gk, g);
         }
         g->n++;
+        g->consistent = g->consistent || component_deletion || !applying(it->phase);
         free(gk);
     }
     size_t iter = 0;
@@ -1027,7 +1076,7 @@ static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion
                                                   it->phase == CTL_PHASE_DELETING;
         if (candidate) {
             struct json_object *live = NULL;
-            if ((rc = read_item(e, &live, it)) < 0) {
+            if ((rc = read_item(e, &live, it, NULL)) < 0) {
                 return wrap_item(rc, "error reading object", it);
             }
             bool orphan = component_deletion ? it->delete_policy == CO_DELETE_ORPHAN ||
@@ -1136,7 +1185,7 @@ static int finish_completions(engine *e, ctl_inventory *inv, int *pending)
             continue;
         }
         struct json_object *live = NULL;
-        int rc = read_item(e, &live, it);
+        int rc = read_item(e, &live, it, NULL);
         if (rc < 0) {
             return wrap_item(rc, "error reading object", it);
         }
@@ -1247,6 +1296,24 @@ static bool nothing_created(int rc)
     return rc == CO_EAUTH || rc == CO_EINVALID || rc == CO_ENOTFOUND || rc == CO_ETOOBIG;
 }
 
+/* Whether the live object @p live of @p it is to be updated: its digest differs from ours
+ * (unless both are Once), or it was never applied, or the reapply interval passed. */
+static bool due_for_update(const engine *e,
+                           const ctl_obj *o,
+                           const ctl_item *it,
+                           const struct json_object *live)
+{
+    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
+    if (!live_digest) {
+        live_digest = "";
+    }
+    if (!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) {
+        return false;
+    }
+    return strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
+           it->last_applied_at < e->now - o->reapply_ns;
+}
+
 /* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
  * object is ready (or auxiliary).
  *
@@ -1259,22 +1326,6 @@ static bool nothing_created(int rc)
  * the inventory. So a new object costs one request, and one that appeared
  * after the item was recorded (the inventory is persisted before anything is created) is checked
  * too. */
-/* Whether the existing object @p live must be written again: its digest is not the item's, it
- * was never applied by this inventory, or its reapply interval has passed (docs/behaviour.md,
- * "Object digest and reconcile policies"); never while it is being deleted. */
-static bool
-needs_write(const engine *e, const ctl_obj *o, const ctl_item *it, const struct json_object *live)
-{
-    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
-    if (!live_digest) {
-        live_digest = "";
-    }
-    return !being_deleted(live) &&
-           !(!strcmp(live_digest, CTL_DIGEST_ONCE) && !strcmp(it->digest, CTL_DIGEST_ONCE)) &&
-           (strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
-            it->last_applied_at < e->now - o->reapply_ns);
-}
-
 static int apply_one(wave_ctx *w, size_t i, int *unready)
 {
     engine *e = w->e;
@@ -1300,18 +1351,16 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
             goto judge;
         }
     }
-    if ((rc = read_item(e, &live, it)) < 0) {
+    bool cached = false;
+    if ((rc = read_item(e, &live, it, &cached)) < 0) {
         return wrap_item(rc, "error reading object", it);
     }
-    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
-    bool cached = co_strmap_remove(&e->cached, lk) != NULL;
-    free(lk);
-    if (cached && needs_write(e, o, it, live)) {
-        /* due for a reapply: the write needs what the cache leaves out (managedFields) */
+    if (cached && (first || being_deleted(live) || due_for_update(e, o, it, live))) {
+        /* an object from the watch cache only serves to judge readiness: adoption is decided
+         * and a write (its resourceVersion a precondition) made on the object as it is now */
         json_object_put(live);
         live = NULL;
-        if ((rc = read_object(e, &live, it->group, it->version, it->kind, it->namespace,
-                              it->name)) < 0) {
+        if ((rc = read_item(e, &live, it, NULL)) < 0) {
             return wrap_item(rc, "error reading object", it);
         }
     }
@@ -1323,7 +1372,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     if (!live) {
         rc = create_item(e, w->set, o, it, false, &written);
         it->refused = first && rc < 0 && nothing_created(rc);
-    } else if (needs_write(e, o, it, live)) {
+    } else if (!being_deleted(live) && due_for_update(e, o, it, live)) {
         if (o->update == CO_UPDATE_RECREATE) {
             /* recreated on a later pass */
             rc = delete_item(e, it, live);
@@ -1582,7 +1631,7 @@ int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
             continue;
         }
         struct json_object *live = NULL;
-        if ((rc = read_item(&e, &live, it)) < 0) {
+        if ((rc = read_item(&e, &live, it, NULL)) < 0) {
             co_error_wrap("error retrieving %s %s", crd ? "crd" : "api service", it->name);
             goto out;
         }

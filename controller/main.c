@@ -5,6 +5,7 @@
  * leadership is lost. Signals are blocked in every thread and taken synchronously here with
  * sigtimedwait(), so no work ever happens in a signal handler.
  */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,13 @@
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
 
+/* glibc's malloc gives each thread that allocates concurrently an arena of its own (up to eight
+ * per core); every worker's arena then keeps its own free, fragmented memory. Two are enough for
+ * a daemon whose threads mostly wait on the network. */
+#define MALLOC_ARENAS 2
+/* ticks of the main loop (200 ms) without a reconcile after which a burst is over */
+#define QUIET_TICKS 5
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && ctl_cli_is_subcommand(argv[1])) {
@@ -34,6 +42,7 @@ int main(int argc, char **argv)
 
     sigset_t set;
     co_daemon_block_signals(&set);
+    mallopt(M_ARENA_MAX, MALLOC_ARENAS); // NOLINT(concurrency-mt-unsafe): no thread started yet
 
     char denied[1024];
     co_net_deny_describe(denied, sizeof(denied));
@@ -74,6 +83,8 @@ int main(int argc, char **argv)
     co_log(CO_LOG_INFO, "started", "cluster-id", ctl_manager_cluster_id(m), NULL);
 
     int exit_code = 0;
+    unsigned long trimmed_at = 0, last_reconciles = 0;
+    int quiet = 0;
     for (;;) {
         struct timespec tick = {0, 200L * 1000 * 1000};
         int sig = sigtimedwait(&set, NULL, &tick);
@@ -83,6 +94,16 @@ int main(int argc, char **argv)
             break;
         }
         ctl_sources_set_leader(sources, ctl_manager_leading(m));
+        /* the memory a burst of reconciles freed goes back to the system once it is over,
+         * instead of staying with the arenas until the next one */
+        ctl_manager_stats st;
+        ctl_manager_stats_get(m, &st);
+        quiet = st.reconciles == last_reconciles ? quiet + 1 : 0;
+        last_reconciles = st.reconciles;
+        if (quiet >= QUIET_TICKS && st.reconciles != trimmed_at) {
+            malloc_trim(0);
+            trimmed_at = st.reconciles;
+        }
         if (ctl_manager_lost(m)) {
             co_log(CO_LOG_ERROR, "leadership lost; exiting", NULL);
             exit_code = 1;

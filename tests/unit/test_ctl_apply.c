@@ -406,6 +406,91 @@ static void test_ctl_apply__new_items_persisted_before_anything_is_created(void 
     co_fake_kube_free(f);
 }
 
+/* The digest the inventory @p inv records for the item named @p name. */
+static const char *digest_of(struct json_object *inv, const char *name)
+{
+    for (size_t i = 0; i < json_object_array_length(inv); i++) {
+        struct json_object *it = json_object_array_get_idx(inv, i);
+        if (!strcmp(co_json_str(it, "name", NULL), name)) {
+            return co_json_str(it, "digest", NULL);
+        }
+    }
+    fail_msg("no item %s", name);
+    return NULL;
+}
+
+/* A ConfigMap of ours carrying @p digest at @p rv, as JSON text. */
+static char *ours_with_digest(const char *name, const char *digest, const char *rv)
+{
+    char *hashed = ctl_hash_owner_id(OWNER);
+    char *t = co_xasprintf("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'%s',"
+                           "'namespace':'ns','resourceVersion':'%s','labels':{"
+                           "'component-operator.cs.sap.com/owner-id':'%s'},'annotations':{"
+                           "'component-operator.cs.sap.com/digest':'%s'}}}",
+                           name, rv, hashed, digest);
+    free(hashed);
+    char *q = Q(t);
+    free(t);
+    return q;
+}
+
+/* Objects being applied are read ahead from the API server's watch cache (resourceVersion=0),
+ * which may be a moment behind: one shown there with our digest is judged without another
+ * read; one shown with another digest is read again before anything is written to it (its
+ * resourceVersion would be the write's precondition), and not written when it is current. */
+static void test_ctl_apply__applied_objects_judged_from_the_watch_cache(void **state)
+{
+    (void)state;
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
+    persisted seen = {f, 0, 0, 0, 0};
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    o.persist = persist_hook;
+    o.persist_ctx = &seen;
+    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
+                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+    struct json_object *inv = json_object_new_array();
+    struct json_object *objs = J(two);
+    bool done = false;
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_true(done);
+
+    char *a = ours_with_digest("a", digest_of(inv, "a"), "5");
+    char *b_cached = ours_with_digest("b", "before", "5");
+    char *b_now = ours_with_digest("b", digest_of(inv, "b"), "7");
+    char *list = co_xasprintf("{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\",\"metadata\":"
+                              "{\"resourceVersion\":\"9\"},\"items\":[%s,%s]}",
+                              a, b_cached);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps?", 200, list);
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns/configmaps/b", 200, b_now);
+    co_fake_kube_clear_calls(f);
+    objs = J(two);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_true(done);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps?"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "resourceVersion=0"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/a"), 0);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/b"), 1);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", NULL), 0);
+    assert_int_equal(co_fake_kube_count(f, "PUT", NULL), 0);
+    free(list);
+    free(b_now);
+    free(b_cached);
+    free(a);
+    json_object_put(inv);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 /* One pass over a new inventory with one ConfigMap "x" that exists already as @p live. */
 static int first_write_over(const char *live,
                             co_adoption_policy adoption,
@@ -569,6 +654,8 @@ static void test_ctl_apply__objects_of_a_type_read_with_one_list(void **state)
     (void)state;
     co_fake_kube *f = delete_three(200);
     assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps?labelSelector="), 1);
+    /* a deletion lists consistently, never from the watch cache */
+    assert_int_equal(co_fake_kube_count(f, "GET", "resourceVersion="), 0);
     /* a and b came with the list; c, not listed, is read on its own */
     assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/a"), 0);
     assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps/b"), 0);
@@ -675,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__apiservices_then_managed_instances),
         cmocka_unit_test(test_ctl_apply__new_items_persisted_before_anything_is_created),
         cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
+        cmocka_unit_test(test_ctl_apply__applied_objects_judged_from_the_watch_cache),
         cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
         cmocka_unit_test(test_ctl_apply__deletions_awaited_with_one_list),
         cmocka_unit_test(test_ctl_apply__options_checked),
