@@ -93,11 +93,6 @@ static void engine_dispose(engine *e)
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
-static char *api_version_of(const char *group, const char *version)
-{
-    return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
-}
-
 static bool being_deleted(const struct json_object *obj)
 {
     return co_json_get(obj, "metadata", "deletionTimestamp", NULL) != NULL;
@@ -183,7 +178,7 @@ static int read_object(engine *e,
         *out = ahead;
         return 0;
     }
-    char *av = api_version_of(group, version);
+    char *av = ctl_api_version(group, version);
     co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
     e->st.reads++;
     int rc = co_kube_get(out, e->c, &ref, NULL);
@@ -264,7 +259,7 @@ static bool applying(ctl_phase ph)
 static void fetch_group_list(engine *e, const fetch_group *g)
 {
     const ctl_item *it = g->first;
-    char *av = api_version_of(it->group, it->version);
+    char *av = ctl_api_version(it->group, it->version);
     char *selector = co_xasprintf("%s=%s", CTL_LABEL_OWNER_ID, e->hashed);
     co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, NULL};
     co_kube_list_options lo = {0};
@@ -436,7 +431,7 @@ static int crd_used(engine *e, bool *out, const struct json_object *crd, bool on
     if (!version) {
         return 0;
     }
-    char *av = api_version_of(group, version);
+    char *av = ctl_api_version(group, version);
     int rc = any_instance(e, out, av, kind, only_foreign);
     free(av);
     return rc;
@@ -460,7 +455,7 @@ static int each_kind(engine *e, const char *group, const char *version, kind_cb 
     if (rc < 0) {
         return rc;
     }
-    char *av = api_version_of(group, version);
+    char *av = ctl_api_version(group, version);
     struct json_object *res = co_json_get(doc, "resources", NULL);
     size_t n = res && json_object_is_type(res, json_type_array) ? json_object_array_length(res) : 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -608,7 +603,7 @@ static int remove_type_finalizer(engine *e,
         const char *rv = co_json_str(live, "metadata", "resourceVersion", NULL);
         json_object_object_add(meta, "resourceVersion", json_object_new_string(rv ? rv : ""));
         json_object_object_add(patch, "metadata", meta);
-        char *av = api_version_of(group, version);
+        char *av = ctl_api_version(group, version);
         co_kube_ref ref = {av, kind, NULL, name};
         co_kube_write_options wo = {0};
         wo.field_manager = CTL_FIELD_MANAGER;
@@ -790,7 +785,7 @@ static int ssa_update(engine *e,
                                       o->update == CO_UPDATE_SSA_OVERRIDE);
     int rc = 0;
     if (mf) {
-        char *av = api_version_of(o->group, o->version);
+        char *av = ctl_api_version(o->group, o->version);
         co_kube_ref ref = {av, o->kind, *o->namespace ? o->namespace : NULL, o->name};
         struct json_object *patch = json_object_new_array();
         struct json_object *op1 = json_object_new_object();
@@ -896,7 +891,7 @@ static int delete_object(engine *e,
         rc = co_error_set(CO_ECONFLICT, "owner conflict; object %s has no or different owner", key);
         goto done;
     }
-    char *av = api_version_of(group, version);
+    char *av = ctl_api_version(group, version);
     co_kube_ref ref = {av, kind, ns && *ns ? ns : NULL, name};
     co_kube_delete_options dopts = CO_KUBE_DELETE_OPTIONS_INIT;
     dopts.propagation_policy = "Background";

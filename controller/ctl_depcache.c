@@ -79,11 +79,6 @@ static bool is_cacheable(const char *group, const char *version, const char *kin
     return false;
 }
 
-static char *api_version_of(const char *group, const char *version)
-{
-    return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
-}
-
 /* ---- triggers ------------------------------------------------------------------------------ */
 
 /* The Component a dependent belongs to, from its owner annotation "<cluster>/<ns>/<name>",
@@ -267,7 +262,7 @@ informer_for(ctl_depcache *d, const char *group, const char *version, const char
     if (t && t->state == TYPE_DEFERRED && co_time_monotonic() >= t->retry_at) {
         /* the probe and the start hold the lock: they run once per type (and once per
          * PROBE_RETRY_NS while the API server fails them) */
-        char *av = api_version_of(group, version);
+        char *av = ctl_api_version(group, version);
         t->state = probe(d, av, kind);
         if (t->state == TYPE_WATCHED && !(t->inf = start(d, av, kind))) {
             t->state = TYPE_DEFERRED;

@@ -183,6 +183,11 @@ char *ctl_key_string(const char *group,
                         namespace ? namespace : "", namespace && *namespace ? "/" : "", name);
 }
 
+char *ctl_api_version(const char *group, const char *version)
+{
+    return *group ? co_xasprintf("%s/%s", group, version) : co_xstrdup(version);
+}
+
 char *ctl_item_key(const ctl_item *it)
 {
     return ctl_key_string(it->group, it->version, it->kind, it->namespace, it->name);

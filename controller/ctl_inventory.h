@@ -204,6 +204,10 @@ char *ctl_object_digest(const struct json_object *manifest,
                         ctl_reconcile_policy policy,
                         const char *component_digest);
 
+/** The apiVersion of @p group and @p version: "apps/v1", or "v1" for the core group. Free with
+ * free(). */
+char *ctl_api_version(const char *group, const char *version);
+
 /** "apps/v1 Deployment ns/name" or "v1 Namespace name". Free with free(). */
 char *ctl_key_string(const char *group,
                      const char *version,
