@@ -25,6 +25,10 @@
  * it is checked again. */
 #define PROBE_RETRY_NS (30 * CO_SECOND)
 
+/* Stored texts longer than this are kept deflated (co_kube_informer_options.compress_over): a
+ * trimmed ConfigMap is about 500 bytes, most of it keys, owner marks and digests. */
+#define DEFLATE_OVER 256
+
 typedef enum type_state {
     TYPE_WATCHED,  /* the informer runs (served once it has synced) */
     TYPE_REFUSED,  /* the controller may not list it: never cached */
@@ -41,17 +45,19 @@ typedef struct dep_type {
 struct ctl_depcache {
     co_kube_client *client;
     char *cluster_id;
-    ctl_depcache_changed_fn changed;
-    void *ctx;
+    ctl_depcache_hooks hooks;
     pthread_mutex_t mu;
     dep_type types[CTL_DEPCACHE_MAX_TYPES];
     size_t ntypes;
 };
 
-/* Built-in kinds the cache may hold: every cluster serves them, and none carries secrets. */
-static const struct {
+/* Built-in kinds the cache may hold: every cluster serves them, and none carries secrets. Not
+ * const: an entry is its informer's transform payload. */
+typedef struct cacheable_type {
     const char *group, *version, *kind;
-} cacheable[] = {
+} cacheable_type;
+
+static cacheable_type cacheable[] = {
     {"", "v1", "ConfigMap"},
     {"", "v1", "Service"},
     {"", "v1", "ServiceAccount"},
@@ -68,42 +74,67 @@ static const struct {
     {"networking.k8s.io", "v1", "NetworkPolicy"},
 };
 
-static bool is_cacheable(const char *group, const char *version, const char *kind)
+/* The entry of cacheable[] of a type, or NULL when the type is not cacheable. */
+static cacheable_type *cacheable_entry(const char *group, const char *version, const char *kind)
 {
     for (size_t i = 0; i < sizeof(cacheable) / sizeof(cacheable[0]); i++) {
         if (!strcmp(cacheable[i].group, group) && !strcmp(cacheable[i].version, version) &&
             !strcmp(cacheable[i].kind, kind)) {
-            return true;
+            return &cacheable[i];
         }
     }
-    return false;
+    return NULL;
 }
 
 /* ---- triggers ------------------------------------------------------------------------------ */
 
 /* The Component a dependent belongs to, from its owner annotation "<cluster>/<ns>/<name>",
- * when that names this cluster and agrees with the owner label (a copied annotation queues
- * nothing). */
-static void report(ctl_depcache *d, const struct json_object *obj)
+ * when that names this cluster and agrees with the owner label (a copied annotation names no
+ * one). @return a private "<ns>" with *name pointing into the annotation, or NULL. */
+static char *owner_of(const ctl_depcache *d, const struct json_object *obj, const char **name)
 {
     const char *owner = co_json_meta_annotation(obj, CTL_ANN_OWNER_ID);
     const char *label = co_json_meta_label(obj, CTL_LABEL_OWNER_ID);
     size_t cl = strlen(d->cluster_id);
-    if (!d->changed || !owner || !label || strncmp(owner, d->cluster_id, cl) != 0 ||
-        owner[cl] != '/') {
-        return;
+    if (!owner || !label || strncmp(owner, d->cluster_id, cl) != 0 || owner[cl] != '/') {
+        return NULL;
+    }
+    const char *ns = owner + cl + 1;
+    const char *slash = strchr(ns, '/');
+    if (!slash || slash == ns || !slash[1] || strchr(slash + 1, '/')) {
+        return NULL;
     }
     char *hashed = ctl_hash_owner_id(owner);
     bool same = strcmp(hashed, label) == 0;
     free(hashed);
-    const char *ns = owner + cl + 1;
-    const char *slash = strchr(ns, '/');
-    if (!same || !slash || slash == ns || !slash[1] || strchr(slash + 1, '/')) {
-        return;
+    if (!same) {
+        return NULL;
     }
-    char *nsc = co_xstrndup(ns, (size_t)(slash - ns));
-    d->changed(d->ctx, nsc, slash + 1);
-    free(nsc);
+    *name = slash + 1;
+    return co_xstrndup(ns, (size_t)(slash - ns));
+}
+
+static void report(ctl_depcache *d, const struct json_object *obj)
+{
+    const char *name = NULL;
+    char *ns = d->hooks.changed ? owner_of(d, obj, &name) : NULL;
+    if (ns) {
+        d->hooks.changed(d->hooks.ctx, ns, name);
+    }
+    free(ns);
+}
+
+/* Only the dependents of Components this controller manages are kept: a cluster-wide watch by
+ * owner label also sees other clusters' and other controllers' objects, which it would hold in
+ * memory for nothing. */
+static bool admit(const struct json_object *obj, void *payload)
+{
+    const ctl_depcache *d = payload;
+    const char *name = NULL;
+    char *ns = owner_of(d, obj, &name);
+    bool ok = ns && (!d->hooks.manages || d->hooks.manages(d->hooks.ctx, ns, name));
+    free(ns);
+    return ok;
 }
 
 static bool member_differs(const struct json_object *a,
@@ -196,14 +227,20 @@ static type_state probe(ctl_depcache *d, const char *api_version, const char *ki
     return st;
 }
 
-/* What the cache keeps of an object: what the apply engine judges (metadata, spec, status),
- * without the bulk it never reads: a ConfigMap's data (up to 1 MiB each) and kubectl's copy of
- * the last applied manifest. Payload: non-NULL for ConfigMaps. */
+/* What the cache keeps of an object: what the apply engine judges (metadata, the spec fields
+ * readiness reads, status), without the bulk it never reads: a ConfigMap's data (up to 1 MiB
+ * each), a workload's pod and volume claim templates, and kubectl's copy of the last applied
+ * manifest. Payload: the type's entry of cacheable[]. */
 static void trim(struct json_object *obj, void *payload)
 {
-    if (payload) {
+    const char *kind = ((const cacheable_type *)payload)->kind; /* listed items carry none */
+    struct json_object *spec = co_json_get(obj, "spec", NULL);
+    if (!strcmp(kind, "ConfigMap")) {
         json_object_object_del(obj, "data");
         json_object_object_del(obj, "binaryData");
+    } else if (spec && json_object_is_type(spec, json_type_object)) {
+        json_object_object_del(spec, "template");
+        json_object_object_del(spec, "volumeClaimTemplates");
     }
     struct json_object *ann = co_json_get(obj, "metadata", "annotations", NULL);
     if (ann && json_object_is_type(ann, json_type_object)) {
@@ -211,15 +248,19 @@ static void trim(struct json_object *obj, void *payload)
     }
 }
 
-static co_kube_informer *start(ctl_depcache *d, const char *api_version, const char *kind)
+static co_kube_informer *start(ctl_depcache *d, const char *api_version, cacheable_type *type)
 {
+    const char *kind = type->kind;
     co_kube_informer_options io = {0};
     io.api_version = api_version;
     io.kind = kind;
     io.label_selector = CTL_LABEL_OWNER_ID;
     io.strip_managed_fields = 1;
     io.transform = trim;
-    io.transform_payload = !strcmp(api_version, "v1") && !strcmp(kind, "ConfigMap") ? d : NULL;
+    io.transform_payload = type;
+    io.admit = admit;
+    io.admit_payload = d;
+    io.compress_over = DEFLATE_OVER;
     co_kube_handlers h = {0};
     h.on_update = on_update;
     h.on_delete = on_delete;
@@ -240,7 +281,8 @@ static co_kube_informer *start(ctl_depcache *d, const char *api_version, const c
 static co_kube_informer *
 informer_for(ctl_depcache *d, const char *group, const char *version, const char *kind)
 {
-    if (!d || !is_cacheable(group, version, kind)) {
+    cacheable_type *type = d ? cacheable_entry(group, version, kind) : NULL;
+    if (!type) {
         return NULL;
     }
     char *key = co_xasprintf("%s/%s/%s", group, version, kind);
@@ -264,7 +306,7 @@ informer_for(ctl_depcache *d, const char *group, const char *version, const char
          * PROBE_RETRY_NS while the API server fails them) */
         char *av = ctl_api_version(group, version);
         t->state = probe(d, av, kind);
-        if (t->state == TYPE_WATCHED && !(t->inf = start(d, av, kind))) {
+        if (t->state == TYPE_WATCHED && !(t->inf = start(d, av, type))) {
             t->state = TYPE_DEFERRED;
         }
         t->retry_at = co_time_monotonic() + PROBE_RETRY_NS;
@@ -283,14 +325,14 @@ informer_for(ctl_depcache *d, const char *group, const char *version, const char
 int ctl_depcache_new(ctl_depcache **out,
                      struct co_kube_client *client,
                      const char *cluster_id,
-                     ctl_depcache_changed_fn changed,
-                     void *ctx)
+                     const ctl_depcache_hooks *hooks)
 {
     ctl_depcache *d = co_xcalloc(1, sizeof(*d));
     d->client = client;
     d->cluster_id = co_xstrdup(cluster_id ? cluster_id : "");
-    d->changed = changed;
-    d->ctx = ctx;
+    if (hooks) {
+        d->hooks = *hooks;
+    }
     pthread_mutex_init(&d->mu, NULL);
     *out = d;
     return 0;

@@ -35,22 +35,31 @@ struct co_kube_client;
 
 typedef struct ctl_depcache ctl_depcache;
 
-/** Called on an informer thread with the Component ("namespace", "name") a dependent's change
- * concerns; enqueue only. */
-typedef void (*ctl_depcache_changed_fn)(void *ctx, const char *ns, const char *name);
+/** What the cache tells its owner, and asks it; called on informer threads. */
+typedef struct ctl_depcache_hooks {
+    /** The Component ("namespace", "name") a dependent's change concerns; enqueue only. NULL:
+     * no triggers. */
+    void (*changed)(void *ctx, const char *ns, const char *name);
+    /** Whether this controller manages the Component ("namespace", "name"): the dependents of
+     * the Components it does not (other namespaces, another controller's label selector) are
+     * not kept. Must be cheap and must not block. NULL: every Component of the cluster. */
+    bool (*manages)(void *ctx, const char *ns, const char *name);
+    void *ctx;
+} ctl_depcache_hooks;
 
 /**
  * A cache over @p client (the local cluster, the controller's own identity; borrowed, must
- * outlive the cache). Dependents whose owner annotation names a Component of @p cluster_id
- * (copied) are reported to @p changed (NULL: no triggers).
+ * outlive the cache). It keeps the dependents whose owner label and annotation name a Component
+ * of @p cluster_id (copied) that @p hooks->manages, and reports their changes to
+ * @p hooks->changed.
+ * @param hooks copied; NULL: no hooks
  * @param[out] out free with ctl_depcache_free()
  * @return 0 (cannot fail).
  */
 CO_MUST_CHECK int ctl_depcache_new(ctl_depcache **out,
                                    struct co_kube_client *client,
                                    const char *cluster_id,
-                                   ctl_depcache_changed_fn changed,
-                                   void *ctx);
+                                   const ctl_depcache_hooks *hooks);
 
 /** Stops every informer and frees the cache. NULL is a no-op. */
 void ctl_depcache_free(ctl_depcache *d);

@@ -20,6 +20,9 @@
 #include "co/util/thread.h"
 #include "controller/ctl_manager_int.h"
 
+/* Component texts longer than this are kept deflated in the informer's store. */
+#define COMPONENT_DEFLATE_OVER 512
+
 const char *const ctl_manager__flux_kinds[NFLUX][2] = {
     {"fluxGitRepository", "GitRepository"},
     {"fluxOciRepository", "OCIRepository"},
@@ -571,6 +574,9 @@ int ctl_manager__start_component_informer(ctl_manager *m, co_kube_informer **out
     io.namespace = ns;
     io.label_selector = m->label_selector;
     io.strip_managed_fields = 1;
+    /* a Component's inventory repeats itself: a ten-item status deflates about eight times, and
+     * the reconciler reads each Component once a pass */
+    io.compress_over = COMPONENT_DEFLATE_OVER;
     co_kube_informer *inf = NULL;
     int rc = co_kube_informer_new(&inf, m->client, &io);
     if (rc < 0) {

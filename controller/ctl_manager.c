@@ -205,6 +205,14 @@ static void on_dependent_changed(void *ctx, const char *ns, const char *name)
     json_object_put(obj);
 }
 
+/* Whether this controller manages a Component (ctl_depcache.h): it is in a Component informer
+ * (a watched namespace, the label selector). */
+static bool manages_component(void *ctx, const char *ns, const char *name)
+{
+    co_kube_informer *inf = ctl_manager__informer_for(ctx, ns);
+    return inf && co_kube_informer_contains(inf, ns, name);
+}
+
 int ctl_manager_start(ctl_manager *m)
 {
     int rc = read_cluster_id(m);
@@ -213,8 +221,8 @@ int ctl_manager_start(ctl_manager *m)
     }
     if (m->opts.cache_dependents) {
         /* before the workers: they read m->env without a lock */
-        CO_ASSERT(
-            ctl_depcache_new(&m->depcache, m->client, m->cluster_id, on_dependent_changed, m) == 0);
+        ctl_depcache_hooks hooks = {on_dependent_changed, manages_component, m};
+        CO_ASSERT(ctl_depcache_new(&m->depcache, m->client, m->cluster_id, &hooks) == 0);
         m->env.dependents = m->depcache;
     }
     co_kube_mapping mp;

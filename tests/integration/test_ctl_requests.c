@@ -25,6 +25,7 @@
 #include "co/kube/kube_transport.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_depcache.h"
+#include "controller/ctl_inventory.h"
 #include "controller/ctl_reconcile.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -336,6 +337,43 @@ static void on_changed(void *ctx, const char *cns, const char *name)
     pthread_mutex_unlock(&t->mu);
 }
 
+/* The cache's view of which Components this controller manages: all but "unmanaged". */
+static bool manages(void *ctx, const char *cns, const char *name)
+{
+    (void)ctx;
+    return strcmp(cns, ns) == 0 && strcmp(name, "unmanaged") != 0;
+}
+
+/* Creates @p kind @p name (a ConfigMap or a one-replica Deployment) carrying the owner marks of
+ * Component @p component of cluster @p cluster, as the controller would write them. */
+static void
+create_marked(const char *kind, const char *name, const char *cluster, const char *component)
+{
+    char *owner_id = ctl_owner_id(cluster, ns, component);
+    char *hashed = ctl_owner_label(owner_id);
+    char *json = NULL;
+    if (!strcmp(kind, "ConfigMap")) {
+        json = co_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                            "\"name\":\"%s\",\"namespace\":\"%s\",\"labels\":{\"%s\":\"%s\"},"
+                            "\"annotations\":{\"%s\":\"%s\"}},\"data\":{\"k\":\"v\"}}",
+                            name, ns, CTL_LABEL_OWNER_ID, hashed, CTL_ANN_OWNER_ID, owner_id);
+    } else {
+        json = co_xasprintf(
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+            "\"name\":\"%s\",\"namespace\":\"%s\",\"labels\":{\"%s\":\"%s\"},"
+            "\"annotations\":{\"%s\":\"%s\"}},\"spec\":{\"replicas\":1,\"selector\":{"
+            "\"matchLabels\":{\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{"
+            "\"app\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}}",
+            name, ns, CTL_LABEL_OWNER_ID, hashed, CTL_ANN_OWNER_ID, owner_id, name, name);
+    }
+    struct json_object *obj = co_test_json("%s", json);
+    assert_co_pass(co_kube_create(NULL, admin, obj, NULL));
+    json_object_put(obj);
+    free(json);
+    free(hashed);
+    free(owner_id);
+}
+
 /* Waits (bounded) until the cache holds ConfigMap @p name with @p digest annotation (NULL: any).
  * Returns whether it did. */
 static bool cache_holds(ctl_depcache *dc, const char *name, const char *hashed, const char *digest)
@@ -365,7 +403,8 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     (void)state;
     triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
     ctl_depcache *dc = NULL;
-    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, on_changed, &t));
+    ctl_depcache_hooks hooks = {on_changed, manages, &t};
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, &hooks));
     env.dependents = dc;
     ctl_test_create_component(admin, ns, "cached", "{" SRC ",\"path\":\"cached\"}");
     assert_true(reconcile_until_ready("cached", 5) > 0);
@@ -396,6 +435,14 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     assert_int_equal(counter->n, 1);
     assert_int_equal(counted(counter, "GET", "/components/cached"), 1);
 
+    /* only the dependents of Components this controller manages, in its cluster, are kept */
+    create_marked("ConfigMap", "of-unmanaged", env.cluster_id, "unmanaged");
+    create_marked("ConfigMap", "of-elsewhere", "another-cluster", "cached");
+    char *unmanaged_id = ctl_owner_id(env.cluster_id, ns, "unmanaged");
+    char *unmanaged = ctl_owner_label(unmanaged_id);
+    char *elsewhere_id = ctl_owner_id("another-cluster", ns, "cached");
+    char *elsewhere = ctl_owner_label(elsewhere_id);
+
     /* drift: someone rewrites our digest annotation; the Component is queued, reads that object
      * live and applies it again */
     struct json_object *patch =
@@ -405,6 +452,15 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     assert_co_pass(co_kube_patch(NULL, admin, &cm, CO_KUBE_PATCH_MERGE, patch, NULL));
     json_object_put(patch);
     assert_true(cache_holds(dc, "cached-3", hashed, "tampered"));
+    /* the watch delivers in order: both were seen before the tampering */
+    assert_co_fail_with(CO_ENOTFOUND, ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns,
+                                                       "of-unmanaged", unmanaged));
+    assert_co_fail_with(CO_ENOTFOUND, ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns,
+                                                       "of-elsewhere", elsewhere));
+    free(unmanaged);
+    free(unmanaged_id);
+    free(elsewhere);
+    free(elsewhere_id);
     bool queued = false;
     for (int i = 0; i < 1000 && !queued; i++) {
         pthread_mutex_lock(&t.mu);
@@ -428,6 +484,22 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     assert_string_not_equal(co_json_meta_annotation(live, "component-operator.cs.sap.com/digest"),
                             "tampered");
     json_object_put(live);
+
+    /* a workload is kept without its pod template, which readiness never reads */
+    create_marked("Deployment", "workload", env.cluster_id, "cached");
+    struct json_object *dep = NULL;
+    for (int i = 0; i < 1000; i++) {
+        if (ctl_depcache_get(&dep, dc, "apps", "v1", "Deployment", ns, "workload", hashed) == 0) {
+            break;
+        }
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_non_null(dep);
+    assert_int_equal(json_object_get_int(co_json_get(dep, "spec", "replicas", NULL)), 1);
+    assert_non_null(co_json_get(dep, "spec", "selector", NULL));
+    assert_null(co_json_get(dep, "spec", "template", NULL));
+    json_object_put(dep);
     env.dependents = NULL;
     ctl_depcache_free(dc);
 
@@ -435,14 +507,14 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     co_kube_client *nobody = NULL;
     assert_co_pass(co_kube_client_new_impersonating(
         &nobody, admin, "system:serviceaccount:default:nobody", NULL, 0));
-    assert_co_pass(ctl_depcache_new(&dc, nobody, env.cluster_id, NULL, NULL));
+    assert_co_pass(ctl_depcache_new(&dc, nobody, env.cluster_id, NULL));
     assert_false(ctl_depcache_serves(dc, "", "v1", "ConfigMap"));
     assert_int_equal(ctl_depcache_types(dc), 0);
     assert_co_fail_with(CO_ENOTFOUND,
                         ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns, "cached-0", hashed));
     /* and a type outside the built-in list is never cached */
     ctl_depcache_free(dc);
-    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, NULL, NULL));
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, NULL));
     assert_false(ctl_depcache_serves(dc, "", "v1", "Secret"));
     assert_false(ctl_depcache_serves(dc, "core.cs.sap.com", "v1alpha1", "Component"));
     assert_int_equal(ctl_depcache_types(dc), 0);

@@ -309,6 +309,139 @@ static void test_kube_informer__transform_trims_before_caching(void **state)
     assert_int_equal(calls, 3);
 }
 
+/* Admits everything but team green. */
+static bool not_green(const struct json_object *obj, void *payload)
+{
+    (*(int *)payload)++;
+    const char *team = co_json_str(obj, "metadata", "labels", "team", NULL);
+    return !team || strcmp(team, "green") != 0;
+}
+
+/* An object the admit function refuses is absent: a stored one that turns refused is deleted
+ * (the handlers see its last admitted state), a refused one is never stored or reported. */
+static void test_kube_informer__admit_keeps_refused_objects_out(void **state)
+{
+    fixture *fx = *state;
+    list_pages(fx->f, 0);
+    const char *events[] = {
+        EV("MODIFIED", CM("a", "11", "green", "")) EV("ADDED", CM("d", "12", "green", ""))
+            EV("MODIFIED", CM("c", "13", "blue", "")) EV("DELETED", CM("d", "14", "green", "")),
+    };
+    co_fake_answer w = {.status = 200, .chunks = events, .nchunks = 1, .hang = 1};
+    co_fake_kube_on(fx->f, "GET", WATCH, &w);
+    int calls = 0;
+    co_kube_informer_options o = {.api_version = "v1",
+                                  .kind = "ConfigMap",
+                                  .namespace = "ns1",
+                                  .page_size = 2,
+                                  .admit = not_green,
+                                  .admit_payload = &calls};
+    co_kube_informer *inf = NULL;
+    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
+    co_kube_handlers h = {on_add, on_update, on_delete, &fx->log};
+    assert_co_pass(co_kube_informer_add_handlers(inf, &h));
+    assert_co_pass(co_kube_informer_start(inf));
+    for (int i = 0; i < 3000 && log_len(&fx->log) < 5; i++) {
+        co_kube__sleep_ms(10, NULL);
+    }
+    /* the last event (the refused d's deletion) ends the chunk: wait until it was applied */
+    for (int i = 0; i < 3000; i++) {
+        co_kube_informer_stats st;
+        co_kube_informer_stats_get(&st, inf);
+        if (st.events >= 4) {
+            break;
+        }
+        co_kube__sleep_ms(10, NULL);
+    }
+    co_kube_informer_stop(inf);
+    assert_int_equal(log_len(&fx->log), 5);
+    assert_string_equal(fx->log.lines[0], "add a 1");
+    assert_string_equal(fx->log.lines[1], "add b 2");
+    assert_string_equal(fx->log.lines[2], "add c 3");
+    assert_string_equal(fx->log.lines[3], "delete a 1");
+    assert_string_equal(fx->log.lines[4], "update(from 3) c 13");
+    assert_false(co_kube_informer_contains(inf, "ns1", "a"));
+    assert_true(co_kube_informer_contains(inf, "ns1", "b"));
+    assert_false(co_kube_informer_contains(inf, "ns1", "d"));
+    assert_int_equal(co_kube_informer_len(inf), 2);
+    assert_int_equal(calls, 7); /* 3 listed, 4 events */
+    co_kube_informer_free(inf);
+}
+
+#define PAD                                                                                        \
+    "\"pad\":\""                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "abcdefghij"                                                                                   \
+    "\""
+
+/* With compress_over, long texts are stored deflated: reads, lists, handlers (old and new
+ * states) and the relist's comparison see the same objects, in less memory. */
+static void test_kube_informer__deflated_store_reads_back_the_same(void **state)
+{
+    fixture *fx = *state;
+    list_pages(fx->f, 0);
+    const char *events[] = {
+        EV("MODIFIED", CM("a", "11", "red", "," PAD)) EV("MODIFIED", CM("a", "12", "red", "," PAD))
+            EV("ADDED", CM("d", "13", "blue", "," PAD)) EV("DELETED", CM("b", "14", "red", "")),
+    };
+    co_fake_answer w = {.status = 200, .chunks = events, .nchunks = 1, .hang = 1};
+    co_fake_kube_on(fx->f, "GET", WATCH, &w);
+    co_kube_informer_options o = {.api_version = "v1",
+                                  .kind = "ConfigMap",
+                                  .namespace = "ns1",
+                                  .page_size = 2,
+                                  .compress_over = 64};
+    co_kube_informer *inf = NULL;
+    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
+    co_kube_handlers h = {on_add, on_update, on_delete, &fx->log};
+    assert_co_pass(co_kube_informer_add_handlers(inf, &h));
+    assert_co_pass(co_kube_informer_start(inf));
+    for (int i = 0; i < 3000 && log_len(&fx->log) < 7; i++) {
+        co_kube__sleep_ms(10, NULL);
+    }
+    co_kube_informer_stop(inf);
+    assert_int_equal(log_len(&fx->log), 7);
+    assert_string_equal(fx->log.lines[3], "update(from 1) a 11");
+    assert_string_equal(fx->log.lines[4], "update(from 11) a 12");
+    assert_string_equal(fx->log.lines[5], "add d 13");
+    assert_string_equal(fx->log.lines[6], "delete b 14");
+
+    struct json_object *obj = NULL;
+    assert_co_pass(co_kube_informer_get(&obj, inf, "ns1", "a"));
+    assert_string_equal(co_json_str(obj, "data", "v", NULL), "12");
+    assert_int_equal(strlen(co_json_str(obj, "data", "pad", NULL)), 100);
+    assert_non_null(co_json_get(obj, "metadata", "managedFields", NULL));
+    json_object_put(obj);
+    struct json_object *all = NULL;
+    assert_co_pass(co_kube_informer_list(&all, inf, "ns1"));
+    assert_int_equal(json_object_array_length(all), 3);
+    size_t plain = 0;
+    for (size_t i = 0; i < json_object_array_length(all); i++) {
+        struct json_object *it = json_object_array_get_idx(all, i);
+        plain += strlen(json_object_to_json_string_ext(it, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
+    }
+    assert_string_equal(co_json_meta_name(json_object_array_get_idx(all, 2)), "d");
+    assert_string_equal(co_json_str(json_object_array_get_idx(all, 2), "data", "pad", NULL),
+                        "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij"
+                        "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij");
+    json_object_put(all);
+    co_kube_informer_stats st;
+    co_kube_informer_stats_get(&st, inf);
+    assert_int_equal(st.objects, 3);
+    assert_true(st.bytes > 0);
+    assert_true(st.bytes < plain);
+    co_kube_informer_free(inf);
+}
+
 static void test_kube_informer__resumes_from_last_version(void **state)
 {
     fixture *fx = *state;
@@ -501,6 +634,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_kube_informer__list_then_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_informer__deflated_store_reads_back_the_same,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kube_informer__admit_keeps_refused_objects_out, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_kube_informer__transform_trims_before_caching, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_kube_informer__resumes_from_last_version, setup,

@@ -6,7 +6,9 @@
  * Storing text rather than json-c trees is deliberate: json-c's reference counts and
  * serialisation buffers are not thread-safe, so sharing trees between the reflector and
  * readers would need a lock around every json-c call a reader makes. Text is immutable, about
- * a third of the size of a tree, and each read decodes a private tree for its caller.
+ * a third of the size of a tree, and each read decodes a private tree for its caller. With
+ * compress_over, longer texts are kept deflated (Kubernetes JSON shrinks three to eight times:
+ * repeated keys, inventories of similar items) and inflated by each read.
  *
  * Locking: one rwlock guards the store, the indexes and the counters. Index functions and
  * handlers run on the reflector thread without the lock held, so handlers may read the store.
@@ -14,13 +16,17 @@
 #include "co/json/json.h"
 #include "co/kube/kube_informer.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <json-c/json.h>
+#define ZLIB_CONST
+#include <zlib.h>
 
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -32,10 +38,17 @@
 #define DEFAULT_BACKOFF_CAP_MS  30000
 #define SHORT_WATCH_MS          1000
 
+/* zlib's windowBits for stored texts: a 4 KiB window is enough for one object's repetitions
+ * and keeps the deflate state at about 35 KiB per informer. */
+#define STORE_WBITS    12
+#define STORE_MEMLEVEL 5
+
 /* One cached object. */
 typedef struct entry {
-    char *json; /* compact JSON text */
-    size_t len;
+    char *json;    /* compact JSON text, or its deflate stream when packed */
+    size_t len;    /* of the text */
+    size_t stored; /* bytes at json */
+    bool packed;
     char *rv;
     co_kube_keys *ikeys; /* per index: the keys this object is listed under */
 } entry;
@@ -61,6 +74,11 @@ struct co_kube_informer {
     int strip_managed_fields;
     void (*transform)(struct json_object *obj, void *payload);
     void *transform_payload;
+    bool (*admit)(const struct json_object *obj, void *payload);
+    void *admit_payload;
+    size_t compress_over;
+    z_stream zs; /* reflector thread: deflates stored texts */
+    bool zs_ready;
 
     pthread_rwlock_t lock;
     co_strmap store; /* key -> entry * */
@@ -153,11 +171,81 @@ int co_kube_informer_new(co_kube_informer **out,
     inf->strip_managed_fields = opts->strip_managed_fields;
     inf->transform = opts->transform;
     inf->transform_payload = opts->transform_payload;
+    inf->admit = opts->admit;
+    inf->admit_payload = opts->admit_payload;
+    inf->compress_over = opts->compress_over;
     pthread_rwlock_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->sync_lock, NULL);
     co_cond_init_monotonic(&inf->sync_cond);
     *out = inf;
     return 0;
+}
+
+/* A private, NUL-terminated copy of an entry's text (inflated when packed). */
+static char *entry_text(const entry *e)
+{
+    if (!e->packed) {
+        return co_xmemdup(e->json, e->len);
+    }
+    char *text = co_xmalloc(e->len + 1);
+    z_stream zs = {0};
+    bool ok = inflateInit2(&zs, STORE_WBITS) == Z_OK;
+    if (ok) {
+        zs.next_in = (const Bytef *)e->json;
+        zs.avail_in = (uInt)e->stored;
+        zs.next_out = (Bytef *)text;
+        zs.avail_out = (uInt)e->len;
+        ok = inflate(&zs, Z_FINISH) == Z_STREAM_END && zs.total_out == e->len;
+        inflateEnd(&zs);
+    }
+    /* the stream was written by this process: failing to read it back is a bug */
+    CO_ASSERT(ok);
+    text[e->len] = '\0';
+    return text;
+}
+
+/* The entry's text, taken from it (the entry keeps no text afterwards). */
+static char *entry_take_text(entry *e)
+{
+    char *text = e->packed ? entry_text(e) : e->json;
+    if (e->packed) {
+        free(e->json);
+    }
+    e->json = NULL;
+    return text;
+}
+
+/* Stores @p text in @p e, deflated when it is long and that pays. */
+static void entry_set_text(co_kube_informer *inf, entry *e, const char *text, size_t len)
+{
+    e->len = len;
+    if (inf->compress_over && len > inf->compress_over && len < UINT_MAX / 2) {
+        if (!inf->zs_ready) {
+            inf->zs_ready = deflateInit2(&inf->zs, 1, Z_DEFLATED, STORE_WBITS, STORE_MEMLEVEL,
+                                         Z_DEFAULT_STRATEGY) == Z_OK;
+        } else {
+            (void)deflateReset(&inf->zs);
+        }
+        if (inf->zs_ready) {
+            size_t cap = deflateBound(&inf->zs, (uLong)len);
+            unsigned char *out = co_xmalloc(cap);
+            inf->zs.next_in = (const Bytef *)text;
+            inf->zs.avail_in = (uInt)len;
+            inf->zs.next_out = out;
+            inf->zs.avail_out = (uInt)cap;
+            if (deflate(&inf->zs, Z_FINISH) == Z_STREAM_END && inf->zs.total_out < len) {
+                e->stored = inf->zs.total_out;
+                e->json = co_xmemdup(out, e->stored);
+                e->packed = true;
+                free(out);
+                return;
+            }
+            free(out);
+        }
+    }
+    e->json = co_xmemdup(text, len);
+    e->stored = len;
+    e->packed = false;
 }
 
 static void entry_free(entry *e, size_t nindexes)
@@ -208,6 +296,9 @@ void co_kube_informer_free(co_kube_informer *inf)
     free(inf->namespace);
     free(inf->label_selector);
     free(inf->field_selector);
+    if (inf->zs_ready) {
+        deflateEnd(&inf->zs);
+    }
     pthread_rwlock_destroy(&inf->lock);
     pthread_mutex_destroy(&inf->sync_lock);
     pthread_cond_destroy(&inf->sync_cond);
@@ -274,9 +365,25 @@ static void index_remove(index_def *idx, const char *value, const char *key)
 }
 
 /* Moves the index entries of @p key from @p old to @p new (either may be NULL); lock held. */
+static bool same_keys(const co_kube_keys *a, const co_kube_keys *b)
+{
+    if (a->len != b->len) {
+        return false;
+    }
+    for (size_t k = 0; k < a->len; k++) {
+        if (strcmp(a->items[k], b->items[k]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void reindex(co_kube_informer *inf, const char *key, const entry *old, const entry *neu)
 {
     for (size_t i = 0; i < inf->nindexes; i++) {
+        if (old && neu && same_keys(&old->ikeys[i], &neu->ikeys[i])) {
+            continue; /* most updates (a status write) keep an object's index keys */
+        }
         if (old) {
             for (size_t k = 0; k < old->ikeys[i].len; k++) {
                 index_remove(&inf->indexes[i], old->ikeys[i].items[k], key);
@@ -312,8 +419,7 @@ static entry *make_entry(co_kube_informer *inf, struct json_object *obj)
     size_t len = 0;
     const char *text = json_object_to_json_string_length(
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    e->json = co_xmemdup(text, len);
-    e->len = len;
+    entry_set_text(inf, e, text, len);
     const char *rv = co_json_str(meta, "resourceVersion", NULL);
     e->rv = co_xstrdup(rv ? rv : "");
     if (inf->nindexes) {
@@ -372,27 +478,38 @@ static void apply_event(co_kube_informer *inf, co_kube_event_type type, struct j
         return;
     }
     char *old_json = NULL;
-    if (type == CO_KUBE_DELETED) {
+    bool refused = inf->admit && !inf->admit(obj, inf->admit_payload);
+    if (type == CO_KUBE_DELETED || refused) {
         pthread_rwlock_wrlock(&inf->lock);
         entry *old = co_strmap_remove(&inf->store, key);
         if (old) {
             reindex(inf, key, old, NULL);
-            inf->bytes -= old->len;
+            inf->bytes -= old->stored;
         }
         inf->stats.events++;
         pthread_rwlock_unlock(&inf->lock);
+        if (old && refused && type != CO_KUBE_DELETED) {
+            /* the object as the handlers knew it, the last state they were told */
+            char *text = entry_text(old);
+            struct json_object *last = parse_text(text, old->len);
+            if (last) {
+                dispatch(inf, CO_KUBE_DELETED, NULL, last);
+            }
+            json_object_put(last);
+            free(text);
+        } else if (old || !refused) {
+            dispatch(inf, CO_KUBE_DELETED, NULL, obj);
+        }
         entry_free(old, inf->nindexes);
-        dispatch(inf, CO_KUBE_DELETED, NULL, obj);
     } else {
         entry *e = make_entry(inf, obj);
         pthread_rwlock_wrlock(&inf->lock);
         entry *old = co_strmap_put(&inf->store, key, e);
         reindex(inf, key, old, e);
-        inf->bytes += e->len;
+        inf->bytes += e->stored;
         if (old) {
-            inf->bytes -= old->len;
-            old_json = old->json;
-            old->json = NULL;
+            inf->bytes -= old->stored;
+            old_json = entry_take_text(old);
         }
         inf->stats.events++;
         pthread_rwlock_unlock(&inf->lock);
@@ -415,6 +532,9 @@ typedef struct list_acc {
 static int on_list_item(struct json_object *item, void *payload)
 {
     list_acc *acc = payload;
+    if (acc->inf->admit && !acc->inf->admit(item, acc->inf->admit_payload)) {
+        return 0; /* absent: a stored one is deleted below */
+    }
     char *key = co_kube_informer_key_of(item);
     if (!key) {
         return 0;
@@ -472,10 +592,9 @@ static int relist(co_kube_informer *inf)
     for (size_t it = 0; co_strmap_next(&inf->store, &it, &key, &value);) {
         if (!co_strmap_get(&acc.fresh, key)) {
             entry *old = value;
-            ev[nev++] = (pending){CO_KUBE_DELETED, old->json, NULL};
-            old->json = NULL;
+            ev[nev++] = (pending){CO_KUBE_DELETED, entry_take_text(old), NULL};
             reindex(inf, key, old, NULL);
-            inf->bytes -= old->len;
+            inf->bytes -= old->stored;
             co_strmap_remove(&inf->store, key);
             entry_free(old, inf->nindexes);
         }
@@ -490,14 +609,13 @@ static int relist(co_kube_informer *inf)
         }
         co_strmap_put(&inf->store, key, e);
         reindex(inf, key, old, e);
-        inf->bytes += e->len;
+        inf->bytes += e->stored;
         pending *p = &ev[nev++];
         p->type = old ? CO_KUBE_MODIFIED : CO_KUBE_ADDED;
-        p->new_json = co_xstrdup(e->json);
+        p->new_json = entry_text(e);
         if (old) {
-            inf->bytes -= old->len;
-            p->old_json = old->json;
-            old->json = NULL;
+            inf->bytes -= old->stored;
+            p->old_json = entry_take_text(old);
             entry_free(old, inf->nindexes);
         }
         /* now owned by the store */
@@ -696,6 +814,16 @@ int co_kube_informer_wait_synced(co_kube_informer *inf, long timeout_ms)
 
 /* --- reading ------------------------------------------------------------------------------- */
 
+bool co_kube_informer_contains(co_kube_informer *inf, const char *ns, const char *name)
+{
+    char *key = ns && ns[0] ? co_xasprintf("%s/%s", ns, name) : co_xstrdup(name);
+    pthread_rwlock_rdlock(&inf->lock);
+    bool found = co_strmap_get(&inf->store, key) != NULL;
+    pthread_rwlock_unlock(&inf->lock);
+    free(key);
+    return found;
+}
+
 int co_kube_informer_get(struct json_object **out,
                          co_kube_informer *inf,
                          const char *ns,
@@ -707,7 +835,7 @@ int co_kube_informer_get(struct json_object **out,
     pthread_rwlock_rdlock(&inf->lock);
     entry *e = co_strmap_get(&inf->store, key);
     if (e) {
-        text = co_xmemdup(e->json, e->len);
+        text = entry_text(e);
         len = e->len;
     }
     pthread_rwlock_unlock(&inf->lock);
@@ -778,7 +906,7 @@ int co_kube_informer_list(struct json_object **out, co_kube_informer *inf, const
         }
         entry *e = value;
         items[n].key = co_xstrdup(key);
-        items[n].text = co_xmemdup(e->json, e->len);
+        items[n].text = entry_text(e);
         n++;
     }
     pthread_rwlock_unlock(&inf->lock);
@@ -817,7 +945,7 @@ int co_kube_informer_by_index(struct json_object **out,
             entry *e = co_strmap_get(&inf->store, k);
             if (e) {
                 items[n].key = co_xstrdup(k);
-                items[n].text = co_xmemdup(e->json, e->len);
+                items[n].text = entry_text(e);
                 n++;
             }
         }

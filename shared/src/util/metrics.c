@@ -63,10 +63,8 @@ co_metrics *co_metrics_new(void)
 
 static void free_series(series *s, size_t nlabels)
 {
-    for (size_t i = 0; i < nlabels; i++) {
-        free(s->values[i]);
-    }
-    free(s->values);
+    (void)nlabels;
+    free(s->values); /* the strings too (copy_values()) */
     free(s->bucket_counts);
     free(s->key);
     free(s);
@@ -328,6 +326,25 @@ static char *join_key(const co_metric *m, const char *const *values)
     return key;
 }
 
+/* The label values in one allocation: the pointers, then the strings (a thousand Components'
+ * gauges are thousands of series; one block each instead of one per value). */
+static char **copy_values(const char *const *values, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        len += strlen(values[i]) + 1;
+    }
+    char **v = co_xmalloc((n ? n : 1) * sizeof(char *) + len + 1);
+    char *p = (char *)(v + (n ? n : 1));
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(values[i]) + 1;
+        memcpy(p, values[i], k);
+        v[i] = p;
+        p += k;
+    }
+    return v;
+}
+
 /* Finds (or, if @p create, inserts) the series for @p values; family lock held. */
 static series *find_series(co_metric *m, const char *const *values, int create, size_t *index)
 {
@@ -354,10 +371,7 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
     series *s = co_xcalloc(1, sizeof(*s));
     s->family = m;
     s->key = key;
-    s->values = co_xcalloc(m->nlabels ? m->nlabels : 1, sizeof(char *));
-    for (size_t i = 0; i < m->nlabels; i++) {
-        s->values[i] = co_xstrdup(values[i]);
-    }
+    s->values = copy_values(values, m->nlabels);
     if (m->kind == HISTOGRAM) {
         s->bucket_counts = co_xcalloc(m->nbuckets ? m->nbuckets : 1, sizeof(unsigned long long));
     }

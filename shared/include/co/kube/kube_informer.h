@@ -73,8 +73,16 @@ typedef struct co_kube_informer_options {
      * managed fields are dropped); handlers and readers see the trimmed object. */
     void (*transform)(struct json_object *obj, void *payload);
     void *transform_payload; /**< for @ref transform */
-    long backoff_base_ms;    /**< first retry delay; 0: 800 ms */
-    long backoff_cap_ms;     /**< longest retry delay; 0: 30 s */
+    /** Optional: whether an object belongs in the cache at all (on the informer's thread, before
+     * @ref transform). One it refuses is treated as absent: never stored, never handed to the
+     * handlers, and removed (a delete to the handlers) when a change makes a stored one refused. */
+    bool (*admit)(const struct json_object *obj, void *payload);
+    void *admit_payload; /**< for @ref admit */
+    /** Texts longer than this many bytes are stored deflated and inflated by each read (0: never):
+     * memory for CPU, worth it for a large store of objects read now and then. */
+    size_t compress_over;
+    long backoff_base_ms; /**< first retry delay; 0: 800 ms */
+    long backoff_cap_ms;  /**< longest retry delay; 0: 30 s */
 } co_kube_informer_options;
 
 /** Counters, read with co_kube_informer_stats(). */
@@ -86,7 +94,7 @@ typedef struct co_kube_informer_stats {
     unsigned long bookmarks;   /**< BOOKMARK events */
     unsigned long errors;      /**< failed lists and watches (retried with backoff) */
     size_t objects;            /**< objects in the store */
-    size_t bytes;              /**< bytes of stored JSON text */
+    size_t bytes;              /**< bytes of stored JSON text (as stored: deflated or not) */
     char resource_version[64]; /**< the last resourceVersion seen */
     char last_error[512];      /**< the last failure's message, or "" */
 } co_kube_informer_stats;
@@ -133,6 +141,9 @@ bool co_kube_informer_has_synced(co_kube_informer *inf);
  * @return 0; CO_ETIMEOUT after @p timeout_ms (negative: forever); CO_ECANCELED when stopped.
  */
 CO_MUST_CHECK int co_kube_informer_wait_synced(co_kube_informer *inf, long timeout_ms);
+
+/** Whether the object @p ns / @p name (ns NULL: cluster-scoped) is cached; reads no text. */
+bool co_kube_informer_contains(co_kube_informer *inf, const char *ns, const char *name);
 
 /**
  * Reads one cached object.
