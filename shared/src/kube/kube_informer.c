@@ -53,11 +53,18 @@ typedef struct entry {
     co_kube_keys *ikeys; /* per index: the keys this object is listed under */
 } entry;
 
+/* The store keys under one index key, sorted: most index keys name one object (an inventory
+ * item claimed by one Component), so a set is one small block, not a hash table. */
+typedef struct key_set {
+    size_t len, cap;
+    char *keys[];
+} key_set;
+
 typedef struct index_def {
     char *name;
     co_kube_index_fn fn;
     void *payload;
-    co_strmap values; /* index key -> co_strmap * (set of store keys) */
+    co_strmap values; /* index key -> key_set * */
 } index_def;
 
 /* A change to hand to the handlers once the lock is released. */
@@ -137,11 +144,6 @@ char *co_kube_informer_key_of(const struct json_object *obj)
         return NULL;
     }
     return ns && ns[0] ? co_xasprintf("%s/%s", ns, name) : co_xstrdup(name);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* --- lifecycle ------------------------------------------------------------------------------ */
@@ -264,10 +266,33 @@ static void entry_free(entry *e, size_t nindexes)
     free(e);
 }
 
-static void free_set(co_strmap *set)
+static void free_set(key_set *set)
 {
-    co_strmap_dispose(set);
+    for (size_t i = 0; set && i < set->len; i++) {
+        free(set->keys[i]);
+    }
     free(set);
+}
+
+/* Where @p key is, or would be inserted, in @p set; *found tells which. */
+static size_t set_find(const key_set *set, const char *key, bool *found)
+{
+    size_t lo = 0, hi = set->len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(set->keys[mid], key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *found = false;
+    return lo;
 }
 
 void co_kube_informer_free(co_kube_informer *inf)
@@ -343,21 +368,38 @@ int co_kube_informer_add_handlers(co_kube_informer *inf, const co_kube_handlers 
 
 static void index_add(index_def *idx, const char *value, const char *key)
 {
-    co_strmap *set = co_strmap_get(&idx->values, value);
-    if (!set) {
-        set = co_xcalloc(1, sizeof(*set));
-        co_strmap_put(&idx->values, value, set);
+    key_set *set = co_strmap_get(&idx->values, value);
+    bool found = false;
+    size_t at = set ? set_find(set, key, &found) : 0;
+    if (found) {
+        return;
     }
-    co_strmap_put(set, key, (void *)1);
+    if (!set || set->len == set->cap) {
+        size_t cap = set ? set->cap * 2 : 1;
+        key_set *grown = co_xrealloc(set, sizeof(key_set) + cap * sizeof(char *));
+        if (!set) {
+            grown->len = 0;
+        }
+        grown->cap = cap;
+        set = grown;
+        co_strmap_put(&idx->values, value, set); /* the former block is gone (realloc) */
+    }
+    memmove(&set->keys[at + 1], &set->keys[at], (set->len - at) * sizeof(char *));
+    set->keys[at] = co_xstrdup(key);
+    set->len++;
 }
 
 static void index_remove(index_def *idx, const char *value, const char *key)
 {
-    co_strmap *set = co_strmap_get(&idx->values, value);
-    if (!set) {
+    key_set *set = co_strmap_get(&idx->values, value);
+    bool found = false;
+    size_t at = set ? set_find(set, key, &found) : 0;
+    if (!found) {
         return;
     }
-    co_strmap_remove(set, key);
+    free(set->keys[at]);
+    set->len--;
+    memmove(&set->keys[at], &set->keys[at + 1], (set->len - at) * sizeof(char *));
     if (set->len == 0) {
         co_strmap_remove(&idx->values, value);
         free_set(set);
@@ -934,14 +976,14 @@ int co_kube_informer_by_index(struct json_object **out,
     if (!idx) {
         return co_error_set(CO_ENOTFOUND, "informer: no index \"%s\"", index);
     }
-    const char *k;
     kv *items = NULL;
     size_t n = 0;
     pthread_rwlock_rdlock(&inf->lock);
-    co_strmap *set = co_strmap_get(&idx->values, key);
+    key_set *set = co_strmap_get(&idx->values, key);
     if (set) {
         items = co_xcalloc(set->len + 1, sizeof(kv));
-        for (size_t it = 0; co_strmap_next(set, &it, &k, NULL);) {
+        for (size_t i = 0; i < set->len; i++) {
+            const char *k = set->keys[i];
             entry *e = co_strmap_get(&inf->store, k);
             if (e) {
                 items[n].key = co_xstrdup(k);
@@ -966,19 +1008,16 @@ int co_kube_informer_index_keys(co_kube_keys *out,
         return co_error_set(CO_ENOTFOUND, "informer: no index \"%s\"", index);
     }
     co_kube_keys keys = {0};
-    const char *k;
     pthread_rwlock_rdlock(&inf->lock);
-    co_strmap *set = co_strmap_get(&idx->values, key);
+    key_set *set = co_strmap_get(&idx->values, key);
     if (set) {
+        /* sorted already */
         keys.items = co_xcalloc(set->len + 1, sizeof(char *));
-        for (size_t it = 0; co_strmap_next(set, &it, &k, NULL);) {
-            keys.items[keys.len++] = co_xstrdup(k);
+        for (size_t i = 0; i < set->len; i++) {
+            keys.items[keys.len++] = co_xstrdup(set->keys[i]);
         }
     }
     pthread_rwlock_unlock(&inf->lock);
-    if (keys.len) {
-        qsort(keys.items, keys.len, sizeof(char *), cmp_str);
-    }
     *out = keys;
     return 0;
 }
