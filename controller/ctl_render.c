@@ -323,7 +323,9 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
     const char *cns = non_empty(c->ns, "default");
     co_kube_client *target = req->target ? req->target : req->local;
     co_sops_keys *keys = NULL;
-    struct json_object *vars = NULL, *version = NULL, *resources = NULL;
+    struct json_object *vars = NULL, *version = NULL;
+    co_kube_api_listing *listing = NULL; /* shared: read only */
+    const struct json_object *resources = NULL;
     char **api_versions = NULL;
     size_t n_api_versions = 0;
     int rc = load_keys(&keys, req, cns);
@@ -337,9 +339,11 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
     }
     if (rc == 0) {
-        rc = co_kube_client_api_resources(&resources, target, DISCOVERY_MAX_AGE_MS);
+        rc = co_kube_client_api_listing(&listing, target, DISCOVERY_MAX_AGE_MS);
         if (rc < 0) {
             rc = co_error_wrap("discovery of the target's API resources");
+        } else {
+            resources = co_kube_api_listing_lists(listing);
         }
     }
     if (rc == 0) {
@@ -375,7 +379,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         rc = co_render(out, &in);
     }
     co_helm_strv_free(api_versions);
-    json_object_put(resources);
+    co_kube_api_listing_release(listing);
     json_object_put(version);
     json_object_put(vars);
     co_sops_keys_free(keys);

@@ -54,8 +54,8 @@ typedef struct ctl_render_request {
  * the placement (spec.namespace/spec.name or the Component's own), the decryption keys of
  * spec.decryption.secretRef (provider `sops` or empty), the substitution variables (every key
  * of each spec.postBuild.substituteFrom Secret in order, then spec.postBuild.substitute), the
- * target's version (/version) and discovery listing (co_kube_client_api_resources(), reused
- * for up to 30 s) for `.Capabilities` (KubeVersion; APIVersions with every group/version and
+ * target's version (/version) and discovery listing (co_kube_client_api_listing(), shared and
+ * reused for up to 30 s) for `.Capabilities` (KubeVersion; APIVersions with every group/version and
  * group/version/Kind) and `kubernetesVersion` and `apiResources`, template lookups of both
  * generators through the target, local and kubeconfig clients, and the chart opt-in annotation
  * CO_HELM_OPT_IN_ANNOTATION ("allow") of the Component. Charts see `.Release.Service` as

@@ -546,6 +546,50 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_fake_kube_free(f);
 }
 
+/* The shared listing: readers of a young listing share one copy, which outlives its expiry
+ * for whoever holds it, and the next reader after an expiry gets the new one. */
+static void test_kube_client__api_listing_is_shared_and_outlives_expiry(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+    co_fake_kube_json(f, "GET", "/apis$", 200, "{\"kind\":\"APIGroupList\",\"groups\":[]}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_api_listing *a = NULL, *b = NULL, *fresh = NULL;
+    assert_co_pass(co_kube_client_api_listing(&a, c, 60000));
+    assert_co_pass(co_kube_client_api_listing(&b, c, 60000));
+    assert_ptr_equal(a, b);
+    assert_ptr_equal(co_kube_api_listing_lists(a), co_kube_api_listing_lists(b));
+    co_kube_api_listing_release(b);
+
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
+                      "{\"kind\":\"Status\",\"code\":503}");
+    co_kube_client_expire_api_resources(c);
+    assert_co_pass(co_kube_client_api_listing(&fresh, c, 60000));
+    assert_ptr_not_equal(fresh, a);
+    char *got = listed((struct json_object *)co_kube_api_listing_lists(fresh));
+    assert_string_equal(got, "v1,apps/v1");
+    free(got);
+    /* the old one is still whole for its holder */
+    got = listed((struct json_object *)co_kube_api_listing_lists(a));
+    assert_string_equal(got, "v1");
+    free(got);
+    co_kube_api_listing_release(a);
+    co_kube_api_listing_release(fresh);
+    co_kube_api_listing_release(NULL);
+    /* a copy is the caller's own */
+    struct json_object *lists = NULL;
+    assert_co_pass(co_kube_client_api_resources(&lists, c, 60000));
+    assert_int_equal(json_object_array_length(lists), 2);
+    json_object_array_del_idx(lists, 0, 1);
+    json_object_put(lists);
+    expect_listing(c, 60000, "v1,apps/v1");
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static void test_kube_client__server_version_is_cached(void **state)
 {
     (void)state;
@@ -1083,6 +1127,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__token_bucket),
         cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
         cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
+        cmocka_unit_test(test_kube_client__api_listing_is_shared_and_outlives_expiry),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
  * is seen at once, and reuses the lists while that set is unchanged and younger than the
  * caller's maximum age. A kind that mapping finds only on a refetch drops the listing too.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +62,43 @@ static void strv_free(char **v, size_t n)
     free(v);
 }
 
+struct co_kube_api_listing {
+    atomic_long refs;
+    struct json_object *lists; /* never changed after creation */
+};
+
+static co_kube_api_listing *listing_new(struct json_object *lists)
+{
+    co_kube_api_listing *l = co_xcalloc(1, sizeof(*l));
+    atomic_init(&l->refs, 1);
+    l->lists = lists;
+    return l;
+}
+
+static co_kube_api_listing *listing_retain(co_kube_api_listing *l)
+{
+    atomic_fetch_add(&l->refs, 1);
+    return l;
+}
+
+void co_kube_api_listing_release(co_kube_api_listing *l)
+{
+    if (l && atomic_fetch_sub(&l->refs, 1) == 1) {
+        json_object_put(l->lists);
+        free(l);
+    }
+}
+
+const struct json_object *co_kube_api_listing_lists(const co_kube_api_listing *l)
+{
+    return l->lists;
+}
+
 /* Forgets the whole listing (caller holds disc_lock or is the last user of the core). */
 static void listing_drop(co_kube_core *core)
 {
     core->listing_gen++;
-    json_object_put(core->listing);
+    co_kube_api_listing_release(core->listing);
     strv_free(core->listing_gvs, core->nlisting_gvs);
     core->listing = NULL;
     core->listing_gvs = NULL;
@@ -450,23 +483,23 @@ fetch_listing(struct json_object **out, co_kube_client *client, char *const *gvs
     return 0;
 }
 
-int co_kube_client_api_resources(struct json_object **out,
-                                 co_kube_client *client,
-                                 int64_t max_age_ms)
+int co_kube_client_api_listing(co_kube_api_listing **out,
+                               co_kube_client *client,
+                               int64_t max_age_ms)
 {
     co_kube_core *core = client->core;
     char **gvs = NULL;
     size_t ngvs = 0;
-    struct json_object *lists = NULL;
+    co_kube_api_listing *listing = NULL;
     pthread_mutex_lock(&core->disc_lock);
     int64_t now = co_kube__now_ms();
     if (core->listing && now - core->listing_ms < max_age_ms &&
         now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS) {
-        lists = co_json_copy(core->listing);
+        listing = listing_retain(core->listing);
     }
     pthread_mutex_unlock(&core->disc_lock);
-    if (lists) {
-        *out = lists;
+    if (listing) {
+        *out = listing;
         return 0;
     }
     int rc = served_group_versions(&gvs, &ngvs, client);
@@ -478,31 +511,30 @@ int co_kube_client_api_resources(struct json_object **out,
     pthread_mutex_lock(&core->disc_lock);
     if (core->listing && co_kube__now_ms() - core->listing_ms < max_age_ms &&
         same_strv(core->listing_gvs, core->nlisting_gvs, gvs, ngvs)) {
-        lists = co_json_copy(core->listing);
+        listing = listing_retain(core->listing);
         core->listing_checked_ms = co_kube__now_ms();
     }
     uint64_t gen = core->listing_gen;
     pthread_mutex_unlock(&core->disc_lock);
-    if (!lists) {
+    if (!listing) {
+        struct json_object *lists = NULL;
         rc = fetch_listing(&lists, client, gvs, ngvs);
         if (rc == 0) {
-            struct json_object *keep = co_json_copy(lists);
+            listing = listing_new(lists);
             pthread_mutex_lock(&core->disc_lock);
             /* dropped meanwhile (a new kind, an invalidation): this answer may predate it */
             if (core->listing_gen == gen) {
-                json_object_put(core->listing);
+                co_kube_api_listing_release(core->listing);
                 strv_free(core->listing_gvs, core->nlisting_gvs);
-                core->listing = keep;
+                core->listing = listing_retain(listing);
                 core->listing_gvs = gvs;
                 core->nlisting_gvs = ngvs;
                 core->listing_ms = co_kube__now_ms();
                 core->listing_checked_ms = core->listing_ms;
-                keep = NULL;
                 gvs = NULL;
                 ngvs = 0;
             }
             pthread_mutex_unlock(&core->disc_lock);
-            json_object_put(keep);
         }
     }
     pthread_mutex_unlock(&core->disc_fetch_lock);
@@ -510,7 +542,22 @@ int co_kube_client_api_resources(struct json_object **out,
     if (rc < 0) {
         return rc;
     }
-    *out = lists;
+    *out = listing;
+    return 0;
+}
+
+int co_kube_client_api_resources(struct json_object **out,
+                                 co_kube_client *client,
+                                 int64_t max_age_ms)
+{
+    *out = NULL;
+    co_kube_api_listing *listing = NULL;
+    int rc = co_kube_client_api_listing(&listing, client, max_age_ms);
+    if (rc < 0 || !listing) {
+        return rc;
+    }
+    *out = co_json_copy(listing->lists);
+    co_kube_api_listing_release(listing);
     return 0;
 }
 

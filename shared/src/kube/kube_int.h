@@ -152,8 +152,8 @@ typedef struct co_kube_core {
     /* the whole listing (co_kube_client_api_resources()), guarded by disc_lock; one thread
      * fetches it at a time, holding disc_fetch_lock (never disc_lock) over the requests */
     pthread_mutex_t disc_fetch_lock;
-    struct json_object *listing; /* array of APIResourceList objects, or NULL */
-    char **listing_gvs;          /* the group/versions it was read for */
+    co_kube_api_listing *listing; /* one reference held here, or NULL */
+    char **listing_gvs;           /* the group/versions it was read for */
     size_t nlisting_gvs;
     int64_t listing_ms;
     int64_t listing_checked_ms; /* when /api and /apis last matched listing_gvs */

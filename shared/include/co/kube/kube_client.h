@@ -257,6 +257,28 @@ void co_kube_client_invalidate_discovery(co_kube_client *client);
 CO_MUST_CHECK int
 co_kube_client_api_resources(struct json_object **out, co_kube_client *client, int64_t max_age_ms);
 
+/** A discovery listing shared between threads: immutable, reference-counted. */
+typedef struct co_kube_api_listing co_kube_api_listing;
+
+/**
+ * The listing co_kube_client_api_resources() copies, shared instead: for callers that only read
+ * it (rendering reads it on every pass; copying it cost more than the rest of a render).
+ * @param[out] out release with co_kube_api_listing_release()
+ * @return as co_kube_client_api_resources().
+ */
+CO_MUST_CHECK int
+co_kube_client_api_listing(co_kube_api_listing **out, co_kube_client *client, int64_t max_age_ms);
+
+/**
+ * The array of APIResourceList objects of @p l, valid until @p l is released. Read it only:
+ * nothing may change it, take or drop references into it, or serialise it (json-c caches the
+ * text in the object), since other threads read it at the same time; copy what must change.
+ */
+const struct json_object *co_kube_api_listing_lists(const co_kube_api_listing *l);
+
+/** Drops a reference; the last frees the listing. NULL is a no-op. Thread-safe. */
+void co_kube_api_listing_release(co_kube_api_listing *l);
+
 /** How long co_kube_client_api_resources() trusts its lists without asking the server. */
 #define CO_KUBE_GV_RECHECK_MS 1000
 
