@@ -93,6 +93,12 @@ static void engine_dispose(engine *e)
 
 /* ---- small helpers -------------------------------------------------------------------------- */
 
+/* Whether the pass must make no further change (ctl_apply_opts.proceed). */
+static bool halted(const engine *e)
+{
+    return e->o->proceed && !atomic_load(e->o->proceed);
+}
+
 static bool being_deleted(const struct json_object *obj)
 {
     return co_json_get(obj, "metadata", "deletionTimestamp", NULL) != NULL;
@@ -341,6 +347,9 @@ static bool from_cache(engine *e, const ctl_item *it)
  * being completed or deleted, and every group of a Component's deletion, consistently. */
 static void prefetch(engine *e, const ctl_inventory *inv, bool component_deletion)
 {
+    if (halted(e)) {
+        return; /* nothing will be read */
+    }
     co_strmap groups = CO_STRMAP_INIT;
     for (size_t i = 0; i < inv->len; i++) {
         const ctl_item *it = &inv->items[i];
@@ -1053,6 +1062,10 @@ static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion
     int pending = 0, managed_pending = 0, rc = 0;
     for (size_t k = 0; k < inv->len; k++) {
         ctl_item *it = &inv->items[k];
+        if (halted(e)) {
+            pending++; /* the rest waits for the next pass */
+            break;
+        }
         if (k == 0 || inv->items[k - 1].delete_order < it->delete_order) {
             managed_pending = 0;
             for (size_t j = k; j < inv->len && inv->items[j].delete_order == it->delete_order;
@@ -1432,6 +1445,11 @@ static int apply_waves(wave_ctx *w, int *unready_out, bool *stop)
         if (it->phase != CTL_PHASE_COMPLETED) {
             bool late = obj_late(o), managed = !late && obj_managed(w, o);
             bool regular = !late && !managed;
+            if (halted(w->e)) {
+                /* the rest waits for the next pass */
+                *stop = true;
+                break;
+            }
             if (regular || (late && regular_pending == 0) ||
                 (managed && regular_pending == 0 && late_pending == 0)) {
                 int rc = apply_one(w, k, &unready);

@@ -47,6 +47,7 @@
 #ifndef CTL_APPLY_H
 #define CTL_APPLY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -120,6 +121,10 @@ typedef struct ctl_apply_opts {
      * cluster; objects unchanged since this inventory wrote them are taken from there instead of
      * read (ctl_depcache.h). NULL: every read is live. */
     struct ctl_depcache *cache;
+    /** Optional: once it reads false (the controller stops, or lost its lease), the call makes no
+     * further change: it ends "not done" before its next object, as when it waits, with the
+     * inventory recording what was done so far. NULL: always go on. */
+    const atomic_bool *proceed;
     /** Out, optional: operation counters, added to. */
     ctl_apply_stats *stats;
 } ctl_apply_opts;

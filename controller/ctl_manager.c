@@ -159,6 +159,7 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->crd_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : CRD_PROBE_NS;
 
     m->env.client = m->client;
+    m->env.proceed = &m->leading;
     m->env.default_service_account = m->default_sa;
     m->env.backoff = m->backoff;
     m->env.cache = ctl_manager__cache_ops(m);

@@ -782,6 +782,7 @@ static void fill_apply_opts(pass *p,
     o->persist = persist_inventory;
     o->persist_ctx = p;
     o->cache = remote ? NULL : p->env->dependents;
+    o->proceed = p->env->proceed;
     o->stats = stats;
     o->inventory_changed = changed;
     *changed = false;

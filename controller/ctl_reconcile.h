@@ -20,6 +20,7 @@
 #ifndef CTL_RECONCILE_H
 #define CTL_RECONCILE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -177,6 +178,9 @@ typedef struct ctl_env {
     /** largest status.inventory written as a plain list (co_component_inventory_put());
      * 0: CO_INVENTORY_PLAIN_MAX */
     size_t inventory_plain_max;
+    /** false once the controller stops or loses its lease: a pass then ends at the next object
+     * (ctl_apply_opts.proceed); NULL: passes always run to their end */
+    const atomic_bool *proceed;
 } ctl_env;
 
 /** What the worker does with the key afterwards. */

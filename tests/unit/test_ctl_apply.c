@@ -406,6 +406,72 @@ static void test_ctl_apply__new_items_persisted_before_anything_is_created(void 
     co_fake_kube_free(f);
 }
 
+static atomic_bool halt_proceed;
+
+/* The persist hook, and the controller is told to stop while it runs. */
+static int persist_then_stop(void *ctx, struct json_object *inventory)
+{
+    atomic_store(&halt_proceed, false);
+    return persist_hook(ctx, inventory);
+}
+
+/* A controller that stops (or loses its lease) ends a pass before its next object: the new
+ * items are recorded, nothing is written, the call is "not done"; the next pass goes on. A
+ * deletion halted the same way deletes nothing and keeps every item. */
+static void test_ctl_apply__halted_pass_writes_nothing_more(void **state)
+{
+    (void)state;
+    co_fake_kube *f = fake_new();
+    co_kube_client *c = co_fake_kube_client(f);
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
+    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
+       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
+    persisted seen = {f, 0, 0, 0, 0};
+    atomic_store(&halt_proceed, true);
+    ctl_apply_opts o = {0};
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    o.persist = persist_then_stop;
+    o.persist_ctx = &seen;
+    o.proceed = &halt_proceed;
+    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
+                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+    struct json_object *inv = json_object_new_array();
+    struct json_object *objs = J(two);
+    bool done = true;
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_false(done);
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.items, 2);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", NULL), 0);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/configmaps"), 0);
+    assert_int_equal(json_object_array_length(inv), 2);
+    assert_string_equal(co_json_str(json_object_array_get_idx(inv, 0), "phase", NULL),
+                        "ScheduledForApplication");
+
+    atomic_store(&halt_proceed, true);
+    o.persist = persist_hook;
+    objs = J(two);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_true(done);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/"), 2);
+
+    atomic_store(&halt_proceed, false);
+    size_t before = co_fake_kube_ncalls(f);
+    assert_co_pass(ctl_apply_delete(&o, inv, &done));
+    assert_false(done);
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
+    assert_int_equal(json_object_array_length(inv), 2);
+    assert_string_equal(co_json_str(json_object_array_get_idx(inv, 1), "phase", NULL), "Ready");
+    json_object_put(inv);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 /* The digest the inventory @p inv records for the item named @p name. */
 static const char *digest_of(struct json_object *inv, const char *name)
 {
@@ -761,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__replace_puts_with_live_finalizers),
         cmocka_unit_test(test_ctl_apply__apiservices_then_managed_instances),
         cmocka_unit_test(test_ctl_apply__new_items_persisted_before_anything_is_created),
+        cmocka_unit_test(test_ctl_apply__halted_pass_writes_nothing_more),
         cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
         cmocka_unit_test(test_ctl_apply__applied_objects_judged_from_the_watch_cache),
         cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
