@@ -346,24 +346,39 @@ static int persist_hook(void *ctx, struct json_object *inventory)
     return p->rc;
 }
 
-static void test_ctl_apply__new_items_persisted_before_anything_is_created(void **state)
+#define TWO_CONFIGMAPS                                                                             \
+    "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"                             \
+    "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]"
+
+/* A fake API server answering the applies of ConfigMaps a and b of namespace ns, and the
+ * options of a pass over them whose persist hook records into @p seen. */
+static co_kube_client *two_configmaps(co_fake_kube **f_out, ctl_apply_opts *o, persisted *seen)
 {
-    (void)state;
     co_fake_kube *f = fake_new();
-    co_kube_client *c = co_fake_kube_client(f);
     on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
     on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
-    persisted seen = {f, 0, 0, 0, 0};
-    ctl_apply_opts o = {0};
-    o.target = c;
-    o.owner_id = OWNER;
-    o.namespace = "ns";
-    o.persist = persist_hook;
-    o.persist_ctx = &seen;
-    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
-                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+    co_kube_client *c = co_fake_kube_client(f);
+    *seen = (persisted){f, 0, 0, 0, 0};
+    memset(o, 0, sizeof(*o));
+    o->target = c;
+    o->owner_id = OWNER;
+    o->namespace = "ns";
+    o->persist = persist_hook;
+    o->persist_ctx = seen;
+    *f_out = f;
+    return c;
+}
+
+static void test_ctl_apply__new_items_persisted_before_anything_is_created(void **state)
+{
+    (void)state;
+    co_fake_kube *f = NULL;
+    persisted seen;
+    ctl_apply_opts o;
+    co_kube_client *c = two_configmaps(&f, &o, &seen);
+    const char *two = TWO_CONFIGMAPS;
 
     /* a failing hook stops the pass before anything is written */
     seen.rc = co_error_set(CO_EUNAVAILABLE, "status write refused");
@@ -421,23 +436,14 @@ static int persist_then_stop(void *ctx, struct json_object *inventory)
 static void test_ctl_apply__halted_pass_writes_nothing_more(void **state)
 {
     (void)state;
-    co_fake_kube *f = fake_new();
-    co_kube_client *c = co_fake_kube_client(f);
-    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
-       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
-    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
-       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
-    persisted seen = {f, 0, 0, 0, 0};
+    co_fake_kube *f = NULL;
+    persisted seen;
+    ctl_apply_opts o;
+    co_kube_client *c = two_configmaps(&f, &o, &seen);
+    const char *two = TWO_CONFIGMAPS;
     atomic_store(&halt_proceed, true);
-    ctl_apply_opts o = {0};
-    o.target = c;
-    o.owner_id = OWNER;
-    o.namespace = "ns";
     o.persist = persist_then_stop;
-    o.persist_ctx = &seen;
     o.proceed = &halt_proceed;
-    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
-                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
     struct json_object *inv = json_object_new_array();
     struct json_object *objs = J(two);
     bool done = true;
@@ -507,21 +513,11 @@ static char *ours_with_digest(const char *name, const char *digest, const char *
 static void test_ctl_apply__applied_objects_judged_from_the_watch_cache(void **state)
 {
     (void)state;
-    co_fake_kube *f = fake_new();
-    co_kube_client *c = co_fake_kube_client(f);
-    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/a", 200,
-       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','namespace':'ns'}}");
-    on(f, "PATCH", "/api/v1/namespaces/ns/configmaps/b", 200,
-       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','namespace':'ns'}}");
-    persisted seen = {f, 0, 0, 0, 0};
-    ctl_apply_opts o = {0};
-    o.target = c;
-    o.owner_id = OWNER;
-    o.namespace = "ns";
-    o.persist = persist_hook;
-    o.persist_ctx = &seen;
-    const char *two = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
-                      "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+    co_fake_kube *f = NULL;
+    persisted seen;
+    ctl_apply_opts o;
+    co_kube_client *c = two_configmaps(&f, &o, &seen);
+    const char *two = TWO_CONFIGMAPS;
     struct json_object *inv = json_object_new_array();
     struct json_object *objs = J(two);
     bool done = false;
