@@ -192,26 +192,21 @@ static int read_cluster_id(ctl_manager *m)
     return 0;
 }
 
-/* A dependent of a Component changed (ctl_depcache.h): queue the Component when this
- * controller manages it (a watched namespace, the label selector). */
-static void on_dependent_changed(void *ctx, const char *ns, const char *name)
-{
-    ctl_manager *m = ctx;
-    co_kube_informer *inf = ctl_manager__informer_for(m, ns);
-    struct json_object *obj = NULL;
-    if (inf && co_kube_informer_get(&obj, inf, ns, name) == 0) {
-        ctl_manager_enqueue(m, ns, name);
-    }
-    co_error_clear();
-    json_object_put(obj);
-}
-
 /* Whether this controller manages a Component (ctl_depcache.h): it is in a Component informer
- * (a watched namespace, the label selector). */
+ * (a watched namespace, the label selector). Reads no text. */
 static bool manages_component(void *ctx, const char *ns, const char *name)
 {
     co_kube_informer *inf = ctl_manager__informer_for(ctx, ns);
     return inf && co_kube_informer_contains(inf, ns, name);
+}
+
+/* A dependent of a Component changed (ctl_depcache.h): queue the Component when this
+ * controller manages it. */
+static void on_dependent_changed(void *ctx, const char *ns, const char *name)
+{
+    if (manages_component(ctx, ns, name)) {
+        ctl_manager_enqueue(ctx, ns, name);
+    }
 }
 
 int ctl_manager_start(ctl_manager *m)
