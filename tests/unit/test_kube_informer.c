@@ -280,6 +280,24 @@ static void drop_data(struct json_object *obj, void *payload)
     (*(int *)payload)++;
 }
 
+/* Starts a second informer over the fixture's fake (ConfigMaps of ns1, pages of 2) with the
+ * options of @p o; with @p log, its handlers write to the fixture's log. */
+static co_kube_informer *start_informer(fixture *fx, co_kube_informer_options o, bool log)
+{
+    o.api_version = "v1";
+    o.kind = "ConfigMap";
+    o.namespace = "ns1";
+    o.page_size = 2;
+    co_kube_informer *inf = NULL;
+    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
+    if (log) {
+        co_kube_handlers h = {on_add, on_update, on_delete, &fx->log};
+        assert_co_pass(co_kube_informer_add_handlers(inf, &h));
+    }
+    assert_co_pass(co_kube_informer_start(inf));
+    return inf;
+}
+
 /* A transform trims every object before it is stored. */
 static void test_kube_informer__transform_trims_before_caching(void **state)
 {
@@ -288,15 +306,8 @@ static void test_kube_informer__transform_trims_before_caching(void **state)
     co_fake_answer w = {.status = 200, .hang = 1};
     co_fake_kube_on(fx->f, "GET", WATCH, &w);
     int calls = 0;
-    co_kube_informer_options o = {.api_version = "v1",
-                                  .kind = "ConfigMap",
-                                  .namespace = "ns1",
-                                  .page_size = 2,
-                                  .transform = drop_data,
-                                  .transform_payload = &calls};
-    co_kube_informer *inf = NULL;
-    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
-    assert_co_pass(co_kube_informer_start(inf));
+    co_kube_informer_options o = {.transform = drop_data, .transform_payload = &calls};
+    co_kube_informer *inf = start_informer(fx, o, false);
     assert_co_pass(co_kube_informer_wait_synced(inf, 30000));
     struct json_object *obj = NULL;
     assert_co_pass(co_kube_informer_get(&obj, inf, "ns1", "a"));
@@ -330,17 +341,8 @@ static void test_kube_informer__admit_keeps_refused_objects_out(void **state)
     co_fake_answer w = {.status = 200, .chunks = events, .nchunks = 1, .hang = 1};
     co_fake_kube_on(fx->f, "GET", WATCH, &w);
     int calls = 0;
-    co_kube_informer_options o = {.api_version = "v1",
-                                  .kind = "ConfigMap",
-                                  .namespace = "ns1",
-                                  .page_size = 2,
-                                  .admit = not_green,
-                                  .admit_payload = &calls};
-    co_kube_informer *inf = NULL;
-    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
-    co_kube_handlers h = {on_add, on_update, on_delete, &fx->log};
-    assert_co_pass(co_kube_informer_add_handlers(inf, &h));
-    assert_co_pass(co_kube_informer_start(inf));
+    co_kube_informer_options o = {.admit = not_green, .admit_payload = &calls};
+    co_kube_informer *inf = start_informer(fx, o, true);
     for (int i = 0; i < 3000 && log_len(&fx->log) < 5; i++) {
         co_kube__sleep_ms(10, NULL);
     }
@@ -394,16 +396,8 @@ static void test_kube_informer__deflated_store_reads_back_the_same(void **state)
     };
     co_fake_answer w = {.status = 200, .chunks = events, .nchunks = 1, .hang = 1};
     co_fake_kube_on(fx->f, "GET", WATCH, &w);
-    co_kube_informer_options o = {.api_version = "v1",
-                                  .kind = "ConfigMap",
-                                  .namespace = "ns1",
-                                  .page_size = 2,
-                                  .compress_over = 64};
-    co_kube_informer *inf = NULL;
-    assert_co_pass(co_kube_informer_new(&inf, fx->c, &o));
-    co_kube_handlers h = {on_add, on_update, on_delete, &fx->log};
-    assert_co_pass(co_kube_informer_add_handlers(inf, &h));
-    assert_co_pass(co_kube_informer_start(inf));
+    co_kube_informer_options o = {.compress_over = 64};
+    co_kube_informer *inf = start_informer(fx, o, true);
     for (int i = 0; i < 3000 && log_len(&fx->log) < 7; i++) {
         co_kube__sleep_ms(10, NULL);
     }
