@@ -536,30 +536,34 @@ static struct json_object *status_json(pass *p)
     return status;
 }
 
-/* Whether the status built equals the one stored but for lastObservedAt: then it is not
+/* Whether status @p built equals the one stored but for lastObservedAt: then it is not
  * written (a pass that changed nothing writes nothing). */
-static bool status_unchanged(pass *p)
+static bool status_unchanged(const pass *p, struct json_object *built)
 {
     struct json_object *stored = co_json_get(p->obj, "status", NULL);
-    if (!stored) {
+    if (!stored || !json_object_is_type(stored, json_type_object)) {
         return false;
     }
-    struct json_object *built = status_json(p);
-    struct json_object *old = co_json_copy(stored);
-    json_object_object_del(built, "lastObservedAt");
-    json_object_object_del(old, "lastObservedAt");
-    bool same = co_json_equal(built, old);
-    json_object_put(built);
-    json_object_put(old);
-    return same;
+    size_t n = 0;
+    json_object_object_foreach (built, key, val) {
+        if (strcmp(key, "lastObservedAt") == 0) {
+            continue;
+        }
+        struct json_object *old = NULL;
+        if (!json_object_object_get_ex(stored, key, &old) || !co_json_equal(val, old)) {
+            return false;
+        }
+        n++;
+    }
+    size_t m = (size_t)json_object_object_length(stored);
+    return m - (json_object_object_get_ex(stored, "lastObservedAt", NULL) ? 1 : 0) == n;
 }
 
 /* PUT the status; on a conflict read the object again and put our status onto it. The answer
  * becomes p->obj, so that a later write of the same pass carries the new resourceVersion. */
-static int write_status(pass *p)
+static int write_status_json(pass *p, struct json_object *status)
 {
     int attempts = p->env->status_retries > 0 ? p->env->status_retries : 5;
-    struct json_object *status = status_json(p);
     int rc = 0;
     for (int i = 0; i < attempts; i++) {
         json_object_object_add(p->obj, "status", json_object_get(status));
@@ -591,6 +595,13 @@ static int write_status(pass *p)
         p->obj = fresh;
         rc = CO_ECONFLICT;
     }
+    return rc;
+}
+
+static int write_status(pass *p)
+{
+    struct json_object *status = status_json(p);
+    int rc = write_status_json(p, status);
     json_object_put(status);
     return rc;
 }
@@ -1281,6 +1292,7 @@ static void record_writes(pass *p)
         p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, NULL);
     } else if (p->wrote) {
         p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, p->obj);
+        p->obj = NULL;
     }
 }
 
@@ -1388,14 +1400,16 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     }
     observed(p);
     /* the outcome is reported once the status says it: an event is never ahead of the status */
-    if (!p->skip_status && !status_unchanged(p)) {
-        rc = write_status(p);
+    struct json_object *status = p->skip_status ? NULL : status_json(p);
+    if (status && !status_unchanged(p, status)) {
+        rc = write_status_json(p, status);
         if (rc < 0) {
             out->rate_limited = true;
             out->forget = false;
             rc = co_error_wrap("writing status of component %s/%s", ns, name);
         }
     }
+    json_object_put(status);
     report_outcome(p);
 done:
     record_writes(p);
