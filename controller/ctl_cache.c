@@ -118,23 +118,31 @@ static void cache_wrote(void *ctx, const char *ns, const char *name, struct json
     w->at = co_time_monotonic();
     pthread_mutex_lock(&m->wrote_mu);
     wrote_free(co_strmap_put(&m->wrote, key, w));
-    if (w->at - m->wrote_pruned_at >= m->wrote_keep_ns) {
+    pthread_mutex_unlock(&m->wrote_mu);
+    free(key);
+    ctl_manager__wrote_prune(m);
+}
+
+void ctl_manager__wrote_prune(ctl_manager *m)
+{
+    int64_t now = co_time_monotonic();
+    pthread_mutex_lock(&m->wrote_mu);
+    if (now - m->wrote_pruned_at >= m->wrote_keep_ns) {
         /* a write the informer delivered before it was remembered stays until the Component's
          * next read; its object need not */
-        m->wrote_pruned_at = w->at;
+        m->wrote_pruned_at = now;
         size_t iter = 0;
         const char *k = NULL;
         void *v = NULL;
         while (co_strmap_next(&m->wrote, &iter, &k, &v)) {
             ctl_wrote *old = v;
-            if (old != w && old->obj && w->at - old->at >= m->wrote_keep_ns) {
+            if (old->obj && now - old->at >= m->wrote_keep_ns) {
                 json_object_put(old->obj);
                 old->obj = NULL;
             }
         }
     }
     pthread_mutex_unlock(&m->wrote_mu);
-    free(key);
 }
 
 void ctl_manager__wrote_seen(ctl_manager *m, const struct json_object *obj)

@@ -401,6 +401,11 @@ void ctl_manager_free(ctl_manager *m)
     free(m);
 }
 
+void ctl_manager_housekeep(ctl_manager *m)
+{
+    ctl_manager__wrote_prune(m);
+}
+
 bool ctl_manager_lost(ctl_manager *m)
 {
     return atomic_load(&m->lost);

@@ -144,6 +144,10 @@ typedef struct ctl_wrote {
  * the informer holds that version or a later one. */
 void ctl_manager__wrote_seen(ctl_manager *m, const struct json_object *obj);
 
+/* Drops the objects of remembered writes older than wrote_keep_ns (their versions stay), at
+ * most once per wrote_keep_ns. */
+void ctl_manager__wrote_prune(ctl_manager *m);
+
 /* Forgets this controller's last write of Component @p key ("ns/name"). */
 void ctl_manager__wrote_forget(ctl_manager *m, const char *key);
 

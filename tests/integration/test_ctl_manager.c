@@ -326,7 +326,7 @@ static void test_ctl_manager__a_pass_starts_from_its_own_write_while_the_informe
     m->wrote_keep_ns = 1;
     ops.wrote(ops.ctx, ns, "quiet", as_written(cached, "999999999999", "ours"));
     usleep(2 * 1000);
-    ops.wrote(ops.ctx, ns, "other", as_written(cached, "999999999999", "other"));
+    ctl_manager_housekeep(m);
     assert_int_equal(ops.read(ops.ctx, ns, "quiet", &got), CO_ENOTFOUND);
     co_error_clear();
     /* the Component is gone: nothing of it is remembered */
