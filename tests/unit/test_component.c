@@ -1079,6 +1079,7 @@ static const char *const source_variants[] = {
     "{\"git\":{\"url\":\"https://h/r.git\",\"ref\":{\"branch\":\"main\",\"tag\":\"v1\","
     "\"semver\":\"1.x\",\"commit\":\"0123456789abcdef0123456789abcdef01234567\"},"
     "\"secretRef\":{\"name\":\"s\"},\"interval\":\"1m\"}}",
+    "{\"blueprint\":{\"namespace\":\"n\",\"name\":\"a\"}}",
 };
 
 static void test_component__crd_schema_matches_model(void **state)
@@ -1298,7 +1299,7 @@ static void test_component__crd_shape(void **state)
                 json_object_get_boolean(co_json_get(co_json_get(spec_props, "values", NULL),
                                                     "x-kubernetes-preserve-unknown-fields", NULL)));
             json_object *src = co_json_get(spec_props, v == 0 ? "sourceRef" : "source", NULL);
-            assert_int_equal(json_object_array_length(co_json_get(src, "oneOf", NULL)), 6);
+            assert_int_equal(json_object_array_length(co_json_get(src, "oneOf", NULL)), 7);
         }
         json_object_put(crd);
     }

@@ -128,7 +128,8 @@ static const co_schema policy_spec_fields[] = {
                                                           "fluxBucket",
                                                           "fluxHelmChart",
                                                           "httpRepository",
-                                                          "git"))})},
+                                                          "git",
+                                                          "blueprint"))})},
          {.name = "httpUrls",
           .type = CO_SCHEMA_OBJECT,
           .description = "Restricts the URLs the controller fetches itself (httpRepository and "
@@ -162,7 +163,7 @@ static const co_schema policy_spec_fields[] = {
           .description = "Restricts references out of the Component's own namespace.",
           .fields = FIELDS(ACTION_FIELD("this rule"),
                            BOOL("allowSources",
-                                "Allow Flux sources in other namespaces. "
+                                "Allow Flux sources and Blueprints in other namespaces. "
                                 "Default false."),
                            BOOL("allowDependencies",
                                 "Allow dependencies on Components in other "
@@ -1040,9 +1041,10 @@ static void evaluate_policy(slot *slots, const co_policy *p, const co_component 
 
     if (p->xns.present && ns) {
         const co_object_ref *flux = &s->source.flux;
-        int is_flux = s->source.kind >= CO_SOURCE_FLUX_GIT_REPOSITORY &&
-                      s->source.kind <= CO_SOURCE_FLUX_HELM_CHART;
-        if (!p->allow_sources && is_flux && flux->ns && flux->ns[0] && strcmp(flux->ns, ns) != 0) {
+        int in_cluster = (s->source.kind >= CO_SOURCE_FLUX_GIT_REPOSITORY &&
+                       s->source.kind <= CO_SOURCE_FLUX_HELM_CHART) ||
+                      s->source.kind == CO_SOURCE_BLUEPRINT;
+        if (!p->allow_sources && in_cluster && flux->ns && flux->ns[0] && strcmp(flux->ns, ns) != 0) {
             msg_add(&b, "the source in namespace \"%s\" is outside the Component's namespace",
                     flux->ns);
         }

@@ -80,6 +80,7 @@ static int nonempty(const char *s)
 static const char *const variant_names[CO_SOURCE_KIND_COUNT - 1] = {
     "fluxGitRepository", "fluxOciRepository", "fluxBucket",
     "fluxHelmChart",     "httpRepository",    "git",
+    "blueprint",
 };
 
 const char *co_source_kind_name(co_source_kind kind)
@@ -223,14 +224,16 @@ int co_source_spec_parse(co_source_spec *out, const struct json_object *source_r
         if (found >= 0) {
             return co_error_set(CO_EINVALID,
                                 "sourceRef: exactly one of fluxGitRepository, fluxOciRepository, "
-                                "fluxBucket, fluxHelmChart, httpRepository or git must be set");
+                                "fluxBucket, fluxHelmChart, httpRepository, git or blueprint must "
+                            "be set");
         }
         found = (int)i;
     }
     if (found < 0) {
         return co_error_set(CO_EINVALID,
                             "sourceRef: exactly one of fluxGitRepository, fluxOciRepository, "
-                            "fluxBucket, fluxHelmChart, httpRepository or git must be set");
+                            "fluxBucket, fluxHelmChart, httpRepository, git or blueprint must "
+                            "be set");
     }
     const struct json_object *v = jget(source_ref, variant_names[found]);
     char where[64];
@@ -831,6 +834,12 @@ int co_source_resolve(co_sources *s,
         break;
     case CO_SOURCE_GIT:
         rc = resolve_git(s, ref, component_ns, &a, retry_after_ms);
+        break;
+    case CO_SOURCE_BLUEPRINT:
+        /* the API accepts blueprint sources (docs/blueprints.md); this layer has no resolver
+         * for them, so say so rather than take the reference for a Flux object */
+        rc = co_error_set(CO_EINVALID, "sourceRef.blueprint: blueprint sources are not "
+                                       "resolved by this controller");
         break;
     default:
         rc = resolve_flux(s, ref, component_ns, &a, retry_after_ms);

@@ -159,7 +159,7 @@ typedef struct co_git_source {
 typedef struct co_source_ref {
     co_source_kind kind;     /**< the variant found (first in enum order) */
     unsigned nkinds;         /**< how many variants were present */
-    co_object_ref flux;      /**< for the four flux kinds */
+    co_object_ref flux;      /**< for the four flux kinds and CO_SOURCE_BLUEPRINT */
     co_http_repository http; /**< for CO_SOURCE_HTTP_REPOSITORY */
     co_git_source git;       /**< for CO_SOURCE_GIT */
 } co_source_ref;

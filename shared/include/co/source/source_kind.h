@@ -19,10 +19,11 @@ typedef enum co_source_kind {
     CO_SOURCE_FLUX_HELM_CHART = 4,     /**< fluxHelmChart */
     CO_SOURCE_HTTP_REPOSITORY = 5,     /**< httpRepository (v1beta1: http) */
     CO_SOURCE_GIT = 6,                 /**< git (fetched directly with libgit2) */
+    CO_SOURCE_BLUEPRINT = 7,           /**< blueprint (an in-cluster Blueprint, docs/blueprints.md) */
 } co_source_kind;
-#define CO_SOURCE_KIND_COUNT 7
+#define CO_SOURCE_KIND_COUNT 8
 
-/** The field name of a source kind in v1alpha1 ("fluxGitRepository", ..., "git"); NULL for
+/** The field name of a source kind in v1alpha1 ("fluxGitRepository", ..., "blueprint"); NULL for
  * CO_SOURCE_NONE and values out of range. */
 const char *co_source_kind_name(co_source_kind kind);
 

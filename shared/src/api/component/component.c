@@ -850,6 +850,7 @@ static json_object *source_json(const co_source_ref *s)
     case CO_SOURCE_FLUX_OCI_REPOSITORY:
     case CO_SOURCE_FLUX_BUCKET:
     case CO_SOURCE_FLUX_HELM_CHART:
+    case CO_SOURCE_BLUEPRINT:
         v = ref_json(&s->flux);
         break;
     case CO_SOURCE_NONE:
@@ -1060,6 +1061,7 @@ bool co_source_ref_equal(const co_source_ref *a, const co_source_ref *b)
     case CO_SOURCE_FLUX_OCI_REPOSITORY:
     case CO_SOURCE_FLUX_BUCKET:
     case CO_SOURCE_FLUX_HELM_CHART:
+    case CO_SOURCE_BLUEPRINT:
         return same_str(a->flux.ns, b->flux.ns) && same_str(a->flux.name, b->flux.name);
     case CO_SOURCE_NONE:
     default:

@@ -116,6 +116,13 @@ static const co_schema source_ref_fields[] = {
          DUR("interval",
              "How often the repository is checked for new commits, as a Go duration. "
              "Defaults to the requeue interval."))},
+    {.name = "blueprint",
+     .type = CO_SCHEMA_OBJECT,
+     .description = "A Blueprint (core.cs.sap.com/v1alpha1) whose files are the manifests; "
+                    "each content is snapshotted as an immutable BlueprintVersion.",
+     .fields = FIELDS(STR("namespace", "Namespace of the Blueprint; defaults to the "
+                                       "Component's namespace."),
+                      STR_REQ("name", "Name of the Blueprint."))},
     {NULL},
 };
 
@@ -210,7 +217,8 @@ static const co_schema spec_fields[] = {
                      "fluxBucket",
                      "fluxHelmChart",
                      "httpRepository",
-                     "git"),
+                     "git",
+                     "blueprint"),
      .fields = source_ref_fields},
     STR("digest",
         "Pin the source: the Component stays Pending until the source offers an "

@@ -25,7 +25,8 @@ int co_source_spec_from_ref(co_source_spec *out, const co_source_ref *ref)
     if (!ref || ref->kind == CO_SOURCE_NONE || ref->nkinds != 1) {
         return co_error_set(CO_EINVALID,
                             "sourceRef: exactly one of fluxGitRepository, fluxOciRepository, "
-                            "fluxBucket, fluxHelmChart, httpRepository or git must be set");
+                            "fluxBucket, fluxHelmChart, httpRepository, git or blueprint must "
+                            "be set");
     }
     r.kind = ref->kind;
     switch (r.kind) {
