@@ -378,13 +378,14 @@ layers:
 deps:
 	$(Q)tests/env/deps.sh
 
-# crds/ is generated from the API schemas in shared/src/api/component/component_schema.c and
-# shared/src/api/policy.c:
+# crds/ is generated from the API schemas in shared/src/api/component/component_schema.c,
+# shared/src/api/policy.c and shared/src/api/blueprint.c:
 # crds/*.yaml (the default install: the Component CRD serves v1alpha1 only), crds/v1beta1/
 # (the Component CRD serving v1beta1 too, through the conversion webhook) and the chart's
 # template of the Component CRD; the unit tests fail when the committed files differ. deploy/
 # keeps copies: deploy/crds (the kustomize base's CRDs), deploy/v1beta1 (the opt-in kustomize
-# Component) and deploy/chart/crds (the ComponentPolicy CRD, which Helm installs first).
+# Component) and deploy/chart/crds (the ComponentPolicy, Blueprint and BlueprintVersion CRDs,
+# which Helm installs first).
 .PHONY: crds
 # CRDS_OUT=DIR and DEPLOY_OUT=DIR write them elsewhere (tests/unit/test_crds_generated.sh
 # compares the two).
@@ -393,14 +394,19 @@ CRDS_OUT ?= crds
 ## where crds writes the copies under deploy/
 DEPLOY_OUT ?= deploy
 ## regenerate crds/ and the copies under deploy/ from the API schemas
-crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy
+crds: build/test/tests/unit/test_component build/test/tests/unit/test_policy \
+	build/test/tests/unit/test_blueprint
 	$(Q)mkdir -p $(CRDS_OUT)/v1beta1 $(DEPLOY_OUT)/crds $(DEPLOY_OUT)/v1beta1 \
 		$(DEPLOY_OUT)/chart/crds $(DEPLOY_OUT)/chart/templates
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) CO_DEPLOY_DIR=$(abspath $(DEPLOY_OUT)) \
 		build/test/tests/unit/test_component >/dev/null
 	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) build/test/tests/unit/test_policy >/dev/null
+	$(Q)CO_UPDATE_CRDS=1 CO_CRDS_DIR=$(abspath $(CRDS_OUT)) \
+		build/test/tests/unit/test_blueprint >/dev/null
 	$(Q)cp $(CRDS_OUT)/*.yaml $(DEPLOY_OUT)/crds/
-	$(Q)cp $(CRDS_OUT)/core.cs.sap.com_componentpolicies.yaml $(DEPLOY_OUT)/chart/crds/
+	$(Q)cp $(CRDS_OUT)/core.cs.sap.com_componentpolicies.yaml \
+		$(CRDS_OUT)/core.cs.sap.com_blueprints.yaml \
+		$(CRDS_OUT)/core.cs.sap.com_blueprintversions.yaml $(DEPLOY_OUT)/chart/crds/
 	$(Q)cp $(CRDS_OUT)/v1beta1/core.cs.sap.com_components.yaml $(DEPLOY_OUT)/v1beta1/
 
 # The operator on this machine with sample Components (README "Quick start"); RUN_ARGS=--once

@@ -34,8 +34,9 @@ for d in crds v1beta1 chart/crds; do
     tap_eq "test_crds_generated__same_files_in_deploy_${d//\//_}" \
         "$(generated "$ROOT/deploy/$d")" "$(generated "$gen/deploy/$d")"
 done
-tap_eq "test_crds_generated__chart_crds_hold_only_the_policy_crd" \
-    "core.cs.sap.com_componentpolicies.yaml" "$(generated "$ROOT/deploy/chart/crds")"
+tap_eq "test_crds_generated__chart_crds_hold_no_component_crd" \
+    "$(printf '%s\n' core.cs.sap.com_blueprints.yaml core.cs.sap.com_blueprintversions.yaml \
+        core.cs.sap.com_componentpolicies.yaml)" "$(generated "$ROOT/deploy/chart/crds")"
 for rel in $(generated "$gen/crds" | sed 's|^|crds/|') $(generated "$gen/deploy" | sed 's|^|deploy/|'); do
     name=${rel//\//_}
     if out=$(diff -u "$ROOT/$rel" "$gen/$rel" 2>&1); then
@@ -68,8 +69,10 @@ check_tampered component component crds/core.cs.sap.com_components.yaml
 check_tampered component_v1beta1 component crds/v1beta1/core.cs.sap.com_components.yaml
 check_tampered component_chart_template component deploy/chart/templates/crd-components.yaml
 check_tampered policy policy crds/core.cs.sap.com_componentpolicies.yaml
+check_tampered blueprint blueprint crds/core.cs.sap.com_blueprints.yaml
+check_tampered blueprintversion blueprint crds/core.cs.sap.com_blueprintversions.yaml
 # and the untouched tree passes them
-for t in component policy; do
+for t in component policy blueprint; do
     tap_check "test_crds_generated__generated_tree_passes_test_$t" \
         env CO_CRDS_DIR="$gen/crds" CO_DEPLOY_DIR="$gen/deploy" "$ROOT/build/test/tests/unit/test_$t"
 done

@@ -19,7 +19,7 @@ typedef enum co_source_kind {
     CO_SOURCE_FLUX_HELM_CHART = 4,     /**< fluxHelmChart */
     CO_SOURCE_HTTP_REPOSITORY = 5,     /**< httpRepository (v1beta1: http) */
     CO_SOURCE_GIT = 6,                 /**< git (fetched directly with libgit2) */
-    CO_SOURCE_BLUEPRINT = 7,           /**< blueprint (an in-cluster Blueprint, docs/blueprints.md) */
+    CO_SOURCE_BLUEPRINT = 7, /**< blueprint (an in-cluster Blueprint, docs/blueprints.md) */
 } co_source_kind;
 #define CO_SOURCE_KIND_COUNT 8
 

@@ -107,6 +107,9 @@
 /** Items of one list in a Component or ComponentPolicy spec (dependencies, valuesFrom, ...);
  * also the CRD's maxItems, so the API server enforces it too. */
 #define CO_MAX_SPEC_LIST_ITEMS 1000
+/** The files of one Blueprint or BlueprintVersion, paths and contents together
+ * (docs/blueprints.md): well below the 1.5 MiB etcd allows an object. */
+#define CO_MAX_BLUEPRINT_FILES (1 * CO_MIB)
 /** One template source (a chart template, a templatized kustomization file). */
 #define CO_MAX_TEMPLATE_SOURCE (16 * CO_MIB)
 /** The output of one template execution. */
