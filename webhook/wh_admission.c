@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "co/util/buf.h"
+#include "co/api/blueprint.h"
 #include "co/api/component.h"
 #include "co/api/depgraph.h"
 #include "co/util/error.h"
@@ -421,6 +422,31 @@ static int validate_policy(wh_decision *d, const wh_admission_request *req)
     return rc;
 }
 
+/* Blueprints and their versions: the same checks at CREATE and UPDATE, and a version's spec
+ * never changes (docs/blueprints.md). */
+static int validate_blueprint(wh_decision *d, wh_route route, const wh_admission_request *req)
+{
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int rc = 0;
+    struct json_object *obj = co_jv_to_json(req->object);
+    if (route == WH_ROUTE_VALIDATE_BLUEPRINT) {
+        (void)co_blueprint_validate(&errs, obj, 0);
+    } else {
+        if (!strcmp(req->operation, "UPDATE") && req->old_object) {
+            struct json_object *old = co_jv_to_json(req->old_object);
+            (void)co_blueprint_version_validate_update(&errs, obj, old);
+            json_object_put(old);
+        }
+        (void)co_blueprint_version_validate(&errs, obj, 0);
+    }
+    if (!co_field_errors_empty(&errs)) {
+        rc = deny_field_errors(d, &errs);
+    }
+    json_object_put(obj);
+    co_field_errors_dispose(&errs);
+    return rc;
+}
+
 int wh_admission_admit(wh_decision *d, void *ctx, wh_route route, const wh_admission_request *req)
 {
     wh_state *st = ctx;
@@ -439,6 +465,10 @@ int wh_admission_admit(wh_decision *d, void *ctx, wh_route route, const wh_admis
     }
     if (route == WH_ROUTE_VALIDATE_POLICY) {
         return validate_policy(d, req);
+    }
+    if (route == WH_ROUTE_VALIDATE_BLUEPRINT || route == WH_ROUTE_VALIDATE_BLUEPRINT_VERSION) {
+        /* an update of metadata alone (finalizers, labels) is never held up */
+        return spec_unchanged(req) ? 0 : validate_blueprint(d, route, req);
     }
     if (wh_route_get(route)->kind == WH_KIND_MUTATE) {
         return mutate_component(d, st, req);
@@ -532,6 +562,8 @@ const char *const *const *wh_admission_unread(wh_route route)
     case WH_ROUTE_MUTATE_V1BETA1:
         return unread_mutating;
     case WH_ROUTE_VALIDATE_POLICY:
+    case WH_ROUTE_VALIDATE_BLUEPRINT:
+    case WH_ROUTE_VALIDATE_BLUEPRINT_VERSION:
         return unread_others;
     case WH_ROUTE_CONVERT:
     case WH_ROUTE_NONE:

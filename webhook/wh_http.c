@@ -36,6 +36,11 @@ static const wh_route_info routes[WH_ROUTE_COUNT] = {
     [WH_ROUTE_CONVERT] = {"/convert", WH_KIND_CONVERT, "", "", CO_MAX_CONVERSION_BODY},
     [WH_ROUTE_VALIDATE_POLICY] = {"/validate/v1alpha1/componentpolicies", WH_KIND_VALIDATE,
                                   "v1alpha1", "ComponentPolicy", CO_MAX_ADMISSION_BODY},
+    [WH_ROUTE_VALIDATE_BLUEPRINT] = {"/validate/v1alpha1/blueprints", WH_KIND_VALIDATE, "v1alpha1",
+                                     "Blueprint", CO_MAX_ADMISSION_BODY},
+    [WH_ROUTE_VALIDATE_BLUEPRINT_VERSION] = {"/validate/v1alpha1/blueprintversions",
+                                             WH_KIND_VALIDATE, "v1alpha1", "BlueprintVersion",
+                                             CO_MAX_ADMISSION_BODY},
 };
 
 wh_route wh_route_lookup(const char *path)
@@ -140,7 +145,10 @@ static size_t tree_copies(wh_route route)
 {
     switch (routes[route].kind) {
     case WH_KIND_VALIDATE:
-        return route == WH_ROUTE_VALIDATE_POLICY ? 1 : 3;
+        /* policies and blueprints: the object, and a blueprint version's old object */
+        return route == WH_ROUTE_VALIDATE_POLICY || route == WH_ROUTE_VALIDATE_BLUEPRINT ? 1
+               : route == WH_ROUTE_VALIDATE_BLUEPRINT_VERSION                            ? 2
+                                                                                         : 3;
     case WH_KIND_MUTATE:
     case WH_KIND_CONVERT:
     default:

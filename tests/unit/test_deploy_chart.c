@@ -442,7 +442,7 @@ static void test_deploy_chart__defaults_equal_kustomize_base(void **state)
     assert_int_equal(count_kind(base, "Namespace"), 1);
     assert_int_equal(count_kind(base, "ServiceAccount"), 2);
     assert_int_equal(count_kind(base, "Deployment"), 2);
-    assert_int_equal(count_kind(base, "CustomResourceDefinition"), 2);
+    assert_int_equal(count_kind(base, "CustomResourceDefinition"), 4);
     assert_int_equal(count_kind(base, "ValidatingWebhookConfiguration"), 1);
     assert_int_equal(count_kind(base, "MutatingWebhookConfiguration"), 1);
     assert_int_equal(count_kind(base, "PodDisruptionBudget"), 1); /* webhook: 2 replicas */
@@ -585,7 +585,7 @@ static void test_deploy_chart__values_take_effect(void **state)
             }
         }
     }
-    assert_int_equal(nhooks, 5);
+    assert_int_equal(nhooks, 7);
     json_object_put(h);
     json_object_put(o);
 }

@@ -216,8 +216,8 @@ static void test_wh_admission__fixture_reviews(void **ctx)
          "\"Replace\", \"SsaMerge\", \"SsaOverride\""},
         {"create-two-sources.json", VALIDATE, 0, 403,
          "spec.sourceRef: Forbidden: exactly one of \"fluxGitRepository\", "
-         "\"fluxOciRepository\", \"fluxBucket\", \"fluxHelmChart\", \"httpRepository\", \"git\" "
-         "may be set, found \"fluxGitRepository\", \"httpRepository\""},
+         "\"fluxOciRepository\", \"fluxBucket\", \"fluxHelmChart\", \"httpRepository\", \"git\", "
+         "\"blueprint\" may be set, found \"fluxGitRepository\", \"httpRepository\""},
         {"create-bad-duration.json", VALIDATE, 0, 403,
          "spec.requeueInterval: Invalid value: \"10 minutes\": must be a duration"},
         {"create-no-source.json", VALIDATE, 0, 403, "spec.sourceRef: Required value"},
@@ -246,6 +246,23 @@ static void test_wh_admission__fixture_reviews(void **ctx)
         {"policy-valid.json", "/validate/v1alpha1/componentpolicies", 1, 0, ""},
         {"policy-invalid.json", "/validate/v1alpha1/componentpolicies", 0, 403,
          "spec.rules.sourceKinds.action: Unsupported value: \"Block\""},
+        {"blueprint-valid.json", "/validate/v1alpha1/blueprints", 1, 0, ""},
+        {"blueprint-invalid.json", "/validate/v1alpha1/blueprints", 0, 403,
+         "spec.files[../escape.yaml]: Invalid value: \"../escape.yaml\": must not contain . or "
+         ".. segments"},
+        /* a Blueprint that predates the webhook can still lose its finalizer */
+        {"blueprint-update-metadata-only.json", "/validate/v1alpha1/blueprints", 1, 0, ""},
+        {"blueprintversion-valid.json", "/validate/v1alpha1/blueprintversions", 1, 0, ""},
+        {"blueprintversion-wrong-name.json", "/validate/v1alpha1/blueprintversions", 0, 403,
+         "metadata.name: Invalid value: \"web-v1\": must be "
+         "web--de59bf695203f6e7662e0965afdf1b5a210d4d33cc5490cc197f7531fa66b75f "
+         "(<spec.blueprint>--<spec.digest>)"},
+        {"blueprintversion-update-spec.json", "/validate/v1alpha1/blueprintversions", 0, 403,
+         "[spec.revision: Forbidden: field is immutable: a BlueprintVersion never changes, "
+         "spec.files: Forbidden: field is immutable: a BlueprintVersion never changes, "
+         "spec.digest: Invalid value: "
+         "\"de59bf695203f6e7662e0965afdf1b5a210d4d33cc5490cc197f7531fa66b75f\": must be the "
+         "digest of spec.files, "},
     };
     for (size_t i = 0; i < CO_ARRAY_SIZE(cases); i++) {
         answer a;
@@ -982,6 +999,8 @@ static const char *const all_paths[] = {
     "/mutate/v1beta1/components",
     "/convert",
     "/validate/v1alpha1/componentpolicies",
+    "/validate/v1alpha1/blueprints",
+    "/validate/v1alpha1/blueprintversions",
 };
 
 /* The same cluster in a fresh state: a policy that warns, audits and defaults in team-a. */
