@@ -573,6 +573,27 @@ expect_retriable(fixture *f, const co_source_spec *r, const char *ns, int code, 
     assert_null(a.url);
 }
 
+/* A blueprint reference parses, and is refused by resolution rather than taken for a Flux
+ * object (docs/blueprints.md: the controller does not resolve blueprints yet). */
+static void test_source__blueprint_is_parsed_and_refused(void **state)
+{
+    fixture *f = *state;
+    json_object *ref = json_tokener_parse("{\"blueprint\":{\"name\":\"web\"}}");
+    co_source_spec r;
+    assert_co_pass(co_source_spec_parse(&r, ref));
+    assert_int_equal(r.kind, CO_SOURCE_BLUEPRINT);
+    assert_string_equal(r.name, "web");
+    assert_null(co_source_index_key(&r, "team"));
+    co_source_artifact a = {0};
+    long retry = 1;
+    assert_co_fail_with(CO_EINVALID, co_source_resolve(f->s, &r, "team", &a, &retry));
+    assert_int_equal(retry, 0);
+    assert_null(a.url);
+    assert_string_equal(co_source_kind_name(CO_SOURCE_BLUEPRINT), "blueprint");
+    assert_int_equal(co_source_kind_parse("blueprint"), CO_SOURCE_BLUEPRINT);
+    json_object_put(ref);
+}
+
 static void test_source__flux_retriable_conditions(void **state)
 {
     fixture *f = *state;
@@ -1538,6 +1559,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source__flux_ready_source_resolves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_retriable_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__works_without_flux_crds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__blueprint_is_parsed_and_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_source__falls_back_to_v1beta2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__other_cluster_errors_are_not_retriable, setup,
                                         teardown),
