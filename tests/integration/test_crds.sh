@@ -29,7 +29,9 @@ FIX=$ROOT/tests/fixtures
 GROUP=core.cs.sap.com
 COMP_CRD=components.$GROUP
 POLICY_CRD=componentpolicies.$GROUP
-CRDS=("$COMP_CRD" "$POLICY_CRD")
+BP_CRD=blueprints.$GROUP
+BPV_CRD=blueprintversions.$GROUP
+CRDS=("$COMP_CRD" "$POLICY_CRD" "$BP_CRD" "$BPV_CRD")
 V1=components.v1alpha1.$GROUP
 
 if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
@@ -123,7 +125,8 @@ beta_json=$tmp/v1beta1-${GROUP}_components.json
 explained_json=$comp_json
 
 tap_check "test_crds__install" \
-    k apply --server-side --force-conflicts --field-manager=co-test-crds -f "$comp_json" -f "$policy_json"
+    k apply --server-side --force-conflicts --field-manager=co-test-crds -f "$comp_json" -f "$policy_json" \
+    -f "$tmp/crds-${GROUP}_blueprints.json" -f "$tmp/crds-${GROUP}_blueprintversions.json"
 for crd in "${CRDS[@]}"; do
     tap_check "test_crds__established__$crd" \
         k wait --for=condition=Established --timeout=120s "crd/$crd"
@@ -243,6 +246,29 @@ for f in "$FIX"/policy/valid/*.json; do
     policies+=("$name")
     accept componentpolicies.$GROUP "policy-$(basename "$f" .json)" "$tmp/policy-$name.json"
 done
+# Blueprints and BlueprintVersions (docs/blueprints.md): names kept, the version's is derived
+# from its digest
+nbp=0
+for f in "$FIX"/blueprint/valid/*.json; do
+    name=$(basename "$f" .json)
+    jq --arg ns "$ns" '.metadata.namespace = $ns' "$f" >"$tmp/bp-$name.json"
+    case $(jq -r .kind "$f") in
+    Blueprint) accept "$BP_CRD" "blueprint-$name" "$tmp/bp-$name.json" ;;
+    *) accept "$BPV_CRD" "blueprint-$name" "$tmp/bp-$name.json" ;;
+    esac
+    nbp=$((nbp + 1))
+done
+tap_eq "test_crds__blueprint_fixtures" 3 "$nbp"
+tap_eq "test_crds__blueprintversion_printer_columns" "web generation:1" \
+    "$(k get "$BPV_CRD" -n "$ns" --no-headers | awk '{print $2, $3}')"
+tap_check_fails "test_crds__blueprint_files_are_strings" 'spec.files.a: Invalid value: "integer"' \
+    k create --validate=false -f - <<<"{\"apiVersion\":\"$GROUP/v1alpha1\",\"kind\":\"Blueprint\",
+    \"metadata\":{\"namespace\":\"$ns\",\"name\":\"bad\"},\"spec\":{\"files\":{\"a\":1}}}"
+tap_check_fails "test_crds__blueprintversion_requires_its_fields" 'spec.digest: Required value' \
+    k create --validate=false -f - <<<"{\"apiVersion\":\"$GROUP/v1alpha1\",\"kind\":\"BlueprintVersion\",
+    \"metadata\":{\"namespace\":\"$ns\",\"name\":\"bad\"},\"spec\":{\"blueprint\":\"x\",
+    \"revision\":\"generation:1\"}}"
+
 if [ "$nvalid" -ge 20 ]; then
     tap_ok "test_crds__valid_corpus_is_not_empty"
 else
