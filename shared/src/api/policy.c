@@ -1042,9 +1042,10 @@ static void evaluate_policy(slot *slots, const co_policy *p, const co_component 
     if (p->xns.present && ns) {
         const co_object_ref *flux = &s->source.flux;
         int in_cluster = (s->source.kind >= CO_SOURCE_FLUX_GIT_REPOSITORY &&
-                       s->source.kind <= CO_SOURCE_FLUX_HELM_CHART) ||
-                      s->source.kind == CO_SOURCE_BLUEPRINT;
-        if (!p->allow_sources && in_cluster && flux->ns && flux->ns[0] && strcmp(flux->ns, ns) != 0) {
+                          s->source.kind <= CO_SOURCE_FLUX_HELM_CHART) ||
+                         s->source.kind == CO_SOURCE_BLUEPRINT;
+        if (!p->allow_sources && in_cluster && flux->ns && flux->ns[0] &&
+            strcmp(flux->ns, ns) != 0) {
             msg_add(&b, "the source in namespace \"%s\" is outside the Component's namespace",
                     flux->ns);
         }

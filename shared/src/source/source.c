@@ -225,7 +225,7 @@ int co_source_spec_parse(co_source_spec *out, const struct json_object *source_r
             return co_error_set(CO_EINVALID,
                                 "sourceRef: exactly one of fluxGitRepository, fluxOciRepository, "
                                 "fluxBucket, fluxHelmChart, httpRepository, git or blueprint must "
-                            "be set");
+                                "be set");
         }
         found = (int)i;
     }

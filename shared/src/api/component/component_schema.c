@@ -120,8 +120,9 @@ static const co_schema source_ref_fields[] = {
      .type = CO_SCHEMA_OBJECT,
      .description = "A Blueprint (core.cs.sap.com/v1alpha1) whose files are the manifests; "
                     "each content is snapshotted as an immutable BlueprintVersion.",
-     .fields = FIELDS(STR("namespace", "Namespace of the Blueprint; defaults to the "
-                                       "Component's namespace."),
+     .fields = FIELDS(STR("namespace",
+                          "Namespace of the Blueprint; defaults to the "
+                          "Component's namespace."),
                       STR_REQ("name", "Name of the Blueprint."))},
     {NULL},
 };
