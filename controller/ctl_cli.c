@@ -339,7 +339,8 @@ int ctl_cli__print_field_errors(FILE *err,
 }
 
 /*
- * What an object is meant to be: kind Component or ComponentPolicy, or any other kind of the
+ * What an object is meant to be: kind Component, ComponentPolicy, Blueprint or BlueprintVersion,
+ * or any other kind of the
  * core.cs.sap.com group (then a ComponentPolicy when the kind names a policy), so that a wrong
  * kind or version is reported by the validation as the webhook reports it.
  */
@@ -352,6 +353,9 @@ object_class ctl_cli__classify(const struct json_object *obj)
     }
     if (k && strcmp(k, "ComponentPolicy") == 0) {
         return OBJ_POLICY;
+    }
+    if (k && (strcmp(k, "Blueprint") == 0 || strcmp(k, "BlueprintVersion") == 0)) {
+        return OBJ_BLUEPRINT;
     }
     if (api && strncmp(api, "core.cs.sap.com/", 16) == 0) {
         return k && strstr(k, "Policy") ? OBJ_POLICY : OBJ_COMPONENT;
@@ -375,7 +379,8 @@ static const subcommand subcommands[] = {
      "first is executed",
      ctl_cli__run_template},
     {"validate", "[flags] FILE...",
-     "Validates Component and ComponentPolicy manifests with the admission webhooks' rules, "
+     "Validates Component, ComponentPolicy, Blueprint and BlueprintVersion manifests with the "
+     "admission webhooks' rules, "
      "dependency cycles over the given set included",
      ctl_cli__run_validate},
     {"graph", "[flags] FILE... | --kubeconfig PATH",

@@ -85,7 +85,7 @@ typedef struct manifest_list {
     size_t cap;
 } manifest_list;
 
-typedef enum { OBJ_OTHER, OBJ_COMPONENT, OBJ_POLICY } object_class;
+typedef enum { OBJ_OTHER, OBJ_COMPONENT, OBJ_POLICY, OBJ_BLUEPRINT } object_class;
 
 void ctl_cli__manifests_dispose(manifest_list *l);
 /* Reads every document of the YAML or JSON stream in @p path (null documents are skipped).
@@ -98,7 +98,8 @@ int ctl_cli__print_field_errors(FILE *err,
                                 const manifest *m,
                                 const char *what,
                                 const co_field_errors *errs);
-/* What an object is meant to be: a Component, a ComponentPolicy or something else. */
+/* What an object is meant to be: a Component, a ComponentPolicy, a Blueprint or BlueprintVersion,
+ * or something else. */
 object_class ctl_cli__classify(const struct json_object *obj);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `component-controller validate`: checks Component and ComponentPolicy manifests with the
- * admission webhooks' rules, dependency cycles over the given set included.
+ * `component-controller validate`: checks Component, ComponentPolicy, Blueprint and
+ * BlueprintVersion manifests with the admission webhooks' rules, dependency cycles over the given
+ * set included.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "co/util/error.h"
 #include "co/json/json.h"
+#include "co/api/blueprint.h"
 #include "co/api/policy.h"
 #include "controller/ctl_cli_int.h"
 
@@ -150,6 +152,27 @@ static int validate_policy(validate_ctx *vc, FILE *err, const manifest *m)
     return rc;
 }
 
+/* A Blueprint or BlueprintVersion, as /validate/v1alpha1/blueprints(versions) judges it at CREATE.
+ */
+static int validate_blueprint(validate_ctx *vc, FILE *err, const manifest *m)
+{
+    const char *kind = co_json_str(m->obj, "kind", NULL);
+    int version = kind && strcmp(kind, CO_BLUEPRINT_VERSION_KIND) == 0;
+    char what[512];
+    describe(what, sizeof(what), version ? CO_BLUEPRINT_VERSION_KIND : CO_BLUEPRINT_KIND, m->obj,
+             co_json_meta_namespace(m->obj));
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    int rc = 0;
+    int bad = version ? co_blueprint_version_validate(&errs, m->obj, 0)
+                      : co_blueprint_validate(&errs, m->obj, 0);
+    if (bad < 0) {
+        vc->errors++;
+        rc = ctl_cli__print_field_errors(err, m, what, &errs);
+    }
+    co_field_errors_dispose(&errs);
+    return rc;
+}
+
 /* Adds a name=value (or name) label to the object @p labels. */
 static int add_label(struct json_object *labels, const char *kv)
 {
@@ -252,6 +275,8 @@ int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err)
                 fprintf(err, "error: %s\n", co_error_last());
                 vc.errors++;
             }
+        } else if (cls == OBJ_BLUEPRINT) {
+            rc = validate_blueprint(&vc, err, m);
         } else if (cls == OBJ_COMPONENT) {
             const char *cns = co_json_meta_namespace(m->obj);
             if (co_depgraph_set_object(vc.graph, m->obj, cns && cns[0] ? cns : ns) < 0) {
@@ -262,7 +287,9 @@ int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err)
             ctl_cli__print_place(err, m);
             const char *kind = co_json_str(m->obj, "kind", NULL);
             const char *api = co_json_str(m->obj, "apiVersion", NULL);
-            fprintf(err, "error: not a Component or ComponentPolicy (apiVersion %s, kind %s)\n",
+            fprintf(err,
+                    "error: not a Component, ComponentPolicy, Blueprint or BlueprintVersion "
+                    "(apiVersion %s, kind %s)\n",
                     api ? api : "missing", kind ? kind : "missing");
             vc.errors++;
         }

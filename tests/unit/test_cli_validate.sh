@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# `component-controller validate`: Component and ComponentPolicy manifests checked offline with
-# the admission webhooks' rules. Every invalid fixture of the API model
+# `component-controller validate`: Component, ComponentPolicy, Blueprint and BlueprintVersion
+# manifests checked offline with the admission webhooks' rules. Every invalid fixture of the API model
 # (tests/fixtures/component/invalid*, tests/fixtures/policy/invalid) must fail with each of its
 # expected field errors and the file named; every valid fixture must pass; dependency cycles
 # over the given set, --policy and bad input are covered too.
@@ -36,7 +36,7 @@ for d in ("component/invalid", "component/invalid-v1beta1", "policy/invalid"):
                                                                   missing, got.stderr[:400]))
         else:
             agree += 1
-for d in ("component/valid", "policy/valid"):
+for d in ("component/valid", "policy/valid", "blueprint/valid"):
     for name in sorted(os.listdir(os.path.join(fix, d))):
         path = os.path.join(fix, d, name)
         got = subprocess.run([binary, "validate", path], capture_output=True, text=True)
@@ -155,10 +155,23 @@ tap_check_fails "a Component without a namespace is placed in default" 'Componen
 tap_check_fails "--namespace places a Component without a namespace" 'Component "team/lone"' \
     "$BIN" validate --namespace team --policy "$TMP/policy.yaml" "$TMP/lone.yaml"
 
+# --- Blueprints and BlueprintVersions (docs/blueprints.md) ------------------------------------
+jq '.spec.files["../x.yaml"] = ""' "$FIX/blueprint/valid/blueprint.json" >"$TMP/bp-bad.json"
+tap_check_fails "a Blueprint path leaving the tree is refused" \
+    'bp-bad.json:1: error: Blueprint "apps/web": spec.files\[\.\./x\.yaml\]: Invalid value: "\.\./x\.yaml": must not contain \. or \.\. segments' \
+    "$BIN" validate "$TMP/bp-bad.json"
+jq '.spec.revision = "generation:2" | .spec.files["a.yaml"] = ""' \
+    "$FIX/blueprint/valid/blueprintversion.json" >"$TMP/bpv-bad.json"
+tap_check_fails "a BlueprintVersion whose digest is not its files' is refused" \
+    'error: BlueprintVersion "apps/web--[0-9a-f]{64}": spec.digest: Invalid value: "[0-9a-f]{64}": must be the digest of spec.files' \
+    "$BIN" validate "$TMP/bpv-bad.json"
+tap_check "a Component on a Blueprint and the Blueprint validate together" \
+    "$BIN" validate "$FIX/component/valid/blueprint.json" "$FIX/blueprint/valid/blueprint.json"
+
 # --- bad input --------------------------------------------------------------------------------
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >"$TMP/cm.yaml"
 tap_check_fails "another kind is refused with file and line" \
-    "cm.yaml:1: error: not a Component or ComponentPolicy \(apiVersion v1, kind ConfigMap\)" \
+    "cm.yaml:1: error: not a Component, ComponentPolicy, Blueprint or BlueprintVersion \(apiVersion v1, kind ConfigMap\)" \
     "$BIN" validate "$TMP/cm.yaml"
 printf 'a: [\n' >"$TMP/broken.yaml"
 tap_check_fails "malformed YAML names the file and line" "broken.yaml: line [0-9]+" \
