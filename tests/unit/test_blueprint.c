@@ -172,6 +172,18 @@ static void test_blueprint__file_paths_must_be_relative_and_clean(void **state)
                   "spec.files[]: Invalid value: \"\": must not be empty\n");
 }
 
+/* A path with a NUL byte never reaches validation: the parser refuses such a key. */
+static void test_blueprint__nul_in_path_refused_by_the_parser(void **state)
+{
+    (void)state;
+    static const char text[] = BP_HEAD "\"spec\":{\"files\":{\"a\\u0000b\":\"\"}}}";
+    json_object *o = NULL;
+    assert_int_equal(co_json_parse(&o, text, strlen(text)), CO_EINVALID);
+    assert_null(o);
+    assert_non_null(strstr(co_error_last(), "NUL"));
+    co_error_clear();
+}
+
 static void test_blueprint__long_segment_refused(void **state)
 {
     (void)state;
@@ -498,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_blueprint__names_and_labels),
         cmocka_unit_test(test_blueprint__valid),
         cmocka_unit_test(test_blueprint__file_paths_must_be_relative_and_clean),
+        cmocka_unit_test(test_blueprint__nul_in_path_refused_by_the_parser),
         cmocka_unit_test(test_blueprint__long_segment_refused),
         cmocka_unit_test(test_blueprint__size_capped),
         cmocka_unit_test(test_blueprint__schema_errors),

@@ -170,14 +170,12 @@ char *co_blueprint_label_value(const char *name)
  * Validation
  * ------------------------------------------------------------------------------------------- */
 
-/* Why @p path is not a relative, clean file path, or NULL when it is one. */
+/* Why @p path is not a relative, clean file path, or NULL when it is one. A NUL byte cannot
+ * occur: the JSON parser refuses a key holding one (co/json/json.h). */
 static const char *path_problem(const char *path, size_t len)
 {
     if (len == 0) {
         return "must not be empty";
-    }
-    if (memchr(path, '\0', len)) {
-        return "must not contain a NUL byte";
     }
     if (memchr(path, '\\', len)) {
         return "must not contain a backslash";
