@@ -160,7 +160,8 @@ tap_check "test_deploy__install_step1_crds" \
     k apply --server-side --field-manager=co-deploy-test -k "$ROOT/deploy/crds"
 tap_check "test_deploy__install_crds_established" \
     k wait --for=condition=Established --timeout=60s crd/components.core.cs.sap.com \
-    crd/componentpolicies.core.cs.sap.com
+    crd/componentpolicies.core.cs.sap.com crd/blueprints.core.cs.sap.com \
+    crd/blueprintversions.core.cs.sap.com
 # the default install serves v1alpha1 only: nothing reads Components through the webhook
 tap_eq "test_deploy__install_crd_serves_v1alpha1_without_conversion" "v1alpha1 None" \
     "$(k get crd components.core.cs.sap.com -o json |
@@ -271,6 +272,12 @@ allowed "$CSA" controller_patches_components patch "$comp" -n default
 allowed "$CSA" controller_writes_status update "$comp" --subresource=status -n default
 allowed "$CSA" controller_sets_finalizers update "$comp" --subresource=finalizers -n default
 allowed "$CSA" controller_watches_policies watch componentpolicies.core.cs.sap.com
+allowed "$CSA" controller_watches_blueprints watch blueprints.core.cs.sap.com -A
+allowed "$CSA" controller_patches_blueprints patch blueprints.core.cs.sap.com -n default
+allowed "$CSA" controller_sets_blueprint_finalizers update blueprints.core.cs.sap.com --subresource=finalizers -n default
+allowed "$CSA" controller_creates_blueprintversions create blueprintversions.core.cs.sap.com -n default
+allowed "$CSA" controller_deletes_blueprintversions delete blueprintversions.core.cs.sap.com -n default
+allowed "$CSA" controller_watches_blueprintversions watch blueprintversions.core.cs.sap.com -A
 allowed "$CSA" controller_watches_flux_sources watch gitrepositories.source.toolkit.fluxcd.io -A
 allowed "$CSA" controller_reads_secrets get secrets -n default
 allowed "$CSA" controller_reads_namespaces get namespaces/kube-system
@@ -288,6 +295,8 @@ denied "$CSA" controller_binds_no_roles create clusterrolebindings.rbac.authoriz
 denied "$CSA" controller_impersonates_no_users impersonate users
 denied "$CSA" controller_updates_no_other_lease update leases.coordination.k8s.io/other -n "$OPNS"
 denied "$CSA" controller_deletes_no_components delete "$comp" -n default
+denied "$CSA" controller_creates_no_blueprints create blueprints.core.cs.sap.com -n default
+denied "$CSA" controller_deletes_no_blueprints delete blueprints.core.cs.sap.com -n default
 denied "$CSA" controller_patches_no_webhooks patch validatingwebhookconfigurations.admissionregistration.k8s.io/component-webhook
 # the default service account of Components that name none: deploy/ grants it nothing
 DSA=$(python3 - "$work/base.yaml" <<'PY'

@@ -38,6 +38,8 @@ crd_existed=0
 install_crds() {
     local f
     for f in "$ROOT"/crds/core.cs.sap.com_componentpolicies.yaml \
+        "$ROOT"/crds/core.cs.sap.com_blueprints.yaml \
+        "$ROOT"/crds/core.cs.sap.com_blueprintversions.yaml \
         "$ROOT"/crds/v1beta1/core.cs.sap.com_components.yaml; do
         k replace -f "$f" >/dev/null 2>&1 || k create -f "$f" || return 1
     done
@@ -133,7 +135,8 @@ if k get crd components.core.cs.sap.com >/dev/null 2>&1; then
 fi
 tap_check "test_webhook__crds_install" install_crds
 tap_check "test_webhook__crds_established" k wait --for=condition=Established --timeout=60s \
-    crd/components.core.cs.sap.com crd/componentpolicies.core.cs.sap.com
+    crd/components.core.cs.sap.com crd/componentpolicies.core.cs.sap.com \
+    crd/blueprints.core.cs.sap.com crd/blueprintversions.core.cs.sap.com
 
 port=$(free_port)
 probe=$(free_port)
@@ -182,7 +185,8 @@ k create --dry-run=client -o json -f "$work/deploy.yaml" |
       | .webhooks[] |= (.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})
     ' >"$work/webhooks.json"
 tap_check "test_webhook__deploy_configurations_register" k apply -f "$work/webhooks.json"
-tap_eq "test_webhook__rules_name_components_only" "components,components,componentpolicies" \
+tap_eq "test_webhook__rules_name_components_only" \
+    "components,components,componentpolicies,blueprints,blueprintversions" \
     "$(jq -sr '[.[].webhooks[]? | select(.name|startswith("validate")) | .rules[].resources[]] | join(",")' \
         "$work/webhooks.json")"
 
@@ -214,7 +218,7 @@ check_eventually "test_webhook__configuration_becomes_active" 60 'admission webh
 
 # The CRD schema (oneOf) may refuse this before the webhook is asked; either message is precise.
 tap_check_fails "test_webhook__two_sources_refused" \
-    'spec.sourceRef: Forbidden: exactly one of "fluxGitRepository", "fluxOciRepository", "fluxBucket", "fluxHelmChart", "httpRepository", "git" may be set, found "fluxGitRepository", "httpRepository"|"spec.sourceRef" must validate one and only one schema \(oneOf\). Found 2 valid alternatives' \
+    'spec.sourceRef: Forbidden: exactly one of "fluxGitRepository", "fluxOciRepository", "fluxBucket", "fluxHelmChart", "httpRepository", "git", "blueprint" may be set, found "fluxGitRepository", "httpRepository"|"spec.sourceRef" must validate one and only one schema \(oneOf\). Found 2 valid alternatives' \
     apply "$(component "$ns1" two-sources v1alpha1 '  sourceRef:
     fluxGitRepository:
       name: r
@@ -367,6 +371,37 @@ tap_check "test_webhook__finalizer_removal_passes" \
     -p '{"metadata":{"finalizers":null}}'
 tap_check "test_webhook__delete_passes" \
     k -n "$ns1" delete components.v1alpha1.core.cs.sap.com valid --wait=true --timeout=30s
+
+# --- Blueprints and BlueprintVersions (docs/blueprints.md) ------------------------------------
+
+bp_fix=$ROOT/tests/fixtures/blueprint/valid
+jq --arg ns "$ns1" '.metadata.namespace = $ns' "$bp_fix/blueprint.json" >"$work/bp.json"
+jq '.spec.files["../x.yaml"] = ""' "$work/bp.json" >"$work/bp-bad.json"
+jq --arg ns "$ns1" '.metadata.namespace = $ns' "$bp_fix/blueprintversion.json" >"$work/bpv.json"
+tap_check "test_webhook__blueprint_admitted" k apply -f "$work/bp.json"
+tap_check_fails "test_webhook__blueprint_path_refused" \
+    'admission webhook "validate.blueprints.core.cs.sap.com" denied the request: spec.files\[\.\./x\.yaml\]: Invalid value: "\.\./x\.yaml": must not contain \. or \.\. segments' \
+    k apply -f "$work/bp-bad.json"
+tap_check "test_webhook__blueprintversion_admitted" k apply -f "$work/bpv.json"
+bpv=$(jq -r .metadata.name "$bp_fix/blueprintversion.json")
+tap_check_fails "test_webhook__blueprintversion_spec_immutable" \
+    'spec.revision: Forbidden: field is immutable: a BlueprintVersion never changes' \
+    k -n "$ns1" patch blueprintversions.core.cs.sap.com "$bpv" --type=merge \
+    -p '{"spec":{"revision":"generation:2"}}'
+tap_check "test_webhook__blueprintversion_labels_change" \
+    k -n "$ns1" label blueprintversions.core.cs.sap.com "$bpv" extra=yes
+# a blueprint source is one kind among the others: admitted where no policy restricts kinds
+# ($ns2 is exempt), refused by the policy that allows httpRepository alone in $ns1
+tap_check "test_webhook__component_on_blueprint_admitted" \
+    apply "$(component "$ns2" on-blueprint v1alpha1 '  sourceRef:
+    blueprint:
+      name: web
+      namespace: '"$ns1")" --dry-run=server
+tap_check_fails "test_webhook__component_on_blueprint_meets_source_kind_policy" \
+    'sourceKinds: source kind "blueprint" is not allowed; allowed: "httpRepository"' \
+    apply "$(component "$ns1" on-blueprint v1alpha1 '  sourceRef:
+    blueprint:
+      name: web')" --dry-run=server
 
 # --- metrics and shutdown ------------------------------------------------------------------------
 
