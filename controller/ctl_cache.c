@@ -18,7 +18,6 @@
 #include "co/util/error.h"
 #include "co/util/log.h"
 #include "co/util/strconv.h"
-#include "co/util/time.h"
 #include "controller/ctl_manager_int.h"
 
 static int cache_get_component(void *ctx, const char *ns, const char *name, co_component **out)
@@ -54,20 +53,9 @@ static bool rv_reached(const char *have, const char *want)
     return strcmp(have, want) == 0;
 }
 
-static void wrote_free(ctl_wrote *w)
-{
-    if (w) {
-        free(w->rv);
-        json_object_put(w->obj);
-        free(w);
-    }
-}
-
-/* The cached Component when the informer has seen the last write of it this controller made;
- * while it has not, a copy of that write (read-your-writes: a pass must never start from a
- * status older than the one the last pass wrote, whose inventory may name objects created
- * since). The write is as new as anything the informer could hold, and a later change by
- * someone else queues the Component again when the informer delivers it. */
+/* The cached Component, when the informer has seen the last write of it this controller made
+ * (read-your-writes: a pass must never start from a status older than the one the last pass
+ * wrote, whose inventory may name objects created since). */
 static int cache_read(void *ctx, const char *ns, const char *name, struct json_object **out)
 {
     ctl_manager *m = ctx;
@@ -77,108 +65,36 @@ static int cache_read(void *ctx, const char *ns, const char *name, struct json_o
     }
     struct json_object *obj = NULL;
     int rc = co_kube_informer_get(&obj, inf, ns, name);
-    if (rc < 0 && rc != CO_ENOTFOUND) {
+    if (rc < 0) {
         return rc;
     }
-    const char *rv = obj ? co_json_str(obj, "metadata", "resourceVersion", NULL) : NULL;
+    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
     char *key = co_xasprintf("%s/%s", ns, name);
     pthread_mutex_lock(&m->wrote_mu);
-    ctl_wrote *w = co_strmap_get(&m->wrote, key);
-    if (w && rv && rv_reached(rv, w->rv)) {
-        wrote_free(co_strmap_remove(&m->wrote, key));
-        w = NULL;
-    } else if (w) {
-        json_object_put(obj);
-        obj = w->obj ? co_json_copy(w->obj) : NULL;
+    const char *want = co_strmap_get(&m->wrote, key);
+    bool fresh = !want || (rv && rv_reached(rv, want));
+    if (want && fresh) {
+        free(co_strmap_remove(&m->wrote, key));
     }
     pthread_mutex_unlock(&m->wrote_mu);
     free(key);
-    if (!obj) {
+    if (!fresh) {
+        json_object_put(obj);
         return CO_ENOTFOUND;
     }
-    co_error_clear();
     *out = obj;
     return 0;
 }
 
-static void cache_wrote(void *ctx, const char *ns, const char *name, struct json_object *obj)
+static void cache_wrote(void *ctx, const char *ns, const char *name, const struct json_object *obj)
 {
     ctl_manager *m = ctx;
-    char *key = co_xasprintf("%s/%s", ns, name);
     const char *rv = obj ? co_json_str(obj, "metadata", "resourceVersion", NULL) : NULL;
-    if (!rv) {
-        json_object_put(obj);
-        ctl_manager__wrote_forget(m, key);
-        free(key);
-        return;
-    }
-    ctl_wrote *w = co_xcalloc(1, sizeof(*w));
-    w->rv = co_xstrdup(rv);
-    w->obj = obj;
-    w->at = co_time_monotonic();
-    pthread_mutex_lock(&m->wrote_mu);
-    wrote_free(co_strmap_put(&m->wrote, key, w));
-    pthread_mutex_unlock(&m->wrote_mu);
-    free(key);
-    ctl_manager__wrote_prune(m);
-}
-
-void ctl_manager__wrote_prune(ctl_manager *m)
-{
-    int64_t now = co_time_monotonic();
-    pthread_mutex_lock(&m->wrote_mu);
-    if (now - m->wrote_pruned_at >= m->wrote_keep_ns) {
-        /* a write the informer delivered before it was remembered stays until the Component's
-         * next read; its object need not */
-        m->wrote_pruned_at = now;
-        size_t iter = 0;
-        const char *k = NULL;
-        void *v = NULL;
-        while (co_strmap_next(&m->wrote, &iter, &k, &v)) {
-            ctl_wrote *old = v;
-            if (old->obj && now - old->at >= m->wrote_keep_ns) {
-                json_object_put(old->obj);
-                old->obj = NULL;
-            }
-        }
-    }
-    pthread_mutex_unlock(&m->wrote_mu);
-}
-
-void ctl_manager__wrote_seen(ctl_manager *m, const struct json_object *obj)
-{
-    const char *ns = co_json_meta_namespace(obj);
-    const char *name = co_json_meta_name(obj);
-    const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
-    if (!ns || !name || !rv) {
-        return;
-    }
     char *key = co_xasprintf("%s/%s", ns, name);
     pthread_mutex_lock(&m->wrote_mu);
-    const ctl_wrote *w = co_strmap_get(&m->wrote, key);
-    if (w && rv_reached(rv, w->rv)) {
-        wrote_free(co_strmap_remove(&m->wrote, key));
-    }
+    free(rv ? co_strmap_put(&m->wrote, key, co_xstrdup(rv)) : co_strmap_remove(&m->wrote, key));
     pthread_mutex_unlock(&m->wrote_mu);
     free(key);
-}
-
-void ctl_manager__wrote_forget(ctl_manager *m, const char *key)
-{
-    pthread_mutex_lock(&m->wrote_mu);
-    wrote_free(co_strmap_remove(&m->wrote, key));
-    pthread_mutex_unlock(&m->wrote_mu);
-}
-
-void ctl_manager__wrote_dispose(ctl_manager *m)
-{
-    size_t iter = 0;
-    const char *k = NULL;
-    void *v = NULL;
-    while (co_strmap_next(&m->wrote, &iter, &k, &v)) {
-        wrote_free(v);
-    }
-    co_strmap_dispose(&m->wrote);
 }
 
 static int cache_claimed_by(void *ctx,

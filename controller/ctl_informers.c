@@ -243,7 +243,6 @@ static void release_obj(ctl_manager *m, const struct json_object *obj)
 
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
-    ctl_manager__wrote_seen(payload, obj);
     graph_set(payload, obj);
     enqueue_obj(payload, obj);
 }
@@ -252,7 +251,6 @@ static void
 on_comp_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
 {
     ctl_manager *m = payload;
-    ctl_manager__wrote_seen(m, new_obj);
     struct json_object *om = co_json_get(old_obj, "metadata", NULL);
     struct json_object *nm = co_json_get(new_obj, "metadata", NULL);
     int64_t og = 0, ng = 0;
@@ -297,11 +295,6 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
 static void on_comp_delete(const struct json_object *obj, void *payload)
 {
     ctl_manager *m = payload;
-    char *key = co_kube_informer_key_of(obj);
-    if (key) {
-        ctl_manager__wrote_forget(m, key);
-    }
-    free(key);
     release_obj(m, obj);
     graph_remove(m, obj);
     enqueue_obj(m, obj);

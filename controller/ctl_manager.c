@@ -57,7 +57,6 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     pthread_mutex_init(&m->mu, NULL);
     pthread_mutex_init(&m->ev_mu, NULL);
     pthread_mutex_init(&m->wrote_mu, NULL);
-    m->wrote_keep_ns = CTL_WROTE_KEEP_NS;
     pthread_mutex_init(&m->crd_mu, NULL);
     pthread_mutex_init(&m->graph_mu, NULL);
     m->graph = co_depgraph_new();
@@ -394,16 +393,17 @@ void ctl_manager_free(ctl_manager *m)
     pthread_mutex_destroy(&m->mu);
     pthread_mutex_destroy(&m->ev_mu);
     pthread_mutex_destroy(&m->wrote_mu);
-    ctl_manager__wrote_dispose(m);
+    size_t iter = 0;
+    const char *wk = NULL;
+    void *wv = NULL;
+    while (co_strmap_next(&m->wrote, &iter, &wk, &wv)) {
+        free(wv);
+    }
+    co_strmap_dispose(&m->wrote);
     pthread_mutex_destroy(&m->crd_mu);
     pthread_mutex_destroy(&m->graph_mu);
     pthread_cond_destroy(&m->crd_cv);
     free(m);
-}
-
-void ctl_manager_housekeep(ctl_manager *m)
-{
-    ctl_manager__wrote_prune(m);
 }
 
 bool ctl_manager_lost(ctl_manager *m)

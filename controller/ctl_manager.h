@@ -94,10 +94,6 @@ void ctl_manager_stop(ctl_manager *m);
 /** Stops and frees. NULL is a no-op. */
 void ctl_manager_free(ctl_manager *m);
 
-/** Drops what the manager keeps only for a while (its own writes of Components, once the
- * informer has long delivered them). Call every few hundred milliseconds. */
-void ctl_manager_housekeep(ctl_manager *m);
-
 /** Whether leadership was held and lost (the daemon should exit). */
 bool ctl_manager_lost(ctl_manager *m);
 

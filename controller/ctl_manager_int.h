@@ -115,44 +115,15 @@ struct ctl_manager {
     co_strmap events;         /* UID -> last_event *, guarded by ev_mu */
     int64_t events_pruned_at; /* monotonic; entries past the window go at most once a minute */
 
-    /* "ns/name" -> ctl_wrote * of this controller's last write of a Component that the
-     * informer has not delivered yet (ctl_cache.c, read-your-writes) */
+    /* "ns/name" -> resourceVersion (char *) of this controller's last write of a Component
+     * that the informer has not delivered yet (ctl_cache.c, read-your-writes) */
     pthread_mutex_t wrote_mu;
     co_strmap wrote;
-    int64_t wrote_pruned_at; /* monotonic ns, guarded by wrote_mu */
-    int64_t wrote_keep_ns;   /* CTL_WROTE_KEEP_NS; tests shorten it */
 
     atomic_ulong n_event_writes;
     atomic_ulong n_requests, n_writes, n_status_writes, n_reconciles, n_reconcile_errors,
         n_events_suppressed;
 };
-
-/* A Component as this controller last wrote it: the API server's answer and its version. */
-typedef struct ctl_wrote {
-    char *rv;
-    struct json_object *obj; /* NULL once older than wrote_keep_ns: read from the server */
-    int64_t at;              /* monotonic ns of the write */
-} ctl_wrote;
-
-/* How long a remembered write keeps its object: the informer delivers it well within this,
- * unless it delivered it before the write was remembered. */
-#define CTL_WROTE_KEEP_NS (10 * CO_SECOND)
-
-/* ---- ctl_cache.c -------------------------------------------------------------------------- */
-
-/* The informer has delivered @p obj: a write of it this controller remembers is dropped once
- * the informer holds that version or a later one. */
-void ctl_manager__wrote_seen(ctl_manager *m, const struct json_object *obj);
-
-/* Drops the objects of remembered writes older than wrote_keep_ns (their versions stay), at
- * most once per wrote_keep_ns. */
-void ctl_manager__wrote_prune(ctl_manager *m);
-
-/* Forgets this controller's last write of Component @p key ("ns/name"). */
-void ctl_manager__wrote_forget(ctl_manager *m, const char *key);
-
-/* Frees every remembered write. */
-void ctl_manager__wrote_dispose(ctl_manager *m);
 
 /* ---- ctl_informers.c ---------------------------------------------------------------------- */
 

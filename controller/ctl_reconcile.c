@@ -1292,7 +1292,6 @@ static void record_writes(pass *p)
         p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, NULL);
     } else if (p->wrote) {
         p->env->cache.wrote(p->env->cache.ctx, p->ns, p->name, p->obj);
-        p->obj = NULL;
     }
 }
 

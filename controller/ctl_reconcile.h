@@ -70,13 +70,13 @@ typedef struct ctl_source_ops {
 
 /** Informer-backed lookups. Any member may be NULL (the check is then skipped). */
 typedef struct ctl_cache_ops {
-    /** Optional: the Component as the cache holds it (a new reference), or this controller's
-     * last write of it (see @ref wrote) while the cache lags behind that write; CO_ENOTFOUND
-     * when it holds neither: the reconcile then reads the API server. */
+    /** Optional: the Component as the cache holds it (a new reference), provided the cache
+     * has caught up with this controller's last write of it (see @ref wrote); CO_ENOTFOUND
+     * when it does not hold it or lags behind: the reconcile then reads the API server. */
     int (*read)(void *ctx, const char *ns, const char *name, struct json_object **out);
     /** Optional: records this controller's last write of a Component, @p obj being the API
-     * server's answer, which the cache takes over; NULL when the Component is gone. */
-    void (*wrote)(void *ctx, const char *ns, const char *name, struct json_object *obj);
+     * server's answer; NULL when the Component is gone. */
+    void (*wrote)(void *ctx, const char *ns, const char *name, const struct json_object *obj);
     /** A cached Component, parsed (co_component_free()); CO_ENOTFOUND when absent. */
     int (*get_component)(void *ctx, const char *ns, const char *name, co_component **out);
     /** Keys ("ns/name") of the Components that list @p key as a dependency; an error blocks

@@ -105,7 +105,6 @@ int main(int argc, char **argv)
         quiet = st.reconciles == last_reconciles ? quiet + 1 : 0;
         last_reconciles = st.reconciles;
         since_trim++;
-        ctl_manager_housekeep(m);
         if (st.reconciles != trimmed_at && (quiet >= QUIET_TICKS || since_trim >= TRIM_TICKS)) {
             malloc_trim(0);
             trimmed_at = st.reconciles;

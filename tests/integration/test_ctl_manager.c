@@ -6,8 +6,7 @@
  * watched namespaces or the label selector still blocks its dependency's deletion, also for a
  * controller whose rights end at the namespaces it watches; and Flux source CRDs installed
  * after start are watched without a restart, on a private control plane that starts without
- * them. A pass starts from the controller's own last write of its Component while the informer
- * has not delivered it.
+ * them.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -25,7 +24,6 @@
 #include "controller/ctl_apply.h"
 #include "controller/ctl_depcache.h"
 #include "controller/ctl_manager.h"
-#include "controller/ctl_manager_int.h"
 #include "controller/ctl_sources.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -251,93 +249,6 @@ static void test_ctl_manager__deleted_dependent_queues_its_component(void **stat
 
     delete_component(ns, "watched");
     ctl_test_wait_gone(admin, ns, "watched", WAIT_MS);
-    ctl_manager_free(m);
-    delete_namespace(ns);
-    free(ns);
-}
-
-/* A copy of @p obj with resourceVersion @p rv and the annotation "mark" = @p mark. */
-static struct json_object *
-as_written(const struct json_object *obj, const char *rv, const char *mark)
-{
-    struct json_object *w = co_json_copy(obj);
-    struct json_object *meta = co_json_get(w, "metadata", NULL);
-    json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
-    struct json_object *ann = json_object_new_object();
-    json_object_object_add(ann, "mark", json_object_new_string(mark));
-    json_object_object_add(meta, "annotations", ann);
-    return w;
-}
-
-static const char *mark_of(const struct json_object *obj)
-{
-    return co_json_meta_annotation(obj, "mark");
-}
-
-/* Read-your-writes without a request: while the informer has not delivered the controller's
- * last write of a Component, a pass starts from that write; once it has (or a later version),
- * from the informer; a write remembered longer than the informer needs keeps only its version,
- * and a pass then reads the API server. */
-static void test_ctl_manager__a_pass_starts_from_its_own_write_while_the_informer_lags(void **state)
-{
-    (void)state;
-    char *ns = co_test_kube_namespace(admin, "ctl-mgr-ryw-");
-    ctl_test_create_component(admin, ns, "quiet",
-                              "{" SRC ",\"path\":\"quiet\",\"requeueInterval\":\"1h\"}");
-    ctl_manager *m = new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &app_ops);
-    assert_co_pass(ctl_manager_start(m));
-    ctl_test_wait_state(admin, ns, "quiet", "Ready", "Ready", WAIT_MS);
-    ctl_cache_ops ops = ctl_manager__cache_ops(m);
-    struct json_object *cached = NULL;
-    /* the informer delivers the last status write soon after the API server answers */
-    for (int i = 0; i < 1000; i++) {
-        json_object_put(cached);
-        cached = NULL;
-        if (ops.read(ops.ctx, ns, "quiet", &cached) == 0 && !mark_of(cached) &&
-            ctl_state_component_ready(cached)) {
-            break;
-        }
-        usleep(20 * 1000);
-    }
-    assert_non_null(cached);
-    assert_null(mark_of(cached));
-
-    /* a write far ahead of anything the informer holds */
-    ops.wrote(ops.ctx, ns, "quiet", as_written(cached, "999999999999", "ours"));
-    struct json_object *got = NULL;
-    assert_co_pass(ops.read(ops.ctx, ns, "quiet", &got));
-    assert_string_equal(mark_of(got), "ours");
-    /* a copy: the pass may change it */
-    json_object_object_del(co_json_get(got, "metadata", NULL), "annotations");
-    json_object_put(got);
-    assert_co_pass(ops.read(ops.ctx, ns, "quiet", &got));
-    assert_string_equal(mark_of(got), "ours");
-    json_object_put(got);
-
-    /* the informer delivers it: its copy is read again */
-    struct json_object *seen = as_written(cached, "999999999999", "seen");
-    ctl_manager__wrote_seen(m, seen);
-    json_object_put(seen);
-    assert_co_pass(ops.read(ops.ctx, ns, "quiet", &got));
-    assert_null(mark_of(got));
-    json_object_put(got);
-
-    /* an old remembered write keeps its version only: the pass reads the API server */
-    m->wrote_keep_ns = 1;
-    ops.wrote(ops.ctx, ns, "quiet", as_written(cached, "999999999999", "ours"));
-    usleep(2 * 1000);
-    ctl_manager_housekeep(m);
-    assert_int_equal(ops.read(ops.ctx, ns, "quiet", &got), CO_ENOTFOUND);
-    co_error_clear();
-    /* the Component is gone: nothing of it is remembered */
-    ops.wrote(ops.ctx, ns, "quiet", NULL);
-    assert_co_pass(ops.read(ops.ctx, ns, "quiet", &got));
-    assert_null(mark_of(got));
-    json_object_put(got);
-    json_object_put(cached);
-
-    delete_component(ns, "quiet");
-    ctl_test_wait_gone(admin, ns, "quiet", WAIT_MS);
     ctl_manager_free(m);
     delete_namespace(ns);
     free(ns);
@@ -709,8 +620,6 @@ int main(void)
         cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__deleted_dependent_queues_its_component),
-        cmocka_unit_test(
-            test_ctl_manager__a_pass_starts_from_its_own_write_while_the_informer_lags),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),
