@@ -5,6 +5,7 @@
 # template engine needs to behave like Go's unicode package (letters and digits in
 # identifiers, IsPrint for %q, IsSpace for trim, case mapping for upper/lower/title).
 # Run: python3 shared/src/render/template/mkunicode.py > shared/src/render/template/unicode_tables.h
+import subprocess
 import sys
 import unicodedata
 
@@ -48,15 +49,47 @@ tables = {
 }
 
 
-def mapping(fn):
-    out = []
-    for c in range(MAX):
-        if 0xD800 <= c <= 0xDFFF:
-            continue
-        m = fn(chr(c))
-        if len(m) == 1 and ord(m) != c:
-            out.append((c, ord(m)))
-    return out
+# Go's unicode.ToUpper, ToLower and ToTitle use the simple (one rune to one rune) case
+# mappings of UnicodeData.txt. Python exposes only the full mappings (SpecialCasing: U+0130
+# lowers to two runes there, to "i" in Go), so the simple ones are read from Perl's Unicode::UCD.
+SIMPLE_CASE = r"""
+use strict; use warnings;
+use Unicode::UCD qw(prop_invmap);
+for my $p (@ARGV) {
+    my ($list, $map, $format, $default) = prop_invmap($p);
+    die "$p: format $format\n" unless $format =~ /^a/;
+    for my $i (0 .. $#$list) {
+        my $start = $list->[$i];
+        my $end = $i < $#$list ? $list->[$i + 1] - 1 : 0x10FFFF;
+        my $m = $map->[$i];
+        next if ref $m or $m eq $default or $m eq "0";
+        for my $c ($start .. $end) {
+            my $t = $m + ($c - $start);
+            printf "%s %X %X\n", $p, $c, $t if $t != $c;
+        }
+    }
+}
+"""
+
+
+def simple_mappings():
+    props = {"Simple_Uppercase_Mapping": "upper", "Simple_Lowercase_Mapping": "lower",
+             "Simple_Titlecase_Mapping": "title"}
+    out = subprocess.run(["perl", "-e", SIMPLE_CASE] + list(props), check=True,
+                         capture_output=True, text=True).stdout
+    version = subprocess.run(["perl", "-MUnicode::UCD", "-e",
+                              "print Unicode::UCD::UnicodeVersion()"], check=True,
+                             capture_output=True, text=True).stdout
+    if version != unicodedata.unidata_version:
+        sys.exit("Perl's Unicode %s differs from Python's %s" %
+                 (version, unicodedata.unidata_version))
+    maps = {name: [] for name in props.values()}
+    for line in out.splitlines():
+        prop, a, b = line.split()
+        c = int(a, 16)
+        if not 0xD800 <= c <= 0xDFFF:
+            maps[props[prop]].append((c, int(b, 16)))
+    return maps
 
 
 def main():
@@ -72,8 +105,9 @@ def main():
         for a, b in rs:
             w("    {0x%X, 0x%X},\n" % (a, b))
         w("};\n\n")
-    for name, fn in (("upper", str.upper), ("lower", str.lower), ("title", str.title)):
-        ms = mapping(fn)
+    maps = simple_mappings()
+    for name in ("upper", "lower", "title"):
+        ms = sorted(maps[name])
         w("static const uint32_t uni_to_%s[][2] = {\n" % name)
         for a, b in ms:
             w("    {0x%X, 0x%X},\n" % (a, b))
