@@ -993,17 +993,18 @@ static int sv_marshal(tpl_x *x, co_buf *out, const tv *v)
 
 static const tv_type T_SEMVER_VAL = {.kind = TK_STRUCT,
                                      .name = "semver.Version",
-                                     .methods = semver_methods + 4,
-                                     .nmethods = 7,
+                                     .methods = semver_methods + 7,
+                                     .nmethods = 11,
                                      .marshal_json = sv_marshal};
 static const tv_type T_SEMVER = {.kind = TK_PTR,
                                  .name = "*semver.Version",
                                  .elem = &T_SEMVER_VAL,
                                  .methods = semver_methods,
-                                 .nmethods = 4,
+                                 .nmethods = 7,
                                  .marshal_json = sv_marshal};
 
 static const tv_type *const P_SV[] = {&T_SEMVER, &T_SEMVER};
+static const tv_type *const P_STR_ARG[] = {&T_STRING};
 
 static char *arena_strdup(tpl_x *x, const char *s)
 {
@@ -1013,8 +1014,9 @@ static char *arena_strdup(tpl_x *x, const char *s)
     return p;
 }
 
-/* Wraps a parsed version (moved into the session) as a *semver.Version value. */
-static tv semver_value(tpl_x *x, co_semver *v)
+/* Wraps a parsed version (moved into the session) as a value of @p type (*semver.Version or
+ * semver.Version). */
+static tv semver_wrap(tpl_x *x, co_semver *v, const tv_type *type)
 {
     co_semver *copy = tpl_alloc(x, sizeof(*copy));
     /* the strings are copied into the arena so that nothing needs freeing later */
@@ -1027,8 +1029,14 @@ static tv semver_value(tpl_x *x, co_semver *v)
     co_semver_dispose(v);
     tv_obj *o = tpl_alloc(x, sizeof(*o));
     o->native = copy;
-    tv r = {&T_SEMVER, {.o = o}};
+    tv r = {type, {.o = o}};
     return r;
+}
+
+/* Wraps a parsed version (moved into the session) as a *semver.Version value. */
+static tv semver_value(tpl_x *x, co_semver *v)
+{
+    return semver_wrap(x, v, &T_SEMVER);
 }
 
 static int need_sv(tpl_x *x, const tv *v)
@@ -1111,6 +1119,108 @@ static int m_string(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
+/* IncMajor, IncMinor and IncPatch (value receivers: they return a semver.Version). */
+static int increment(tpl_x *x, tv *ret, const tv *v, char part)
+{
+    if (need_sv(x, v) < 0) {
+        return -1;
+    }
+    co_semver next;
+    co_semver_increment(&next, sv(v), part);
+    *ret = semver_wrap(x, &next, &T_SEMVER_VAL);
+    return 0;
+}
+
+static int m_inc_major(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    return increment(x, ret, &a[0], 'M');
+}
+
+static int m_inc_minor(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    return increment(x, ret, &a[0], 'm');
+}
+
+static int m_inc_patch(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    return increment(x, ret, &a[0], 'p');
+}
+
+/* Whether @p s is made of @p allowed bytes only. */
+static bool only_of(const char *s, size_t len, const char *allowed)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (!s[i] || !strchr(allowed, s[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define SV_DIGITS    "0123456789"
+#define SV_IDENT_SET "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-" SV_DIGITS
+
+/* The checks of SetPrerelease (@p pre) and SetMetadata in Masterminds/semver 3.4 (the Go
+ * operator's): dot-separated non-empty identifiers of [0-9A-Za-z-], and for a prerelease no
+ * numeric identifier with a leading zero. */
+static const char *identifiers_error(const tv_str *text, bool pre)
+{
+    const char *p = text->s, *end = text->s + text->len;
+    while (p <= end) {
+        const char *dot = memchr(p, '.', (size_t)(end - p));
+        size_t len = dot ? (size_t)(dot - p) : (size_t)(end - p);
+        if (len == 0 || (!(pre && only_of(p, len, SV_DIGITS)) && !only_of(p, len, SV_IDENT_SET))) {
+            return pre ? "invalid prerelease string" : "invalid metadata string";
+        }
+        if (pre && only_of(p, len, SV_DIGITS) && len > 1 && p[0] == '0') {
+            return "version segment starts with 0";
+        }
+        if (!dot) {
+            break;
+        }
+        p = dot + 1;
+    }
+    return NULL;
+}
+
+/* SetPrerelease and SetMetadata: a copy with that part replaced, its original text rebuilt. */
+static int set_part(tpl_x *x, tv *ret, tv *a, bool pre)
+{
+    if (need_sv(x, &a[0]) < 0) {
+        return -1;
+    }
+    const co_semver *v = sv(&a[0]);
+    const tv_str *text = a[1].u.s;
+    const char *bad = text->len ? identifiers_error(text, pre) : NULL;
+    if (bad) {
+        return tpl_fail(x, "%s", bad);
+    }
+    co_semver next = {v->major, v->minor, v->patch, NULL, NULL, NULL};
+    char *value = co_xstrndup(text->s, text->len);
+    next.pre = pre ? value : co_xstrdup(v->pre ? v->pre : "");
+    next.metadata = pre ? co_xstrdup(v->metadata ? v->metadata : "") : value;
+    char *str = co_semver_string(&next);
+    next.original = co_xasprintf("%s%s", v->original && v->original[0] == 'v' ? "v" : "", str);
+    free(str);
+    *ret = semver_wrap(x, &next, &T_SEMVER_VAL);
+    return 0;
+}
+
+static int m_set_prerelease(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    return set_part(x, ret, a, true);
+}
+
+static int m_set_metadata(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    (void)n;
+    return set_part(x, ret, a, false);
+}
+
 static int m_compare(tpl_x *x, tv *ret, tv *a, size_t n)
 {
     (void)n;
@@ -1148,18 +1258,45 @@ static int m_greater(tpl_x *x, tv *ret, tv *a, size_t n)
     return 0;
 }
 
-/* pointer-receiver methods first, then the value-receiver ones */
+static int m_less_equal(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    if (m_compare(x, ret, a, n) < 0) {
+        return -1;
+    }
+    *ret = tv_bool(ret->u.i <= 0);
+    return 0;
+}
+
+static int m_greater_equal(tpl_x *x, tv *ret, tv *a, size_t n)
+{
+    if (m_compare(x, ret, a, n) < 0) {
+        return -1;
+    }
+    *ret = tv_bool(ret->u.i >= 0);
+    return 0;
+}
+
+/* pointer-receiver methods first, then the value-receiver ones, each group sorted by name (as
+ * Masterminds/semver 3.4 declares them: a method's result, a semver.Version, is not
+ * addressable, so its pointer methods cannot be called) */
 static const tpl_func semver_methods[] = {
     TPL_FUNC("Compare", m_compare, P_SV, 1, false, false, &T_INT),
     TPL_FUNC("Equal", m_equal, P_SV, 1, false, false, &T_BOOL),
     TPL_FUNC("GreaterThan", m_greater, P_SV, 1, false, false, &T_BOOL),
+    TPL_FUNC("GreaterThanEqual", m_greater_equal, P_SV, 1, false, false, &T_BOOL),
     TPL_FUNC("LessThan", m_less, P_SV, 1, false, false, &T_BOOL),
+    TPL_FUNC("LessThanEqual", m_less_equal, P_SV, 1, false, false, &T_BOOL),
+    TPL_FUNC("Original", m_original, P_SV, 0, false, false, &T_STRING),
+    TPL_FUNC("IncMajor", m_inc_major, P_SV, 0, false, false, &T_SEMVER_VAL),
+    TPL_FUNC("IncMinor", m_inc_minor, P_SV, 0, false, false, &T_SEMVER_VAL),
+    TPL_FUNC("IncPatch", m_inc_patch, P_SV, 0, false, false, &T_SEMVER_VAL),
     TPL_FUNC("Major", m_major, P_SV, 0, false, false, &T_UINT64),
     TPL_FUNC("Metadata", m_metadata, P_SV, 0, false, false, &T_STRING),
     TPL_FUNC("Minor", m_minor, P_SV, 0, false, false, &T_UINT64),
-    TPL_FUNC("Original", m_original, P_SV, 0, false, false, &T_STRING),
     TPL_FUNC("Patch", m_patch, P_SV, 0, false, false, &T_UINT64),
     TPL_FUNC("Prerelease", m_prerelease, P_SV, 0, false, false, &T_STRING),
+    TPL_FUNC("SetMetadata", m_set_metadata, P_STR_ARG, 1, false, true, &T_SEMVER_VAL),
+    TPL_FUNC("SetPrerelease", m_set_prerelease, P_STR_ARG, 1, false, true, &T_SEMVER_VAL),
     TPL_FUNC("String", m_string, P_SV, 0, false, false, &T_STRING),
 };
 
