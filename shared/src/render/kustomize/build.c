@@ -159,6 +159,29 @@ static int check_fields(kz_dir *d)
     return 0;
 }
 
+/* kustomize refuses a kustomization that says nothing: it compares the decoded document, its
+ * deprecated fields moved to their successors, with an empty one, apiVersion and kind aside.
+ * So a field counts when it holds anything but null or an empty string, except an empty
+ * `bases` or `imageTags` list, which the move leaves as nothing. An empty list or mapping
+ * elsewhere (`resources: []`) counts. */
+static int check_empty(const kz_dir *d)
+{
+    json_object_object_foreach (d->k, key, val) {
+        if (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0 || val == NULL) {
+            continue;
+        }
+        if (json_object_is_type(val, json_type_string) && json_object_get_string_len(val) == 0) {
+            continue;
+        }
+        if ((strcmp(key, "bases") == 0 || strcmp(key, "imageTags") == 0) &&
+            json_object_is_type(val, json_type_array) && json_object_array_length(val) == 0) {
+            continue;
+        }
+        return 0;
+    }
+    return co_error_set(CO_EINVALID, "kustomization.yaml is empty");
+}
+
 static void dir_dispose(kz_dir *d)
 {
     free(d->dir);
@@ -219,7 +242,8 @@ static int load_kustomization(kz_dir *d, kz_build *b, const char *dir)
     if (kind[0] && strcmp(kind, "Kustomization") != 0 && strcmp(kind, "Component") != 0) {
         return co_error_set(CO_EINVALID, "%s: invalid kind '%s'", d->file, kind);
     }
-    return check_fields(d);
+    rc = check_fields(d);
+    return rc < 0 ? rc : check_empty(d);
 }
 
 /* Field accessors over the kustomization with type checks. */
