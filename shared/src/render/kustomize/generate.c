@@ -203,6 +203,31 @@ static int collect(kvs *pairs, kz_dir *d, json_object *args)
     return 0;
 }
 
+/* A value as kustomize encodes Secret data and binaryData: standard base64, and once the text
+ * reaches 70 characters, cut into lines of 70, each ended by a newline (which the API server's
+ * decoder skips). The name hash is taken over this text. */
+static json_object *encoded(const char *value, size_t len)
+{
+    enum { LINE = 70 };
+    char *b = co_base64_encode(value, len, CO_BASE64_STD);
+    size_t n = strlen(b);
+    json_object *v;
+    if (n < LINE) {
+        v = json_object_new_string_len(b, (int)n);
+    } else {
+        co_buf out = CO_BUF_INIT(n + n / LINE + 2);
+        for (size_t i = 0; i < n; i += LINE) {
+            size_t k = n - i < LINE ? n - i : LINE;
+            int rc = co_buf_put(&out, b + i, k);
+            CO_ASSERT(rc == 0 && co_buf_putc(&out, '\n') == 0);
+        }
+        v = json_object_new_string_len(co_buf_cstr(&out), (int)out.len);
+        co_buf_dispose(&out);
+    }
+    free(b);
+    return v;
+}
+
 /* Local options win over the kustomization's generatorOptions for each label/annotation key. */
 static void merged_map(json_object *dst, json_object *local, json_object *global, const char *key)
 {
@@ -288,15 +313,11 @@ int kz_generate(kz_res **out, kz_dir *d, json_object *args, const char *kind, js
         json_object *v;
         json_object **target = &data;
         if (secret) {
-            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
-            v = json_object_new_string(b);
-            free(b);
+            v = encoded(pairs.v[i].value, pairs.v[i].len);
         } else if (co_utf8_valid(pairs.v[i].value, pairs.v[i].len)) {
             v = json_object_new_string_len(pairs.v[i].value, (int)pairs.v[i].len);
         } else {
-            char *b = co_base64_encode(pairs.v[i].value, pairs.v[i].len, CO_BASE64_STD);
-            v = json_object_new_string(b);
-            free(b);
+            v = encoded(pairs.v[i].value, pairs.v[i].len);
             target = &bin;
         }
         if (!*target) {
