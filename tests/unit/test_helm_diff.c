@@ -5,8 +5,10 @@
  * tests/fixtures/helm/<case>/ holds a chart in chart/ and value sets values-*.yaml; each chart
  * is rendered once without values and once per value set, by Helm and by us, with the same
  * release, namespace, Kubernetes version and extra API versions. The object lists must be equal
- * after parsing (order included), and where Helm fails we must fail too. Helm's default API
- * version set is read from Helm itself (a probe chart), never written down here.
+ * after parsing (order included), and where Helm fails we must fail too. We render with
+ * CO_HELM_DEFAULT_API_VERSIONS and the extra API versions, as `helm template` builds its
+ * .Capabilities.APIVersions; that our table of Helm's defaults is Helm's own is checked against
+ * the set Helm itself prints for a probe chart.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -33,7 +35,7 @@ static const char *const extra_api_versions[] = {"monitoring.coreos.com/v1",
                                                  "example.com/v1alpha1/Widget"};
 
 static char *helm_bin;
-static char **api_versions; /* Helm's defaults plus the extra ones */
+static char **api_versions; /* Helm's defaults, as Helm prints them for a probe chart */
 static size_t n_api_versions;
 
 /* The start of the last command's stderr. */
@@ -173,15 +175,12 @@ static int group_setup(void **state)
     }
     struct json_object *list = co_json_get(probe, "versions", NULL);
     size_t nl = list ? json_object_array_length(list) : 0;
-    api_versions = co_xcalloc(nl + CO_ARRAY_SIZE(extra_api_versions) + 1, sizeof(char *));
+    api_versions = co_xcalloc(nl + 1, sizeof(char *));
     for (size_t i = 0; i < nl; i++) {
         api_versions[n_api_versions++] =
             co_xstrdup(json_object_get_string(json_object_array_get_idx(list, i)));
     }
     json_object_put(probe);
-    for (size_t i = 0; i < CO_ARRAY_SIZE(extra_api_versions); i++) {
-        api_versions[n_api_versions++] = co_xstrdup(extra_api_versions[i]);
-    }
     free(out);
     return n_api_versions > 2 ? 0 : -1;
 }
@@ -252,8 +251,9 @@ static bool compare_case(const char *name, const char *chart_dir, const char *va
     co_helm_options opts = {.release_name = RELEASE,
                             .release_namespace = NAMESPACE,
                             .kube_version = KUBE_VERSION,
-                            .api_versions = (const char *const *)api_versions,
-                            .n_api_versions = n_api_versions};
+                            .api_versions = extra_api_versions,
+                            .n_api_versions = CO_ARRAY_SIZE(extra_api_versions),
+                            .flags = CO_HELM_DEFAULT_API_VERSIONS};
     co_helm_chart *chart = NULL;
     struct json_object *got = NULL;
     co_error_clear();
@@ -348,6 +348,16 @@ static void free_names(char **names, size_t n)
     free(names);
 }
 
+/* co_helm_default_api_versions is the set `helm template` starts from, in its order. */
+static void test_helm_diff__default_api_versions_are_helms(void **state)
+{
+    (void)state;
+    assert_int_equal(co_helm_n_default_api_versions, n_api_versions);
+    for (size_t i = 0; i < n_api_versions; i++) {
+        assert_string_equal(co_helm_default_api_versions[i], api_versions[i]);
+    }
+}
+
 static void test_helm_diff__matches_helm_template(void **state)
 {
     (void)state;
@@ -432,6 +442,7 @@ static void test_helm_diff__matches_helm_template(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_helm_diff__default_api_versions_are_helms),
         cmocka_unit_test(test_helm_diff__matches_helm_template),
     };
     return cmocka_run_group_tests_name("helm_diff", tests, group_setup, group_teardown);

@@ -68,7 +68,17 @@ enum {
     CO_HELM_SKIP_SCHEMA_VALIDATION = 1u << 1,
     /** Leave out the files of crds/ directories (`helm template` without --include-crds). */
     CO_HELM_SKIP_CRDS = 1u << 2,
+    /** .Capabilities.APIVersions starts with co_helm_default_api_versions, then every entry of
+     * co_helm_options.api_versions, as `helm template` builds it without a cluster. Without
+     * it: "v1" and those entries. */
+    CO_HELM_DEFAULT_API_VERSIONS = 1u << 3,
 };
+
+/** Helm v3.17's default .Capabilities.APIVersions (chartutil.DefaultVersionSet: the group
+ * versions of client-go v0.32's scheme and of apiextensions), in its order. */
+extern const char *const co_helm_default_api_versions[];
+/** How many entries co_helm_default_api_versions has. */
+extern const size_t co_helm_n_default_api_versions;
 
 /** What a render needs besides the chart and the values. Zero-initialise, then set. */
 typedef struct co_helm_options {

@@ -690,6 +690,66 @@ static int kube_version(char **version, char **major, char **minor, const char *
     return 0;
 }
 
+const char *const co_helm_default_api_versions[] = {
+    "v1",
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1alpha1",
+    "admissionregistration.k8s.io/v1beta1",
+    "internal.apiserver.k8s.io/v1alpha1",
+    "apps/v1",
+    "apps/v1beta1",
+    "apps/v1beta2",
+    "authentication.k8s.io/v1",
+    "authentication.k8s.io/v1alpha1",
+    "authentication.k8s.io/v1beta1",
+    "authorization.k8s.io/v1",
+    "authorization.k8s.io/v1beta1",
+    "autoscaling/v1",
+    "autoscaling/v2",
+    "autoscaling/v2beta1",
+    "autoscaling/v2beta2",
+    "batch/v1",
+    "batch/v1beta1",
+    "certificates.k8s.io/v1",
+    "certificates.k8s.io/v1beta1",
+    "certificates.k8s.io/v1alpha1",
+    "coordination.k8s.io/v1alpha2",
+    "coordination.k8s.io/v1beta1",
+    "coordination.k8s.io/v1",
+    "discovery.k8s.io/v1",
+    "discovery.k8s.io/v1beta1",
+    "events.k8s.io/v1",
+    "events.k8s.io/v1beta1",
+    "extensions/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1",
+    "flowcontrol.apiserver.k8s.io/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1beta2",
+    "flowcontrol.apiserver.k8s.io/v1beta3",
+    "networking.k8s.io/v1",
+    "networking.k8s.io/v1alpha1",
+    "networking.k8s.io/v1beta1",
+    "node.k8s.io/v1",
+    "node.k8s.io/v1alpha1",
+    "node.k8s.io/v1beta1",
+    "policy/v1",
+    "policy/v1beta1",
+    "rbac.authorization.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1beta1",
+    "rbac.authorization.k8s.io/v1alpha1",
+    "resource.k8s.io/v1beta1",
+    "resource.k8s.io/v1alpha3",
+    "scheduling.k8s.io/v1alpha1",
+    "scheduling.k8s.io/v1beta1",
+    "scheduling.k8s.io/v1",
+    "storage.k8s.io/v1beta1",
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1alpha1",
+    "storagemigration.k8s.io/v1alpha1",
+    "apiextensions.k8s.io/v1beta1",
+    "apiextensions.k8s.io/v1",
+};
+const size_t co_helm_n_default_api_versions = CO_ARRAY_SIZE(co_helm_default_api_versions);
+
 static tv caps_value(tpl_x *x,
                      const char *kv,
                      const char *kmaj,
@@ -701,14 +761,19 @@ static tv caps_value(tpl_x *x,
     k->fields[1] = tv_cstring(x, kmaj);
     k->fields[2] = tv_cstring(x, kmin);
     size_t n = opts->n_api_versions;
-    bool has_v1 = false;
+    bool defaults = (opts->flags & CO_HELM_DEFAULT_API_VERSIONS) != 0;
+    bool has_v1 = defaults;
     for (size_t i = 0; i < n; i++) {
         has_v1 |= strcmp(opts->api_versions[i], "v1") == 0;
     }
-    tv l = tv_list_new(x, &T_VERSIONSET, n + (has_v1 ? 0 : 1));
+    size_t nd = defaults ? co_helm_n_default_api_versions : 0;
+    tv l = tv_list_new(x, &T_VERSIONSET, nd + n + (has_v1 ? 0 : 1));
     size_t j = 0;
     if (!has_v1) {
         l.u.l->items[j++] = tv_cstring(x, "v1");
+    }
+    for (size_t i = 0; i < nd; i++) {
+        l.u.l->items[j++] = tv_cstring(x, co_helm_default_api_versions[i]);
     }
     for (size_t i = 0; i < n; i++) {
         l.u.l->items[j++] = tv_cstring(x, opts->api_versions[i]);
