@@ -4,7 +4,8 @@
  * tests/env/deps.sh; $CO_HELM overrides the path). Every directory under
  * tests/fixtures/helm/<case>/ holds a chart in chart/ and value sets values-*.yaml; each chart
  * is rendered once without values and once per value set, by Helm and by us, with the same
- * release, namespace, Kubernetes version and extra API versions. The object lists must be equal
+ * release, namespace, Kubernetes version and extra API versions; without values also with
+ * --skip-tests, with --no-hooks and without --include-crds. The object lists must be equal
  * after parsing (order included), and where Helm fails we must fail too. We render with
  * CO_HELM_DEFAULT_API_VERSIONS and the extra API versions, as `helm template` builds its
  * .Capabilities.APIVersions; that our table of Helm's defaults is Helm's own is checked against
@@ -101,8 +102,23 @@ static int run(char **out, char *const *argv)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* helm template for @p chart with @p values (NULL for none). */
-static int helm_template(char **out, const char *chart, const char *values)
+/* A way of rendering: the helm template flags and ours for it. */
+typedef struct variant {
+    const char *suffix; /* added to the case name */
+    const char *flag;   /* helm template's flag, or NULL */
+    bool crds;          /* --include-crds */
+    unsigned our_flags; /* co_helm_options.flags besides CO_HELM_DEFAULT_API_VERSIONS */
+} variant;
+
+static const variant variants[] = {
+    {"", NULL, true, 0},
+    {" --skip-tests", "--skip-tests", true, CO_HELM_SKIP_TESTS},
+    {" --no-hooks", "--no-hooks", true, CO_HELM_NO_HOOKS},
+    {" (no --include-crds)", NULL, false, CO_HELM_SKIP_CRDS},
+};
+
+/* helm template for @p chart with @p values (NULL for none), rendered as @p var says. */
+static int helm_template(char **out, const char *chart, const char *values, const variant *var)
 {
     char *argv[32];
     size_t n = 0;
@@ -114,7 +130,12 @@ static int helm_template(char **out, const char *chart, const char *values)
     argv[n++] = (char *)NAMESPACE;
     argv[n++] = (char *)"--kube-version";
     argv[n++] = (char *)KUBE_VERSION;
-    argv[n++] = (char *)"--include-crds";
+    if (var->crds) {
+        argv[n++] = (char *)"--include-crds";
+    }
+    if (var->flag) {
+        argv[n++] = (char *)var->flag;
+    }
     for (size_t i = 0; i < CO_ARRAY_SIZE(extra_api_versions); i++) {
         argv[n++] = (char *)"--api-versions";
         argv[n++] = (char *)extra_api_versions[i];
@@ -231,10 +252,11 @@ static char *format_violations(const char *text)
 
 /* Compares one case; returns true when equal, printing the difference otherwise. Where both
  * fail, the `format` violations both list must be the same. */
-static bool compare_case(const char *name, const char *chart_dir, const char *values_file)
+static bool
+compare_case(const char *name, const char *chart_dir, const char *values_file, const variant *var)
 {
     char *helm_out = NULL;
-    int hrc = helm_template(&helm_out, chart_dir, values_file);
+    int hrc = helm_template(&helm_out, chart_dir, values_file, var);
     if (hrc < 0) {
         fail_msg("cannot run %s", helm_bin);
     }
@@ -253,7 +275,7 @@ static bool compare_case(const char *name, const char *chart_dir, const char *va
                             .kube_version = KUBE_VERSION,
                             .api_versions = extra_api_versions,
                             .n_api_versions = CO_ARRAY_SIZE(extra_api_versions),
-                            .flags = CO_HELM_DEFAULT_API_VERSIONS};
+                            .flags = CO_HELM_DEFAULT_API_VERSIONS | var->our_flags};
     co_helm_chart *chart = NULL;
     struct json_object *got = NULL;
     co_error_clear();
@@ -381,12 +403,17 @@ static void test_helm_diff__matches_helm_template(void **state)
         char **vals = list_dir(dir, "values-", &nv);
         for (size_t v = 0; v <= nv; v++) {
             char *vf = v == 0 ? NULL : co_xasprintf("%s/%s", dir, vals[v - 1]);
-            char *name = co_xasprintf("%s%s%s", cases[i], vf ? "/" : "", vf ? vals[v - 1] : "");
-            compared++;
-            if (!compare_case(name, chart, vf)) {
-                failed++;
+            /* the flag variants once per chart, without values */
+            size_t nvar = v == 0 ? CO_ARRAY_SIZE(variants) : 1;
+            for (size_t k = 0; k < nvar; k++) {
+                char *name = co_xasprintf("%s%s%s%s", cases[i], vf ? "/" : "",
+                                          vf ? vals[v - 1] : "", variants[k].suffix);
+                compared++;
+                if (!compare_case(name, chart, vf, &variants[k])) {
+                    failed++;
+                }
+                free(name);
             }
-            free(name);
             free(vf);
         }
         free_names(vals, nv);
@@ -422,12 +449,16 @@ static void test_helm_diff__matches_helm_template(void **state)
             vf = co_xasprintf("%s/values-%zu.yaml", tmp, v);
             co_test_write_file(vf, starter_values[v], strlen(starter_values[v]));
         }
-        char *name = co_xasprintf("helm-create%s%zu", vf ? "/values-" : "", v);
-        compared++;
-        if (!compare_case(name, created, vf)) {
-            failed++;
+        size_t nvar = v == 0 ? CO_ARRAY_SIZE(variants) : 1;
+        for (size_t k = 0; k < nvar; k++) {
+            char *name =
+                co_xasprintf("helm-create%s%zu%s", vf ? "/values-" : "", v, variants[k].suffix);
+            compared++;
+            if (!compare_case(name, created, vf, &variants[k])) {
+                failed++;
+            }
+            free(name);
         }
-        free(name);
         free(vf);
     }
     co_test_rmtree(tmp);

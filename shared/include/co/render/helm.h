@@ -72,6 +72,11 @@ enum {
      * co_helm_options.api_versions, as `helm template` builds it without a cluster. Without
      * it: "v1" and those entries. */
     CO_HELM_DEFAULT_API_VERSIONS = 1u << 3,
+    /** Leave out every hook (`helm template --no-hooks`). */
+    CO_HELM_NO_HOOKS = 1u << 4,
+    /** Leave out test hooks: `helm.sh/hook` naming `test` or `test-success` (`helm template
+     * --skip-tests`). */
+    CO_HELM_SKIP_TESTS = 1u << 5,
 };
 
 /** Helm v3.17's default .Capabilities.APIVersions (chartutil.DefaultVersionSet: the group

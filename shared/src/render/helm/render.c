@@ -1668,8 +1668,35 @@ static int sort_manifests(helm_run *r)
     return 0;
 }
 
+/* Whether @p doc is a test hook: its helm.sh/hook list names `test` or `test-success` (both
+ * Helm's test event), compared as Helm does, trimmed and in lower case. */
+static bool test_hook(const struct json_object *doc)
+{
+    const char *list = co_json_str(doc, "metadata", "annotations", "helm.sh/hook", NULL);
+    if (!list) {
+        co_error_clear();
+        return false;
+    }
+    char *copy = co_xstrdup(list);
+    bool test = false;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && !test;
+         t = strtok_r(NULL, ",", &save)) {
+        while (is_space(*t)) {
+            t++;
+        }
+        size_t n = strlen(t);
+        while (n > 0 && is_space(t[n - 1])) {
+            t[--n] = '\0';
+        }
+        test = strcasecmp(t, "test") == 0 || strcasecmp(t, "test-success") == 0;
+    }
+    free(copy);
+    return test;
+}
+
 /* The objects as helm template prints them: the CRDs of every chart (unless skipped), then
- * the plain manifests, then the hooks. The documents move out of the run into *out. */
+ * the plain manifests, then the hooks (unless left out, or their tests). The documents move
+ * out of the run into *out. */
 static int collect_objects(helm_run *r, struct json_object **out)
 {
     struct json_object *result = json_object_new_array();
@@ -1681,10 +1708,14 @@ static int collect_objects(helm_run *r, struct json_object **out)
         }
     }
     manifests *parts[] = {&r->generic, &r->hooks};
-    for (size_t p = 0; p < 2; p++) {
+    size_t nparts = (r->opts->flags & CO_HELM_NO_HOOKS) ? 1 : 2;
+    for (size_t p = 0; p < nparts; p++) {
         for (size_t i = 0; i < parts[p]->n; i++) {
             manifest *m = &parts[p]->items[i];
             for (size_t j = 0; j < m->ndocs; j++) {
+                if (p == 1 && (r->opts->flags & CO_HELM_SKIP_TESTS) && test_hook(m->docs[j])) {
+                    continue; /* left for manifests_dispose() */
+                }
                 json_object_array_add(result, m->docs[j]);
                 m->docs[j] = NULL;
             }
