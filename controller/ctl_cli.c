@@ -387,9 +387,10 @@ static const subcommand subcommands[] = {
      "Prints the dependency graph of Components as Graphviz DOT: states as colours, cycles in "
      "red",
      ctl_cli__run_graph},
-    {"render", "[flags] DIR",
-     "Renders DIR as the controller renders a Component's source (Helm chart if DIR/Chart.yaml "
-     "exists, else the templated kustomization) and prints the objects in generator order",
+    {"render", "[flags] DIR | --blueprint FILE",
+     "Renders DIR, or the files of a Blueprint manifest, as the controller renders a Component's "
+     "source (Helm chart if Chart.yaml exists, else the templated kustomization) and prints the "
+     "objects in generator order",
      ctl_cli__run_render},
 };
 

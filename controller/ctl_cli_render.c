@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `component-controller render`: renders a directory as the controller renders a Component's
- * source (co_render), with the Component's values, Secrets and placement from files.
+ * `component-controller render`: renders a directory, or the files of a Blueprint manifest
+ * (docs/blueprints.md) written to a private temporary directory, as the controller renders a
+ * Component's source (co_render), with the Component's values, Secrets and placement from files.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -16,7 +20,9 @@
 #include "co/json/json.h"
 #include "co/util/digest.h"
 #include "co/render/helm.h"
+#include "co/api/blueprint.h"
 #include "co/api/policy.h"
+#include "co/source/archive.h"
 #include "co/render/render.h"
 #include "co/util/semver.h"
 #include "co/json/yaml.h"
@@ -161,10 +167,282 @@ static int add_secret_variables(struct json_object *vars, const manifest *secret
     return 0;
 }
 
-/* Takes path, placement, values, postBuild and decryption keys from the Component @p c. */
-static int gather_component(render_args *a, const co_component *c, const manifest_list *secrets)
+/* ---- --blueprint FILE -------------------------------------------------------------------- */
+
+/* The Blueprint of --blueprint and the private directory its files are written to, which
+ * stands in for DIR. */
+typedef struct blueprint_tree {
+    co_blueprint *bp;
+    char *ref;  /* "NS/NAME", or "NAME" without a namespace: for messages */
+    char *root; /* the temporary directory; NULL until made */
+} blueprint_tree;
+
+/* Removes the directory (if made) and frees @p t. @return 0, or CO_ERROR naming it. */
+static int blueprint_tree_dispose(blueprint_tree *t)
 {
-    if (c->spec.path && c->spec.path[0]) {
+    int rc = 0;
+    if (t->root && co_archive_remove_tree(t->root) < 0) {
+        rc = co_error_wrap("removing %s", t->root);
+    }
+    free(t->root);
+    free(t->ref);
+    co_blueprint_free(t->bp);
+    memset(t, 0, sizeof(*t));
+    return rc;
+}
+
+/*
+ * Reads the Blueprint of --blueprint: exactly one, valid as the webhook admits it at CREATE. Its
+ * field errors are printed to @p err one a line, as `validate` prints them.
+ */
+static int read_blueprint(blueprint_tree *t, const char *path, FILE *err)
+{
+    manifest_list l = {NULL, 0, 0};
+    int rc = ctl_cli__read_manifests(&l, path, false);
+    if (rc < 0) {
+        return rc;
+    }
+    const char *kind = l.len == 1 ? co_json_str(l.items[0].obj, "kind", NULL) : NULL;
+    if (!kind || ctl_cli__classify(l.items[0].obj) != OBJ_BLUEPRINT ||
+        strcmp(kind, CO_BLUEPRINT_KIND) != 0) {
+        ctl_cli__manifests_dispose(&l);
+        (void)co_error_set(CO_EINVALID, "%s: expected exactly one Blueprint", path);
+        return CO_EINVALID;
+    }
+    const manifest *m = &l.items[0];
+    const char *ns = co_json_meta_namespace(m->obj);
+    const char *name = co_json_meta_name(m->obj);
+    t->ref =
+        ns && ns[0] ? co_xasprintf("%s/%s", ns, name ? name : "") : co_xstrdup(name ? name : "");
+    char *what = co_xasprintf("Blueprint \"%s\"", t->ref);
+    co_field_errors errs = CO_FIELD_ERRORS_INIT;
+    if (co_blueprint_validate(&errs, m->obj, 0) < 0) {
+        rc = ctl_cli__print_field_errors(err, m, what, &errs);
+        if (rc == 0) {
+            rc = co_error_set(CO_EINVALID, "%s: not a valid Blueprint", path);
+        }
+    }
+    co_field_errors_dispose(&errs);
+    free(what);
+    if (rc == 0 && co_blueprint_parse(&t->bp, m->obj) < 0) {
+        (void)co_error_wrap("%s", path);
+        rc = CO_EINVALID;
+    }
+    ctl_cli__manifests_dispose(&l);
+    return rc;
+}
+
+/*
+ * Why @p path must not be written below the tree, or NULL. The webhook's rules
+ * (docs/blueprints.md: relative and clean, segments of at most 255 bytes), checked again
+ * because the files land on disk, and the extraction caps on length and depth.
+ */
+static const char *path_problem(const char *path)
+{
+    size_t len = strlen(path);
+    if (len == 0 || len > CO_MAX_EXTRACT_PATH) {
+        return "empty, or longer than the path cap";
+    }
+    if (path[0] == '/' || strchr(path, '\\')) {
+        return "not a relative path";
+    }
+    size_t depth = 0;
+    const char *seg = path;
+    for (;;) {
+        const char *slash = strchr(seg, '/');
+        size_t n = slash ? (size_t)(slash - seg) : strlen(seg);
+        if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) {
+            return "not a clean path (an empty, . or .. segment)";
+        }
+        if (n > CO_BLUEPRINT_SEGMENT_MAX) {
+            return "a segment is longer than 255 bytes";
+        }
+        if (++depth > CO_MAX_EXTRACT_DEPTH) {
+            return "nested too deeply";
+        }
+        if (!slash) {
+            return NULL;
+        }
+        seg = slash + 1;
+    }
+}
+
+/* Writes @p len bytes of @p data to @p fd. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Writes the file @p f (its path checked) below the directory @p root_fd, creating the
+ * directories on its way. Nothing is followed or overwritten: the tree is new and ours, so a
+ * name that exists already is a file and a directory of the same path.
+ */
+static int write_blueprint_file(int root_fd, const co_blueprint_file *f)
+{
+    char *path = co_xstrdup(f->path);
+    int dfd = root_fd;
+    int rc = 0;
+    char *seg = path;
+    char *slash = NULL;
+    while (rc == 0 && (slash = strchr(seg, '/')) != NULL) {
+        *slash = '\0';
+        if (mkdirat(dfd, seg, 0700) < 0 && errno != EEXIST) {
+            rc = co_error_set_os(CO_ERROR, "spec.files[%s]: creating directory %s", f->path, path);
+            break;
+        }
+        int next = openat(dfd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            rc = errno == ENOTDIR
+                     ? co_error_set(CO_EINVALID,
+                                    "spec.files[%s]: %s is a file of the Blueprint "
+                                    "too, not a directory",
+                                    f->path, path)
+                     : co_error_set_os(CO_ERROR, "spec.files[%s]: opening %s", f->path, path);
+            break;
+        }
+        if (dfd != root_fd) {
+            (void)close(dfd);
+        }
+        dfd = next;
+        *slash = '/';
+        seg = slash + 1;
+    }
+    if (rc == 0) {
+        int fd = openat(dfd, seg, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            rc = errno == EEXIST
+                     ? co_error_set(CO_EINVALID,
+                                    "spec.files[%s]: a directory of the Blueprint too, not a file",
+                                    f->path)
+                     : co_error_set_os(CO_ERROR, "spec.files[%s]: creating the file", f->path);
+        } else {
+            rc = write_all(fd, f->content, f->len) < 0
+                     ? co_error_set_os(CO_ERROR, "spec.files[%s]: writing", f->path)
+                     : 0;
+            if (close(fd) < 0 && rc == 0) {
+                rc = co_error_set_os(CO_ERROR, "spec.files[%s]: writing", f->path);
+            }
+        }
+    }
+    if (dfd != root_fd) {
+        (void)close(dfd);
+    }
+    free(path);
+    return rc;
+}
+
+/*
+ * Writes the files of t->bp to a new private directory under $TMPDIR (else /tmp), t->root,
+ * within the caps of a Blueprint (CO_MAX_BLUEPRINT_FILES) and of a source tree
+ * (CO_MAX_SOURCE_FILES). On failure t->root, when made, is left for blueprint_tree_dispose().
+ */
+static int write_blueprint_tree(blueprint_tree *t)
+{
+    const char *tmp = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe): no threads yet
+    char *root =
+        co_xasprintf("%s/component-controller-blueprint-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(root)) {
+        int rc = co_error_set_os(CO_ERROR, "creating a temporary directory %s", root);
+        free(root);
+        return rc;
+    }
+    t->root = root;
+    if (t->bp->nfiles > CO_MAX_SOURCE_FILES) {
+        return co_error_set(CO_ETOOBIG, "Blueprint \"%s\": more than %d files", t->ref,
+                            CO_MAX_SOURCE_FILES);
+    }
+    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root_fd < 0) {
+        return co_error_set_os(CO_ERROR, "opening %s", root);
+    }
+    int rc = 0;
+    size_t total = 0;
+    for (size_t i = 0; rc == 0 && i < t->bp->nfiles; i++) {
+        const co_blueprint_file *f = &t->bp->files[i];
+        const char *problem = path_problem(f->path);
+        total += strlen(f->path) + f->len;
+        if (problem) {
+            rc = co_error_set(CO_EINVALID, "Blueprint \"%s\": spec.files[%s]: %s", t->ref, f->path,
+                              problem);
+        } else if (total > CO_MAX_BLUEPRINT_FILES) {
+            rc = co_error_set(CO_ETOOBIG, "Blueprint \"%s\": spec.files: more than %zu bytes",
+                              t->ref, (size_t)CO_MAX_BLUEPRINT_FILES);
+        } else {
+            rc = write_blueprint_file(root_fd, f);
+            if (rc < 0) {
+                rc = co_error_wrap("Blueprint \"%s\"", t->ref);
+            }
+        }
+    }
+    (void)close(root_fd);
+    return rc;
+}
+
+/*
+ * With --blueprint: a Component whose source is another Blueprint is refused, naming both; its
+ * spec.path narrows inside the Blueprint's tree as the controller narrows inside an artifact
+ * (co_archive_resolve(): the path must not leave the tree).
+ */
+static int component_in_blueprint(render_args *a, const co_component *c, const blueprint_tree *bt)
+{
+    const co_source_ref *src = &c->spec.source;
+    if (src->kind == CO_SOURCE_BLUEPRINT && src->flux.name) {
+        const char *ns = src->flux.ns && src->flux.ns[0] ? src->flux.ns : c->ns;
+        const char *bns = bt->bp->ns;
+        bool same = strcmp(src->flux.name, bt->bp->name) == 0 &&
+                    (!ns || !bns || !bns[0] || strcmp(ns, bns) == 0);
+        if (!same) {
+            char *named =
+                ns ? co_xasprintf("%s/%s", ns, src->flux.name) : co_xstrdup(src->flux.name);
+            int rc = co_error_set(CO_EINVALID,
+                                  "spec.sourceRef.blueprint: the Component uses Blueprint \"%s\", "
+                                  "not Blueprint \"%s\" of --blueprint",
+                                  named, bt->ref);
+            free(named);
+            return rc;
+        }
+    }
+    const char *path = c->spec.path ? c->spec.path : "";
+    char *resolved = NULL;
+    int rc = co_archive_resolve(&resolved, a->dir, path);
+    if (rc == CO_EINVALID) {
+        return co_error_set(CO_EINVALID, "spec.path %s leaves Blueprint \"%s\"", path, bt->ref);
+    }
+    struct stat st;
+    if (rc < 0 || stat(resolved, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        free(resolved);
+        return co_error_set(CO_ENOTFOUND, "spec.path %s: no such directory in Blueprint \"%s\"",
+                            path, bt->ref);
+    }
+    free(a->dir);
+    a->dir = resolved;
+    return 0;
+}
+
+/* Takes path, placement, values, postBuild and decryption keys from the Component @p c. */
+static int gather_component(render_args *a,
+                            const co_component *c,
+                            const manifest_list *secrets,
+                            const blueprint_tree *bt)
+{
+    if (bt) {
+        int rc = component_in_blueprint(a, c, bt);
+        if (rc < 0) {
+            return rc;
+        }
+    } else if (c->spec.path && c->spec.path[0]) {
         char *joined = co_xasprintf("%s/%s", a->dir, c->spec.path);
         free(a->dir);
         a->dir = joined;
@@ -315,6 +593,7 @@ static int read_substitute_file(struct json_object *vars, const char *path)
 
 static int gather_render_args(render_args *a,
                               const char *dir,
+                              const blueprint_tree *bt,
                               const char *component_file,
                               const co_flag_list *secret_files,
                               const co_flag_list *values_files,
@@ -338,7 +617,7 @@ static int gather_render_args(render_args *a,
             rc = read_component(&a->component, &c, component_file);
         }
         if (rc == 0 && c) { /* read_component() sets c when it succeeds */
-            rc = gather_component(a, c, &secrets);
+            rc = gather_component(a, c, &secrets, bt);
             if (rc < 0) {
                 rc = co_error_wrap("%s", component_file);
             }
@@ -472,6 +751,7 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
     const char *kube_version = NULL;
     const char *key_dir = NULL;
     const char *component_file = NULL;
+    const char *blueprint_file = NULL;
     const char *format_name = NULL;
     const char *release_service = NULL;
     long long revision = 1;
@@ -487,7 +767,8 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
         {"namespace", CO_FLAG_STRING, &ns, "NS",
          "placement namespace (default: the Component's, else \"default\")"},
         {"name", CO_FLAG_STRING, &name, "NAME",
-         "placement name (default: the Component's, else the directory's base name)"},
+         "placement name (default: the Component's, else the directory's base name or the "
+         "Blueprint's name)"},
         {"kube-version", CO_FLAG_STRING, &kube_version, "X.Y[.Z]",
          "Kubernetes version for .Capabilities.KubeVersion and kubernetesVersion"},
         {"api-versions", CO_FLAG_LIST, &api_versions, "G/V[/K]",
@@ -500,6 +781,8 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
          "a postBuild variable; wins over every other source (repeatable)"},
         {"substitute-from", CO_FLAG_LIST, &subst_files, "FILE",
          "postBuild variables: a mapping of strings, a ConfigMap or a Secret (repeatable)"},
+        {"blueprint", CO_FLAG_STRING, &blueprint_file, "FILE",
+         "render the files of this Blueprint manifest instead of DIR (the webhook's checks first)"},
         {"component", CO_FLAG_STRING, &component_file, "FILE",
          "take path, values, valuesFrom, decryption, postBuild and placement from a Component"},
         {"secret", CO_FLAG_LIST, &secret_files, "FILE",
@@ -527,8 +810,14 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "component-controller render: %s\n", co_error_last());
         status = EXIT_USAGE;
     }
-    if (status < 0 && argc - next != 1) {
-        fprintf(err, "component-controller render: expected one directory, got %d arguments\n",
+    if (status < 0 && blueprint_file && argc - next != 0) {
+        fprintf(err, "component-controller render: give DIR or --blueprint FILE, not both\n");
+        status = EXIT_USAGE;
+    }
+    if (status < 0 && !blueprint_file && argc - next != 1) {
+        fprintf(err,
+                "component-controller render: expected one directory (or --blueprint FILE), got "
+                "%d arguments\n",
                 argc - next);
         status = EXIT_USAGE;
     }
@@ -545,11 +834,32 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
         }
         return status;
     }
-    const char *dir = argv[next];
+    /* With --blueprint, its files in a directory of our own stand in for DIR; what names the
+     * source in messages is the manifest and the Blueprint, never that directory. */
+    blueprint_tree bt;
+    memset(&bt, 0, sizeof(bt));
+    int rc = 0;
+    const char *dir = NULL;
+    char *source = NULL;
+    if (blueprint_file) {
+        rc = read_blueprint(&bt, blueprint_file, err);
+        if (rc == 0 && write_blueprint_tree(&bt) < 0) {
+            rc = co_error_wrap("%s", blueprint_file);
+        }
+        if (rc == 0) {
+            dir = bt.root;
+            source = co_xasprintf("%s: Blueprint \"%s\"", blueprint_file, bt.ref);
+        }
+    } else {
+        dir = argv[next];
+        source = co_xstrdup(dir);
+    }
     render_args a;
     memset(&a, 0, sizeof(a));
-    int rc = gather_render_args(&a, dir, component_file, &secret_files, &values_files, &sets,
-                                key_dir, &subst_files, &substs);
+    if (rc == 0) {
+        rc = gather_render_args(&a, dir, blueprint_file ? &bt : NULL, component_file, &secret_files,
+                                &values_files, &sets, key_dir, &subst_files, &substs);
+    }
     struct json_object *server_version = NULL;
     struct json_object *api_resources = NULL;
     if (rc == 0 && kube_version) {
@@ -564,7 +874,7 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
     }
     struct json_object *objects = NULL;
     if (rc == 0) {
-        const char *base = ctl_cli__base_name(dir);
+        const char *base = bt.bp ? bt.bp->name : ctl_cli__base_name(dir);
         co_render_input in;
         memset(&in, 0, sizeof(in));
         in.dir = a.dir;
@@ -585,7 +895,7 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
         in.flags = no_hook_mapping ? CO_RENDER_NO_HOOK_MAPPING : 0u;
         rc = co_render(&objects, &in);
         if (rc < 0) {
-            rc = co_error_wrap("%s", dir);
+            rc = co_error_wrap("%s", source);
         }
     }
     if (rc == 0) {
@@ -594,10 +904,15 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
     if (rc < 0) {
         fprintf(err, "component-controller render: %s\n", co_error_last());
     }
+    if (blueprint_tree_dispose(&bt) < 0) {
+        fprintf(err, "component-controller render: %s\n", co_error_last());
+        rc = CO_ERROR;
+    }
     json_object_put(objects);
     json_object_put(server_version);
     json_object_put(api_resources);
     render_args_dispose(&a);
+    free(source);
     for (size_t i = 0; i < CO_ARRAY_SIZE(lists); i++) {
         co_flag_list_dispose(lists[i]);
     }

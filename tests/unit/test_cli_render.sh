@@ -183,6 +183,164 @@ tap_check_fails "a variable that is not a string is refused with file and line" 
     "vars-bad.yaml:1: variable ENVIRONMENT: not a string" \
     "$BIN" render --substitute-from "$TMP/vars-bad.yaml" "$TMP/app"
 
+# --- --blueprint: the files of a Blueprint manifest as the source ------------------------------
+# blueprint_of DIR NAME [NAMESPACE] [json]: a Blueprint manifest holding every file below DIR.
+blueprint_of() {
+    python3 - "$@" <<'PY'
+import json, os, sys, yaml
+root, name = sys.argv[1:3]
+meta = {"name": name}
+if len(sys.argv) > 3 and sys.argv[3]:
+    meta["namespace"] = sys.argv[3]
+files = {}
+for d, _, names in os.walk(root):
+    for f in names:
+        p = os.path.join(d, f)
+        files[os.path.relpath(p, root)] = open(p).read()
+obj = {"apiVersion": "core.cs.sap.com/v1alpha1", "kind": "Blueprint", "metadata": meta,
+       "spec": {"files": files}}
+print(json.dumps(obj) if sys.argv[4:] == ["json"] else yaml.safe_dump(obj))
+PY
+}
+mkdir -p "$TMP/bp/web/deploy" "$TMP/scratch"
+cat >"$TMP/bp/web/kustomization.yaml" <<'Y'
+namePrefix: {{ .prefix | default "x" }}-
+resources:
+- cm.yaml
+- deploy
+Y
+cat >"$TMP/bp/web/cm.yaml" <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ name }}
+  namespace: {{ namespace }}
+data:
+  replicas: {{ .replicas | default 1 | quote }}
+Y
+printf 'resources:\n- svc.yaml\n' >"$TMP/bp/web/deploy/kustomization.yaml"
+cat >"$TMP/bp/web/deploy/svc.yaml" <<'Y'
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ name }}-svc
+spec:
+  ports:
+  - port: {{ .port | default 80 }}
+Y
+blueprint_of "$TMP/bp/web" web apps >"$TMP/web-bp.yaml"
+blueprint_of "$TMP/bp/web" web apps json >"$TMP/web-bp.json"
+render_both() { # DESC FLAGS...: --blueprint and the same files as DIR give the same objects
+    local desc=$1
+    shift
+    TMPDIR=$TMP/scratch "$BIN" render -o json "$@" --blueprint "$TMP/web-bp.yaml" >"$TMP/bp-out.json" 2>"$TMP/err"
+    local rc_bp=$?
+    "$BIN" render -o json "$@" "$TMP/bp/web" >"$TMP/dir-out.json" 2>>"$TMP/err"
+    local rc_dir=$?
+    local bp dir
+    bp=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["items"], sort_keys=True))' "$TMP/bp-out.json" 2>&1)
+    dir=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["items"], sort_keys=True))' "$TMP/dir-out.json" 2>&1)
+    if [ "$rc_bp" = 0 ] && [ "$rc_dir" = 0 ] && [ "$bp" = "$dir" ] && [ "$bp" != "[]" ]; then
+        tap_ok "$desc"
+    else
+        tap_fail "$desc" "exit $rc_bp / $rc_dir" "blueprint: $bp" "directory: $dir" "$(cat "$TMP/err")"
+    fi
+}
+render_both "--blueprint renders a kustomization with templates as the same files in DIR do"
+render_both "--blueprint with values, --set and placement flags equals DIR" \
+    --values "$TMP/v1.yaml" --set prefix=p --set port=8080 --namespace team --name shop
+got=$(python3 -c 'import json,sys; print(" ".join(sorted(o["kind"] + ":" + o["metadata"]["name"] for o in json.load(open(sys.argv[1]))["items"])))' "$TMP/bp-out.json" 2>&1)
+tap_eq "--blueprint: every template and the nested kustomization are rendered" \
+    "ConfigMap:p-shop Service:p-shop-svc" "$got"
+if TMPDIR=$TMP/scratch "$BIN" render -o json --blueprint "$TMP/web-bp.json" >"$TMP/out.json" 2>"$TMP/err"; then
+    got=$(python3 -c 'import json,sys; o=next(x for x in json.load(open(sys.argv[1]))["items"] if x["kind"]=="ConfigMap"); print(o["metadata"]["name"], o["metadata"]["namespace"])' "$TMP/out.json" 2>&1)
+    tap_eq "--blueprint reads JSON; the placement name defaults to the Blueprint's" "x-web default" "$got"
+else
+    tap_fail "--blueprint reads JSON; the placement name defaults to the Blueprint's" "$(cat "$TMP/err")"
+fi
+tap_eq "the temporary directory is removed after a render" "" "$(ls -A "$TMP/scratch")"
+
+# --component: spec.path narrows inside the Blueprint's tree; another Blueprint is refused.
+cat >"$TMP/bp-component.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1alpha1
+kind: Component
+metadata:
+  name: shop
+  namespace: apps
+spec:
+  sourceRef:
+    blueprint:
+      name: web
+  path: deploy
+  values:
+    port: 9090
+Y
+if TMPDIR=$TMP/scratch "$BIN" render --component "$TMP/bp-component.yaml" --blueprint "$TMP/web-bp.yaml" >"$TMP/out.yaml" 2>"$TMP/err"; then
+    "$BIN" render --component "$TMP/bp-component.yaml" "$TMP/bp/web" >"$TMP/dir-out.yaml" 2>&1
+    got=$(yaml_items "$TMP/out.yaml")
+    tap_eq "--component with --blueprint: spec.path narrows inside the tree, values apply" \
+        '[{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "shop-svc"}, "spec": {"ports": [{"port": 9090}]}}]' "$got"
+    tap_eq "--component with --blueprint equals --component with the same files in DIR" \
+        "$(yaml_items "$TMP/dir-out.yaml")" "$got"
+else
+    tap_fail "--component with --blueprint: spec.path narrows inside the tree, values apply" "$(cat "$TMP/err")"
+fi
+sed 's/name: web/name: other/' "$TMP/bp-component.yaml" >"$TMP/bp-other.yaml"
+tap_check_fails "a Component naming another Blueprint is refused, naming both" \
+    'bp-other.yaml: spec.sourceRef.blueprint: the Component uses Blueprint "apps/other", not Blueprint "apps/web"' \
+    "$BIN" render --component "$TMP/bp-other.yaml" --blueprint "$TMP/web-bp.yaml"
+sed 's/^  namespace: apps/  namespace: elsewhere/' "$TMP/bp-component.yaml" >"$TMP/bp-elsewhere.yaml"
+tap_check_fails "a Component in another namespace names another Blueprint" \
+    'uses Blueprint "elsewhere/web", not Blueprint "apps/web"' \
+    "$BIN" render --component "$TMP/bp-elsewhere.yaml" --blueprint "$TMP/web-bp.yaml"
+sed 's/path: deploy/path: nowhere/' "$TMP/bp-component.yaml" >"$TMP/bp-nowhere.yaml"
+tap_check_fails "a spec.path the Blueprint does not have is named" \
+    'spec.path nowhere: no such directory in Blueprint "apps/web"' \
+    "$BIN" render --component "$TMP/bp-nowhere.yaml" --blueprint "$TMP/web-bp.yaml"
+
+# Hostile or invalid Blueprints: refused with the webhook's field errors, nothing written.
+cat >"$TMP/hostile-bp.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1alpha1
+kind: Blueprint
+metadata:
+  name: evil
+  namespace: apps
+spec:
+  files:
+    ../x: "escape"
+    /abs: "absolute"
+    ok.yaml: "a: b"
+Y
+TMPDIR=$TMP/scratch "$BIN" render --blueprint "$TMP/hostile-bp.yaml" >"$TMP/out.yaml" 2>"$TMP/err"
+rc=$?
+if [ "$rc" = 1 ] && [ ! -s "$TMP/out.yaml" ] &&
+    grep -q 'hostile-bp.yaml:1: error: Blueprint "apps/evil": spec.files\[../x\]: Invalid value: "../x": must not contain . or .. segments' "$TMP/err" &&
+    grep -q 'hostile-bp.yaml:1: error: Blueprint "apps/evil": spec.files\[/abs\]: Invalid value: "/abs": must be a relative path' "$TMP/err" &&
+    grep -q 'render: .*hostile-bp.yaml: not a valid Blueprint' "$TMP/err" && [ ! -e "$TMP/x" ]; then
+    tap_ok "a Blueprint with ../x and /abs paths is refused with a field error for each, exit 1"
+else
+    tap_fail "a Blueprint with ../x and /abs paths is refused with a field error for each, exit 1" "exit $rc" "$(cat "$TMP/err" "$TMP/out.yaml")"
+fi
+printf '{"apiVersion":"core.cs.sap.com/v1alpha1","kind":"Blueprint","metadata":{"name":"c"},"spec":{"files":{"a":"x","a/b":"y"}}}' >"$TMP/clash-bp.json"
+tap_check_fails "a path that is a file and a directory at once is refused" \
+    'clash-bp.json: Blueprint "c": spec.files\[a/b\]: a is a file of the Blueprint too' \
+    env TMPDIR="$TMP/scratch" "$BIN" render --blueprint "$TMP/clash-bp.json"
+printf '{"apiVersion":"core.cs.sap.com/v1alpha1","kind":"Blueprint","metadata":{"name":"t"},"spec":{"files":{"cm.yaml":"kind: ConfigMap\\nmetadata: {{ .x\\n"}}}' >"$TMP/broken-bp.json"
+tap_check_fails "a render error names the manifest, the Blueprint and its file" \
+    'render: .*broken-bp.json: Blueprint "t": template: cm.yaml:[0-9]+' \
+    env TMPDIR="$TMP/scratch" "$BIN" render --blueprint "$TMP/broken-bp.json"
+tap_eq "the temporary directory is removed after errors too" "" "$(ls -A "$TMP/scratch")"
+tap_check_fails "the temporary directory is made in TMPDIR" "creating a temporary directory $TMP/none/" \
+    env TMPDIR="$TMP/none" "$BIN" render --blueprint "$TMP/web-bp.yaml"
+tap_check_fails "a manifest that is not one Blueprint is refused" \
+    "bp-component.yaml: expected exactly one Blueprint" \
+    "$BIN" render --blueprint "$TMP/bp-component.yaml"
+tap_check_fails "--blueprint and DIR together are a usage error" \
+    "give DIR or --blueprint FILE, not both" \
+    "$BIN" render --blueprint "$TMP/web-bp.yaml" "$TMP/bp/web"
+"$BIN" render --blueprint "$TMP/web-bp.yaml" "$TMP/bp/web" >/dev/null 2>&1
+tap_eq "--blueprint and DIR together exit 2" 2 "$?"
+
 # --- bad input --------------------------------------------------------------------------------
 tap_check_fails "a missing directory is named" "$TMP/absent: not a directory" "$BIN" render "$TMP/absent"
 tap_check_fails "a Component path that is not there is named" "src/elsewhere: not a directory" \
