@@ -385,7 +385,7 @@ static const subcommand subcommands[] = {
      ctl_cli__run_validate},
     {"graph", "[flags] FILE... | --kubeconfig PATH",
      "Prints the dependency graph of Components as Graphviz DOT: states as colours, cycles in "
-     "red",
+     "red, shared Blueprints as notes",
      ctl_cli__run_graph},
     {"render", "[flags] DIR | --blueprint FILE",
      "Renders DIR, or the files of a Blueprint manifest, as the controller renders a Component's "

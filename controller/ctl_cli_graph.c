@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `component-controller graph`: the dependency graph of Components from files or a cluster as
- * Graphviz DOT, states as colours, cycles (co/api/depgraph.h) in red.
+ * Graphviz DOT, states as colours, cycles (co/api/depgraph.h) in red, and the Blueprints the
+ * Components take their source from (docs/blueprints.md) as notes joined by dotted edges.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 typedef struct graph_node {
     char *key;
     const char *state; /* status.state, borrowed from the object; NULL = unknown */
+    char *blueprint;   /* "NS/NAME" of the Blueprint its source is; NULL = none */
     co_depgraph_list deps;
     bool present;
     bool in_cycle;
@@ -61,11 +63,34 @@ static void graph_dispose(graph_nodes *g)
 {
     for (size_t i = 0; i < g->len; i++) {
         free(g->items[i].key);
+        free(g->items[i].blueprint);
         co_depgraph_list_dispose(&g->items[i].deps);
     }
     free(g->items);
     json_object_put(g->objects);
     memset(g, 0, sizeof(*g));
+}
+
+/*
+ * "NS/NAME" of the Blueprint the Component @p obj takes its source from (v1alpha1
+ * spec.sourceRef.blueprint, v1beta1 spec.source.blueprint; the namespace defaults to the
+ * Component's, @p ns), or NULL. Only the Component's spec is read, never the Blueprint.
+ */
+static char *blueprint_key(const struct json_object *obj, const char *ns)
+{
+    const char *api = co_json_str(obj, "apiVersion", NULL);
+    bool beta = api && strcmp(api, "core.cs.sap.com/v1beta1") == 0;
+    const struct json_object *ref =
+        co_json_get(obj, "spec", beta ? "source" : "sourceRef", "blueprint", NULL);
+    const char *name = co_json_str(ref, "name", NULL);
+    if (!name || !name[0]) {
+        return NULL;
+    }
+    const char *bns = co_json_str(ref, "namespace", NULL);
+    if (!bns || !bns[0]) {
+        bns = ns;
+    }
+    return bns && bns[0] ? co_xasprintf("%s/%s", bns, name) : co_xstrdup(name);
 }
 
 /* Adds the Component @p obj (kept alive by g->objects). */
@@ -86,6 +111,7 @@ static int graph_add_component(graph_nodes *g, struct json_object *obj, const ch
     }
     n->present = true;
     n->deps = deps;
+    n->blueprint = blueprint_key(obj, ns && ns[0] ? ns : default_ns);
     n->state = co_json_str(obj, "status", "state", NULL);
     json_object_array_add(g->objects, json_object_get(obj));
     return 0;
@@ -107,6 +133,25 @@ static void dot_quote(FILE *out, const char *s)
     fputc('"', out);
     dot_escaped(out, s);
     fputc('"', out);
+}
+
+/* The node of a Blueprint: its ID, "blueprint NS/NAME", is no Component's ("NS/NAME"). */
+static void dot_blueprint(FILE *out, const char *key)
+{
+    fprintf(out, "\"blueprint ");
+    dot_escaped(out, key);
+    fputc('"', out);
+}
+
+/* Whether node @p i (which has a Blueprint) is the first to use it. */
+static bool first_use(const graph_nodes *g, size_t i)
+{
+    for (size_t k = 0; k < i; k++) {
+        if (g->items[k].blueprint && strcmp(g->items[k].blueprint, g->items[i].blueprint) == 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* The fill colour of a state (Component status.state). */
@@ -195,6 +240,18 @@ static int print_dot(FILE *out, graph_nodes *g)
         }
         fprintf(out, "];\n");
     }
+    /* Blueprints after the Components and their edges after the dependencies, so that a graph
+     * without Blueprints is drawn as before them. */
+    for (size_t i = 0; i < ncomponents; i++) {
+        const graph_node *n = &g->items[i];
+        if (n->blueprint && first_use(g, i)) {
+            fprintf(out, "  ");
+            dot_blueprint(out, n->blueprint);
+            fprintf(out, " [label=");
+            dot_blueprint(out, n->blueprint);
+            fprintf(out, ", shape=note, style=filled, fillcolor=lightgrey];\n");
+        }
+    }
     for (size_t i = 0; i < ncomponents; i++) {
         const graph_node *n = &g->items[i];
         for (size_t k = 0; k < n->deps.len; k++) {
@@ -206,6 +263,16 @@ static int print_dot(FILE *out, graph_nodes *g)
                 fprintf(out, " [color=red, penwidth=2, label=\"cycle\"]");
             }
             fprintf(out, ";\n");
+        }
+    }
+    for (size_t i = 0; i < ncomponents; i++) {
+        const graph_node *n = &g->items[i];
+        if (n->blueprint) {
+            fprintf(out, "  ");
+            dot_quote(out, n->key);
+            fprintf(out, " -> ");
+            dot_blueprint(out, n->blueprint);
+            fprintf(out, " [style=dotted, arrowhead=empty, tooltip=\"its source\"];\n");
         }
     }
     fprintf(out, "}\n");

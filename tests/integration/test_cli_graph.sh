@@ -3,7 +3,8 @@
 #
 # `component-controller graph --kubeconfig`: Components read from a real kube-apiserver, their
 # status.state drawn as fill colours, a cycle among them drawn red, --namespace limiting the
-# list, and an unreachable cluster reported. Everything lives in namespaces of its own; the
+# list, the Blueprints named in their specs drawn as shared notes, and an unreachable cluster
+# reported. Everything lives in namespaces of its own; the
 # Component CRD is created when missing and left in place (as the other suites do).
 set -uo pipefail
 ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -21,9 +22,10 @@ k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; 
 
 ns=co-cli-graph-$$-$RANDOM
 other=$ns-other
+bpns=$ns-bp
 TMP=$(mktemp -d)
 cleanup() {
-    k delete namespace "$ns" "$other" --wait=false >/dev/null 2>&1
+    k delete namespace "$ns" "$other" "$bpns" --wait=false >/dev/null 2>&1
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -95,6 +97,49 @@ if grep -q "\"$other/z\"" <<<"$out" && grep -q "\"$ns/a\"" <<<"$out"; then
     tap_ok "without --namespace every namespace is read"
 else
     tap_fail "without --namespace every namespace is read" "$out"
+fi
+
+# Blueprints from the Components' spec alone (no Blueprint exists): bpns/x and bpns/y share
+# bpns/web (y names the namespace, x takes its own), bpns/w uses other/web.
+bp_component() { # name blueprint-ref-json
+    printf '{"apiVersion":"core.cs.sap.com/v1alpha1","kind":"Component","metadata":{"name":"%s","namespace":"%s"},"spec":{"sourceRef":{"blueprint":%s}}}' \
+        "$1" "$bpns" "$2"
+}
+ok=1
+{
+    k create namespace "$bpns" >/dev/null &&
+        bp_component x '{"name":"web"}' | k create -f - >/dev/null &&
+        bp_component y "{\"name\":\"web\",\"namespace\":\"$bpns\"}" | k create -f - >/dev/null &&
+        bp_component w "{\"name\":\"web\",\"namespace\":\"$other\"}" | k create -f - >/dev/null
+} || ok=0
+tap_eq "Components with Blueprint sources are created" 1 "$ok"
+if "$BIN" graph --kubeconfig "$CO_TEST_KUBECONFIG" --namespace "$bpns" >"$TMP/bp.dot" 2>"$TMP/err"; then
+    report=$(python3 - "$TMP/bp.dot" "$bpns" "$other" <<'PY'
+import re, sys
+text, ns, other = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+nodes = dict(re.findall(r'^  "([^"]+)" \[(.*)\];$', text, re.M))
+edges = {(a, b): attrs for a, b, attrs in
+         re.findall(r'^  "([^"]+)" -> "([^"]+)"( \[.*\])?;$', text, re.M)}
+p = []
+mine, theirs = "blueprint %s/web" % ns, "blueprint %s/web" % other
+if set(nodes) != {ns + "/x", ns + "/y", ns + "/w", mine, theirs}:
+    p.append("nodes %s" % sorted(nodes))
+for n in (mine, theirs):
+    if "shape=note" not in nodes.get(n, ""):
+        p.append("%s not a note: %s" % (n, nodes.get(n)))
+want = {(ns + "/x", mine), (ns + "/y", mine), (ns + "/w", theirs)}
+if set(edges) != want or any("style=dotted" not in a for a in edges.values()):
+    p.append("edges %s" % sorted(edges.items()))
+print("\n".join(p))
+PY
+    )
+    if [ -z "$report" ]; then
+        tap_ok "Components sharing a Blueprint point to one note, from their spec alone"
+    else
+        tap_fail "Components sharing a Blueprint point to one note, from their spec alone" "$report" "$(cat "$TMP/bp.dot")"
+    fi
+else
+    tap_fail "Components sharing a Blueprint point to one note, from their spec alone" "$(cat "$TMP/err")"
 fi
 
 ctx=$(k config current-context 2>/dev/null)

@@ -112,6 +112,88 @@ else
     tap_fail "--namespace places Components without a namespace" "$out"
 fi
 
+# --- Blueprints: Components sharing one point to the same note --------------------------------
+# apps/a and apps/b use the Blueprint apps/web (b names its namespace, a takes its own), apps/c
+# the Blueprint shared/web; a depends on b. A v1beta1 Component names it in spec.source.
+bp_component() { # name blueprint-ref-json [deps...]
+    local name=$1 ref=$2
+    shift 2
+    printf -- '---\napiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: %s\n  namespace: apps\n' "$name"
+    printf 'spec:\n  sourceRef:\n    blueprint: %s\n' "$ref"
+    if [ $# -gt 0 ]; then
+        printf '  dependencies:\n'
+        for d in "$@"; do printf '  - name: %s\n' "$d"; done
+    fi
+}
+{
+    bp_component a '{name: web}' b
+    bp_component b '{name: web, namespace: apps}'
+    bp_component c '{name: web, namespace: shared}'
+} >"$TMP/bp.yaml"
+if "$BIN" graph "$TMP/bp.yaml" >"$TMP/bp.dot" 2>"$TMP/err"; then
+    report=$(python3 - "$TMP/bp.dot" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+nodes = dict(re.findall(r'^  "([^"]+)" \[(.*)\];$', text, re.M))
+edges = {(a, b): attrs for a, b, attrs in
+         re.findall(r'^  "([^"]+)" -> "([^"]+)"( \[.*\])?;$', text, re.M)}
+problems = []
+bps = {n: a for n, a in nodes.items() if n.startswith("blueprint ")}
+if set(bps) != {"blueprint apps/web", "blueprint shared/web"}:
+    problems.append("blueprint nodes %s" % sorted(bps))
+for n, a in bps.items():
+    if 'label="%s"' % n not in a or "shape=note" not in a:
+        problems.append("blueprint node %s: %s" % (n, a))
+dotted = {e for e, a in edges.items() if "style=dotted" in a}
+want = {("apps/a", "blueprint apps/web"), ("apps/b", "blueprint apps/web"),
+        ("apps/c", "blueprint shared/web")}
+if dotted != want:
+    problems.append("dotted edges %s" % sorted(dotted))
+if set(edges) - dotted != {("apps/a", "apps/b")}:
+    problems.append("dependency edges %s" % sorted(set(edges) - dotted))
+if set(nodes) - set(bps) != {"apps/a", "apps/b", "apps/c"}:
+    problems.append("component nodes %s" % sorted(set(nodes) - set(bps)))
+print("\n".join(problems))
+PY
+    )
+    if [ -z "$report" ]; then
+        tap_ok "two Components on one Blueprint and one on another: two notes, three dotted edges"
+    else
+        tap_fail "two Components on one Blueprint and one on another: two notes, three dotted edges" "$report" "$(cat "$TMP/bp.dot")"
+    fi
+else
+    tap_fail "two Components on one Blueprint and one on another: two notes, three dotted edges" "$(cat "$TMP/err")"
+fi
+if dot -Tpng "$TMP/bp.dot" -o "$TMP/bp.png" 2>"$TMP/doterr" && [ ! -s "$TMP/doterr" ]; then
+    tap_ok "a graph with Blueprints renders with dot without warnings"
+else
+    tap_fail "a graph with Blueprints renders with dot without warnings" "$(cat "$TMP/doterr")"
+fi
+printf '{"apiVersion":"core.cs.sap.com/v1beta1","kind":"Component","metadata":{"name":"d"},"spec":{"source":{"blueprint":{"name":"web"}}}}' >"$TMP/beta.json"
+out=$("$BIN" graph --namespace team "$TMP/beta.json" 2>&1)
+if grep -qx '  "team/d" -> "blueprint team/web" \[style=dotted, arrowhead=empty, tooltip="its source"\];' <<<"$out"; then
+    tap_ok "v1beta1 spec.source.blueprint; the Blueprint's namespace defaults to the Component's"
+else
+    tap_fail "v1beta1 spec.source.blueprint; the Blueprint's namespace defaults to the Component's" "$out"
+fi
+# Without Blueprints the drawing is exactly what it was before they were drawn.
+{
+    component p apps Ready q
+    component q apps ""
+} >"$TMP/plain.yaml"
+cat >"$TMP/plain.want" <<'DOT'
+digraph components {
+  rankdir=LR;
+  node [shape=box, style="rounded,filled", fillcolor=white, fontname="Helvetica"];
+  edge [fontname="Helvetica"];
+  "apps/p" [label="apps/p\nReady", fillcolor=palegreen];
+  "apps/q" [label="apps/q", fillcolor=white];
+  "apps/p" -> "apps/q";
+}
+DOT
+"$BIN" graph "$TMP/plain.yaml" >"$TMP/plain.dot" 2>&1
+tap_check "a graph without Blueprints is drawn as before" diff "$TMP/plain.want" "$TMP/plain.dot"
+
 # --- bad input --------------------------------------------------------------------------------
 component a apps "" >"$TMP/dup.yaml"
 component a apps "" >>"$TMP/dup.yaml"
