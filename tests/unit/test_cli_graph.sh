@@ -3,7 +3,8 @@
 #
 # `component-controller graph` from manifest files: the DOT output names every Component and
 # missing target, colours states, marks every edge and node of a cycle (and only those), is
-# deterministic, and renders to a PNG with Graphviz `dot`; bad input and usage errors.
+# deterministic, and renders to a PNG with Graphviz `dot`; Components sharing a Blueprint point
+# to one note, and a graph without Blueprints is drawn as before; bad input and usage errors.
 set -uo pipefail
 ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/support/tap.sh"

@@ -5,7 +5,8 @@
 # controller renders it. Helm charts of the differential corpus (tests/fixtures/helm) rendered
 # with --no-hook-mapping must equal `helm template` (objects after parsing, order included;
 # where Helm fails we fail); templated kustomizations take values, placement and postBuild
-# variables from flags or from a Component and its Secrets; flags and bad input.
+# variables from flags or from a Component and its Secrets; a Blueprint manifest (--blueprint)
+# renders as the same files in a directory, and a hostile one is refused; flags and bad input.
 set -uo pipefail
 ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$ROOT/tests/support/tap.sh"
@@ -321,6 +322,10 @@ if [ "$rc" = 1 ] && [ ! -s "$TMP/out.yaml" ] &&
 else
     tap_fail "a Blueprint with ../x and /abs paths is refused with a field error for each, exit 1" "exit $rc" "$(cat "$TMP/err" "$TMP/out.yaml")"
 fi
+python3 -c 'import json; print(json.dumps({"apiVersion": "core.cs.sap.com/v1alpha1", "kind": "Blueprint", "metadata": {"name": "big"}, "spec": {"files": {"a.yaml": "x" * (1 << 20)}}}))' >"$TMP/big-bp.json"
+tap_check_fails "a Blueprint past the 1 MiB of files is refused with a field error" \
+    'big-bp.json:1: error: Blueprint "big": spec.files: Too long: .* at most 1048576 bytes' \
+    env TMPDIR="$TMP/scratch" "$BIN" render --blueprint "$TMP/big-bp.json"
 printf '{"apiVersion":"core.cs.sap.com/v1alpha1","kind":"Blueprint","metadata":{"name":"c"},"spec":{"files":{"a":"x","a/b":"y"}}}' >"$TMP/clash-bp.json"
 tap_check_fails "a path that is a file and a directory at once is refused" \
     'clash-bp.json: Blueprint "c": spec.files\[a/b\]: a is a file of the Blueprint too' \
