@@ -756,6 +756,7 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
     const char *release_service = NULL;
     long long revision = 1;
     int no_hook_mapping = 0;
+    int include_crds = 0, skip_crds = 0, skip_tests = 0, no_hooks = 0;
     int help = 0;
     const char *cpu_budget = NULL;
     const char *memory_budget = NULL;
@@ -789,6 +790,15 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
          "Secrets the --component references (valuesFrom, decryption, substituteFrom)"},
         {"no-hook-mapping", CO_FLAG_BOOL, &no_hook_mapping, NULL,
          "leave Helm hooks as Helm renders them (comparable with helm template)"},
+        {"include-crds", CO_FLAG_BOOL, &include_crds, NULL,
+         "with --no-hook-mapping: print the charts' crds/ files, as helm template --include-crds "
+         "(without --no-hook-mapping they are printed, as the controller applies them)"},
+        {"skip-crds", CO_FLAG_BOOL, &skip_crds, NULL,
+         "leave out the charts' crds/ files, as the controller would not apply them (with "
+         "--no-hook-mapping only --include-crds decides, as in helm template)"},
+        {"skip-tests", CO_FLAG_BOOL, &skip_tests, NULL,
+         "leave out Helm test hooks (helm.sh/hook test or test-success)"},
+        {"no-hooks", CO_FLAG_BOOL, &no_hooks, NULL, "leave out every Helm hook"},
         {"release-service", CO_FLAG_STRING, &release_service, "NAME",
          "Helm's .Release.Service (default: " CO_HELM_OPERATOR_SERVICE
          ", as the controller; helm template: Helm)"},
@@ -893,6 +903,15 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
         in.post_build = a.post_build;
         in.substitutions = json_object_object_length(a.substitutions) > 0 ? a.substitutions : NULL;
         in.flags = no_hook_mapping ? CO_RENDER_NO_HOOK_MAPPING : 0u;
+        /* helm template's view without a cluster: its default API versions, the flags' after */
+        in.helm_flags = CO_HELM_DEFAULT_API_VERSIONS;
+        /* as helm template, only --include-crds decides there; --skip-crds, an install
+         * option, changes nothing in its output */
+        if (no_hook_mapping ? !include_crds : skip_crds) {
+            in.helm_flags |= CO_HELM_SKIP_CRDS;
+        }
+        in.helm_flags |= (skip_tests ? (unsigned)CO_HELM_SKIP_TESTS : 0u) |
+                         (no_hooks ? (unsigned)CO_HELM_NO_HOOKS : 0u);
         rc = co_render(&objects, &in);
         if (rc < 0) {
             rc = co_error_wrap("%s", source);

@@ -608,12 +608,24 @@ else
     tap_fail "render equals the templated-kustomization generator on the fixtures" "$report"
 fi
 
+# The controller applies a chart's crds/ files: render prints them unless --skip-crds.
+crds_with=$("$BIN" render -o json "$ROOT/tests/fixtures/helm/crds-sub/chart" 2>>"$TMP/err" |
+    python3 -c 'import json,sys; print(sum(1 for o in json.load(sys.stdin)["items"] if o["kind"] == "CustomResourceDefinition"))')
+crds_without=$("$BIN" render -o json --skip-crds "$ROOT/tests/fixtures/helm/crds-sub/chart" 2>>"$TMP/err" |
+    python3 -c 'import json,sys; print(sum(1 for o in json.load(sys.stdin)["items"] if o["kind"] == "CustomResourceDefinition"))')
+if [ -n "$crds_with" ] && [ "$crds_with" -gt 0 ] && [ "$crds_without" = 0 ]; then
+    tap_ok "render prints the charts' CRDs ($crds_with), --skip-crds leaves them out"
+else
+    tap_fail "render prints the charts' CRDs, --skip-crds leaves them out" "with: $crds_with, without: $crds_without; $(cat "$TMP/err")"
+fi
+
 # --- Helm charts against helm template --------------------------------------------------------
 # The corpus and the comparison of tests/unit/test_helm_diff.c, through the CLI: every
 # tests/fixtures/helm/<case>/chart once without values and once per values-*.yaml, and the chart
 # `helm create` writes with four value sets; release rel, namespace ns1, Kubernetes v1.29.4,
-# Helm's default API versions (asked from Helm with a probe chart) plus two extra ones. The
-# object lists must be equal after parsing, order included; where Helm fails we must fail.
+# two extra API versions beside the defaults both start from; without values also with
+# --skip-tests, with --no-hooks and without --include-crds. The object lists must be equal after
+# parsing, order included; where Helm fails we must fail.
 if [ ! -x "$HELM" ]; then
     tap_fail "render --no-hook-mapping equals helm template" "helm not found at $HELM (run tests/env/deps.sh)"
 else
@@ -621,21 +633,20 @@ else
 import json, os, subprocess, sys, yaml
 binary, helm, corpus, tmp = sys.argv[1:5]
 extra = ["monitoring.coreos.com/v1", "example.com/v1alpha1/Widget"]
-probe = os.path.join(tmp, "probe")
-os.makedirs(os.path.join(probe, "templates"))
-open(os.path.join(probe, "Chart.yaml"), "w").write("apiVersion: v2\nname: probe\nversion: 0.1.0\n")
-open(os.path.join(probe, "templates", "v.yaml"), "w").write(
-    "kind: Probe\nversions:\n{{- range .Capabilities.APIVersions }}\n  - {{ printf \"%q\" . }}\n{{- end }}\n")
-out = subprocess.run([helm, "template", probe], capture_output=True, text=True, check=True).stdout
-api = yaml.safe_load(out)["versions"] + extra
+# (name suffix, helm template's flags, ours): all of them once per chart without values
+VARIANTS = [("", ["--include-crds"], ["--include-crds"]),
+            (" --skip-tests", ["--include-crds", "--skip-tests"], ["--include-crds", "--skip-tests"]),
+            (" --no-hooks", ["--include-crds", "--no-hooks"], ["--include-crds", "--no-hooks"]),
+            (" without --include-crds", [], [])]
 cases = []
 for name in sorted(os.listdir(corpus)):
     chart = os.path.join(corpus, name, "chart")
     if not os.path.isdir(chart):
         continue
     values = sorted(v for v in os.listdir(os.path.join(corpus, name)) if v.startswith("values-"))
-    cases.append((name, chart, None))
-    cases += [(name + "/" + v, chart, os.path.join(corpus, name, v)) for v in values]
+    cases.append((name, chart, None, VARIANTS[0]))
+    cases += [(name + variant[0], chart, None, variant) for variant in VARIANTS[1:]]
+    cases += [(name + "/" + v, chart, os.path.join(corpus, name, v), VARIANTS[0]) for v in values]
 starter = os.path.join(tmp, "starter")
 subprocess.run([helm, "create", starter], capture_output=True, check=True)
 starter_values = [
@@ -654,11 +665,13 @@ for i, text in enumerate(starter_values):
     if text:
         vf = os.path.join(tmp, "starter-values-%d.yaml" % i)
         open(vf, "w").write(text)
-    cases.append(("helm-create/values-%d" % i, starter, vf))
+    cases.append(("helm-create/values-%d" % i, starter, vf, VARIANTS[0]))
+    if not text:
+        cases += [("helm-create/values-%d%s" % (i, v[0]), starter, vf, v) for v in VARIANTS[1:]]
 agree, problems = 0, []
-for label, chart, values in cases:
-    cmd = [helm, "template", "rel", chart, "--namespace", "ns1", "--kube-version", "v1.29.4",
-           "--include-crds"]
+for label, chart, values, variant in cases:
+    cmd = [helm, "template", "rel", chart, "--namespace", "ns1", "--kube-version", "v1.29.4"]
+    cmd += variant[1]
     for v in extra:
         cmd += ["--api-versions", v]
     if values:
@@ -666,7 +679,9 @@ for label, chart, values in cases:
     want = subprocess.run(cmd, capture_output=True, text=True)
     ours = [binary, "render", "--no-hook-mapping", "--release-service", "Helm", "-o", "json",
             "--namespace", "ns1", "--name", "rel", "--kube-version", "1.29.4"]
-    for v in api:
+    ours += variant[2]
+    # Helm's default API versions are ours too; only the extra ones are given
+    for v in extra:
         ours += ["--api-versions", v]
     if values:
         ours += ["--values", values]

@@ -123,9 +123,10 @@ static int render_helm(struct json_object **out, const co_vfs *disk, const co_re
             .kube_version = in->kube_version,
             .api_versions = in->api_versions,
             .n_api_versions = in->n_api_versions,
-            .flags = (in->flags & CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS)
-                         ? (unsigned)CO_HELM_ALLOW_OPERATOR_ANNOTATIONS
-                         : 0u,
+            .flags = ((in->flags & CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS)
+                          ? (unsigned)CO_HELM_ALLOW_OPERATOR_ANNOTATIONS
+                          : 0u) |
+                     in->helm_flags,
             .release_service = in->release_service ? in->release_service : CO_HELM_OPERATOR_SERVICE,
             .lookup = in->lookup,
             .lookup_list = in->lookup_list,

@@ -73,6 +73,9 @@ typedef struct co_render_input {
     const struct json_object *substitutions; /**< resolved variables (object of strings) or
                                                   NULL; substitution runs when non-empty */
     unsigned flags;                          /**< CO_RENDER_* */
+    /** Helm: more CO_HELM_* flags (co/render/helm.h) for a chart, such as `helm template`'s
+     * options in the CLI; the controller passes none. */
+    unsigned helm_flags;
     co_budget_limits budget; /**< CPU time and memory of this render; zero fields: the process
                                   default */
 } co_render_input;
