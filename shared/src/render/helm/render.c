@@ -1153,6 +1153,19 @@ static int head_string(const char **out,
     return 0;
 }
 
+/* @p t without leading and trailing spaces (cut in place). */
+static char *trimmed(char *t)
+{
+    while (is_space(*t)) {
+        t++;
+    }
+    size_t n = strlen(t);
+    while (n > 0 && is_space(t[n - 1])) {
+        t[--n] = '\0';
+    }
+    return t;
+}
+
 /* Whether the hook list names only event types Helm knows. */
 static bool known_hooks(const char *list)
 {
@@ -1162,13 +1175,7 @@ static bool known_hooks(const char *list)
     char *copy = co_xstrdup(list);
     bool ok = true;
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        while (is_space(*t)) {
-            t++;
-        }
-        size_t n = strlen(t);
-        while (n > 0 && is_space(t[n - 1])) {
-            t[--n] = '\0';
-        }
+        t = trimmed(t);
         bool found = false;
         for (size_t i = 0; i < CO_ARRAY_SIZE(known); i++) {
             found |= strcasecmp(known[i], t) == 0;
@@ -1681,13 +1688,7 @@ static bool test_hook(const struct json_object *doc)
     bool test = false;
     for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && !test;
          t = strtok_r(NULL, ",", &save)) {
-        while (is_space(*t)) {
-            t++;
-        }
-        size_t n = strlen(t);
-        while (n > 0 && is_space(t[n - 1])) {
-            t[--n] = '\0';
-        }
+        t = trimmed(t);
         test = strcasecmp(t, "test") == 0 || strcasecmp(t, "test-success") == 0;
     }
     free(copy);
