@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `component-controller kustomize`: builds the kustomization in a directory without templating,
- * as `kubectl kustomize` does.
+ * as `kubectl kustomize` does. The file tree is the whole file system, so bases and components
+ * anywhere (`../base`, `../../components/x`) load as kustomize loads them; files obey
+ * `--load-restrictor`.
  */
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -16,10 +21,14 @@ int ctl_cli__run_kustomize(int argc, char **argv, FILE *out, FILE *err)
 {
     const subcommand *cmd = ctl_cli__find("kustomize");
     const char *format_name = NULL;
+    const char *restrictor = NULL;
     int help = 0;
     const co_flag flags[] = {
         {"o", CO_FLAG_STRING, &format_name, "FORMAT", "output format: yaml (default) or json"},
         {"output", CO_FLAG_STRING, &format_name, "FORMAT", "same as -o"},
+        {"load-restrictor", CO_FLAG_STRING, &restrictor, "RULE",
+         "LoadRestrictionsRootOnly (default: files in or below each kustomization's directory) "
+         "or LoadRestrictionsNone"},
         {"help", CO_FLAG_BOOL, &help, NULL, "print this help and exit"},
     };
     int next = 0;
@@ -33,6 +42,17 @@ int ctl_cli__run_kustomize(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "component-controller kustomize: %s\n", co_error_last());
         return EXIT_USAGE;
     }
+    co_kustomize_options opts = CO_KUSTOMIZE_OPTIONS_INIT;
+    opts.shown_prefix = "/";
+    if (restrictor && strcmp(restrictor, "LoadRestrictionsNone") == 0) {
+        opts.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
+    } else if (restrictor && strcmp(restrictor, "LoadRestrictionsRootOnly") != 0) {
+        fprintf(err,
+                "component-controller kustomize: illegal flag value --load-restrictor %s; legal "
+                "values: [LoadRestrictionsRootOnly LoadRestrictionsNone]\n",
+                restrictor);
+        return EXIT_USAGE;
+    }
     if (argc - next != 1) {
         fprintf(err, "component-controller kustomize: expected one directory, got %d arguments\n",
                 argc - next);
@@ -41,12 +61,14 @@ int ctl_cli__run_kustomize(int argc, char **argv, FILE *out, FILE *err)
     const char *dir = argv[next];
 
     co_vfs *fs = NULL;
-    if (co_vfs_new_disk(&fs, dir) < 0) {
+    char abs[PATH_MAX];
+    if (!realpath(dir, abs) || co_vfs_new_disk(&fs, "/") < 0 || co_vfs_stat(fs, abs + 1) != CO_VFS_DIR) {
+        co_vfs_free(fs);
         fprintf(err, "component-controller kustomize: %s: not a directory\n", dir);
         return EXIT_BAD_INPUT;
     }
     struct json_object *objects = NULL;
-    int rc = co_kustomize_build(&objects, fs, "", NULL);
+    int rc = co_kustomize_build(&objects, fs, abs + 1, &opts);
     co_vfs_free(fs);
     if (rc < 0) {
         fprintf(err, "component-controller kustomize: %s: %s\n", dir, co_error_last());

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "co/util/buf.h"
+#include "co/json/json.h"
 #include "co/render/kustomize.h"
 #include "co/render/vfs.h"
 #include "tests/support/test_support.h"
@@ -142,27 +143,45 @@ static void test_kustomize__targeted_patch_without_resources(void **state)
     co_vfs_free(fs);
 }
 
+/* kustomize's LoadRestrictionsRootOnly: a file must lie in or below the directory of the
+ * kustomization that reads it; a directory (a base) may lie anywhere in the tree. */
 static void test_kustomize__load_restriction(void **state)
 {
     (void)state;
     co_vfs *fs = co_vfs_new_mem();
     put(fs, "shared/cm.yaml",
         "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"x\"}}");
+    put(fs, "shared/kustomization.yaml", "{\"resources\": [\"cm.yaml\"]}");
     put(fs, "app/kustomization.yaml", "{\"resources\": [\"../shared/cm.yaml\"]}");
+    put(fs, "base/kustomization.yaml", "{\"resources\": [\"../shared\"], \"namePrefix\": \"b-\"}");
+    put(fs, "overlays/prod/kustomization.yaml",
+        "{\"resources\": [\"../../base\"], \"nameSuffix\": \"-p\"}");
+    put(fs, "patched/kustomization.yaml",
+        "{\"resources\": [\"../shared\"], \"patches\": [{\"path\": \"../p.yaml\"}]}");
+    put(fs, "p.yaml", "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": "
+                      "\"x\"}, \"data\": {\"a\": \"1\"}}");
     json_object *out = NULL;
     assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", NULL));
-    assert_contains(co_error_last(), "load restriction");
+    assert_contains(co_error_last(), "security; file 'shared/cm.yaml' is not in or below 'app'");
     assert_contains(co_error_last(), "app/kustomization.yaml");
-    const char *allowed[] = {"shared"};
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "patched", NULL));
+    assert_contains(co_error_last(), "security; file 'p.yaml' is not in or below 'patched'");
     co_kustomize_options o = CO_KUSTOMIZE_OPTIONS_INIT;
-    o.allowed = allowed;
-    o.nallowed = 1;
-    out = build_ok(fs, "app", &o);
+    o.shown_prefix = "/";
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", &o));
+    assert_contains(co_error_last(), "security; file '/shared/cm.yaml' is not in or below '/app'");
+    /* bases two levels up */
+    out = build_ok(fs, "overlays/prod", NULL);
     assert_int_equal(json_object_array_length(out), 1);
+    assert_string_equal(name_of(out, 0), "b-x-p");
     json_object_put(out);
     co_kustomize_options u = CO_KUSTOMIZE_OPTIONS_INIT;
-    u.unrestricted = 1;
+    u.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
     out = build_ok(fs, "app", &u);
+    assert_int_equal(json_object_array_length(out), 1);
+    json_object_put(out);
+    out = build_ok(fs, "patched", &u);
+    assert_string_equal(co_json_str(json_object_array_get_idx(out, 0), "data", "a", NULL), "1");
     json_object_put(out);
     co_vfs_free(fs);
 }
@@ -216,11 +235,15 @@ static void test_kustomize__cycle_detected(void **state)
     co_vfs *fs = co_vfs_new_mem();
     put(fs, "a/kustomization.yaml", "{\"resources\": [\"../b\"]}");
     put(fs, "b/kustomization.yaml", "{\"resources\": [\"../a\"]}");
+    put(fs, "x/y/kustomization.yaml", "{\"resources\": [\"..\"]}");
+    put(fs, "x/kustomization.yaml", "{\"namespace\": \"n\"}");
     json_object *out = NULL;
-    co_kustomize_options u = CO_KUSTOMIZE_OPTIONS_INIT;
-    u.unrestricted = 1;
-    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "a", &u));
-    assert_contains(co_error_last(), "cycle");
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "a", NULL));
+    assert_contains(co_error_last(), "cycle detected: candidate root 'a' contains visited root 'a'");
+    /* a parent directory contains the kustomization being built */
+    assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "x/y", NULL));
+    assert_contains(co_error_last(),
+                    "cycle detected: candidate root 'x' contains visited root 'x/y'");
     co_vfs_free(fs);
 }
 

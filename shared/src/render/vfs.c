@@ -230,11 +230,22 @@ void co_vfs_free(co_vfs *fs)
 
 /* --- disk access --------------------------------------------------------------------------- */
 
+/* The directories on the way to a file are only walked through: O_PATH needs no read
+ * permission on them (a tree rooted at "/" passes through home directories with mode 0711). */
+#ifdef O_PATH
+#define WALK_FLAGS (O_PATH | O_DIRECTORY)
+#else
+#define WALK_FLAGS (O_RDONLY | O_DIRECTORY)
+#endif
+
 /* Opens @p path below the root without following links; returns an fd or -1 (errno set). */
 static int disk_open(const co_vfs *fs, const char *path, int flags)
 {
-    int dirfd = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0 || !path[0]) {
+    if (!path[0]) {
+        return open(fs->root, flags | O_DIRECTORY | O_CLOEXEC);
+    }
+    int dirfd = open(fs->root, WALK_FLAGS | O_CLOEXEC);
+    if (dirfd < 0) {
         return dirfd;
     }
     char *copy = co_xstrdup(path);
@@ -245,7 +256,7 @@ static int disk_open(const co_vfs *fs, const char *path, int flags)
         if (slash) {
             *slash = '\0';
         }
-        int f = slash ? (O_RDONLY | O_DIRECTORY) : flags;
+        int f = slash ? WALK_FLAGS : flags;
         fd = openat(dirfd, p, f | O_NOFOLLOW | O_CLOEXEC);
         close(dirfd);
         if (fd < 0 || !slash) {

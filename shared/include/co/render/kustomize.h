@@ -11,9 +11,12 @@
  * suffixes, generatorOptions, replacements, sortOptions. Remote bases, helmCharts, plugins
  * (generators/transformers/validators entries) and vars fail with CO_EUNSUPPORTED.
  *
- * Load restriction: every file read must lie below the build root or below one of the
- * caller's allowed directories. Objects are json-c objects (the caller owns the result).
- * Thread-safe: a build uses no global state.
+ * Load restriction, as kustomize's loader: each kustomization's directory is its root. A file it
+ * reads (a resource file, a patch, a generator's files and envs, a replacement source) must lie
+ * in or below that directory, unless the build runs with CO_KUSTOMIZE_LOAD_NONE. A directory it
+ * refers to (a base or a component) may lie anywhere in the tree, but not at or above a
+ * kustomization that is being built (a cycle). Objects are json-c objects (the caller owns the
+ * result). Thread-safe: a build uses no global state.
  */
 #ifndef CO_KUSTOMIZE_H
 #define CO_KUSTOMIZE_H
@@ -25,17 +28,24 @@
 
 struct json_object;
 
+/** kustomize's --load-restrictor. */
+typedef enum co_kustomize_load_restrictor {
+    /** LoadRestrictionsRootOnly: files in or below the reading kustomization's directory */
+    CO_KUSTOMIZE_LOAD_ROOT_ONLY = 0,
+    /** LoadRestrictionsNone: any file of the tree */
+    CO_KUSTOMIZE_LOAD_NONE = 1,
+} co_kustomize_load_restrictor;
+
 typedef struct co_kustomize_options {
-    /** Tree directories outside the root that may be read (tree paths, clean). */
-    const char *const *allowed;
-    size_t nallowed;
-    /** Non-zero: no load restriction at all within the tree. */
-    int unrestricted;
+    co_kustomize_load_restrictor load_restrictor;
+    /** Put before tree paths in the load-restriction and cycle messages ("/" when the tree is
+     * the file system's root, so they read as kustomize's absolute paths); NULL: nothing. */
+    const char *shown_prefix;
 } co_kustomize_options;
 
 #define CO_KUSTOMIZE_OPTIONS_INIT                                                                  \
     {                                                                                              \
-        NULL, 0, 0                                                                                 \
+        CO_KUSTOMIZE_LOAD_ROOT_ONLY, NULL                                                          \
     }
 
 /**

@@ -20,7 +20,6 @@
 typedef struct kz_build {
     const co_vfs *fs;
     const co_kustomize_options *opts;
-    const char *top;
     int depth;
     kz_strv stack;
 } kz_build;
@@ -36,17 +35,14 @@ static int accumulate_target(kz_dir *d, kz_resmap *ra);
 
 /* --- loading -------------------------------------------------------------------------------- */
 
-static int allowed_path(const kz_build *b, const char *path)
+/* A tree path as messages show it (see co_kustomize_options.shown_prefix); free() it. */
+static char *shown(const kz_build *b, const char *path)
 {
-    if (b->opts->unrestricted || co_vfs_is_within(path, b->top)) {
-        return 1;
+    const char *prefix = b->opts->shown_prefix ? b->opts->shown_prefix : "";
+    if (!prefix[0]) {
+        return co_xstrdup(path[0] ? path : ".");
     }
-    for (size_t i = 0; i < b->opts->nallowed; i++) {
-        if (co_vfs_is_within(path, b->opts->allowed[i])) {
-            return 1;
-        }
-    }
-    return 0;
+    return co_xasprintf("%s%s", prefix, path);
 }
 
 static int is_remote(const char *ref)
@@ -56,7 +52,7 @@ static int is_remote(const char *ref)
            strncmp(ref, "bitbucket.org/", 14) == 0;
 }
 
-/* Resolves @p rel against the kustomization's directory and checks the load restriction. */
+/* Resolves @p rel against the kustomization's directory (anywhere in the tree). */
 static int resolve(char **out, kz_dir *d, const char *rel)
 {
     if (is_remote(rel)) {
@@ -68,20 +64,44 @@ static int resolve(char **out, kz_dir *d, const char *rel)
     if (rc < 0) {
         return co_error_wrap("%s", d->file);
     }
-    if (!allowed_path(d->b, p)) {
-        free(p);
-        return co_error_set(CO_EINVALID,
-                            "%s: security; file '%s' is not in or below '%s' (load restriction)",
-                            d->file, rel, d->b->top[0] ? d->b->top : ".");
-    }
     *out = p;
     return 0;
+}
+
+/* The load restriction of a file the kustomization of @p d reads (kustomize's
+ * RestrictionRootOnly): in or below the kustomization's own directory. */
+static int check_file(kz_dir *d, const char *path)
+{
+    if (d->b->opts->load_restrictor == CO_KUSTOMIZE_LOAD_NONE || co_vfs_is_within(path, d->dir)) {
+        return 0;
+    }
+    char *file = shown(d->b, path);
+    char *root = shown(d->b, d->dir);
+    co_error_set(CO_EINVALID, "%s: security; file '%s' is not in or below '%s'", d->file, file,
+                 root);
+    free(file);
+    free(root);
+    return CO_EINVALID;
+}
+
+/* Resolves a file reference and checks the load restriction. */
+static int resolve_file(char **out, kz_dir *d, const char *rel)
+{
+    char *p = NULL;
+    int rc = resolve(&p, d, rel);
+    if (rc == 0 && (rc = check_file(d, p)) < 0) {
+        free(p);
+    }
+    if (rc == 0) {
+        *out = p;
+    }
+    return rc;
 }
 
 static int load_file(char **data, size_t *len, kz_dir *d, const char *rel)
 {
     char *p = NULL;
-    int rc = resolve(&p, d, rel);
+    int rc = resolve_file(&p, d, rel);
     if (rc < 0) {
         return rc;
     }
@@ -492,7 +512,9 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
                 break;
             }
             co_vfs_type t = co_vfs_stat(d->b->fs, p);
-            if (t == CO_VFS_FILE) {
+            if (t == CO_VFS_FILE && (rc = check_file(d, p)) < 0) {
+                co_error_wrap("accumulating resources from '%s'", rel);
+            } else if (t == CO_VFS_FILE) {
                 char *data = NULL;
                 size_t len = 0;
                 json_object *docs = NULL;
@@ -616,11 +638,17 @@ static int build_dir(kz_build *b, const char *dir, int component, kz_resmap *ra)
         return co_error_set(CO_ETOOBIG, "kustomizations nested deeper than %d",
                             CO_MAX_KUSTOMIZE_DEPTH);
     }
-    for (size_t i = 0; i < b->stack.n; i++) {
-        CO_ASSERT(b->stack.v[i] != NULL && dir != NULL);
-        if (strcmp(b->stack.v[i], dir) == 0) {
-            return co_error_set(CO_EINVALID, "cycle detected: '%s' includes itself",
-                                dir[0] ? dir : ".");
+    /* kustomize's loader refuses a root at or above any root on the way to it */
+    for (size_t i = b->stack.n; i-- > 0;) {
+        CO_ASSERT(b->stack.v[i] != NULL);
+        if (co_vfs_is_within(b->stack.v[i], dir)) {
+            char *cand = shown(b, dir);
+            char *visited = shown(b, b->stack.v[i]);
+            co_error_set(CO_EINVALID, "cycle detected: candidate root '%s' contains visited root '%s'",
+                         cand, visited);
+            free(cand);
+            free(visited);
+            return CO_EINVALID;
         }
     }
     kz_dir d;
@@ -697,7 +725,7 @@ int co_kustomize_build(struct json_object **out,
     if (rc < 0) {
         return rc;
     }
-    kz_build b = {fs, opts ? opts : &defaults, top, 0, {0}};
+    kz_build b = {fs, opts ? opts : &defaults, 0, {0}};
     kz_resmap ra = {0};
     kz_dir d;
     memset(&d, 0, sizeof(d));

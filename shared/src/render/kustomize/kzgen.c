@@ -1183,7 +1183,7 @@ int co_kzgen_render(struct json_object **out,
         return rc;
     }
     co_kustomize_options ko = CO_KUSTOMIZE_OPTIONS_INIT;
-    ko.unrestricted = 1;
+    ko.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
     rc = co_kustomize_build(out, tree, root, &ko);
     co_vfs_free(tree);
     free(root);

@@ -141,10 +141,8 @@ int co_kustomize_post_build(struct json_object **out,
         rc = co_vfs_mem_put(fs, "objects.yaml", co_buf_cstr(&b), b.len);
     }
     json_object *built = NULL;
-    co_kustomize_options opts = CO_KUSTOMIZE_OPTIONS_INIT;
-    opts.unrestricted = 1;
     if (rc == 0) {
-        rc = co_kustomize_build(&built, fs, "", &opts);
+        rc = co_kustomize_build(&built, fs, "", NULL);
         if (rc < 0) {
             co_error_wrap("postBuild");
         }
