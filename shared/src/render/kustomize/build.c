@@ -77,8 +77,7 @@ static int check_file(kz_dir *d, const char *path)
     }
     char *file = shown(d->b, path);
     char *root = shown(d->b, d->dir);
-    co_error_set(CO_EINVALID, "%s: security; file '%s' is not in or below '%s'", d->file, file,
-                 root);
+    co_error_set(CO_EINVALID, "security; file '%s' is not in or below '%s'", file, root);
     free(file);
     free(root);
     return CO_EINVALID;
@@ -241,6 +240,11 @@ static int load_kustomization(kz_dir *d, kz_build *b, const char *dir)
     size_t len = 0;
     json_object *docs = NULL;
     int rc = co_vfs_read(&data, &len, b->fs, d->file);
+    if (b->opts->shown_prefix && b->opts->shown_prefix[0]) {
+        char *tree_path = d->file;
+        d->file = shown(b, tree_path);
+        free(tree_path);
+    }
     if (rc == 0) {
         rc = kz_decode_kustomization(&docs, data, len, d->file);
     }
@@ -513,7 +517,7 @@ static int accumulate_resources(kz_dir *d, kz_resmap *ra)
             }
             co_vfs_type t = co_vfs_stat(d->b->fs, p);
             if (t == CO_VFS_FILE && (rc = check_file(d, p)) < 0) {
-                co_error_wrap("accumulating resources from '%s'", rel);
+                co_error_wrap("%s: accumulating resources from '%s'", d->file, rel);
             } else if (t == CO_VFS_FILE) {
                 char *data = NULL;
                 size_t len = 0;
