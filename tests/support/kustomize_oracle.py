@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Runs the reference kustomize (`kubectl kustomize DIR [FLAG...]`) and prints its output as one JSON
+"""Runs the reference kustomize (`kubectl kustomize [FLAG...] DIR`) and prints its output as one JSON
 array, so that tests can compare it with our engine's objects. Exit status 3 when kustomize
 itself fails (its message goes to stderr), 2 when no kubectl with kustomize v5 (or no Go
 yamltojson oracle) is found.
@@ -11,7 +11,9 @@ Go (`1e+30` is a float, `1000` an integer), which a YAML 1.1 reader like PyYAML 
 
 Results are cached under ${XDG_CACHE_HOME:-~/.cache}/component-operator/kustomize-oracle/,
 keyed by the kubectl version and every path and byte of the directory tree, so suites that
-compare against the same cases run kustomize once per machine."""
+compare against the same cases run kustomize once per machine. `--tree ROOT DIR [FLAG...]` builds
+DIR, a directory inside ROOT, and keys the cache on all of ROOT: an overlay reads its bases
+from outside DIR."""
 import hashlib
 import json
 import os
@@ -26,9 +28,11 @@ def cache_dir():
                         "component-operator", "kustomize-oracle")
 
 
-def tree_key(kubectl, version, root, flags):
+def tree_key(kubectl, version, root, build_dir, flags):
     h = hashlib.sha256()
     h.update(b"raw-output\0" + os.path.realpath(kubectl).encode() + b"\0" + version.encode() + b"\0")
+    if build_dir != root:
+        h.update(b"dir:" + os.path.relpath(build_dir, root).encode() + b"\0")
     for flag in flags:
         h.update(b"flag:" + flag.encode() + b"\0")
     for dirpath, dirnames, filenames in os.walk(root):
@@ -97,12 +101,18 @@ def main():
     if not kubectl:
         print("no kubectl with kustomize v5 found", file=sys.stderr)
         return 2
-    cached = os.path.join(cache_dir(), tree_key(kubectl, version, sys.argv[1], sys.argv[2:]) + ".json")
+    args = sys.argv[1:]
+    root = None
+    if len(args) >= 3 and args[0] == "--tree":
+        root, args = args[1], args[2:]
+    build_dir, flags = args[0], args[1:]
+    key = tree_key(kubectl, version, root or build_dir, build_dir, flags)
+    cached = os.path.join(cache_dir(), key + ".json")
     try:
         with open(cached) as f:
             entry = json.load(f)
     except (OSError, ValueError):
-        res = subprocess.run([kubectl, "kustomize", *sys.argv[2:], sys.argv[1]], capture_output=True,
+        res = subprocess.run([kubectl, "kustomize", *flags, build_dir], capture_output=True,
                              timeout=300)
         if res.returncode != 0:
             entry = {"error": res.stderr.decode(errors="replace")}

@@ -58,12 +58,17 @@ root, binary, corpus = sys.argv[1:4]
 agree, problems = 0, []
 for name in sorted(os.listdir(corpus)):
     case = os.path.join(corpus, name)
+    # a case's BUILD file names the directory to build inside it and kubectl's flags
+    build, flags = case, []
+    if os.path.exists(os.path.join(case, "BUILD")):
+        words = open(os.path.join(case, "BUILD")).read().split()
+        build, flags = os.path.join(case, words[0]), words[1:]
     want = subprocess.run([sys.executable, os.path.join(root, "tests/support/kustomize_oracle.py"),
-                           case], capture_output=True, text=True)
+                           "--tree", case, build, *flags], capture_output=True, text=True)
     if want.returncode == 2:
         problems.append("no kubectl with kustomize v5: " + want.stderr.strip())
         break
-    got = subprocess.run([binary, "kustomize", "-o", "json", case], capture_output=True,
+    got = subprocess.run([binary, "kustomize", "-o", "json", *flags, build], capture_output=True,
                          text=True)
     if want.returncode == 3:
         if got.returncode == 1 and got.stderr.strip():

@@ -4,6 +4,13 @@
  * tests/fixtures/kustomize/corpus/ is built by both, and the object lists must be equal after
  * parsing (object order included). A case kustomize rejects must be rejected by us too. The
  * reference runs through tests/support/kustomize_oracle.py (no shell involved).
+ *
+ * A case is built at its own directory, unless it holds a file BUILD: its one line names the
+ * directory to build, relative to the case (`overlays/prod`), followed by kubectl kustomize's
+ * flags (`--load-restrictor LoadRestrictionsNone`). Our engine then reads the case directory
+ * as its tree and builds that directory in it, so bases outside the built directory
+ * (`../../base`) load as kustomize loads them, and files outside a kustomization's directory
+ * are refused by both. test_cli.sh reads BUILD the same way.
  */
 #include <dirent.h>
 #include <spawn.h>
@@ -21,8 +28,43 @@
 #include "co/render/vfs.h"
 #include "tests/support/test_support.h"
 
-/* Runs the oracle on @p dir; returns its exit status and its stdout in *out. */
-static int run_oracle(char **out, const char *dir)
+/* The build of one case: its BUILD file, or the case directory itself. */
+typedef struct build_spec {
+    char path[512];  /* relative to the case; "" = the case */
+    char flags[512]; /* kubectl kustomize's flags, space-separated */
+    co_kustomize_options opts;
+} build_spec;
+
+static void read_build_spec(build_spec *b, const char *case_dir)
+{
+    memset(b, 0, sizeof(*b));
+    co_kustomize_options init = CO_KUSTOMIZE_OPTIONS_INIT;
+    b->opts = init;
+    char *file = co_xasprintf("%s/BUILD", case_dir);
+    FILE *f = fopen(file, "r");
+    free(file);
+    if (!f) {
+        return;
+    }
+    char line[512] = "";
+    if (!fgets(line, sizeof(line), f)) {
+        line[0] = '\0';
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    char *sp = strchr(line, ' ');
+    if (sp) {
+        *sp = '\0';
+        snprintf(b->flags, sizeof(b->flags), "%s", sp + 1);
+    }
+    snprintf(b->path, sizeof(b->path), "%s", line);
+    if (strstr(b->flags, "--load-restrictor LoadRestrictionsNone")) {
+        b->opts.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
+    }
+}
+
+/* Runs the oracle on @p case_dir as @p b says; returns its exit status and its stdout in *out. */
+static int run_oracle(char **out, const char *case_dir, const build_spec *b)
 {
     int pipefd[2];
     if (pipe(pipefd) != 0) {
@@ -33,14 +75,26 @@ static int run_oracle(char **out, const char *dir)
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
     posix_spawn_file_actions_addclose(&fa, pipefd[0]);
     char *script = co_xasprintf("%s/tests/support/kustomize_oracle.py", CO_SOURCE_ROOT);
-    char *dircopy = co_xstrdup(dir);
+    char *tree = co_xstrdup(case_dir);
+    char *dircopy = b->path[0] ? co_xasprintf("%s/%s", case_dir, b->path) : co_xstrdup(case_dir);
     char py[] = "python3";
-    char *argv[] = {py, script, dircopy, NULL};
+    char tree_flag[] = "--tree";
+    char flags[512];
+    snprintf(flags, sizeof(flags), "%s", b->flags);
+    char *argv[16] = {py, script, tree_flag, tree, dircopy};
+    size_t argc = 5;
+    char *save = NULL;
+    for (char *tok = strtok_r(flags, " ", &save); tok && argc < 15;
+         tok = strtok_r(NULL, " ", &save)) {
+        argv[argc++] = tok;
+    }
+    argv[argc] = NULL;
     pid_t pid;
     int rc = posix_spawnp(&pid, "python3", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(pipefd[1]);
     free(script);
+    free(tree);
     free(dircopy);
     if (rc != 0) {
         close(pipefd[0]);
@@ -92,7 +146,9 @@ static void test_kustomize__matches_kubectl_kustomize(void **state)
     for (size_t i = 0; i < n; i++) {
         char *dir = co_xasprintf("%s/%s", corpus, names[i]);
         char *expect_text = NULL;
-        int orc = run_oracle(&expect_text, dir);
+        build_spec spec;
+        read_build_spec(&spec, dir);
+        int orc = run_oracle(&expect_text, dir, &spec);
         if (orc == 2 || orc < 0) {
             fail_msg("the reference kustomize is not available (run tests/env/deps.sh)");
         }
@@ -100,7 +156,7 @@ static void test_kustomize__matches_kubectl_kustomize(void **state)
         json_object *got = NULL;
         assert_co_pass(co_vfs_new_disk(&fs, dir));
         co_error_clear();
-        int rc = co_kustomize_build(&got, fs, "", NULL);
+        int rc = co_kustomize_build(&got, fs, spec.path, &spec.opts);
         compared++;
         if (orc == 3) {
             if (rc == 0) {
