@@ -49,6 +49,54 @@ else
     tap_fail "-o yaml and -o json print the same objects" "$(cat "$TMP/err")"
 fi
 
+# --- overlays: bases outside DIR, the load restrictor -----------------------------------------
+# DIR is built in the whole file tree, as kubectl kustomize builds it: bases and components may
+# lie anywhere; a file must be in or below the directory of the kustomization reading it.
+LAY=$TMP/layout
+mkdir -p "$LAY/base" "$LAY/overlays/prod" "$LAY/components/extra" "$LAY/patches" "$LAY/cyc/sub"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: "1"}\n' \
+    >"$LAY/base/cm.yaml"
+printf 'resources: [cm.yaml]\n' >"$LAY/base/kustomization.yaml"
+printf 'apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnameSuffix: -x\n' \
+    >"$LAY/components/extra/kustomization.yaml"
+printf 'resources: [../../base]\ncomponents: [../../components/extra]\nnamePrefix: prod-\n' \
+    >"$LAY/overlays/prod/kustomization.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {b: "2"}\n' \
+    >"$LAY/patches/b.yaml"
+mkdir -p "$LAY/outside"
+printf 'resources: [../base]\npatches:\n- path: ../patches/b.yaml\n' \
+    >"$LAY/outside/kustomization.yaml"
+printf 'namespace: n\n' >"$LAY/cyc/kustomization.yaml"
+printf 'resources: [..]\n' >"$LAY/cyc/sub/kustomization.yaml"
+REAL=$(cd "$LAY" && pwd -P)
+
+out=$(cd "$LAY/overlays" && "$BIN" kustomize -o json prod 2>&1)
+if python3 -c 'import json,sys; l=json.load(sys.stdin)["items"]; sys.exit(0 if [o["metadata"]["name"] for o in l]==["prod-cfg-x"] else 1)' <<<"$out"; then
+    tap_ok "kustomize builds an overlay whose base and component lie outside DIR"
+else
+    tap_fail "kustomize builds an overlay whose base and component lie outside DIR" "$out"
+fi
+tap_check_fails "a patch file outside the kustomization's directory is refused by default" \
+    "security; file '$REAL/patches/b.yaml' is not in or below '$REAL/outside'" \
+    "$BIN" kustomize "$LAY/outside"
+tap_check_fails "--load-restrictor LoadRestrictionsRootOnly refuses it too" \
+    "security; file '$REAL/patches/b.yaml' is not in or below '$REAL/outside'" \
+    "$BIN" kustomize --load-restrictor LoadRestrictionsRootOnly "$LAY/outside"
+out=$("$BIN" kustomize -o json --load-restrictor LoadRestrictionsNone "$LAY/outside" 2>&1)
+if python3 -c 'import json,sys; l=json.load(sys.stdin)["items"]; sys.exit(0 if l[0]["data"]=={"a":"1","b":"2"} else 1)' <<<"$out"; then
+    tap_ok "--load-restrictor LoadRestrictionsNone reads the patch"
+else
+    tap_fail "--load-restrictor LoadRestrictionsNone reads the patch" "$out"
+fi
+tap_check_fails "a base containing the kustomization being built is a cycle" \
+    "cycle detected: candidate root '$REAL/cyc' contains visited root '$REAL/cyc/sub'" \
+    "$BIN" kustomize --load-restrictor LoadRestrictionsNone "$LAY/cyc/sub"
+tap_check_fails "an unknown load restrictor is a usage error" \
+    "illegal flag value --load-restrictor LoadRestrictionsSome" \
+    "$BIN" kustomize --load-restrictor LoadRestrictionsSome "$LAY/overlays/prod"
+"$BIN" kustomize --load-restrictor LoadRestrictionsSome "$LAY/overlays/prod" >/dev/null 2>&1
+tap_eq "an unknown load restrictor exits 2" 2 "$?"
+
 # --- kustomize subcommand against kubectl kustomize ------------------------------------------
 # One Python process walks the corpus: the reference through tests/support/kustomize_oracle.py
 # (cached per machine), ours through the binary; it prints "AGREE n" and one line per mismatch.
