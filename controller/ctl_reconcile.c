@@ -874,8 +874,14 @@ static void apply_step(pass *p, const char *owner_id)
     }
     struct json_object *objects = NULL;
     co_error_clear();
+    char *root = NULL;
+    if (p->env->source.root && p->env->source.root(p->env->source.ctx, hold, &root) < 0) {
+        co_error_clear();
+        root = NULL;
+    }
     ctl_render_request rq = {0};
     rq.dir = dir;
+    rq.root = root;
     rq.component = p->c;
     rq.object = p->obj;
     rq.values = p->values;
@@ -894,6 +900,7 @@ static void apply_step(pass *p, const char *owner_id)
         p->env->source.release(p->env->source.ctx, hold);
     }
     free(dir);
+    free(root);
     if (rc < 0) {
         fail(p, rc, false, 0, "error generating manifests: %s", co_error_last());
         return;

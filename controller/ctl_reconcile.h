@@ -66,6 +66,10 @@ typedef struct ctl_source_ops {
                  void **hold_out);
     void (*release)(void *ctx, void *hold);
     void *ctx;
+    /** Optional: the root of the artifact @p hold holds (free()), the fetched directory in or
+     * below it; a templated kustomization may refer to bases anywhere below it. NULL member:
+     * the directory is its own root. */
+    int (*root)(void *ctx, void *hold, char **root_out);
 } ctl_source_ops;
 
 /** Informer-backed lookups. Any member may be NULL (the check is then skipped). */

@@ -353,6 +353,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         lookup_ctx lc = {req, cns};
         co_render_input in = {0};
         in.dir = req->dir;
+        in.root = req->root;
         in.namespace = non_empty(c->spec.ns, cns);
         in.name = non_empty(co_component_target_name(c), "");
         in.component = req->object;

@@ -216,8 +216,15 @@ static void do_release(void *ctx, void *hold)
     co_source_tree_release(hold);
 }
 
+static int do_root(void *ctx, void *hold, char **root_out)
+{
+    (void)ctx;
+    *root_out = co_xstrdup(co_source_tree_dir(hold));
+    return 0;
+}
+
 ctl_source_ops ctl_sources_ops(ctl_sources *s)
 {
-    ctl_source_ops ops = {do_resolve, do_fetch, do_release, s};
+    ctl_source_ops ops = {do_resolve, do_fetch, do_release, s, do_root};
     return ops;
 }

@@ -83,6 +83,39 @@ static void test_vfs__memory_tree_lists_and_reads(void **state)
     co_vfs_free(fs);
 }
 
+static void test_vfs__memory_tree_over_a_lower_tree(void **state)
+{
+    (void)state;
+    co_vfs *lower = co_vfs_new_mem();
+    put(lower, "base/a.yaml", "lower-a");
+    put(lower, "app/x.yaml", "lower-x");
+    put(lower, "app/hidden.yaml", "hidden");
+    co_vfs *fs = co_vfs_new_mem();
+    put(fs, "app/x.yaml", "upper-x");
+    const char *own[] = {"app"};
+    co_vfs_mem_set_lower(fs, lower, own, 1, NULL, NULL);
+    char *data = NULL;
+    assert_co_pass(co_vfs_read(&data, NULL, fs, "base/a.yaml"));
+    assert_string_equal(data, "lower-a");
+    free(data);
+    assert_co_pass(co_vfs_read(&data, NULL, fs, "app/x.yaml"));
+    assert_string_equal(data, "upper-x");
+    free(data);
+    /* below an own directory only the memory tree counts */
+    assert_int_equal(co_vfs_stat(fs, "app/hidden.yaml"), CO_VFS_NONE);
+    assert_int_equal(co_vfs_stat(fs, "base"), CO_VFS_DIR);
+    assert_int_equal(co_vfs_stat(fs, "app"), CO_VFS_DIR);
+    char **names = NULL;
+    size_t n = 0;
+    assert_co_pass(co_vfs_list(&names, &n, fs, ""));
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "app");
+    assert_string_equal(names[1], "base");
+    co_vfs_strv_free(names);
+    co_vfs_free(fs);
+    co_vfs_free(lower);
+}
+
 static void test_vfs__disk_does_not_follow_links(void **state)
 {
     (void)state;
@@ -575,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_vfs__join_rejects_escape),
         cmocka_unit_test(test_vfs__memory_tree_lists_and_reads),
         cmocka_unit_test(test_vfs__disk_does_not_follow_links),
+        cmocka_unit_test(test_vfs__memory_tree_over_a_lower_tree),
         cmocka_unit_test(test_kustomize__builds_from_memory),
         cmocka_unit_test(test_kustomize__targeted_patch_without_resources),
         cmocka_unit_test(test_kustomize__load_restriction),

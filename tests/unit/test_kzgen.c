@@ -272,7 +272,7 @@ static size_t run_case(const char *name, const char *dir, size_t *compared)
     }
     if (rc == 0) {
         co_kustomize_options ko = CO_KUSTOMIZE_OPTIONS_INIT;
-        ko.unrestricted = 1;
+        ko.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
         rc = co_kustomize_build(&got, tree, root, &ko);
     }
     if (want_error) {
@@ -531,6 +531,100 @@ static const char *name_of(json_object *objs, size_t i)
     return v ? json_object_get_string(v) : "";
 }
 
+/* --- bases outside spec.path ------------------------------------------------------------ */
+
+static int
+decrypt_base(void *ctx, char **out, size_t *out_len, const char *path, const char *data, size_t len)
+{
+    int *calls = ctx;
+    if (len < 4 || memcmp(data, "ENC:", 4) != 0) {
+        return 0;
+    }
+    (*calls)++;
+    const char *plain = "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                        "\"s\"},\"stringData\":{\"k\":\"{{ .n }}\"}}\n";
+    (void)path;
+    *out = co_xstrdup(plain);
+    *out_len = strlen(plain);
+    return 0;
+}
+
+static void put_mem(co_vfs *fs, const char *path, const char *text)
+{
+    assert_co_pass(co_vfs_mem_put(fs, path, text, strlen(text)));
+}
+
+/* The controller's superset of the Go original: a kustomization at spec.path may refer to bases
+ * and components elsewhere in the source artifact; they are read as they are (decrypted, not
+ * templated), their files under kustomize's load restriction; nothing outside the artifact. */
+static void test_kzgen__overlay_reads_base_inside_the_artifact(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put_mem(fs, "base/kustomization.yaml", "resources: [cm.yaml, secret.yaml]\n");
+    put_mem(fs, "base/cm.yaml",
+            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\"},"
+            "\"data\":{\"t\":\"{{ .n }}\"}}\n");
+    put_mem(fs, "base/secret.yaml", "ENC:opaque");
+    put_mem(fs, "components/label/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+            "commonLabels: {team: a}\n");
+    put_mem(fs, "overlays/prod/kustomization.yaml",
+            "resources: [../../base]\ncomponents: [../../components/label]\n"
+            "namePrefix: \"{{ .p }}-\"\n");
+    put_mem(fs, "overlays/file/kustomization.yaml", "resources: [../../base/cm.yaml]\n");
+    put_mem(fs, "overlays/leaves/kustomization.yaml", "resources: [../../../elsewhere]\n");
+    put_mem(fs, "patched/kustomization.yaml", "resources: [../base]\npatches:\n- path: ../p.yaml\n");
+    put_mem(fs, "p.yaml", CM("cm"));
+    put_mem(fs, "referrer/kustomization.yaml", "resources: [../patched]\n");
+    int calls = 0;
+    co_kzgen_options o = {0};
+    o.decrypt = decrypt_base;
+    o.decrypt_ctx = &calls;
+    json_object *v = json_tokener_parse("{\"p\": \"prod\", \"n\": \"1\"}");
+    json_object *out = NULL;
+    assert_co_pass(co_kzgen_generate(&out, fs, "overlays/prod", v, NULL, &o));
+    assert_int_equal(json_object_array_length(out), 2);
+    assert_string_equal(name_of(out, 0), "prod-cm");
+    assert_string_equal(name_of(out, 1), "prod-s");
+    assert_int_equal(calls, 1);
+    /* the base is not templated; the component applied */
+    json_object *cm = json_object_array_get_idx(out, 0);
+    assert_string_equal(co_json_str(cm, "data", "t", NULL), "{{ .n }}");
+    assert_string_equal(co_json_str(cm, "metadata", "labels", "team", NULL), "a");
+    json_object_put(out);
+    out = NULL;
+    /* a file outside the kustomization's directory is refused, as kustomize refuses it */
+    assert_co_fail_with(CO_EINVALID, co_kzgen_generate(&out, fs, "overlays/file", v, NULL, &o));
+    assert_contains(co_error_last(),
+                    "security; file 'base/cm.yaml' is not in or below 'overlays/file'");
+    assert_co_fail_with(CO_EINVALID, co_kzgen_generate(&out, fs, "referrer", v, NULL, &o));
+    assert_contains(co_error_last(), "security; file 'p.yaml' is not in or below 'patched'");
+    /* nothing outside the artifact */
+    assert_co_fail_with(CO_EINVALID, co_kzgen_generate(&out, fs, "overlays/leaves", v, NULL, &o));
+    assert_contains(co_error_last(), "leaves the root");
+    json_object_put(v);
+    co_vfs_free(fs);
+}
+
+/* Within the rendered directory files stay unrestricted, as in the Go original. */
+static void test_kzgen__files_inside_the_rendered_tree_stay_unrestricted(void **state)
+{
+    (void)state;
+    co_vfs *fs = co_vfs_new_mem();
+    put_mem(fs, "app/kustomization.yaml", "resources: [sub]\n");
+    put_mem(fs, "app/sub/kustomization.yaml", "resources: [../cm.yaml]\n");
+    put_mem(fs, "app/cm.yaml", CM("{{ .n }}"));
+    json_object *v = json_tokener_parse("{\"n\": \"x\"}");
+    json_object *out = NULL;
+    assert_co_pass(co_kzgen_generate(&out, fs, "app", v, NULL, NULL));
+    assert_int_equal(json_object_array_length(out), 1);
+    assert_string_equal(name_of(out, 0), "x");
+    json_object_put(out);
+    json_object_put(v);
+    co_vfs_free(fs);
+}
+
 static void test_kzgen__plain_manifests_get_a_kustomization(void **state)
 {
     (void)state;
@@ -614,6 +708,8 @@ int main(void)
         cmocka_unit_test(test_kzgen__existing_kustomization_is_used),
         cmocka_unit_test(test_kzgen__empty_directory_renders_nothing),
         cmocka_unit_test(test_kzgen__bad_manifest_names_the_file),
+        cmocka_unit_test(test_kzgen__overlay_reads_base_inside_the_artifact),
+        cmocka_unit_test(test_kzgen__files_inside_the_rendered_tree_stay_unrestricted),
     };
     return cmocka_run_group_tests_name("kzgen", tests, NULL, NULL);
 }

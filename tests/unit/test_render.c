@@ -184,6 +184,38 @@ static void test_render__kustomization_decrypts_and_substitutes(void **state)
     json_object_put(subs);
 }
 
+/* With the artifact's root, the kustomization at spec.path reads its base elsewhere in the
+ * artifact: not templated, but decrypted; without it, the base lies outside the source. */
+static void test_render__overlay_reads_its_base_below_the_root(void **state)
+{
+    fixture *f = *state;
+    put(f, "base/kustomization.yaml", "resources: [cm.yaml, secret.yaml]\n");
+    put(f, "base/cm.yaml",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\"},"
+        "\"data\":{\"t\":\"{{ .x }}\"}}\n");
+    put_encrypted_secret(f, "base/secret.yaml");
+    put(f, "app/kustomization.yaml", "resources: [../base]\nnamePrefix: \"{{ .prefix }}-\"\n");
+    struct json_object *values = json_tokener_parse("{\"prefix\": \"demo\"}");
+    char *app = co_xasprintf("%s/app", f->dir);
+    co_render_input in = {.dir = app, .root = f->dir, .values = values, .keys = f->keys};
+    struct json_object *objs = NULL;
+    assert_co_pass(co_render(&objs, &in));
+    assert_int_equal(json_object_array_length(objs), 2);
+    struct json_object *cm = find(objs, "ConfigMap", "demo-cm");
+    assert_non_null(cm);
+    assert_string_equal(str_at(cm, "data", "t"), "{{ .x }}");
+    struct json_object *secret = find(objs, "Secret", "demo-age");
+    assert_non_null(secret);
+    assert_string_equal(str_at(secret, "stringData", "key"), "value");
+    json_object_put(objs);
+    objs = NULL;
+    in.root = NULL;
+    assert_co_fail_with(CO_EINVALID, co_render(&objs, &in));
+    assert_non_null(strstr(co_error_last(), "leaves the root"));
+    free(app);
+    json_object_put(values);
+}
+
 static void test_render__encrypted_file_without_keys_fails(void **state)
 {
     fixture *f = *state;
@@ -456,6 +488,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_render__cpu_budget_stops_an_endless_loop, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_render__default_budget_applies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_render__overlay_reads_its_base_below_the_root, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests_name("render", tests, group_setup, group_teardown);
 }

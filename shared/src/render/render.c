@@ -141,9 +141,32 @@ static int render_helm(struct json_object **out, const co_vfs *disk, const co_re
     return rc;
 }
 
-static int
-render_kustomization(struct json_object **out, const co_vfs *disk, const co_render_input *in)
+/* The part of @p dir below @p root ("" when equal), or NULL when @p dir is not below it. */
+static const char *below(const char *dir, const char *root)
 {
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/') {
+        n--;
+    }
+    if (strncmp(dir, root, n) != 0 || (dir[n] != '\0' && dir[n] != '/')) {
+        return NULL;
+    }
+    const char *rest = dir + n;
+    while (*rest == '/') {
+        rest++;
+    }
+    return rest;
+}
+
+static int render_kustomization(struct json_object **out, const co_render_input *in)
+{
+    /* the generator sees the whole artifact, its kustomization at spec.path in it */
+    const char *path = in->root ? below(in->dir, in->root) : NULL;
+    co_vfs *disk = NULL;
+    int rc = co_vfs_new_disk(&disk, path ? in->root : in->dir);
+    if (rc < 0) {
+        return rc;
+    }
     co_kzgen_options opts = {
         .decrypt = kzgen_decrypt,
         .decrypt_ctx = in->keys,
@@ -160,7 +183,9 @@ render_kustomization(struct json_object **out, const co_vfs *disk, const co_rend
         .lookup_list = in->lookup_list,
         .cluster_ctx = in->cluster_ctx,
     };
-    return co_kzgen_generate(out, disk, "", in->values, &ctx, &opts);
+    rc = co_kzgen_generate(out, disk, path ? path : "", in->values, &ctx, &opts);
+    co_vfs_free(disk);
+    return rc;
 }
 
 static bool substitution_disabled(const struct json_object *obj)
@@ -250,11 +275,13 @@ static int render(struct json_object **out, const co_render_input *in)
     struct json_object *objects = NULL;
     int rc = co_vfs_new_disk(&disk, in->dir);
     if (rc == 0) {
-        rc = co_vfs_stat(disk, "Chart.yaml") == CO_VFS_FILE
-                 ? render_helm(&objects, disk, in)
-                 : render_kustomization(&objects, disk, in);
+        bool chart = co_vfs_stat(disk, "Chart.yaml") == CO_VFS_FILE;
+        rc = chart ? render_helm(&objects, disk, in) : 0;
+        co_vfs_free(disk);
+        if (!chart) {
+            rc = render_kustomization(&objects, in);
+        }
     }
-    co_vfs_free(disk);
     if (rc == 0) {
         rc = substitute(objects, in);
     }

@@ -30,6 +30,12 @@ struct co_vfs {
     mem_file *files;
     size_t nfiles;
     size_t cap;
+    /* memory backend: the tree seen outside the own directories (co_vfs_mem_set_lower) */
+    const co_vfs *lower;
+    char **own;
+    size_t nown;
+    co_vfs_filter_fn filter;
+    void *filter_ctx;
 };
 
 /* --- paths --------------------------------------------------------------------------------- */
@@ -214,11 +220,51 @@ int co_vfs_mem_put(co_vfs *fs, const char *path, const void *data, size_t len)
     return 0;
 }
 
+void co_vfs_mem_set_lower(co_vfs *fs,
+                          const co_vfs *lower,
+                          const char *const *own,
+                          size_t nown,
+                          co_vfs_filter_fn filter,
+                          void *filter_ctx)
+{
+    CO_ASSERT(fs != NULL && !fs->root);
+    for (size_t i = 0; i < fs->nown; i++) {
+        free(fs->own[i]);
+    }
+    free(fs->own);
+    fs->own = nown ? co_xcalloc(nown, sizeof(char *)) : NULL;
+    for (size_t i = 0; i < nown; i++) {
+        fs->own[i] = co_xstrdup(own[i]);
+    }
+    fs->nown = nown;
+    fs->lower = lower;
+    fs->filter = filter;
+    fs->filter_ctx = filter_ctx;
+}
+
+/* The lower tree when @p path lies outside the memory tree's own directories, else NULL. */
+static const co_vfs *lower_for(const co_vfs *fs, const char *path)
+{
+    if (fs->root || !fs->lower) {
+        return NULL;
+    }
+    for (size_t i = 0; i < fs->nown; i++) {
+        if (co_vfs_is_within(path, fs->own[i])) {
+            return NULL;
+        }
+    }
+    return fs->lower;
+}
+
 void co_vfs_free(co_vfs *fs)
 {
     if (!fs) {
         return;
     }
+    for (size_t i = 0; i < fs->nown; i++) {
+        free(fs->own[i]);
+    }
+    free(fs->own);
     for (size_t i = 0; i < fs->nfiles; i++) {
         free(fs->files[i].path);
         free(fs->files[i].data);
@@ -271,6 +317,19 @@ static int disk_open(const co_vfs *fs, const char *path, int flags)
 
 co_vfs_type co_vfs_stat(const co_vfs *fs, const char *path)
 {
+    const co_vfs *lower = lower_for(fs, path);
+    if (lower) {
+        co_vfs_type t = co_vfs_stat(lower, path);
+        /* the directories leading to an own directory exist in the memory tree too */
+        if (t == CO_VFS_NONE) {
+            for (size_t i = 0; i < fs->nown; i++) {
+                if (co_vfs_is_within(fs->own[i], path)) {
+                    return CO_VFS_DIR;
+                }
+            }
+        }
+        return t;
+    }
     if (!fs->root) {
         size_t pos;
         if (!path[0]) {
@@ -301,6 +360,38 @@ co_vfs_type co_vfs_stat(const co_vfs *fs, const char *path)
 
 int co_vfs_read(char **out, size_t *len_out, const co_vfs *fs, const char *path)
 {
+    const co_vfs *lower = lower_for(fs, path);
+    if (lower) {
+        char *data = NULL;
+        size_t len = 0;
+        int rc = co_vfs_read(&data, &len, lower, path);
+        if (rc < 0 || !fs->filter) {
+            if (rc == 0) {
+                *out = data;
+                if (len_out) {
+                    *len_out = len;
+                }
+            }
+            return rc;
+        }
+        char *filtered = NULL;
+        size_t flen = 0;
+        rc = fs->filter(fs->filter_ctx, &filtered, &flen, path, data, len);
+        if (rc < 0) {
+            free(data);
+            return rc;
+        }
+        if (filtered) {
+            free(data);
+            data = filtered;
+            len = flen;
+        }
+        *out = data;
+        if (len_out) {
+            *len_out = len;
+        }
+        return 0;
+    }
     if (!fs->root) {
         size_t pos;
         if (!mem_find(fs, path, &pos)) {
@@ -352,11 +443,48 @@ int co_vfs_read(char **out, size_t *len_out, const co_vfs *fs, const char *path)
     return 0;
 }
 
+/* The listing of a directory outside the own ones: the lower tree's and the memory tree's. */
+static int list_merged(char ***out, size_t *n_out, const co_vfs *fs, const char *dir)
+{
+    strv s = {0};
+    char **names = NULL;
+    if (co_vfs_stat(fs->lower, dir) == CO_VFS_DIR) {
+        int rc = co_vfs_list(&names, NULL, fs->lower, dir);
+        if (rc < 0) {
+            return rc;
+        }
+        for (char **p = names; *p; p++) {
+            strv_push(&s, co_xstrdup(*p));
+        }
+        co_vfs_strv_free(names);
+        names = NULL;
+    }
+    co_vfs mem = *fs;
+    mem.lower = NULL;
+    if (co_vfs_stat(&mem, dir) == CO_VFS_DIR && co_vfs_list(&names, NULL, &mem, dir) == 0) {
+        for (char **p = names; *p; p++) {
+            int seen = 0;
+            for (size_t i = 0; i < s.n && !seen; i++) {
+                seen = strcmp(s.v[i], *p) == 0;
+            }
+            if (!seen) {
+                strv_push(&s, co_xstrdup(*p));
+            }
+        }
+        co_vfs_strv_free(names);
+    }
+    *out = strv_finish(&s, n_out);
+    return 0;
+}
+
 int co_vfs_list(char ***out, size_t *n_out, const co_vfs *fs, const char *dir)
 {
     strv s = {0};
     if (co_vfs_stat(fs, dir) != CO_VFS_DIR) {
         return co_error_set(CO_ENOTFOUND, "no such directory: %s", dir[0] ? dir : ".");
+    }
+    if (lower_for(fs, dir)) {
+        return list_merged(out, n_out, fs, dir);
     }
     if (!fs->root) {
         size_t n = strlen(dir);

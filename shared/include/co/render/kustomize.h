@@ -41,11 +41,16 @@ typedef struct co_kustomize_options {
     /** Put before tree paths in the load-restriction and cycle messages ("/" when the tree is
      * the file system's root, so they read as kustomize's absolute paths); NULL: nothing. */
     const char *shown_prefix;
+    /** Tree directories inside which files are not restricted: a kustomization in one of them
+     * may read any file in any of them (the templated generator's own rendered directories,
+     * co/render/kzgen.h). Kustomizations elsewhere keep @ref load_restrictor. */
+    const char *const *open_dirs;
+    size_t nopen_dirs;
 } co_kustomize_options;
 
 #define CO_KUSTOMIZE_OPTIONS_INIT                                                                  \
     {                                                                                              \
-        CO_KUSTOMIZE_LOAD_ROOT_ONLY, NULL                                                          \
+        CO_KUSTOMIZE_LOAD_ROOT_ONLY, NULL, NULL, 0                                                 \
     }
 
 /**

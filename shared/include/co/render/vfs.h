@@ -41,6 +41,31 @@ co_vfs *co_vfs_new_mem(void);
  */
 CO_MUST_CHECK int co_vfs_mem_put(co_vfs *fs, const char *path, const void *data, size_t len);
 
+/**
+ * Filters the bytes of a file as co_vfs_read() returns it: 0 with *out NULL keeps them, 0 with
+ * a malloc'ed *out (NUL-terminated, length in *out_len) replaces them, negative fails the read
+ * (message set).
+ */
+typedef int (*co_vfs_filter_fn)(void *ctx,
+                                char **out,
+                                size_t *out_len,
+                                const char *path,
+                                const char *data,
+                                size_t len);
+
+/**
+ * Lets the in-memory tree @p fs show the files of @p lower where it has none of its own: a path
+ * in or below one of the directories @p own (copied) names only @p fs's files; any other path
+ * names @p lower's, read through @p filter (NULL: as they are). Directory listings outside
+ * @p own merge both trees. @p lower and @p filter_ctx are borrowed and must outlive @p fs.
+ */
+void co_vfs_mem_set_lower(co_vfs *fs,
+                          const co_vfs *lower,
+                          const char *const *own,
+                          size_t nown,
+                          co_vfs_filter_fn filter,
+                          void *filter_ctx);
+
 /** Frees the tree. NULL is a no-op. */
 void co_vfs_free(co_vfs *fs);
 

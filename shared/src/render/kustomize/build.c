@@ -70,9 +70,21 @@ static int resolve(char **out, kz_dir *d, const char *rel)
 
 /* The load restriction of a file the kustomization of @p d reads (kustomize's
  * RestrictionRootOnly): in or below the kustomization's own directory. */
+static int in_open_dir(const co_kustomize_options *o, const char *path)
+{
+    for (size_t i = 0; i < o->nopen_dirs; i++) {
+        if (co_vfs_is_within(path, o->open_dirs[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int check_file(kz_dir *d, const char *path)
 {
-    if (d->b->opts->load_restrictor == CO_KUSTOMIZE_LOAD_NONE || co_vfs_is_within(path, d->dir)) {
+    const co_kustomize_options *o = d->b->opts;
+    if (o->load_restrictor == CO_KUSTOMIZE_LOAD_NONE || co_vfs_is_within(path, d->dir) ||
+        (in_open_dir(o, d->dir) && in_open_dir(o, path))) {
         return 0;
     }
     char *file = shown(d->b, path);

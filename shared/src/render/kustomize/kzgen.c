@@ -58,6 +58,11 @@ struct co_kzgen {
     co_template_funcs *funcs;
     kg_kust **ks;
     size_t nks;
+    /* the source tree (borrowed from co_kzgen_parse()): the bases and components the rendered
+     * kustomizations refer to outside their own directories are read from it */
+    const co_vfs *fs;
+    co_kzgen_decrypt_fn decrypt;
+    void *decrypt_ctx;
 };
 
 /* The options as the config file may change them. */
@@ -1010,6 +1015,9 @@ int co_kzgen_parse(co_kzgen **out, const co_vfs *fs, const char *path, const co_
     }
     co_kzgen *g = co_xcalloc(1, sizeof *g);
     int rc = make_funcs(&g->funcs, opts ? opts->extra_func_groups : 0);
+    g->fs = fs;
+    g->decrypt = opts ? opts->decrypt : NULL;
+    g->decrypt_ctx = opts ? opts->decrypt_ctx : NULL;
     kg_parse p = {g, fs, opts, NULL, 0, 0};
     if (rc == 0) {
         rc = parse_kust(&p, clean, opts, 0);
@@ -1171,6 +1179,27 @@ int co_kzgen_render_tree(co_vfs **out,
     return 0;
 }
 
+/* A file of the source outside the generator's kustomizations, as the build reads it. */
+typedef struct kg_lower {
+    const co_kzgen *g;
+} kg_lower;
+
+static int
+read_lower(void *ctx, char **out, size_t *out_len, const char *path, const char *data, size_t len)
+{
+    const kg_lower *l = ctx;
+    *out = NULL;
+    /* the file stays in memory for the whole build */
+    int rc = co_budget_charge(len);
+    if (rc == 0 && l->g->decrypt) {
+        rc = l->g->decrypt(l->g->decrypt_ctx, out, out_len, path, data, len);
+        if (rc < 0) {
+            co_error_wrap("decrypting %s", path);
+        }
+    }
+    return rc;
+}
+
 int co_kzgen_render(struct json_object **out,
                     const co_kzgen *g,
                     const struct json_object *values,
@@ -1182,10 +1211,23 @@ int co_kzgen_render(struct json_object **out,
     if (rc < 0) {
         return rc;
     }
+    /* The rendered directories stay as free of load restrictions as the Go original's
+     * in-memory tree; what they refer to elsewhere in the source (an overlay's ../base) is read
+     * from the source as it is, decrypted, under kustomize's restriction. */
+    const char **own = co_xcalloc(g->nks, sizeof(char *));
+    for (size_t i = 0; i < g->nks; i++) {
+        own[i] = g->ks[i]->path;
+    }
+    kg_lower lower = {g};
+    if (g->fs) {
+        co_vfs_mem_set_lower(tree, g->fs, own, g->nks, read_lower, &lower);
+    }
     co_kustomize_options ko = CO_KUSTOMIZE_OPTIONS_INIT;
-    ko.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
+    ko.open_dirs = own;
+    ko.nopen_dirs = g->nks;
     rc = co_kustomize_build(out, tree, root, &ko);
     co_vfs_free(tree);
+    free(own);
     free(root);
     return rc;
 }
