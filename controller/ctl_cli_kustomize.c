@@ -62,7 +62,8 @@ int ctl_cli__run_kustomize(int argc, char **argv, FILE *out, FILE *err)
 
     co_vfs *fs = NULL;
     char abs[PATH_MAX];
-    if (!realpath(dir, abs) || co_vfs_new_disk(&fs, "/") < 0 || co_vfs_stat(fs, abs + 1) != CO_VFS_DIR) {
+    if (!realpath(dir, abs) || co_vfs_new_disk(&fs, "/") < 0 ||
+        co_vfs_stat(fs, abs + 1) != CO_VFS_DIR) {
         co_vfs_free(fs);
         fprintf(err, "component-controller kustomize: %s: not a directory\n", dir);
         return EXIT_BAD_INPUT;

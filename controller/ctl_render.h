@@ -20,7 +20,7 @@ struct json_object;
 
 /** What the controller knows when it renders one Component. Borrowed for the call. */
 typedef struct ctl_render_request {
-    const char *dir;               /**< the source directory spec.path names */
+    const char *dir; /**< the source directory spec.path names */
     /** the source artifact's root, @ref dir in or below it, or NULL (co_render_input.root) */
     const char *root;
     const co_component *component; /**< the fresh Component, parsed */

@@ -191,8 +191,9 @@ static void test_kustomize__load_restriction(void **state)
         "{\"resources\": [\"../../base\"], \"nameSuffix\": \"-p\"}");
     put(fs, "patched/kustomization.yaml",
         "{\"resources\": [\"../shared\"], \"patches\": [{\"path\": \"../p.yaml\"}]}");
-    put(fs, "p.yaml", "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": "
-                      "\"x\"}, \"data\": {\"a\": \"1\"}}");
+    put(fs, "p.yaml",
+        "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": "
+        "\"x\"}, \"data\": {\"a\": \"1\"}}");
     json_object *out = NULL;
     assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "app", NULL));
     assert_contains(co_error_last(), "security; file 'shared/cm.yaml' is not in or below 'app'");
@@ -272,7 +273,8 @@ static void test_kustomize__cycle_detected(void **state)
     put(fs, "x/kustomization.yaml", "{\"namespace\": \"n\"}");
     json_object *out = NULL;
     assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "a", NULL));
-    assert_contains(co_error_last(), "cycle detected: candidate root 'a' contains visited root 'a'");
+    assert_contains(co_error_last(),
+                    "cycle detected: candidate root 'a' contains visited root 'a'");
     /* a parent directory contains the kustomization being built */
     assert_co_fail_with(CO_EINVALID, co_kustomize_build(&out, fs, "x/y", NULL));
     assert_contains(co_error_last(),

@@ -574,7 +574,8 @@ static void test_kzgen__overlay_reads_base_inside_the_artifact(void **state)
             "namePrefix: \"{{ .p }}-\"\n");
     put_mem(fs, "overlays/file/kustomization.yaml", "resources: [../../base/cm.yaml]\n");
     put_mem(fs, "overlays/leaves/kustomization.yaml", "resources: [../../../elsewhere]\n");
-    put_mem(fs, "patched/kustomization.yaml", "resources: [../base]\npatches:\n- path: ../p.yaml\n");
+    put_mem(fs, "patched/kustomization.yaml",
+            "resources: [../base]\npatches:\n- path: ../p.yaml\n");
     put_mem(fs, "p.yaml", CM("cm"));
     put_mem(fs, "referrer/kustomization.yaml", "resources: [../patched]\n");
     int calls = 0;

@@ -49,7 +49,7 @@ enum {
 
 /** Everything a render needs; borrowed for the duration of the call. Zero-initialise. */
 typedef struct co_render_input {
-    const char *dir;       /**< source root with spec.path already applied */
+    const char *dir; /**< source root with spec.path already applied */
     /** The source artifact's root, @ref dir in or below it, or NULL (= @ref dir). A templated
      * kustomization may refer to bases and components anywhere below it (`../base`), never
      * outside it; a Helm chart reads only @ref dir. */

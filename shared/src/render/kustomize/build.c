@@ -660,8 +660,9 @@ static int build_dir(kz_build *b, const char *dir, int component, kz_resmap *ra)
         if (co_vfs_is_within(b->stack.v[i], dir)) {
             char *cand = shown(b, dir);
             char *visited = shown(b, b->stack.v[i]);
-            co_error_set(CO_EINVALID, "cycle detected: candidate root '%s' contains visited root '%s'",
-                         cand, visited);
+            co_error_set(CO_EINVALID,
+                         "cycle detected: candidate root '%s' contains visited root '%s'", cand,
+                         visited);
             free(cand);
             free(visited);
             return CO_EINVALID;
