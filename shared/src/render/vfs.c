@@ -3,7 +3,9 @@
  * The read-only file tree behind the kustomize and template generators. The disk backend opens
  * every path component relative to the root with O_NOFOLLOW, so neither ".." (rejected earlier)
  * nor a symbolic link can lead outside it. The memory backend keeps a sorted array of files;
- * directories are implied by the paths of the files below them.
+ * directories are implied by the paths of the files below them. A memory tree may lie over a
+ * lower tree (the rendered kustomization over its source), which shows through outside the
+ * memory tree's own directories.
  */
 #include "co/render/vfs.h"
 

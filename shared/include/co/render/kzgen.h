@@ -13,8 +13,11 @@
  * (decrypted through the caller's hook), and parses the templates. Rendering (co_kzgen_render,
  * every reconcile) executes them with the values merged over the config's default values,
  * drops every "<no value>", writes the result into an in-memory tree, generates a
- * kustomization.yaml listing the .yaml/.yml files where none exists, and builds it (no load
- * restriction within the source tree, no plugins, no remote bases).
+ * kustomization.yaml listing the .yaml/.yml files where none exists, and builds it over the
+ * source tree (no plugins, no remote bases): bases and components the rendered kustomizations
+ * refer to elsewhere in the tree are read from it as they are (decrypted, not templated), their
+ * files under kustomize's LoadRestrictionsRootOnly; files in the rendered directories are not
+ * restricted.
  *
  * Template functions: the engine's sprig and runtime sets, plus listFiles, existsFile,
  * readFile, component, componentDigest, componentRevision, namespace, name, kubernetesVersion,
@@ -118,7 +121,8 @@ typedef struct co_kzgen_context {
 
 /**
  * Parses the templated kustomization in directory @p path of @p fs (its included files and
- * kustomizations may lie elsewhere in @p fs, never outside it).
+ * kustomizations may lie elsewhere in @p fs, never outside it). @p fs and the decryption
+ * context are borrowed: they must outlive the generator, whose renders read bases from @p fs.
  * @param[out] out free with co_kzgen_free()
  * @param opts NULL for the defaults
  * @return 0, CO_ENOTFOUND (no such directory or included path), CO_EINVALID (a bad config
