@@ -455,7 +455,7 @@ static int list_merged(char ***out, size_t *n_out, const co_vfs *fs, const char 
         if (rc < 0) {
             return rc;
         }
-        for (char **p = names; *p; p++) {
+        for (char **p = names; p && *p; p++) {
             strv_push(&s, co_xstrdup(*p));
         }
         co_vfs_strv_free(names);
@@ -464,7 +464,7 @@ static int list_merged(char ***out, size_t *n_out, const co_vfs *fs, const char 
     co_vfs mem = *fs;
     mem.lower = NULL;
     if (co_vfs_stat(&mem, dir) == CO_VFS_DIR && co_vfs_list(&names, NULL, &mem, dir) == 0) {
-        for (char **p = names; *p; p++) {
+        for (char **p = names; p && *p; p++) {
             int seen = 0;
             for (size_t i = 0; i < s.n && !seen; i++) {
                 seen = strcmp(s.v[i], *p) == 0;

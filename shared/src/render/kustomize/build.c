@@ -82,6 +82,7 @@ static int in_open_dir(const co_kustomize_options *o, const char *path)
 
 static int check_file(kz_dir *d, const char *path)
 {
+    CO_ASSERT(path != NULL);
     const co_kustomize_options *o = d->b->opts;
     if (o->load_restrictor == CO_KUSTOMIZE_LOAD_NONE || co_vfs_is_within(path, d->dir) ||
         (in_open_dir(o, d->dir) && in_open_dir(o, path))) {
@@ -100,13 +101,15 @@ static int resolve_file(char **out, kz_dir *d, const char *rel)
 {
     char *p = NULL;
     int rc = resolve(&p, d, rel);
-    if (rc == 0 && (rc = check_file(d, p)) < 0) {
+    if (rc < 0 || !p) {
+        return rc < 0 ? rc : CO_EINVALID;
+    }
+    if ((rc = check_file(d, p)) < 0) {
         free(p);
+        return rc;
     }
-    if (rc == 0) {
-        *out = p;
-    }
-    return rc;
+    *out = p;
+    return 0;
 }
 
 static int load_file(char **data, size_t *len, kz_dir *d, const char *rel)
