@@ -189,6 +189,30 @@ static void test_ctl_render__chart_reuses_its_secret_through_lookup(void **state
     delete_component("pw");
 }
 
+/* The common Flux layout: one artifact with base/ and overlays/, the Component pointing at an
+ * overlay that refers to ../../base (docs/behaviour.md, "Templated kustomization"). The overlay
+ * is templated, the base is taken as it is. */
+static void test_ctl_render__overlay_with_base_in_the_same_artifact_is_ready(void **state)
+{
+    (void)state;
+    put("kz/base/kustomization.yaml", "resources: [cm.yaml]\n");
+    put("kz/base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n"
+                           "data:\n  raw: \"{{ .x }}\"\n");
+    put("kz/overlays/prod/kustomization.yaml",
+        "resources: [../../base]\nnamePrefix: {{ .prefix }}-\n");
+    ctl_test_create_component(
+        admin, ns, "ovl",
+        "{" SRC ",\"path\":\"kz/overlays/prod\",\"values\":{\"prefix\":\"prod\"}}");
+    ctl_test_wait_state(admin, ns, "ovl", "Ready", "Ready", WAIT_MS);
+    struct json_object *cm = get_object("v1", "ConfigMap", "prod-app");
+    assert_non_null(cm);
+    char *raw = str_of(co_json_get(cm, "data", NULL), "raw", NULL);
+    assert_string_equal(raw, "{{ .x }}");
+    free(raw);
+    json_object_put(cm);
+    delete_component("ovl");
+}
+
 /* A CRD installed while the controller runs (and after it read discovery for another render)
  * is in .Capabilities.APIVersions with its kind, and in apiResources. */
 static void test_ctl_render__capabilities_and_api_resources_come_from_discovery(void **state)
@@ -273,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_render__chart_reuses_its_secret_through_lookup),
         cmocka_unit_test(test_ctl_render__capabilities_and_api_resources_come_from_discovery),
+        cmocka_unit_test(test_ctl_render__overlay_with_base_in_the_same_artifact_is_ready),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -183,9 +183,18 @@ static void src_release(void *ctx, void *hold)
     (void)hold;
 }
 
+/* The artifact is the whole source directory; spec.path names a directory in it. */
+static int src_root(void *ctx, void *hold, char **root_out)
+{
+    (void)ctx;
+    (void)hold;
+    *root_out = co_xstrdup(ctl_test_source_dir);
+    return 0;
+}
+
 ctl_source_ops ctl_test_source_ops(void)
 {
-    ctl_source_ops o = {src_resolve, src_fetch, src_release, NULL};
+    ctl_source_ops o = {src_resolve, src_fetch, src_release, NULL, src_root};
     return o;
 }
 
