@@ -200,9 +200,9 @@ static void test_ctl_render__overlay_with_base_in_the_same_artifact_is_ready(voi
                            "data:\n  raw: \"{{ .x }}\"\n");
     put("kz/overlays/prod/kustomization.yaml",
         "resources: [../../base]\nnamePrefix: {{ .prefix }}-\n");
-    ctl_test_create_component(
-        admin, ns, "ovl",
-        "{" SRC ",\"path\":\"kz/overlays/prod\",\"values\":{\"prefix\":\"prod\"}}");
+    ctl_test_create_component(admin, ns, "ovl",
+                              "{" SRC
+                              ",\"path\":\"kz/overlays/prod\",\"values\":{\"prefix\":\"prod\"}}");
     ctl_test_wait_state(admin, ns, "ovl", "Ready", "Ready", WAIT_MS);
     struct json_object *cm = get_object("v1", "ConfigMap", "prod-app");
     assert_non_null(cm);
