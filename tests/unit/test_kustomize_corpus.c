@@ -10,7 +10,8 @@
  * flags (`--load-restrictor LoadRestrictionsNone`). Our engine then reads the case directory
  * as its tree and builds that directory in it, so bases outside the built directory
  * (`../../base`) load as kustomize loads them, and files outside a kustomization's directory
- * are refused by both. test_cli.sh reads BUILD the same way.
+ * are refused by both. test_cli.sh reads BUILD the same way. A case kustomize rejects may hold
+ * a file ERROR: its line is a text our message must contain (the reason kustomize gives).
  */
 #include <dirent.h>
 #include <spawn.h>
@@ -61,6 +62,24 @@ static void read_build_spec(build_spec *b, const char *case_dir)
     if (strstr(b->flags, "--load-restrictor LoadRestrictionsNone")) {
         b->opts.load_restrictor = CO_KUSTOMIZE_LOAD_NONE;
     }
+}
+
+/* The line of the case's ERROR file (trailing newline dropped), or NULL. */
+static char *read_error_file(const char *case_dir)
+{
+    char *file = co_xasprintf("%s/ERROR", case_dir);
+    FILE *f = fopen(file, "r");
+    free(file);
+    if (!f) {
+        return NULL;
+    }
+    char line[512] = "";
+    if (!fgets(line, sizeof(line), f)) {
+        line[0] = '\0';
+    }
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    return co_xstrdup(line);
 }
 
 /* Runs the oracle on @p case_dir as @p b says; returns its exit status and its stdout in *out. */
@@ -159,10 +178,16 @@ static void test_kustomize__matches_kubectl_kustomize(void **state)
         int rc = co_kustomize_build(&got, fs, spec.path, &spec.opts);
         compared++;
         if (orc == 3) {
+            char *want_error = read_error_file(dir);
             if (rc == 0) {
                 print_message("[%s] kustomize fails but we succeeded\n", names[i]);
                 failed++;
+            } else if (want_error && !strstr(co_error_last(), want_error)) {
+                print_message("[%s] our error \"%s\" does not contain \"%s\"\n", names[i],
+                              co_error_last(), want_error);
+                failed++;
             }
+            free(want_error);
         } else if (rc != 0) {
             print_message("[%s] build failed: %s\n", names[i], co_error_last());
             failed++;
