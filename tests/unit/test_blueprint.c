@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -502,6 +503,96 @@ static void test_blueprint__crd_shape(void **state)
     co_error_clear();
 }
 
+static co_blueprint_file mkfile(const char *path, const char *content, size_t len)
+{
+    co_blueprint_file f = {co_xstrdup(path), co_xmemdup(content, len + 1), len};
+    return f;
+}
+
+static void free_files(co_blueprint_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].path);
+        free(f[i].content);
+    }
+}
+
+/* A tree is written as its files say; nested directories are made. */
+static void test_blueprint__write_files_writes_the_tree(void **state)
+{
+    (void)state;
+    char *tmp = co_test_tmpdir();
+    char *dir = co_xasprintf("%s/tree", tmp);
+    co_blueprint_file files[] = {
+        mkfile("a/b/c.yaml", "kind: A\n", 8),
+        mkfile("a/d.yaml", "x\0y", 3),
+        mkfile("top.yaml", "", 0),
+    };
+    uint64_t bytes = 0;
+    assert_co_pass(co_blueprint_write_files(dir, files, 3, &bytes));
+    assert_int_equal(bytes, 11 + 3 * CO_BLUEPRINT_ENTRY_OVERHEAD);
+    char *p = co_xasprintf("%s/a/b/c.yaml", dir);
+    size_t len = 0;
+    char *text = co_test_read_file(p, &len);
+    assert_non_null(text);
+    assert_int_equal(len, 8);
+    assert_memory_equal(text, "kind: A\n", 8);
+    free(text);
+    free(p);
+    p = co_xasprintf("%s/a/d.yaml", dir);
+    text = co_test_read_file(p, &len);
+    assert_int_equal(len, 3);
+    assert_memory_equal(text, "x\0y", 3);
+    free(text);
+    free(p);
+    /* the directory must be new */
+    assert_int_equal(co_blueprint_write_files(dir, files, 1, NULL), CO_ERROR);
+    co_error_clear();
+    free_files(files, 3);
+    co_test_rmtree(tmp);
+    free(dir);
+    free(tmp);
+}
+
+/* A hostile path is refused before anything is written, and nothing lands outside the tree. */
+static void test_blueprint__write_files_refuses_hostile_paths(void **state)
+{
+    (void)state;
+    const char *bad[] = {"../escape.yaml",
+                         "a/../../escape.yaml",
+                         "/etc/escape.yaml",
+                         "a/./b.yaml",
+                         "a//b.yaml",
+                         "a/",
+                         "",
+                         "a\\..\\b.yaml"};
+    char *tmp = co_test_tmpdir();
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *dir = co_xasprintf("%s/t%zu", tmp, i);
+        co_blueprint_file files[] = {mkfile("ok.yaml", "x", 1), mkfile(bad[i], "y", 1)};
+        assert_int_equal(co_blueprint_write_files(dir, files, 2, NULL), CO_EINVALID);
+        free_files(files, 2);
+        assert_contains(co_error_last(), "file path");
+        co_error_clear();
+        char *ok = co_xasprintf("%s/ok.yaml", dir);
+        assert_int_equal(access(ok, F_OK), -1);
+        free(ok);
+        free(dir);
+    }
+    char *escaped = co_xasprintf("%s/escape.yaml", tmp);
+    assert_int_equal(access(escaped, F_OK), -1);
+    free(escaped);
+    /* a file where a directory is needed */
+    char *dir = co_xasprintf("%s/clash", tmp);
+    co_blueprint_file clash[] = {mkfile("a", "x", 1), mkfile("a/b.yaml", "y", 1)};
+    assert_true(co_blueprint_write_files(dir, clash, 2, NULL) < 0);
+    free_files(clash, 2);
+    co_error_clear();
+    free(dir);
+    co_test_rmtree(tmp);
+    free(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -524,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_blueprint__type_of),
         cmocka_unit_test(test_blueprint__committed_crds_are_generated),
         cmocka_unit_test(test_blueprint__crd_shape),
+        cmocka_unit_test(test_blueprint__write_files_writes_the_tree),
+        cmocka_unit_test(test_blueprint__write_files_refuses_hostile_paths),
     };
     return cmocka_run_group_tests_name("blueprint", tests, NULL, NULL);
 }

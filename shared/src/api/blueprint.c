@@ -6,9 +6,13 @@
  */
 #include "co/api/blueprint.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -535,6 +539,98 @@ void co_blueprint_version_free(co_blueprint_version *v)
     free(v->revision);
     files_free(v->files, v->nfiles);
     free(v);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Writing a tree
+ * ------------------------------------------------------------------------------------------- */
+
+/* Creates the directories of @p rel (a clean relative path) below the directory @p root_fd and
+ * returns a descriptor of the last one (the file's parent), or -1 with errno set. Symlinks are
+ * never followed: only what was created here, or plain directories, are entered. */
+static int open_parent(int root_fd, const char *rel, const char **base)
+{
+    int fd = dup(root_fd);
+    const char *seg = rel;
+    const char *slash;
+    while (fd >= 0 && (slash = strchr(seg, '/')) != NULL) {
+        char *name = co_xstrndup(seg, (size_t)(slash - seg));
+        if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            free(name);
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        free(name);
+        close(fd);
+        errno = e;
+        fd = next;
+        seg = slash + 1;
+    }
+    *base = seg;
+    return fd;
+}
+
+int co_blueprint_write_files(const char *dir,
+                             const co_blueprint_file *files,
+                             size_t nfiles,
+                             uint64_t *bytes)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        const char *why = files[i].path ? path_problem(files[i].path, strlen(files[i].path))
+                                        : "must not be empty";
+        if (why) {
+            return co_error_set(CO_EINVALID, "file path '%.300s' %s",
+                                files[i].path ? files[i].path : "", why);
+        }
+    }
+    if (mkdir(dir, 0755) < 0) {
+        return co_error_set_os(CO_ERROR, "creating %s", dir);
+    }
+    int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root < 0) {
+        return co_error_set_os(CO_ERROR, "opening %s", dir);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nfiles && rc == 0; i++) {
+        const char *base = NULL;
+        int parent = open_parent(root, files[i].path, &base);
+        if (parent < 0) {
+            rc = co_error_set_os(CO_EINVALID, "writing %.300s", files[i].path);
+            break;
+        }
+        int fd = openat(parent, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            rc = co_error_set_os(CO_EINVALID, "writing %.300s", files[i].path);
+        } else {
+            size_t off = 0;
+            while (off < files[i].len) {
+                ssize_t w = write(fd, files[i].content + off, files[i].len - off);
+                if (w < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (w <= 0) {
+                    rc = co_error_set_os(CO_ERROR, "writing %.300s", files[i].path);
+                    break;
+                }
+                off += (size_t)w;
+            }
+            if (close(fd) < 0 && rc == 0) {
+                rc = co_error_set_os(CO_ERROR, "writing %.300s", files[i].path);
+            }
+            total += files[i].len + CO_BLUEPRINT_ENTRY_OVERHEAD;
+        }
+        close(parent);
+    }
+    close(root);
+    if (rc == 0 && bytes) {
+        *bytes = total;
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -163,6 +163,24 @@ CO_MUST_CHECK int co_blueprint_version_parse(co_blueprint_version **out,
 /** Frees a BlueprintVersion. NULL is a no-op. */
 void co_blueprint_version_free(co_blueprint_version *v);
 
+/** Bytes counted for each file written by co_blueprint_write_files(), besides its content. */
+#define CO_BLUEPRINT_ENTRY_OVERHEAD 4096
+
+/**
+ * Writes @p files as a tree into the directory @p dir, which it creates (it must not exist).
+ * Every path is checked first as validation does (relative, clean, no "." or ".." segment); a
+ * path that is not is refused before anything is written. Symlinks are never followed, and a
+ * path that collides with another (a file where a directory is needed) is refused.
+ * @param[out] bytes (may be NULL) the bytes the tree occupies, content plus
+ *             CO_BLUEPRINT_ENTRY_OVERHEAD per file
+ * @return 0; CO_EINVALID for a refused path; CO_ERROR for a file system failure. On failure
+ *         what was written stays for the caller to remove.
+ */
+CO_MUST_CHECK int co_blueprint_write_files(const char *dir,
+                                           const co_blueprint_file *files,
+                                           size_t nfiles,
+                                           uint64_t *bytes);
+
 /**
  * The CRD of @p type (crds/core.cs.sap.com_blueprints.yaml, ..._blueprintversions.yaml),
  * generated from the same schema as validation.
