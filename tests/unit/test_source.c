@@ -573,8 +573,9 @@ expect_retriable(fixture *f, const co_source_spec *r, const char *ns, int code, 
     assert_null(a.url);
 }
 
-/* A blueprint reference parses, and is refused by resolution rather than taken for a Flux
- * object (docs/blueprints.md: the controller does not resolve blueprints yet). */
+/* A blueprint reference parses, and is refused by this layer's resolution rather than taken for
+ * a Flux object (the controller resolves Blueprints itself: docs/behaviour.md, "Blueprint
+ * sources"). */
 static void test_source__blueprint_is_parsed_and_refused(void **state)
 {
     fixture *f = *state;
@@ -1504,6 +1505,64 @@ static co_source_artifact serve_variant(fixture *f, const char *path, const char
     return serve_bytes(f, path, *data, len);
 }
 
+typedef struct counted_fill {
+    int calls;
+    int fail;
+} counted_fill;
+
+static int fill_one_file(void *ctx, const char *dir, uint64_t *bytes)
+{
+    counted_fill *c = ctx;
+    c->calls++;
+    if (mkdir(dir, 0755) < 0) {
+        return co_error_set(CO_ERROR, "mkdir");
+    }
+    if (c->fail) {
+        return co_error_set(CO_EINVALID, "refused");
+    }
+    char *p = co_xasprintf("%s/f.yaml", dir);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fputs("x\n", fp);
+    fclose(fp);
+    free(p);
+    *bytes = 2;
+    return 0;
+}
+
+/* A tree written by the caller is cached under its id: filled once, then shared; a failed fill
+ * leaves nothing behind and is tried again. */
+static void test_source__materialise_fills_once_per_id(void **state)
+{
+    fixture *f = *state;
+    counted_fill c = {0, 0};
+    co_source_tree *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    int filled = -1;
+    assert_co_pass(co_source_materialise(f->s, "blueprint\nabc", fill_one_file, &c, &t1, &filled));
+    assert_int_equal(filled, 1);
+    assert_co_pass(co_source_materialise(f->s, "blueprint\nabc", fill_one_file, &c, &t2, &filled));
+    assert_int_equal(filled, 0);
+    assert_int_equal(c.calls, 1);
+    assert_string_equal(co_source_tree_dir(t1), co_source_tree_dir(t2));
+    char *dir = NULL;
+    assert_co_pass(co_source_tree_path(t1, "", &dir));
+    char *file = co_xasprintf("%s/f.yaml", dir);
+    assert_int_equal(access(file, F_OK), 0);
+    free(file);
+    free(dir);
+    assert_co_fail_with(CO_EINVALID, co_source_tree_path(t1, "../..", &dir));
+    co_source_tree_release(t1);
+    co_source_tree_release(t2);
+
+    counted_fill bad = {0, 1};
+    assert_co_fail_with(
+        CO_EINVALID, co_source_materialise(f->s, "blueprint\ndef", fill_one_file, &bad, &t3, NULL));
+    bad.fail = 0;
+    assert_co_pass(co_source_materialise(f->s, "blueprint\ndef", fill_one_file, &bad, &t3, NULL));
+    assert_int_equal(bad.calls, 2);
+    co_source_tree_release(t3);
+}
+
 static void test_source__cache_evicts_unused_artifacts(void **state)
 {
     fixture *f = *state;
@@ -1556,6 +1615,8 @@ int main(void)
         cmocka_unit_test(test_source__digests_of_tricky_strings_are_pinned),
         cmocka_unit_test(test_source__digest_writes_annotation_values_past_a_nul),
         cmocka_unit_test_setup_teardown(test_source__digests_match_go, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source__materialise_fills_once_per_id, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_ready_source_resolves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__flux_retriable_conditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source__works_without_flux_crds, setup, teardown),

@@ -836,10 +836,11 @@ int co_source_resolve(co_sources *s,
         rc = resolve_git(s, ref, component_ns, &a, retry_after_ms);
         break;
     case CO_SOURCE_BLUEPRINT:
-        /* the API accepts blueprint sources (docs/blueprints.md); this layer has no resolver
-         * for them, so say so rather than take the reference for a Flux object */
-        rc = co_error_set(CO_EINVALID, "sourceRef.blueprint: blueprint sources are not "
-                                       "resolved by this controller");
+        /* Blueprints live in the cluster and are resolved by the controller, which reads them
+         * and writes their versions (docs/behaviour.md, "Blueprint sources"); this layer only
+         * materialises their trees (co_source_materialise()) */
+        rc = co_error_set(CO_EINVALID, "sourceRef.blueprint: blueprint sources are resolved "
+                                       "by the controller, not by the source layer");
         break;
     default:
         rc = resolve_flux(s, ref, component_ns, &a, retry_after_ms);
@@ -985,6 +986,31 @@ int co_source_fetch(co_sources *s,
     *out = t;
     if (downloaded) {
         *downloaded = filled;
+    }
+    return 0;
+}
+
+int co_source_materialise(co_sources *s,
+                          const char *id,
+                          co_source_fill_fn fill,
+                          void *ctx,
+                          co_source_tree **out,
+                          int *filled)
+{
+    char *key = NULL;
+    co_srccache_entry *entry = NULL;
+    int did = 0;
+    co_srccache_key(&key, id);
+    int rc = co_srccache_get(s->cache, key, fill, ctx, &entry, &did);
+    free(key);
+    if (rc < 0) {
+        return rc;
+    }
+    co_source_tree *t = co_xcalloc(1, sizeof(*t));
+    t->entry = entry;
+    *out = t;
+    if (filled) {
+        *filled = did;
     }
     return 0;
 }

@@ -224,6 +224,28 @@ CO_MUST_CHECK int co_source_fetch(co_sources *s,
                                   co_source_tree **out,
                                   int *downloaded);
 
+/**
+ * Fills a tree: creates the directory @p dir (which does not exist yet) holding the tree and
+ * stores the bytes it occupies in @p bytes (co_srccache_fill_fn).
+ */
+typedef int (*co_source_fill_fn)(void *ctx, const char *dir, uint64_t *bytes);
+
+/**
+ * Materialises a tree the caller writes (a source held in the cluster, such as a
+ * BlueprintVersion) through the artifact cache: looked up under the cache key of @p id (a
+ * content digest, possibly prefixed to keep kinds apart); on a miss @p fill writes it, once
+ * across threads and processes. The tree is held, confined and evicted as fetched ones are.
+ * @param[out] out release with co_source_tree_release()
+ * @param[out] filled (may be NULL) 1 when this call ran @p fill, else 0
+ * @return 0 or the fill function's or the cache's error.
+ */
+CO_MUST_CHECK int co_source_materialise(co_sources *s,
+                                        const char *id,
+                                        co_source_fill_fn fill,
+                                        void *ctx,
+                                        co_source_tree **out,
+                                        int *filled);
+
 /** The artifact's root directory (borrowed; valid until release). */
 const char *co_source_tree_dir(const co_source_tree *t);
 
