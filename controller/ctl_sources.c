@@ -9,6 +9,8 @@
 
 #include <json-c/json.h>
 
+#include "co/api/blueprint.h"
+#include "co/kube/kube_client.h"
 #include "co/util/error.h"
 #include "co/json/json.h"
 #include "co/util/log.h"
@@ -146,6 +148,157 @@ static int parse_ref(co_source_spec *ref, const co_component *component)
     return co_source_spec_from_ref(ref, &component->spec.source);
 }
 
+/* ---- blueprint sources (docs/behaviour.md, "Blueprint sources") ---------------------------- */
+
+#define BLUEPRINT_SCHEME "blueprint://"
+
+/* The BlueprintVersion that snapshots @p obj (a Blueprint) as @p bp. */
+static json_object *version_of(const json_object *obj, const co_blueprint *bp)
+{
+    json_object *spec_in = NULL;
+    json_object *files = NULL;
+    if (json_object_object_get_ex(obj, "spec", &spec_in)) {
+        json_object_object_get_ex(spec_in, "files", &files);
+    }
+    char *name = co_blueprint_version_name(bp->name, bp->digest);
+    char *label = co_blueprint_label_value(bp->name);
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "apiVersion", json_object_new_string(CO_BLUEPRINT_API_VERSION));
+    json_object_object_add(v, "kind", json_object_new_string(CO_BLUEPRINT_VERSION_KIND));
+    json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "name", json_object_new_string(name));
+    json_object_object_add(meta, "namespace", json_object_new_string(bp->ns ? bp->ns : ""));
+    json_object *labels = json_object_new_object();
+    json_object_object_add(labels, CO_BLUEPRINT_NAME_LABEL, json_object_new_string(label));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(v, "metadata", meta);
+    json_object *spec = json_object_new_object();
+    json_object_object_add(spec, "blueprint", json_object_new_string(bp->name));
+    json_object_object_add(spec, "digest", json_object_new_string(bp->digest));
+    json_object_object_add(spec, "revision", json_object_new_string(bp->revision));
+    json_object *copy = NULL;
+    if (!files || json_object_deep_copy(files, &copy, NULL) < 0) {
+        copy = json_object_new_object();
+    }
+    json_object_object_add(spec, "files", copy);
+    json_object_object_add(v, "spec", spec);
+    free(name);
+    free(label);
+    return v;
+}
+
+static int resolve_blueprint(ctl_sources *s,
+                             const co_source_spec *ref,
+                             const char *component_ns,
+                             co_source_artifact *out,
+                             long *retry_ms)
+{
+    const char *bns = ref->ns && *ref->ns ? ref->ns : component_ns;
+    *retry_ms = 0;
+    if (!s->m) {
+        return co_error_set(CO_EUNAVAILABLE, "not connected to a cluster yet");
+    }
+    json_object *obj = NULL;
+    int rc =
+        ctl_manager_read(s->m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_KIND, bns, ref->name, &obj);
+    if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+        *retry_ms = CO_SOURCE_RETRY_MS;
+        return co_error_set(rc, "Blueprint %s/%s not found", bns, or_empty(ref->name));
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    co_blueprint *bp = NULL;
+    rc = co_blueprint_parse(&bp, obj);
+    if (rc < 0) {
+        json_object_put(obj);
+        return rc;
+    }
+    json_object *version = version_of(obj, bp);
+    json_object_put(obj);
+    co_kube_write_options wo = {0};
+    wo.field_manager = CTL_RECONCILER_NAME;
+    wo.force = 1;
+    rc = co_kube_apply(NULL, ctl_manager_client(s->m), version, &wo);
+    json_object_put(version);
+    if (rc < 0) {
+        co_error_wrap("applying the BlueprintVersion of %s/%s", bns, bp->name);
+        co_blueprint_free(bp);
+        return rc;
+    }
+    out->url = co_xasprintf(BLUEPRINT_SCHEME "%s/%s/%s", bns, bp->name, bp->digest);
+    out->digest = co_xstrdup(bp->digest);
+    out->revision = co_xstrdup(bp->revision);
+    co_source_plain_digest(&out->source_digest, out->url, out->digest, out->revision);
+    co_blueprint_free(bp);
+    return 0;
+}
+
+/* Splits blueprint://<ns>/<name>/<digest>. */
+static int split_blueprint_url(const char *url, char **ns, char **name, char **digest)
+{
+    size_t n = strlen(BLUEPRINT_SCHEME);
+    const char *p = url && strncmp(url, BLUEPRINT_SCHEME, n) == 0 ? url + n : NULL;
+    const char *a = p ? strchr(p, '/') : NULL;
+    const char *b = a ? strchr(a + 1, '/') : NULL;
+    if (!a || !b || a == p || b == a + 1 || !b[1] || strchr(b + 1, '/')) {
+        return co_error_set(CO_EINVALID, "'%.300s' is not a blueprint artifact URL",
+                            url ? url : "");
+    }
+    *ns = co_xstrndup(p, (size_t)(a - p));
+    *name = co_xstrndup(a + 1, (size_t)(b - a - 1));
+    *digest = co_xstrdup(b + 1);
+    return 0;
+}
+
+static int fill_blueprint(void *ctx, const char *dir, uint64_t *bytes)
+{
+    const co_blueprint_version *v = ctx;
+    return co_blueprint_write_files(dir, v->files, v->nfiles, bytes);
+}
+
+static int fetch_blueprint(ctl_sources *s, const ctl_artifact *art, co_source_tree **tree)
+{
+    char *bns = NULL;
+    char *bname = NULL;
+    char *digest = NULL;
+    int rc = split_blueprint_url(art->url, &bns, &bname, &digest);
+    if (rc < 0) {
+        return rc;
+    }
+    char *vname = co_blueprint_version_name(bname, digest);
+    json_object *obj = NULL;
+    co_blueprint_version *v = NULL;
+    if (!s->m) {
+        rc = co_error_set(CO_EUNAVAILABLE, "not connected to a cluster yet");
+    } else {
+        rc = ctl_manager_read(s->m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_VERSION_KIND, bns, vname,
+                              &obj);
+    }
+    if (rc == 0) {
+        rc = co_blueprint_version_parse(&v, obj);
+    }
+    if (rc == 0 && (strcmp(v->digest, digest) != 0 || strcmp(v->blueprint, bname) != 0)) {
+        rc = co_error_set(CO_EINVALID, "BlueprintVersion %s/%s does not hold the artifact", bns,
+                          vname);
+    }
+    if (rc == 0) {
+        char *id = co_xasprintf("blueprint\n%s", digest);
+        rc = co_source_materialise(s->src, id, fill_blueprint, v, tree, NULL);
+        free(id);
+    }
+    if (rc < 0) {
+        co_error_wrap("BlueprintVersion %s/%s", bns, vname);
+    }
+    co_blueprint_version_free(v);
+    json_object_put(obj);
+    free(vname);
+    free(bns);
+    free(bname);
+    free(digest);
+    return rc;
+}
+
 static int
 do_resolve(void *ctx, const co_component *component, ctl_artifact *out, int64_t *retry_ns)
 {
@@ -163,9 +316,14 @@ do_resolve(void *ctx, const co_component *component, ctl_artifact *out, int64_t 
     }
     co_source_artifact a = {0};
     long retry_ms = 0;
-    rc = co_source_resolve(s->src, &ref, ns, &a, &retry_ms);
+    if (ref.kind == CO_SOURCE_BLUEPRINT) {
+        rc = resolve_blueprint(s, &ref, ns, &a, &retry_ms);
+    } else {
+        rc = co_source_resolve(s->src, &ref, ns, &a, &retry_ms);
+    }
     *retry_ns = (int64_t)retry_ms * 1000000;
     if (rc < 0) {
+        co_source_artifact_dispose(&a);
         return rc;
     }
     if (s->poller && (ref.kind == CO_SOURCE_HTTP_REPOSITORY || ref.kind == CO_SOURCE_GIT)) {
@@ -197,7 +355,11 @@ static int do_fetch(void *ctx,
     }
     co_source_artifact a = {art->url, art->digest, art->revision, art->source_digest};
     co_source_tree *tree = NULL;
-    rc = co_source_fetch(s->src, &ref, or_empty(component->ns), &a, &tree, NULL);
+    if (ref.kind == CO_SOURCE_BLUEPRINT) {
+        rc = fetch_blueprint(s, art, &tree);
+    } else {
+        rc = co_source_fetch(s->src, &ref, or_empty(component->ns), &a, &tree, NULL);
+    }
     if (rc < 0) {
         return rc;
     }
