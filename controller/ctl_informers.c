@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/blueprint.h"
 #include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
@@ -119,6 +120,13 @@ static char *flux_source_key(const struct json_object *obj)
                                             : "",
                                 n);
         }
+    }
+    /* Blueprints share the index: their keys start with their kind, as the Flux ones do */
+    struct json_object *bp = co_json_get(sr, "blueprint", NULL);
+    const char *bn = co_json_str(bp, "name", NULL);
+    if (bn) {
+        const char *bns = co_json_str(bp, "namespace", NULL);
+        return co_xasprintf("%s/%s/%s", CO_BLUEPRINT_KIND, bns && *bns ? bns : ns ? ns : "", bn);
     }
     return NULL;
 }
@@ -241,6 +249,39 @@ static void release_obj(ctl_manager *m, const struct json_object *obj)
     }
 }
 
+/* The Blueprint a Component's sourceRef names: its namespace defaults to the Component's. */
+static bool blueprint_of(const struct json_object *obj, const char **ns, const char **name)
+{
+    struct json_object *bp = co_json_get(obj, "spec", "sourceRef", "blueprint", NULL);
+    *name = co_json_str(bp, "name", NULL);
+    *ns = co_json_str(bp, "namespace", NULL);
+    if (!*ns || !**ns) {
+        *ns = co_json_meta_namespace(obj);
+    }
+    return *name != NULL;
+}
+
+/* A Component let go of a BlueprintVersion: it names another source, another content, or is
+ * gone (@p new_obj NULL). The Blueprint controller looks at the Blueprint it named. */
+static void blueprint_let_go(ctl_manager *m,
+                             const struct json_object *old_obj,
+                             const struct json_object *new_obj)
+{
+    const char *ons = NULL, *oname = NULL, *nns = NULL, *nname = NULL;
+    if (!blueprint_of(old_obj, &ons, &oname)) {
+        return;
+    }
+    bool same = new_obj && blueprint_of(new_obj, &nns, &nname) && same_str(ons, nns) &&
+                same_str(oname, nname) &&
+                same_str(co_json_str(co_json_get(old_obj, "status", "sourceRef", "artifact", NULL),
+                                     "digest", NULL),
+                         co_json_str(co_json_get(new_obj, "status", "sourceRef", "artifact", NULL),
+                                     "digest", NULL));
+    if (!same) {
+        ctl_manager__blueprint_enqueue(m, ons, oname, 0);
+    }
+}
+
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
     graph_set(payload, obj);
@@ -274,6 +315,7 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
     if (!co_json_str(om, "deletionTimestamp", NULL) && co_json_str(nm, "deletionTimestamp", NULL)) {
         release_obj(m, new_obj); /* a Component being deleted never reads its source again */
     }
+    blueprint_let_go(m, old_obj, new_obj);
     /* dependants wait for this one to be Ready (and synced) */
     bool ready = ctl_state_component_ready(new_obj);
     struct json_object *os = co_json_get(old_obj, "status", NULL);
@@ -298,6 +340,7 @@ static void on_comp_delete(const struct json_object *obj, void *payload)
     release_obj(m, obj);
     graph_remove(m, obj);
     enqueue_obj(m, obj);
+    blueprint_let_go(m, obj, NULL);
     /* its dependencies may be waiting for it to go (DeletionPending) */
     co_depgraph_list deps = {NULL, 0};
     ctl_manager__dependency_keys(&deps, obj);
@@ -338,6 +381,9 @@ static bool flux_ready_artifact(const struct json_object *src, const char **dig,
 }
 
 static void
+requeue_by_source(ctl_manager *m, const struct json_object *src, const char *dig, const char *rev);
+
+static void
 on_flux_update(const struct json_object *old_obj, const struct json_object *new_obj, void *payload)
 {
     (void)old_obj;
@@ -346,9 +392,17 @@ on_flux_update(const struct json_object *old_obj, const struct json_object *new_
     if (!flux_ready_artifact(new_obj, &dig, &rev)) {
         return;
     }
-    const char *kind = co_json_str(new_obj, "kind", NULL);
-    const char *sns = co_json_meta_namespace(new_obj);
-    const char *sname = co_json_meta_name(new_obj);
+    requeue_by_source(m, new_obj, dig, rev);
+}
+
+/* Enqueues the Components whose sourceRef names @p src, except those Ready with @p dig and
+ * @p rev as their last attempt. */
+static void
+requeue_by_source(ctl_manager *m, const struct json_object *src, const char *dig, const char *rev)
+{
+    const char *kind = co_json_str(src, "kind", NULL);
+    const char *sns = co_json_meta_namespace(src);
+    const char *sname = co_json_meta_name(src);
     char *key = co_xasprintf("%s/%s/%s", kind ? kind : "", sns ? sns : "", sname ? sname : "");
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         struct json_object *list = NULL;
@@ -434,10 +488,76 @@ int ctl_manager__new_flux_informer(co_kube_informer **out, ctl_manager *m, size_
     return new_optional_informer(out, m, FLUX_API, ctl_manager__flux_kinds[kind][1], &h);
 }
 
+/* ---- Blueprint handlers (docs/behaviour.md, "Blueprint sources") ------------------------- */
+
+/* A Blueprint's content as its Components will resolve it: they are queued unless already
+ * Ready with this digest and revision. */
+static void requeue_blueprint(ctl_manager *m, const struct json_object *bp)
+{
+    int64_t gen = 0;
+    char dig[CO_SHA256_HEX_LEN + 1];
+    if (co_json_get_int64(&gen, bp, "metadata", "generation", NULL) < 0 ||
+        co_blueprint_digest(dig, co_json_get(bp, "spec", "files", NULL)) < 0) {
+        co_error_clear();
+        return;
+    }
+    char *rev = co_blueprint_revision(gen);
+    requeue_by_source(m, bp, dig, rev);
+    free(rev);
+}
+
+static void on_blueprint_add(const struct json_object *obj, void *payload)
+{
+    requeue_blueprint(payload, obj);
+    ctl_manager__blueprint_changed(payload, obj);
+}
+
+static void on_blueprint_update(const struct json_object *old_obj,
+                                const struct json_object *new_obj,
+                                void *payload)
+{
+    int64_t og = 0, ng = 0;
+    if (co_json_get_int64(&og, old_obj, "metadata", "generation", NULL) < 0 ||
+        co_json_get_int64(&ng, new_obj, "metadata", "generation", NULL) < 0) {
+        co_error_clear();
+    }
+    if (og != ng) {
+        requeue_blueprint(payload, new_obj);
+    }
+    if (og != ng ||
+        !same_json(co_json_get(old_obj, "metadata", "annotations", NULL),
+                   co_json_get(new_obj, "metadata", "annotations", NULL)) ||
+        !same_json(co_json_get(old_obj, "metadata", "deletionTimestamp", NULL),
+                   co_json_get(new_obj, "metadata", "deletionTimestamp", NULL))) {
+        ctl_manager__blueprint_changed(payload, new_obj);
+    }
+}
+
+int ctl_manager__new_blueprint_informer(co_kube_informer **out, ctl_manager *m)
+{
+    co_kube_handlers h = {on_blueprint_add, on_blueprint_update, NULL, m};
+    return new_optional_informer(out, m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_KIND, &h);
+}
+
+static void on_version_add(const struct json_object *obj, void *payload)
+{
+    ctl_manager *m = payload;
+    const char *bp = co_json_str(co_json_get(obj, "spec", NULL), "blueprint", NULL);
+    if (bp) {
+        ctl_manager__blueprint_enqueue(m, co_json_meta_namespace(obj), bp, 0);
+    }
+}
+
+int ctl_manager__new_blueprint_version_informer(co_kube_informer **out, ctl_manager *m)
+{
+    co_kube_handlers h = {on_version_add, NULL, NULL, m};
+    return new_optional_informer(out, m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_VERSION_KIND, &h);
+}
+
 /* Whether a CRD the manager watches when served is still unwatched (crd_mu held). */
 bool ctl_manager__crd_missing(const ctl_manager *m)
 {
-    bool missing = !m->policy_inf;
+    bool missing = !m->policy_inf || !m->bp_inf || !m->bpv_inf;
     for (size_t i = 0; i < NFLUX; i++) {
         missing = missing || !m->flux_inf[i];
     }
@@ -497,6 +617,8 @@ static void probe_crds(ctl_manager *m)
 {
     pthread_mutex_lock(&m->crd_mu);
     bool want_policy = !m->policy_inf;
+    bool want_bp = !m->bp_inf;
+    bool want_bpv = !m->bpv_inf;
     bool want_flux[NFLUX];
     for (size_t i = 0; i < NFLUX; i++) {
         want_flux[i] = !m->flux_inf[i];
@@ -509,6 +631,20 @@ static void probe_crds(ctl_manager *m)
     } else if (inf && publish_informer(m, &m->policy_inf, inf)) {
         co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
         enqueue_components(m, NULL);
+    }
+    inf = NULL;
+    if (want_bpv && ctl_manager__new_blueprint_version_informer(&inf, m) < 0) {
+        co_log(CO_LOG_WARN, "cannot watch BlueprintVersions", "error", co_error_last(), NULL);
+        co_error_clear();
+    } else if (inf) {
+        (void)publish_informer(m, &m->bpv_inf, inf);
+    }
+    inf = NULL;
+    if (want_bp && ctl_manager__new_blueprint_informer(&inf, m) < 0) {
+        co_log(CO_LOG_WARN, "cannot watch Blueprints", "error", co_error_last(), NULL);
+        co_error_clear();
+    } else if (inf && publish_informer(m, &m->bp_inf, inf)) {
+        co_log(CO_LOG_INFO, "Blueprint CRD found; Blueprints are watched", NULL);
     }
     for (size_t i = 0; i < NFLUX && !atomic_load(&m->crd_stop); i++) {
         inf = NULL;
@@ -554,6 +690,14 @@ co_kube_informer *ctl_manager__policy_informer(ctl_manager *m)
 {
     pthread_mutex_lock(&m->crd_mu);
     co_kube_informer *inf = m->policy_inf;
+    pthread_mutex_unlock(&m->crd_mu);
+    return inf;
+}
+
+co_kube_informer *ctl_manager__blueprint_version_informer(ctl_manager *m)
+{
+    pthread_mutex_lock(&m->crd_mu);
+    co_kube_informer *inf = m->bpv_inf;
     pthread_mutex_unlock(&m->crd_mu);
     return inf;
 }

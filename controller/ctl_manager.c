@@ -157,6 +157,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
         return rc;
     }
     m->crd_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : CRD_PROBE_NS;
+    m->blueprint_grace_ns =
+        opts->blueprint_grace_ns > 0 ? opts->blueprint_grace_ns : (int64_t)60 * CO_SECOND;
 
     m->env.client = m->client;
     m->env.proceed = &m->leading;
@@ -240,13 +242,27 @@ int ctl_manager_start(ctl_manager *m)
     }
     co_kube_informer *pinf = NULL;
     co_kube_informer *finf[NFLUX] = {NULL};
+    co_kube_informer *binf = NULL;
+    co_kube_informer *bvinf = NULL;
+    /* the Blueprint controller's queue exists before the informers that feed it */
+    if ((rc = ctl_manager__start_blueprints(m)) < 0) {
+        return rc;
+    }
     rc = ctl_manager__new_policy_informer(&pinf, m);
+    if (rc == 0) {
+        rc = ctl_manager__new_blueprint_version_informer(&bvinf, m);
+    }
+    if (rc == 0) {
+        rc = ctl_manager__new_blueprint_informer(&binf, m);
+    }
     /* Flux not installed: Flux sources fail per Component, clearly, until the prober finds it */
     for (size_t i = 0; i < NFLUX && rc == 0; i++) {
         rc = ctl_manager__new_flux_informer(&finf[i], m, i);
     }
     pthread_mutex_lock(&m->crd_mu);
     m->policy_inf = pinf;
+    m->bp_inf = binf;
+    m->bpv_inf = bvinf;
     memcpy(m->flux_inf, finf, sizeof(finf));
     pthread_mutex_unlock(&m->crd_mu);
     if (rc < 0) {
@@ -259,6 +275,10 @@ int ctl_manager_start(ctl_manager *m)
         if (co_kube_informer_wait_synced(m->comp_inf[i], SYNC_TIMEOUT_MS) < 0) {
             return co_error_wrap("waiting for the Component cache");
         }
+    }
+    if ((binf && co_kube_informer_wait_synced(binf, SYNC_TIMEOUT_MS) < 0) ||
+        (bvinf && co_kube_informer_wait_synced(bvinf, SYNC_TIMEOUT_MS) < 0)) {
+        return co_error_wrap("waiting for the Blueprint caches");
     }
     for (size_t i = 0; i < NFLUX; i++) {
         if (finf[i] && co_kube_informer_wait_synced(finf[i], SYNC_TIMEOUT_MS) < 0) {
@@ -344,6 +364,13 @@ void ctl_manager_stop(ctl_manager *m)
     if (m->policy_inf) {
         co_kube_informer_stop(m->policy_inf);
     }
+    if (m->bp_inf) {
+        co_kube_informer_stop(m->bp_inf);
+    }
+    if (m->bpv_inf) {
+        co_kube_informer_stop(m->bpv_inf);
+    }
+    ctl_manager__stop_blueprints(m);
     ctl_http_stop(m->metrics_http);
     m->metrics_http = NULL;
     ctl_http_stop(m->probe_http);
@@ -368,6 +395,9 @@ void ctl_manager_free(ctl_manager *m)
         co_kube_informer_free(m->flux_inf[i]);
     }
     co_kube_informer_free(m->policy_inf);
+    co_kube_informer_free(m->bp_inf);
+    co_kube_informer_free(m->bpv_inf);
+    ctl_manager__free_blueprints(m);
     ctl_targets_free(m->targets);
     co_kube_client_free(m->client);
     co_kube_config_free(m->cfg);

@@ -61,6 +61,8 @@ typedef struct ctl_manager_options {
                                         CRDs when they were not served at start; 0: 30 s */
     const char *events_address;    /**< Component events are also POSTed here as Flux events
                                         (ctl_notify.h); NULL or "": not */
+    int64_t blueprint_grace_ns;    /**< a BlueprintVersion younger than this is never collected
+                                        (docs/behaviour.md, "The Blueprint controller"); 0: 60 s */
 } ctl_manager_options;
 
 /** Request and reconcile counters (for tests and the benchmark). */

@@ -70,6 +70,10 @@ struct ctl_manager {
     size_t ncomp_inf;
     co_kube_informer *flux_inf[NFLUX]; /* Flux sources, per kind the cluster serves */
     co_kube_informer *policy_inf;      /* ComponentPolicies, when the CRD is served */
+    co_kube_informer *bp_inf;          /* Blueprints, when the CRD is served */
+    co_kube_informer *bpv_inf;         /* BlueprintVersions, when the CRD is served */
+    struct ctl_blueprints *blueprints; /* the Blueprint controller */
+    int64_t blueprint_grace_ns;        /* a younger BlueprintVersion is never collected */
     pthread_mutex_t crd_mu;            /* guards flux_inf, policy_inf and the prober below */
     pthread_cond_t crd_cv;             /* wakes the prober when the manager stops */
     pthread_t crd_prober;              /* looks for the CRDs above when installed late */
@@ -142,6 +146,21 @@ int ctl_manager__start_component_informer(ctl_manager *m, co_kube_informer **out
 int ctl_manager__new_policy_informer(co_kube_informer **out, ctl_manager *m);
 /* The informer of Flux kind @p kind, or *out NULL while its CRD is not served. */
 int ctl_manager__new_flux_informer(co_kube_informer **out, ctl_manager *m, size_t kind);
+/* The Blueprint and BlueprintVersion informers, or *out NULL while their CRDs are not served. */
+int ctl_manager__new_blueprint_informer(co_kube_informer **out, ctl_manager *m);
+int ctl_manager__new_blueprint_version_informer(co_kube_informer **out, ctl_manager *m);
+co_kube_informer *ctl_manager__blueprint_version_informer(ctl_manager *m);
+/* The Blueprint controller's triggers (ctl_blueprints.c): @p bp changed; Blueprint @p ns/@p name
+ * is due again in @p delay_ns. */
+void ctl_manager__blueprint_changed(ctl_manager *m, const struct json_object *bp);
+void ctl_manager__blueprint_enqueue(ctl_manager *m,
+                                    const char *ns,
+                                    const char *name,
+                                    int64_t delay_ns);
+/* The Blueprint controller's thread (ctl_blueprints.c). */
+int ctl_manager__start_blueprints(ctl_manager *m);
+void ctl_manager__stop_blueprints(ctl_manager *m);
+void ctl_manager__free_blueprints(ctl_manager *m);
 /* Whether a CRD the manager would watch is not served yet (called with crd_mu held). */
 bool ctl_manager__crd_missing(const ctl_manager *m);
 /* The thread that looks for CRDs installed after the start. */
