@@ -259,30 +259,30 @@ static int fill_blueprint(void *ctx, const char *dir, uint64_t *bytes)
 
 static int fetch_blueprint(ctl_sources *s, const ctl_artifact *art, co_source_tree **tree)
 {
+    if (!s->m) {
+        return co_error_set(CO_EUNAVAILABLE, "not connected to a cluster yet");
+    }
     char *bns = NULL;
     char *bname = NULL;
     char *digest = NULL;
     int rc = split_blueprint_url(art->url, &bns, &bname, &digest);
-    if (rc < 0) {
-        return rc;
+    if (rc < 0 || !bns || !bname || !digest) {
+        return rc < 0 ? rc : co_error_set(CO_EINVALID, "no blueprint artifact URL");
     }
     char *vname = co_blueprint_version_name(bname, digest);
     json_object *obj = NULL;
     co_blueprint_version *v = NULL;
-    if (!s->m) {
-        rc = co_error_set(CO_EUNAVAILABLE, "not connected to a cluster yet");
-    } else {
-        rc = ctl_manager_read(s->m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_VERSION_KIND, bns, vname,
-                              &obj);
-    }
+    rc = ctl_manager_read(s->m, CO_BLUEPRINT_API_VERSION, CO_BLUEPRINT_VERSION_KIND, bns, vname,
+                          &obj);
     if (rc == 0) {
         rc = co_blueprint_version_parse(&v, obj);
     }
-    if (rc == 0 && (strcmp(v->digest, digest) != 0 || strcmp(v->blueprint, bname) != 0)) {
+    if (rc == 0 && v && (strcmp(v->digest, digest) != 0 || strcmp(v->blueprint, bname) != 0)) {
         rc = co_error_set(CO_EINVALID, "BlueprintVersion %s/%s does not hold the artifact", bns,
                           vname);
     }
     if (rc == 0) {
+        /* one tree per content: the digest names it, kept apart from other kinds' keys */
         char *id = co_xasprintf("blueprint\n%s", digest);
         rc = co_source_materialise(s->src, id, fill_blueprint, v, tree, NULL);
         free(id);

@@ -425,7 +425,7 @@ static void test_ctl_blueprints__blueprint_in_use_waits_for_its_components(void 
         usleep(100 * 1000);
     }
     delete_blueprint("bp4");
-    sleep(3);
+    usleep(3000 * 1000);
     struct json_object *b = get_obj(CO_BLUEPRINT_KIND, "bp4");
     assert_non_null(b);
     assert_non_null(co_json_get(b, "metadata", "deletionTimestamp", NULL));
