@@ -395,12 +395,14 @@ static narrow_rights grant_namespace_rights(const char *ns)
     narrow_rights r = {co_test_random_name("co-narrow-", 8), ns};
     const char *user = co_test_env("CO_TEST_RESTRICTED_USER");
     /* the cluster id, the namespace a policy selects by, and the caches of cluster-wide kinds
-     * (ComponentPolicies and Flux sources, where earlier suites installed their CRDs) */
+     * (ComponentPolicies, Blueprints and Flux sources, where earlier suites installed their
+     * CRDs) */
     struct json_object *objs[4] = {
         co_test_json("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
                      "\"metadata\":{\"name\":\"%s\"},\"rules\":[{\"apiGroups\":[\"\"],"
                      "\"resources\":[\"namespaces\"],\"verbs\":[\"get\"]},{\"apiGroups\":"
-                     "[\"core.cs.sap.com\"],\"resources\":[\"componentpolicies\"],\"verbs\":"
+                     "[\"core.cs.sap.com\"],\"resources\":[\"componentpolicies\",\"blueprints\","
+                     "\"blueprintversions\"],\"verbs\":"
                      "[\"get\",\"list\",\"watch\"]},{\"apiGroups\":[\"" FLUX_GROUP "\"],"
                      "\"resources\":[\"*\"],\"verbs\":[\"get\",\"list\",\"watch\"]}]}",
                      r.name),
