@@ -4,8 +4,9 @@
  * controller"): the controller with its real source binding against the real kube-apiserver with
  * the Blueprint CRDs installed. A Component on a Blueprint applies its files through a
  * BlueprintVersion; an edit of the Blueprint re-queues it; pins hold; unreferenced versions are
- * collected and a Blueprint in use is held by its finalizer. Objects are applied by the minimal
- * test applier.
+ * collected and a Blueprint in use is held by its finalizer; a Blueprint laid out as the Go
+ * operator's reference describes one (tests/fixtures/blueprint/docs-layout) is reconciled.
+ * Objects are applied by the minimal test applier.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -16,6 +17,7 @@
 
 #include "co/api/blueprint.h"
 #include "co/json/json.h"
+#include "co/json/yaml.h"
 #include "co/kube/kube_client.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_sources.h"
@@ -460,6 +462,53 @@ static void test_ctl_blueprints__component_moved_away_leaves_no_versions(void **
     delete_component("c5");
 }
 
+/* The object of fixture tests/fixtures/blueprint/docs-layout/@p file, placed in the test's
+ * namespace. */
+static struct json_object *docs_layout(const char *file)
+{
+    char *rel = co_xasprintf("blueprint/docs-layout/%s", file);
+    char *path = co_test_fixture_path(rel);
+    char *text = co_test_read_file(path, NULL);
+    assert_non_null(text);
+    struct json_object *obj = NULL;
+    assert_co_pass(co_yaml_parse(&obj, text, strlen(text), 0));
+    json_object_object_add(co_json_get(obj, "metadata", NULL), "namespace",
+                           json_object_new_string(ns));
+    free(text);
+    free(path);
+    free(rel);
+    return obj;
+}
+
+/* A Blueprint with a kustomization at the top, manifests under resources/ and templates, and a
+ * Component giving values and path ".": the templates are rendered with the values. */
+static void test_ctl_blueprints__documented_layout_is_reconciled(void **state)
+{
+    (void)state;
+    struct json_object *bp = docs_layout("blueprint.yaml");
+    struct json_object *c = docs_layout("component.yaml");
+    assert_co_pass(co_kube_create(NULL, admin, bp, NULL));
+    assert_co_pass(co_kube_create(NULL, admin, c, NULL));
+    json_object_put(bp);
+    json_object_put(c);
+    wait_applied("docs-layout", "generation:1");
+
+    co_kube_ref cm = {"v1", "ConfigMap", ns, "docs-layout-config"};
+    struct json_object *obj = NULL;
+    assert_co_pass(co_kube_get(&obj, admin, &cm, NULL));
+    assert_string_equal(co_json_str(obj, "data", "greeting", NULL), "hi");
+    assert_string_equal(co_json_str(obj, "data", "replicas", NULL), "3");
+    json_object_put(obj);
+    co_kube_ref sa = {"v1", "ServiceAccount", ns, "docs-layout"};
+    assert_co_pass(co_kube_get(&obj, admin, &sa, NULL));
+    json_object_put(obj);
+
+    delete_component("docs-layout");
+    delete_blueprint("docs-layout");
+    wait_blueprint_gone("docs-layout");
+    assert_int_equal(versions_of("docs-layout"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_ctl_blueprints__pinned_component_waits_for_its_digest),
         cmocka_unit_test(test_ctl_blueprints__blueprint_in_use_waits_for_its_components),
         cmocka_unit_test(test_ctl_blueprints__component_moved_away_leaves_no_versions),
+        cmocka_unit_test(test_ctl_blueprints__documented_layout_is_reconciled),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

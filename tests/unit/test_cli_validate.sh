@@ -167,6 +167,8 @@ tap_check_fails "a BlueprintVersion whose digest is not its files' is refused" \
     "$BIN" validate "$TMP/bpv-bad.json"
 tap_check "a Component on a Blueprint and the Blueprint validate together" \
     "$BIN" validate "$FIX/component/valid/blueprint.json" "$FIX/blueprint/valid/blueprint.json"
+tap_check "the Blueprint laid out as the Go operator's reference describes one, and its Component" \
+    "$BIN" validate "$FIX/blueprint/docs-layout/blueprint.yaml" "$FIX/blueprint/docs-layout/component.yaml"
 
 # --- bad input --------------------------------------------------------------------------------
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >"$TMP/cm.yaml"
