@@ -4,15 +4,19 @@
  * controller"): the controller with its real source binding against the real kube-apiserver with
  * the Blueprint CRDs installed. A Component on a Blueprint applies its files through a
  * BlueprintVersion; an edit of the Blueprint re-queues it; pins hold; unreferenced versions are
- * collected and a Blueprint in use is held by its finalizer; a Blueprint laid out as the Go
+ * collected, also when a Component moves to a git source, and a Blueprint in use is held by
+ * its finalizer; a Blueprint laid out as the Go
  * operator's reference describes one (tests/fixtures/blueprint/docs-layout) is reconciled.
  * Objects are applied by the minimal test applier.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "co/api/blueprint.h"
@@ -24,6 +28,7 @@
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_git_repo.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS 120000L
@@ -462,6 +467,94 @@ static void test_ctl_blueprints__component_moved_away_leaves_no_versions(void **
     delete_component("c5");
 }
 
+/* Serves the repositories below @p root over smart HTTP on loopback (tests/support/
+ * git_http_server.py); *port receives its port. */
+static pid_t start_git_server(const char *work, const char *root, int *port)
+{
+    char *script = co_xasprintf("%s/tests/support/git_http_server.py", CO_SOURCE_ROOT);
+    char *port_file = co_xasprintf("%s/port", work);
+    char *log = co_xasprintf("%s/git-http.log", work);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(log, "a", stderr) || !freopen("/dev/null", "w", stdout)) {
+            _exit(126);
+        }
+        execlp("python3", "python3", script, "--root", root, "--port-file", port_file,
+               (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    *port = 0;
+    for (int i = 0; i < 600 && *port == 0; i++) {
+        char *text = co_test_read_file(port_file, NULL);
+        *port = text && *text ? atoi(text) : 0; // NOLINT(cert-err34-c): our own helper's file
+        free(text);
+        if (*port == 0) {
+            usleep(50 * 1000);
+        }
+    }
+    assert_true(*port > 0);
+    free(script);
+    free(port_file);
+    free(log);
+    return pid;
+}
+
+/* A Component that moves from a Blueprint to a git source deploys from git, and the Blueprint's
+ * versions, no longer referenced, are collected. */
+static void test_ctl_blueprints__component_moved_to_git_leaves_no_versions(void **state)
+{
+    (void)state;
+    char *work = co_test_tmpdir();
+    char *root = co_xasprintf("%s/repos", work);
+    assert_int_equal(mkdir(root, 0755), 0);
+    char *repo = co_xasprintf("%s/app", root);
+    tgr_init(repo);
+    const char *cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bp6-cm\n"
+                     "data:\n  v: from-git\n";
+    tgr_write(repo, "app/cm.yaml", cm);
+    free(tgr_commit(repo, "a ConfigMap"));
+    int port = 0;
+    pid_t server = start_git_server(work, root, &port);
+
+    put_blueprint("bp6", "bp6-cm", "one");
+    ctl_test_create_component(admin, ns, "c6",
+                              "{\"sourceRef\":{\"blueprint\":{\"name\":\"bp6\"}},"
+                              "\"path\":\"app\"}");
+    wait_applied("c6", "generation:1");
+    assert_int_equal(versions_of("bp6"), 1);
+
+    struct json_object *patch =
+        co_test_json("{\"spec\":{\"sourceRef\":{\"blueprint\":null,\"git\":{\"url\":"
+                     "\"http://127.0.0.1:%d/app\",\"ref\":{\"branch\":\"main\"}}}}}",
+                     port);
+    co_kube_ref ref = {BP_API, "Component", ns, "c6"};
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+    bool moved = false;
+    for (long waited = 0; waited < WAIT_MS && !moved; waited += 100) {
+        struct json_object *c = ctl_test_get_component(admin, ns, "c6");
+        char *v = cm_value("bp6-cm");
+        moved = c && ctl_state_component_ready(c) && strcmp(v, "from-git") == 0 &&
+                strncmp(artifact_str(c, "url"), "blueprint://", 12) != 0;
+        free(v);
+        json_object_put(c);
+        if (!moved) {
+            usleep(100 * 1000);
+        }
+    }
+    assert_true(moved);
+    wait_versions("bp6", 0);
+
+    delete_component("c6");
+    kill(server, SIGTERM);
+    waitpid(server, NULL, 0);
+    co_test_rmtree(work);
+    free(repo);
+    free(root);
+    free(work);
+}
+
 /* The object of fixture tests/fixtures/blueprint/docs-layout/@p file, placed in the test's
  * namespace. */
 static struct json_object *docs_layout(const char *file)
@@ -518,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_ctl_blueprints__pinned_component_waits_for_its_digest),
         cmocka_unit_test(test_ctl_blueprints__blueprint_in_use_waits_for_its_components),
         cmocka_unit_test(test_ctl_blueprints__component_moved_away_leaves_no_versions),
+        cmocka_unit_test(test_ctl_blueprints__component_moved_to_git_leaves_no_versions),
         cmocka_unit_test(test_ctl_blueprints__documented_layout_is_reconciled),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
