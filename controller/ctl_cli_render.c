@@ -4,14 +4,11 @@
  * (docs/blueprints.md) written to a private temporary directory, as the controller renders a
  * Component's source (co_render), with the Component's values, Secrets and placement from files.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -175,6 +172,7 @@ typedef struct blueprint_tree {
     co_blueprint *bp;
     char *ref;  /* "NS/NAME", or "NAME" without a namespace: for messages */
     char *root; /* the temporary directory; NULL until made */
+    char *dir;  /* root/files, the tree that stands in for DIR */
 } blueprint_tree;
 
 /* Removes the directory (if made) and frees @p t. @return 0, or CO_ERROR naming it. */
@@ -185,6 +183,7 @@ static int blueprint_tree_dispose(blueprint_tree *t)
         rc = co_error_wrap("removing %s", t->root);
     }
     free(t->root);
+    free(t->dir);
     free(t->ref);
     co_blueprint_free(t->bp);
     memset(t, 0, sizeof(*t));
@@ -233,120 +232,11 @@ static int read_blueprint(blueprint_tree *t, const char *path, FILE *err)
 }
 
 /*
- * Why @p path must not be written below the tree, or NULL. The webhook's rules
- * (docs/blueprints.md: relative and clean, segments of at most 255 bytes), checked again
- * because the files land on disk, and the extraction caps on length and depth.
- */
-static const char *path_problem(const char *path)
-{
-    size_t len = strlen(path);
-    if (len == 0 || len > CO_MAX_EXTRACT_PATH) {
-        return "empty, or longer than the path cap";
-    }
-    if (path[0] == '/' || strchr(path, '\\')) {
-        return "not a relative path";
-    }
-    size_t depth = 0;
-    const char *seg = path;
-    for (;;) {
-        const char *slash = strchr(seg, '/');
-        size_t n = slash ? (size_t)(slash - seg) : strlen(seg);
-        if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) {
-            return "not a clean path (an empty, . or .. segment)";
-        }
-        if (n > CO_BLUEPRINT_SEGMENT_MAX) {
-            return "a segment is longer than 255 bytes";
-        }
-        if (++depth > CO_MAX_EXTRACT_DEPTH) {
-            return "nested too deeply";
-        }
-        if (!slash) {
-            return NULL;
-        }
-        seg = slash + 1;
-    }
-}
-
-/* Writes @p len bytes of @p data to @p fd. */
-static int write_all(int fd, const char *data, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    return 0;
-}
-
-/*
- * Writes the file @p f (its path checked) below the directory @p root_fd, creating the
- * directories on its way. Nothing is followed or overwritten: the tree is new and ours, so a
- * name that exists already is a file and a directory of the same path.
- */
-static int write_blueprint_file(int root_fd, const co_blueprint_file *f)
-{
-    char *path = co_xstrdup(f->path);
-    int dfd = root_fd;
-    int rc = 0;
-    char *seg = path;
-    char *slash = NULL;
-    while (rc == 0 && (slash = strchr(seg, '/')) != NULL) {
-        *slash = '\0';
-        if (mkdirat(dfd, seg, 0700) < 0 && errno != EEXIST) {
-            rc = co_error_set_os(CO_ERROR, "spec.files[%s]: creating directory %s", f->path, path);
-            break;
-        }
-        int next = openat(dfd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (next < 0) {
-            rc = errno == ENOTDIR
-                     ? co_error_set(CO_EINVALID,
-                                    "spec.files[%s]: %s is a file of the Blueprint "
-                                    "too, not a directory",
-                                    f->path, path)
-                     : co_error_set_os(CO_ERROR, "spec.files[%s]: opening %s", f->path, path);
-            break;
-        }
-        if (dfd != root_fd) {
-            (void)close(dfd);
-        }
-        dfd = next;
-        *slash = '/';
-        seg = slash + 1;
-    }
-    if (rc == 0) {
-        int fd = openat(dfd, seg, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            rc = errno == EEXIST
-                     ? co_error_set(CO_EINVALID,
-                                    "spec.files[%s]: a directory of the Blueprint too, not a file",
-                                    f->path)
-                     : co_error_set_os(CO_ERROR, "spec.files[%s]: creating the file", f->path);
-        } else {
-            rc = write_all(fd, f->content, f->len) < 0
-                     ? co_error_set_os(CO_ERROR, "spec.files[%s]: writing", f->path)
-                     : 0;
-            if (close(fd) < 0 && rc == 0) {
-                rc = co_error_set_os(CO_ERROR, "spec.files[%s]: writing", f->path);
-            }
-        }
-    }
-    if (dfd != root_fd) {
-        (void)close(dfd);
-    }
-    free(path);
-    return rc;
-}
-
-/*
- * Writes the files of t->bp to a new private directory under $TMPDIR (else /tmp), t->root,
- * within the caps of a Blueprint (CO_MAX_BLUEPRINT_FILES) and of a source tree
- * (CO_MAX_SOURCE_FILES). On failure t->root, when made, is left for blueprint_tree_dispose().
+ * Writes the files of t->bp below a new private directory under $TMPDIR (else /tmp), t->root,
+ * into t->dir, within the caps of a Blueprint (CO_MAX_BLUEPRINT_FILES) and of a source tree
+ * (CO_MAX_SOURCE_FILES), as the controller writes a BlueprintVersion (co_blueprint_write_files():
+ * paths checked again, nothing followed or overwritten). On failure t->root, when made, is left
+ * for blueprint_tree_dispose().
  */
 static int write_blueprint_tree(blueprint_tree *t)
 {
@@ -363,31 +253,19 @@ static int write_blueprint_tree(blueprint_tree *t)
         return co_error_set(CO_ETOOBIG, "Blueprint \"%s\": more than %d files", t->ref,
                             CO_MAX_SOURCE_FILES);
     }
-    int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (root_fd < 0) {
-        return co_error_set_os(CO_ERROR, "opening %s", root);
-    }
-    int rc = 0;
     size_t total = 0;
-    for (size_t i = 0; rc == 0 && i < t->bp->nfiles; i++) {
-        const co_blueprint_file *f = &t->bp->files[i];
-        const char *problem = path_problem(f->path);
-        total += strlen(f->path) + f->len;
-        if (problem) {
-            rc = co_error_set(CO_EINVALID, "Blueprint \"%s\": spec.files[%s]: %s", t->ref, f->path,
-                              problem);
-        } else if (total > CO_MAX_BLUEPRINT_FILES) {
-            rc = co_error_set(CO_ETOOBIG, "Blueprint \"%s\": spec.files: more than %zu bytes",
-                              t->ref, (size_t)CO_MAX_BLUEPRINT_FILES);
-        } else {
-            rc = write_blueprint_file(root_fd, f);
-            if (rc < 0) {
-                rc = co_error_wrap("Blueprint \"%s\"", t->ref);
-            }
-        }
+    for (size_t i = 0; i < t->bp->nfiles; i++) {
+        total += strlen(t->bp->files[i].path) + t->bp->files[i].len;
     }
-    (void)close(root_fd);
-    return rc;
+    if (total > CO_MAX_BLUEPRINT_FILES) {
+        return co_error_set(CO_ETOOBIG, "Blueprint \"%s\": spec.files: more than %zu bytes", t->ref,
+                            (size_t)CO_MAX_BLUEPRINT_FILES);
+    }
+    t->dir = co_xasprintf("%s/files", root);
+    if (co_blueprint_write_files(t->dir, t->bp->files, t->bp->nfiles, NULL) < 0) {
+        return co_error_wrap("Blueprint \"%s\"", t->ref);
+    }
+    return 0;
 }
 
 /*
@@ -857,7 +735,7 @@ int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err)
             rc = co_error_wrap("%s", blueprint_file);
         }
         if (rc == 0) {
-            dir = bt.root;
+            dir = bt.dir;
             source = co_xasprintf("%s: Blueprint \"%s\"", blueprint_file, bt.ref);
         }
     } else {

@@ -546,8 +546,9 @@ void co_blueprint_version_free(co_blueprint_version *v)
  * ------------------------------------------------------------------------------------------- */
 
 /* Creates the directories of @p rel (a clean relative path) below the directory @p root_fd and
- * returns a descriptor of the last one (the file's parent), or -1 with errno set. Symlinks are
- * never followed: only what was created here, or plain directories, are entered. */
+ * returns a descriptor of the last one (the file's parent), or -1 with errno set and *base just
+ * past the directory that could not be made or entered. Symlinks are never followed: only what
+ * was created here, or plain directories, are entered. */
 static int open_parent(int root_fd, const char *rel, const char **base)
 {
     int fd = dup(root_fd);
@@ -559,6 +560,7 @@ static int open_parent(int root_fd, const char *rel, const char **base)
             int e = errno;
             free(name);
             close(fd);
+            *base = slash + 1;
             errno = e;
             return -1;
         }
@@ -597,15 +599,27 @@ int co_blueprint_write_files(const char *dir,
     }
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) {
-        const char *base = NULL;
-        int parent = open_parent(root, files[i].path, &base);
+        const char *path = files[i].path;
+        const char *base = path;
+        int parent = open_parent(root, path, &base);
         if (parent < 0) {
-            rc = co_error_set_os(CO_EINVALID, "writing %.300s", files[i].path);
+            int dir_len = (int)(base - path) - 1;
+            rc = errno == ENOTDIR && dir_len > 0
+                     ? co_error_set(CO_EINVALID,
+                                    "spec.files[%.300s]: %.*s is a file of the Blueprint too, "
+                                    "not a directory",
+                                    path, dir_len, path)
+                     : co_error_set_os(CO_EINVALID, "writing %.300s", path);
             break;
         }
         int fd = openat(parent, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0) {
-            rc = co_error_set_os(CO_EINVALID, "writing %.300s", files[i].path);
+            rc = errno == EEXIST || errno == EISDIR
+                     ? co_error_set(CO_EINVALID,
+                                    "spec.files[%.300s]: a directory of the Blueprint too, not "
+                                    "a file",
+                                    path)
+                     : co_error_set_os(CO_EINVALID, "writing %.300s", path);
         } else {
             size_t off = 0;
             while (off < files[i].len) {
