@@ -780,3 +780,60 @@ done:
     json_object_put(hinted);
     return rc;
 }
+
+/* A condition message as shown in "(currently False: ...)": at most 256 bytes. */
+static char *short_message(const char *status, const char *message)
+{
+    if (!message || !*message) {
+        return co_xstrdup(status);
+    }
+    return co_xasprintf("%s: %.256s", status, message);
+}
+
+void ctl_condition_met(bool *met,
+                       char **currently,
+                       const struct json_object *obj,
+                       const char *type,
+                       const char *hint_key,
+                       int64_t now_unix)
+{
+    *met = false;
+    *currently = NULL;
+    if (!obj) {
+        *currently = co_xstrdup("not found");
+        return;
+    }
+    struct json_object *conds = co_json_get(obj, "status", "conditions", NULL);
+    size_t n =
+        conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *c = json_object_array_get_idx(conds, i);
+        const char *t = co_json_str(c, "type", NULL);
+        if (!t || strcmp(t, type) != 0) {
+            continue;
+        }
+        const char *st = co_json_str(c, "status", NULL);
+        if (st && strcmp(st, "True") == 0) {
+            *met = true;
+            return;
+        }
+        *currently = short_message(st ? st : "Unknown", co_json_str(c, "message", NULL));
+        return;
+    }
+    if (strcmp(type, "Ready") != 0) {
+        *currently = co_xstrdup("absent");
+        return;
+    }
+    ctl_health h = CTL_HEALTH_UNKNOWN;
+    const char *msg = NULL;
+    if (ctl_health_compute(&h, &msg, obj, hint_key, now_unix) < 0) {
+        *currently = short_message("Unknown", co_error_last());
+        co_error_clear();
+        return;
+    }
+    if (h == CTL_HEALTH_CURRENT) {
+        *met = true;
+        return;
+    }
+    *currently = short_message(ctl_health_name(h), msg);
+}

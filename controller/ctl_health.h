@@ -12,6 +12,7 @@
 #ifndef CTL_HEALTH_H
 #define CTL_HEALTH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "co/util/common.h"
@@ -47,6 +48,25 @@ CO_MUST_CHECK int ctl_health_compute(ctl_health *out,
                                      const struct json_object *obj,
                                      const char *hint_key,
                                      int64_t now_unix);
+
+/**
+ * Whether the live object @p obj satisfies a prerequisite or guard (docs/lifecycle.md,
+ * "Conditions of other objects"): its condition @p type has status "True". An object without
+ * such a condition satisfies the default type "Ready" when ctl_health_compute() judges it
+ * Current (so that a Deployment or a ConfigMap can be waited for too); any other absent type is
+ * not met.
+ * @param obj the live object; NULL = not found (not met)
+ * @param[out] met whether the condition holds
+ * @param[out] currently when not met, what holds instead, for a message "(currently %s)":
+ *         `False: <the condition's message>`, `InProgress: <why>`, `absent`, `not found`
+ *         (free()); NULL when met
+ */
+void ctl_condition_met(bool *met,
+                       char **currently,
+                       const struct json_object *obj,
+                       const char *type,
+                       const char *hint_key,
+                       int64_t now_unix);
 
 /**
  * Normalises @p in to kebab case exactly like Go's strcase.ToKebab (iancoleman/strcase):

@@ -109,6 +109,30 @@ typedef enum co_missing_namespaces_policy {
 #define CO_COMPONENT_DEFAULT_DELETE             CO_DELETE_DELETE
 #define CO_COMPONENT_DEFAULT_MISSING_NAMESPACES CO_MISSING_NAMESPACES_CREATE
 
+/** An optional boolean whose absence means something other than false (spec.enabled,
+ * spec.managed: absent = true). */
+typedef enum co_opt_bool {
+    CO_OPT_UNSET = 0, /**< absent */
+    CO_OPT_TRUE = 1,  /**< true */
+    CO_OPT_FALSE = 2, /**< false */
+} co_opt_bool;
+
+/** spec.suspendMode (docs/lifecycle.md, "Suspension that scales down") */
+typedef enum co_suspend_mode {
+    CO_SUSPEND_MODE_UNSET = 0,      /**< not set (= Pause) */
+    CO_SUSPEND_MODE_PAUSE = 1,      /**< "Pause": reconciliation stops, objects stay as they are */
+    CO_SUSPEND_MODE_SCALE_DOWN = 2, /**< "ScaleDown": workloads go to 0, CronJobs suspended */
+} co_suspend_mode;
+
+/** spec.prerequisites[]: a condition of another object (docs/lifecycle.md, "Prerequisites"). */
+typedef struct co_prerequisite {
+    char *api_version;    /**< apiVersion of the object ("v1", "apps/v1") */
+    char *kind;           /**< kind */
+    char *ns;             /**< namespace; NULL = the Component's (ignored for cluster scope) */
+    char *name;           /**< name */
+    char *condition_type; /**< condition type; NULL = "Ready" */
+} co_prerequisite;
+
 /** Which field of spec.sourceRef.git.ref is set. */
 typedef enum co_git_ref_kind {
     CO_GIT_REF_NONE = 0,   /**< none */
@@ -242,6 +266,13 @@ typedef struct co_component_spec {
     size_t n_images;
     co_object_ref *dependencies; /**< dependencies (namespace as written, may be NULL) */
     size_t n_dependencies;
+    /* lifecycle controls (docs/lifecycle.md) */
+    co_opt_bool enabled;            /**< spec.enabled; false = Disabled */
+    co_opt_bool managed;            /**< spec.managed; false = Unmanaged */
+    co_duration_field grace_period; /**< spec.gracePeriod */
+    co_suspend_mode suspend_mode;   /**< spec.suspendMode */
+    co_prerequisite *prerequisites; /**< spec.prerequisites */
+    size_t n_prerequisites;
 } co_component_spec;
 
 /** status.conditions[] */
@@ -271,6 +302,7 @@ typedef struct co_inventory_item {
     char *phase;           /**< phase, NULL = unset */
     char *status;          /**< kstatus value, NULL = unset */
     char *last_applied_at; /**< RFC 3339, NULL = unset */
+    char *mode;            /**< "read-only", "delete-only"; NULL = managed */
 } co_inventory_item;
 
 /** status (docs/behaviour.md, "Status") */
@@ -282,7 +314,9 @@ typedef struct co_component_status {
     int64_t revision;
     co_condition *conditions;
     size_t n_conditions;
-    char *state; /**< Ready, Pending, Processing, DeletionPending, Deleting, Error; NULL = unset */
+    /** Ready, Pending, Processing, DeletionPending, Deleting, Error, Warning, Unmanaged;
+     * NULL = unset */
+    char *state;
     co_inventory_item *inventory;
     size_t n_inventory;
     int has_source_ref;                                       /**< status.sourceRef given */
@@ -290,6 +324,10 @@ typedef struct co_component_status {
     char *source_digest;                                      /**< status.sourceRef.digest */
     char *last_attempted_digest, *last_attempted_revision;
     char *last_applied_digest, *last_applied_revision;
+    /** since when gating dependents of a Ready Component have been unready (grace period) */
+    char *unready_since;
+    char *last_operation;      /**< status.lastOperation.operation, NULL = unset */
+    char *last_operation_time; /**< status.lastOperation.lastUpdateTime */
 } co_component_status;
 
 /** A parsed Component (always in the v1alpha1 layout). */
@@ -341,6 +379,11 @@ co_api_version co_component_version_jv(const struct co_jv *obj);
 
 /** "core.cs.sap.com/v1alpha1" / "core.cs.sap.com/v1beta1" (NULL for CO_API_UNKNOWN). */
 const char *co_api_version_string(co_api_version version);
+
+/** "Pause", "ScaleDown"; NULL for CO_SUSPEND_MODE_UNSET. */
+const char *co_suspend_mode_name(co_suspend_mode m);
+/** Parses a suspendMode; CO_SUSPEND_MODE_UNSET when @p s is NULL or unknown. */
+co_suspend_mode co_suspend_mode_parse(const char *s);
 
 /** Enum value names as written in the API ("IfUnowned", ..., and the annotation-only
  * "OrphanOnApply", "OrphanOnDelete"); NULL for *_UNSET and values out of range. */
@@ -448,6 +491,14 @@ int64_t co_component_retry_ns(const co_component *c);
 int64_t co_component_timeout_ns(const co_component *c);
 /** spec.reapplyInterval if > 0, else 60m. */
 int64_t co_component_reapply_ns(const co_component *c);
+/** spec.gracePeriod (0 = none: unready dependents count at once, as without the field). */
+int64_t co_component_grace_ns(const co_component *c);
+/** Whether spec.enabled is not false. */
+bool co_component_enabled(const co_component *c);
+/** Whether spec.managed is not false. */
+bool co_component_managed(const co_component *c);
+/** spec.suspendMode, CO_SUSPEND_MODE_PAUSE when unset. */
+co_suspend_mode co_component_suspend_mode(const co_component *c);
 /** Effective policies (the built-in default when unset). */
 co_adoption_policy co_component_adoption_policy(const co_component *c);
 co_update_policy co_component_update_policy(const co_component *c);

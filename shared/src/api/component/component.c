@@ -29,6 +29,7 @@ static const char *const delete_names[] = {NULL, "Delete", "Orphan", "OrphanOnAp
 /* the values spec.deletePolicy takes: the others belong to the object annotation */
 #define SPEC_DELETE_NAMES 3
 static const char *const missing_ns_names[] = {NULL, "DoNotCreate", "Create"};
+static const char *const suspend_mode_names[] = {NULL, "Pause", "ScaleDown"};
 
 static const char *enum_name(const char *const *names, size_t n, int v)
 {
@@ -86,6 +87,16 @@ co_missing_namespaces_policy co_missing_namespaces_policy_parse(const char *s)
                                                     CO_ARRAY_SIZE(missing_ns_names), s);
 }
 
+const char *co_suspend_mode_name(co_suspend_mode m)
+{
+    return enum_name(suspend_mode_names, CO_ARRAY_SIZE(suspend_mode_names), (int)m);
+}
+
+co_suspend_mode co_suspend_mode_parse(const char *s)
+{
+    return (co_suspend_mode)enum_parse(suspend_mode_names, CO_ARRAY_SIZE(suspend_mode_names), s);
+}
+
 bool co_component_is_service_account_name(const char *s)
 {
     return s && s[0] && co_name__is_dns_subdomain(s);
@@ -136,6 +147,15 @@ co_api_version co_component_version_jv(const co_jv *obj)
 static char *dup_str(const json_object *obj, const char *key)
 {
     return co_xstrdup(co_json_str(obj, key, NULL));
+}
+
+static co_opt_bool get_opt_bool(const json_object *obj, const char *key)
+{
+    json_object *v = co_json__member(obj, key);
+    if (!v || !json_object_is_type(v, json_type_boolean)) {
+        return CO_OPT_UNSET;
+    }
+    return json_object_get_boolean(v) ? CO_OPT_TRUE : CO_OPT_FALSE;
 }
 
 static int get_bool(const json_object *obj, const char *key)
@@ -369,6 +389,25 @@ static void read_spec(co_component_spec *s, const json_object *spec)
         }
         read_ref(&s->dependencies[s->n_dependencies++], item);
     }
+
+    s->enabled = get_opt_bool(spec, "enabled");
+    s->managed = get_opt_bool(spec, "managed");
+    read_duration(&s->grace_period, spec, "gracePeriod");
+    s->suspend_mode = co_suspend_mode_parse(co_json_str(spec, "suspendMode", NULL));
+    n = array_at(&arr, spec, "prerequisites");
+    s->prerequisites = co_xcalloc(n ? n : 1, sizeof(co_prerequisite));
+    for (size_t i = 0; i < n; i++) {
+        json_object *item = item_at(arr, i);
+        if (!item) {
+            continue;
+        }
+        co_prerequisite *pr = &s->prerequisites[s->n_prerequisites++];
+        pr->api_version = dup_str(item, "apiVersion");
+        pr->kind = dup_str(item, "kind");
+        pr->ns = dup_str(item, "namespace");
+        pr->name = dup_str(item, "name");
+        pr->condition_type = dup_str(item, "conditionType");
+    }
 }
 
 /* @p inventory: the status's inventory in either form (co_component_inventory_get()). */
@@ -436,6 +475,7 @@ static void read_status(co_component_status *st, const json_object *status, json
         it->phase = dup_str(item, "phase");
         it->status = dup_str(item, "status");
         it->last_applied_at = dup_str(item, "lastAppliedAt");
+        it->mode = dup_str(item, "mode");
     }
     json_object *sr = co_json__member(status, "sourceRef");
     if (sr) {
@@ -450,6 +490,10 @@ static void read_status(co_component_status *st, const json_object *status, json
     st->last_attempted_revision = dup_str(status, "lastAttemptedRevision");
     st->last_applied_digest = dup_str(status, "lastAppliedDigest");
     st->last_applied_revision = dup_str(status, "lastAppliedRevision");
+    st->unready_since = dup_str(status, "unreadySince");
+    json_object *lo = co_json__member(status, "lastOperation");
+    st->last_operation = dup_str(lo, "operation");
+    st->last_operation_time = dup_str(lo, "lastUpdateTime");
 }
 
 static const co_schema string_map_schema = {.type = CO_SCHEMA_STRING_MAP};
@@ -672,6 +716,16 @@ static void free_spec(co_component_spec *s)
         free(s->dependencies[i].name);
     }
     free(s->dependencies);
+    free(s->grace_period.text);
+    for (size_t i = 0; i < s->n_prerequisites; i++) {
+        co_prerequisite *pr = &s->prerequisites[i];
+        free(pr->api_version);
+        free(pr->kind);
+        free(pr->ns);
+        free(pr->name);
+        free(pr->condition_type);
+    }
+    free(s->prerequisites);
 }
 
 static void free_status(co_component_status *st)
@@ -712,6 +766,7 @@ static void free_status(co_component_status *st)
         free(it->phase);
         free(it->status);
         free(it->last_applied_at);
+        free(it->mode);
     }
     free(st->inventory);
     free(st->artifact_url);
@@ -722,6 +777,9 @@ static void free_status(co_component_status *st)
     free(st->last_attempted_revision);
     free(st->last_applied_digest);
     free(st->last_applied_revision);
+    free(st->unready_since);
+    free(st->last_operation);
+    free(st->last_operation_time);
 }
 
 void co_component_free(co_component *c)
@@ -760,6 +818,13 @@ static void put_true(json_object *o, const char *key, int v)
 {
     if (v) {
         json_object_object_add(o, key, json_object_new_boolean(1));
+    }
+}
+
+static void put_opt_bool(json_object *o, const char *key, co_opt_bool v)
+{
+    if (v != CO_OPT_UNSET) {
+        json_object_object_add(o, key, json_object_new_boolean(v == CO_OPT_TRUE));
     }
 }
 
@@ -954,6 +1019,22 @@ static json_object *spec_json(const co_component_spec *s)
         json_object_array_add(a, ref_json(&s->dependencies[i]));
     }
     put_arr(o, "dependencies", a);
+    put_opt_bool(o, "enabled", s->enabled);
+    put_opt_bool(o, "managed", s->managed);
+    put_str(o, "gracePeriod", s->grace_period.text);
+    put_str(o, "suspendMode", co_suspend_mode_name(s->suspend_mode));
+    a = json_object_new_array();
+    for (size_t i = 0; i < s->n_prerequisites; i++) {
+        const co_prerequisite *pr = &s->prerequisites[i];
+        json_object *po = json_object_new_object();
+        put_str(po, "apiVersion", pr->api_version);
+        put_str(po, "kind", pr->kind);
+        put_str(po, "namespace", pr->ns);
+        put_str(po, "name", pr->name);
+        put_str(po, "conditionType", pr->condition_type);
+        json_object_array_add(a, po);
+    }
+    put_arr(o, "prerequisites", a);
     return o;
 }
 
@@ -1010,6 +1091,7 @@ static json_object *status_json(const co_component_status *st)
         put_str(io, "phase", it->phase);
         put_str(io, "status", it->status);
         put_str(io, "lastAppliedAt", it->last_applied_at);
+        put_str(io, "mode", it->mode);
         json_object_array_add(a, io);
     }
     put_arr(o, "inventory", a);
@@ -1027,6 +1109,13 @@ static json_object *status_json(const co_component_status *st)
     put_str(o, "lastAttemptedRevision", st->last_attempted_revision);
     put_str(o, "lastAppliedDigest", st->last_applied_digest);
     put_str(o, "lastAppliedRevision", st->last_applied_revision);
+    put_str(o, "unreadySince", st->unready_since);
+    if (st->last_operation || st->last_operation_time) {
+        json_object *lo = json_object_new_object();
+        put_str(lo, "operation", st->last_operation);
+        put_str(lo, "lastUpdateTime", st->last_operation_time);
+        json_object_object_add(o, "lastOperation", lo);
+    }
     return o;
 }
 
@@ -1121,6 +1210,26 @@ int64_t co_component_reapply_ns(const co_component *c)
 {
     return c->spec.reapply_interval.ns > 0 ? c->spec.reapply_interval.ns
                                            : CO_COMPONENT_DEFAULT_REAPPLY_NS;
+}
+
+int64_t co_component_grace_ns(const co_component *c)
+{
+    return c->spec.grace_period.ns > 0 ? c->spec.grace_period.ns : 0;
+}
+
+bool co_component_enabled(const co_component *c)
+{
+    return c->spec.enabled != CO_OPT_FALSE;
+}
+
+bool co_component_managed(const co_component *c)
+{
+    return c->spec.managed != CO_OPT_FALSE;
+}
+
+co_suspend_mode co_component_suspend_mode(const co_component *c)
+{
+    return c->spec.suspend_mode ? c->spec.suspend_mode : CO_SUSPEND_MODE_PAUSE;
 }
 
 co_adoption_policy co_component_adoption_policy(const co_component *c)

@@ -326,6 +326,42 @@ static const co_schema spec_fields[] = {
                                          "Namespace of that Component; defaults to "
                                          "this Component's namespace."),
                                      STR_REQ("name", "Name of that Component.")))},
+    BOOL("enabled",
+         "Whether the component is installed. false deletes every dependent object (delete "
+         "policies and waves honoured) and keeps the Component, Ready with reason Disabled; "
+         "true again reinstalls. Default true."),
+    BOOL("managed",
+         "Whether the controller manages the dependent objects. false releases them: they stay "
+         "as they are, without this Component's owner marks, the inventory is cleared and the "
+         "state is Unmanaged; deleting an unmanaged Component deletes nothing else. Default "
+         "true."),
+    DUR("gracePeriod",
+        "Once Ready, how long dependents may be unready before the Component reports Degraded "
+        "(state Warning) or Down (state Error), as a Go duration. Unset: at once, as before."),
+    {.name = "suspendMode",
+     .type = CO_SCHEMA_STRING,
+     .description = "What suspend does. Pause stops reconciling (default); ScaleDown also scales "
+                    "Deployments and StatefulSets to 0 replicas and suspends CronJobs, restoring "
+                    "them on resume.",
+     .enums = NAMES("Pause", "ScaleDown")},
+    {.name = "prerequisites",
+     .type = CO_SCHEMA_ARRAY,
+     .description = "Conditions of other objects that must hold before the first install; "
+                    "checked in order until the Component first proceeds, never again.",
+     .max_items = CO_MAX_SPEC_LIST_ITEMS,
+     .items = ITEMS(.type = CO_SCHEMA_OBJECT,
+                    .description = "A condition of an object.",
+                    .fields = FIELDS(STR_REQ("apiVersion",
+                                             "API version of the object, for "
+                                             "example apps/v1."),
+                                     STR_REQ("kind", "Kind of the object."),
+                                     STR("namespace",
+                                         "Namespace of the object; defaults to the Component's "
+                                         "namespace (ignored for cluster-scoped kinds)."),
+                                     STR_REQ("name", "Name of the object."),
+                                     STR_NONEMPTY("conditionType",
+                                                  "Condition that must be True. Default "
+                                                  "Ready.")))},
     {NULL},
 };
 
@@ -373,7 +409,14 @@ static const co_schema status_fields[] = {
     {.name = "state",
      .type = CO_SCHEMA_STRING,
      .description = "State of the Component.",
-     .enums = NAMES("Ready", "Pending", "Processing", "DeletionPending", "Deleting", "Error")},
+     .enums = NAMES("Ready",
+                    "Pending",
+                    "Processing",
+                    "DeletionPending",
+                    "Deleting",
+                    "Error",
+                    "Warning",
+                    "Unmanaged")},
     {.name = "inventory",
      .type = CO_SCHEMA_ARRAY,
      .description = "The dependent objects managed by this Component.",
@@ -445,7 +488,10 @@ static const co_schema status_fields[] = {
                     .description = "Digest of the last applied manifest; empty once obsolete."},
                    STR("phase", "Lifecycle phase, for example Ready or Deleting."),
                    STR("status", "Last observed readiness (kstatus), for example Current."),
-                   TIME("lastAppliedAt", "When the object was last created or updated.")))},
+                   TIME("lastAppliedAt", "When the object was last created or updated."),
+                   STR("mode",
+                       "read-only or delete-only when the object's mode annotation says so; "
+                       "unset for managed objects.")))},
     {.name = "packedInventory",
      .type = CO_SCHEMA_OBJECT,
      .description = "The inventory of a Component whose list would be too large to store as it "
@@ -488,6 +534,14 @@ static const co_schema status_fields[] = {
     STR("lastAttemptedRevision", "Artifact revision of the last apply attempt."),
     STR("lastAppliedDigest", "Artifact digest of the last successful apply."),
     STR("lastAppliedRevision", "Artifact revision of the last successful apply."),
+    TIME("unreadySince",
+         "Since when gating dependents of a Ready Component have been unready (the grace "
+         "period counts from here)."),
+    {.name = "lastOperation",
+     .type = CO_SCHEMA_OBJECT,
+     .description = "The last thing the controller did, and when.",
+     .fields =
+         FIELDS(STR("operation", "What was done or is awaited."), TIME("lastUpdateTime", "When."))},
     {NULL},
 };
 
@@ -538,6 +592,7 @@ const co_component_move co_component__moves[] = {
     {"retryInterval", "intervals", "retry"},
     {"timeout", "intervals", "timeout"},
     {"reapplyInterval", "intervals", "reapply"},
+    {"gracePeriod", "intervals", "grace"},
 };
 const size_t co_component__nmoves = CO_ARRAY_SIZE(co_component__moves);
 
