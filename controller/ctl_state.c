@@ -51,7 +51,8 @@ void ctl_state_set(co_component_status *status,
                    int64_t now_ns)
 {
     const char *cstatus = "Unknown";
-    if (strcmp(state, CTL_STATE_READY) == 0) {
+    if (strcmp(state, CTL_STATE_READY) == 0 || strcmp(state, CTL_STATE_WARNING) == 0 ||
+        strcmp(state, CTL_STATE_UNMANAGED) == 0) {
         cstatus = "True";
     } else if (strcmp(state, CTL_STATE_ERROR) == 0) {
         cstatus = "False";
@@ -124,14 +125,18 @@ bool ctl_state_component_ready(const struct json_object *component)
         return false;
     }
     struct json_object *status = co_json_get(component, "status", NULL);
-    return observed == gen && strcmp(ctl_state_get(status), CTL_STATE_READY) == 0;
+    const char *state = ctl_state_get(status);
+    return observed == gen &&
+           (strcmp(state, CTL_STATE_READY) == 0 || strcmp(state, CTL_STATE_WARNING) == 0);
 }
 
 bool ctl_state_ready(const co_component *component)
 {
     return component->has_status &&
            component->status.observed_generation == component->generation &&
-           component->status.state && strcmp(component->status.state, CTL_STATE_READY) == 0;
+           component->status.state &&
+           (strcmp(component->status.state, CTL_STATE_READY) == 0 ||
+            strcmp(component->status.state, CTL_STATE_WARNING) == 0);
 }
 
 /* ---- backoff ------------------------------------------------------------------------------- */

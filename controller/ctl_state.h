@@ -29,6 +29,9 @@ struct json_object;
 #define CTL_STATE_DELETION_PENDING "DeletionPending"
 #define CTL_STATE_DELETING         "Deleting"
 #define CTL_STATE_ERROR            "Error"
+/* Ours (docs/lifecycle.md): working but needing attention; released dependents. */
+#define CTL_STATE_WARNING   "Warning"
+#define CTL_STATE_UNMANAGED "Unmanaged"
 
 /* Reasons of the Ready condition. */
 #define CTL_REASON_SUSPENDED           "Suspended"
@@ -45,6 +48,16 @@ struct json_object;
 #define CTL_REASON_POLICY_VIOLATION "PolicyViolation"
 /** The Component fails the webhook's validation (the webhook was bypassed). */
 #define CTL_REASON_INVALID_SPEC "InvalidSpec"
+/* Lifecycle controls (docs/lifecycle.md). */
+#define CTL_REASON_FIRST_SEEN           "FirstSeen"
+#define CTL_REASON_DISABLED             "Disabled"
+#define CTL_REASON_UNMANAGED            "Unmanaged"
+#define CTL_REASON_DEGRADED             "Degraded"
+#define CTL_REASON_DOWN                 "Down"
+#define CTL_REASON_PENDING_SUSPENSION   "PendingSuspension"
+#define CTL_REASON_SUSPENDING           "Suspending"
+#define CTL_REASON_BLOCKED              "Blocked"
+#define CTL_REASON_PREREQUISITE_NOT_MET "PrerequisiteNotMet"
 
 /* Messages, verbatim from the Go framework (spelling included). */
 #define CTL_MSG_SUSPENDED "Reconciliation is suspended"
@@ -59,7 +72,8 @@ struct json_object;
 
 /**
  * Sets status.state and rewrites the single Ready condition of @p status (docs/behaviour.md, "Ready
- * condition"): Ready → "True", Error → "False", anything else → "Unknown". lastTransitionTime
+ * condition"): Ready, Warning and Unmanaged → "True", Error → "False", anything else →
+ * "Unknown". lastTransitionTime
  * becomes @p now_ns only when the condition is new or its status value changes. Other conditions
  * are dropped (the framework keeps only Ready). @p message may be NULL ("").
  */
@@ -85,7 +99,8 @@ char *ctl_capitalise(const char *msg);
 int64_t ctl_jitter(int64_t delay_ns, uint64_t rnd);
 
 /** Whether a Component object is Ready in the sense of the dependency gate (docs/behaviour.md,
- * "Dependencies"): status.observedGeneration == metadata.generation and status.state == Ready. */
+ * "Dependencies"): status.observedGeneration == metadata.generation and status.state is Ready or
+ * Warning (working, needing attention; docs/lifecycle.md). */
 bool ctl_state_component_ready(const struct json_object *component);
 
 /** ctl_state_component_ready() of a parsed Component. */
