@@ -346,6 +346,11 @@ static void test_component__validate_rejects_non_objects(void **state)
  * Defaulting
  * ------------------------------------------------------------------------------------------- */
 
+static co_opt_bool opt_bool_of(json_object *v)
+{
+    return !v ? CO_OPT_UNSET : json_object_get_boolean(v) ? CO_OPT_TRUE : CO_OPT_FALSE;
+}
+
 static void test_component__defaults_fixtures(void **state)
 {
     (void)state;
@@ -369,6 +374,11 @@ static void test_component__defaults_fixtures(void **state)
             json_object_get_string(co_json_get(pd, "missingNamespacesPolicy", NULL)));
         d.service_account_name =
             json_object_get_string(co_json_get(pd, "serviceAccountName", NULL));
+        d.enabled = opt_bool_of(co_json_get(pd, "enabled", NULL));
+        d.managed = opt_bool_of(co_json_get(pd, "managed", NULL));
+        d.grace_period = json_object_get_string(co_json_get(pd, "gracePeriod", NULL));
+        d.suspend_mode =
+            co_suspend_mode_parse(json_object_get_string(co_json_get(pd, "suspendMode", NULL)));
         const char *ns = nsv ? json_object_get_string(nsv) : NULL;
 
         json_object *out = NULL;

@@ -50,7 +50,7 @@ void co_prerequisite_dispose(co_prerequisite *p)
 }
 
 /* `v1` or `group/version`: a DNS subdomain, a slash, a DNS label; or a DNS label alone. */
-static bool api_version_ok(const char *s)
+bool co_lifecycle_is_api_version(const char *s)
 {
     const char *slash = strchr(s, '/');
     if (!slash) {
@@ -66,7 +66,7 @@ static bool api_version_ok(const char *s)
 }
 
 /* A kind: a letter, then letters and digits (Go identifiers as the API server accepts them). */
-static bool kind_ok(const char *s)
+bool co_lifecycle_is_kind(const char *s)
 {
     if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z'))) {
         return false;
@@ -81,7 +81,7 @@ static bool kind_ok(const char *s)
 }
 
 /* A condition type: a qualified name as metav1.Condition allows (prefix/name or name). */
-static bool condition_type_ok(const char *s)
+bool co_lifecycle_is_condition_type(const char *s)
 {
     const char *name = strrchr(s, '/');
     if (name) {
@@ -135,12 +135,12 @@ int co_guard_parse(co_prerequisite *out, const char *text)
                           "guard \"%.128s\": expected \"<apiVersion> <Kind> [<namespace>/]<name> "
                           "[<conditionType>]\"",
                           text);
-    } else if (!api_version_ok(fields[0])) {
+    } else if (!co_lifecycle_is_api_version(fields[0])) {
         rc = co_error_set(CO_EINVALID, "guard: apiVersion \"%.128s\" is not v1 or group/version",
                           fields[0]);
-    } else if (!kind_ok(fields[1])) {
+    } else if (!co_lifecycle_is_kind(fields[1])) {
         rc = co_error_set(CO_EINVALID, "guard: kind \"%.128s\" is not a kind name", fields[1]);
-    } else if (n == 4 && !condition_type_ok(fields[3])) {
+    } else if (n == 4 && !co_lifecycle_is_condition_type(fields[3])) {
         rc = co_error_set(CO_EINVALID, "guard: condition type \"%.128s\" is not a qualified name",
                           fields[3]);
     }

@@ -363,6 +363,11 @@ typedef struct co_component_defaults {
     co_delete_policy delete_policy;
     co_missing_namespaces_policy missing_namespaces_policy;
     const char *service_account_name;
+    /* lifecycle controls (docs/lifecycle.md, "Validation and policies") */
+    co_opt_bool enabled;          /**< spec.enabled */
+    co_opt_bool managed;          /**< spec.managed */
+    const char *grace_period;     /**< spec.gracePeriod (v1beta1 spec.intervals.grace) */
+    co_suspend_mode suspend_mode; /**< spec.suspendMode */
 } co_component_defaults;
 
 /** Validation flag: do not report unknown fields. */
@@ -520,10 +525,13 @@ bool co_component_has_finalizer(const co_component *c, const char *name);
 /**
  * Returns a defaulted deep copy of @p obj (either version, fields in that version's layout).
  * Unset means absent or null. In this order:
- * - from @p defaults (ComponentPolicies): intervals, policies, serviceAccountName;
+ * - from @p defaults (ComponentPolicies): intervals, policies, serviceAccountName, enabled,
+ *   managed, gracePeriod, suspendMode;
  * - the built-in constants: requeueInterval "10m", adoptionPolicy IfUnowned, updatePolicy
  *   SsaOverride, deletePolicy Delete, missingNamespacesPolicy Create;
- * - dependencies[].namespace (absent, null or "") = the Component's namespace.
+ * - dependencies[].namespace (absent, null or "") = the Component's namespace;
+ * - prerequisites[].conditionType = "Ready" (their namespace is never defaulted: for a
+ *   cluster-scoped kind there is none).
  * retryInterval and timeout are never derived here (only a policy default sets them): unset,
  * they follow the effective requeue interval at reconcile time (co_component_retry_ns(),
  * co_component_timeout_ns()), also after requeueInterval changes.

@@ -60,6 +60,17 @@ CO_MUST_CHECK int co_object_mode_parse(co_object_mode *out, const char *value);
  */
 CO_MUST_CHECK int co_guard_parse(co_prerequisite *out, const char *text);
 
+/** Whether @p s is an apiVersion: `v1` (a DNS label) or `group/version` (a DNS subdomain, a
+ * slash, a DNS label). */
+bool co_lifecycle_is_api_version(const char *s);
+
+/** Whether @p s is a kind name: a letter, then letters and digits, at most 63. */
+bool co_lifecycle_is_kind(const char *s);
+
+/** Whether @p s is a condition type: a qualified name (`[prefix/]name`, the prefix a DNS
+ * subdomain, the name at most 316 characters of alphanumerics and inner '-', '_', '.'). */
+bool co_lifecycle_is_condition_type(const char *s);
+
 /** Frees the strings of @p p (not @p p itself). */
 void co_prerequisite_dispose(co_prerequisite *p);
 

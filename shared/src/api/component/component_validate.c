@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/lifecycle.h"
 #include "co/json/json.h"
 #include "co/util/caps.h"
 #include "co/util/error.h"
@@ -36,6 +37,31 @@ static void default_str(json_object *obj, const char *key, const char *value)
     }
 }
 
+static void default_bool(json_object *obj, const char *key, co_opt_bool value)
+{
+    if (value != CO_OPT_UNSET && unset(obj, key)) {
+        json_object_object_add(obj, key, json_object_new_boolean(value == CO_OPT_TRUE));
+    }
+}
+
+/* prerequisites[].conditionType: "Ready". The namespace stays as written: absent means the
+ * Component's namespace for namespaced kinds and nothing for cluster-scoped ones, which only
+ * the target cluster knows. */
+static void default_prerequisites(json_object *spec)
+{
+    json_object *pre = co_json__member(spec, "prerequisites");
+    if (!pre || !json_object_is_type(pre, json_type_array)) {
+        return;
+    }
+    size_t n = json_object_array_length(pre);
+    for (size_t i = 0; i < n; i++) {
+        json_object *item = json_object_array_get_idx(pre, i);
+        if (json_object_is_type(item, json_type_object)) {
+            default_str(item, "conditionType", CO_LIFECYCLE_DEFAULT_CONDITION);
+        }
+    }
+}
+
 void co_component__default_spec(struct json_object *spec,
                                 const char *ns,
                                 const co_component_defaults *d)
@@ -54,6 +80,10 @@ void co_component__default_spec(struct json_object *spec,
         default_str(spec, "missingNamespacesPolicy",
                     co_missing_namespaces_policy_name(d->missing_namespaces_policy));
         default_str(spec, "serviceAccountName", d->service_account_name);
+        default_bool(spec, "enabled", d->enabled);
+        default_bool(spec, "managed", d->managed);
+        default_str(spec, "gracePeriod", d->grace_period);
+        default_str(spec, "suspendMode", co_suspend_mode_name(d->suspend_mode));
     }
     /* Only constants are written. retryInterval and timeout derive from the effective
      * requeueInterval when they are read (co_component_retry_ns()); written here they would
@@ -64,6 +94,8 @@ void co_component__default_spec(struct json_object *spec,
     default_str(spec, "deletePolicy", co_delete_policy_name(CO_COMPONENT_DEFAULT_DELETE));
     default_str(spec, "missingNamespacesPolicy",
                 co_missing_namespaces_policy_name(CO_COMPONENT_DEFAULT_MISSING_NAMESPACES));
+
+    default_prerequisites(spec);
 
     json_object *deps = co_json__member(spec, "dependencies");
     if (ns && ns[0] && deps && json_object_is_type(deps, json_type_array)) {
@@ -796,6 +828,90 @@ static void check_dependency(vctx *v, dep_seen *seen, const co_jv *item, const c
     seen->keys[seen->len++] = key;
 }
 
+/* spec.gracePeriod: the schema checks the form; zero would mean no grace period at all, which
+ * leaving the field out says. */
+static void check_grace_period(vctx *v, const co_jv *spec)
+{
+    field_at p = {0};
+    const char *s = str_at(&p, spec, "spec", "gracePeriod");
+    int64_t ns = 0;
+    if (s && co_schema__duration(s, &ns) && ns == 0) {
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be a positive duration");
+    }
+    at_dispose(&p);
+}
+
+/* How two prerequisites are told apart: the namespace resolved as the controller resolves it
+ * for namespaced kinds, the condition type defaulted. */
+static char *prerequisite_key(vctx *v, const co_jv *item)
+{
+    const char *ns = co_jv_str(item, "namespace");
+    const char *ct = co_jv_str(item, "conditionType");
+    const char *api = co_jv_str(item, "apiVersion");
+    const char *kind = co_jv_str(item, "kind");
+    const char *name = co_jv_str(item, "name");
+    if (!ns || !ns[0]) {
+        ns = v->ns;
+    }
+    return co_xasprintf("%s %s %s%s%s %s", api ? api : "", kind ? kind : "", ns ? ns : "",
+                        ns ? "/" : "", name ? name : "",
+                        ct ? ct : CO_LIFECYCLE_DEFAULT_CONDITION);
+}
+
+static void check_prerequisite(vctx *v, dep_seen *seen, const co_jv *item, const char *path)
+{
+    field_at p = {0};
+    const char *s;
+    int bad = 0;
+    if ((s = str_at(&p, item, path, "apiVersion")) && s[0] && !co_lifecycle_is_api_version(s)) {
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be v1 or <group>/<version>, such as apps/v1");
+        bad = 1;
+    }
+    at_dispose(&p);
+    if ((s = str_at(&p, item, path, "kind")) && s[0] && !co_lifecycle_is_kind(s)) {
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be a kind (letters and digits, starting with a letter)");
+        bad = 1;
+    }
+    at_dispose(&p);
+    if ((s = str_at(&p, item, path, "conditionType")) && s[0] &&
+        !co_lifecycle_is_condition_type(s)) {
+        co_field_errors_add_str(v->errs, CO_FIELD_INVALID, at_path(&p), s,
+                                "must be a condition type: letters and digits with inner '-', "
+                                "'_' and '.', optionally prefixed by a DNS subdomain and '/'");
+        bad = 1;
+    }
+    at_dispose(&p);
+    check_name(v, item, path, "namespace", 1);
+    check_name(v, item, path, "name", 0);
+    const char *name = co_jv_str(item, "name");
+    if (bad || !name || !name[0] || !co_jv_str(item, "apiVersion") || !co_jv_str(item, "kind")) {
+        return;
+    }
+    char *key = prerequisite_key(v, item);
+    for (size_t i = 0; i < seen->len; i++) {
+        if (strcmp(seen->keys[i], key) == 0) {
+            co_field_errors_add_str(v->errs, CO_FIELD_DUPLICATE, path, key, NULL);
+            free(key);
+            return;
+        }
+    }
+    seen->keys = co_xreallocarray(seen->keys, seen->len + 1, sizeof(char *));
+    seen->keys[seen->len++] = key;
+}
+
+static void seen_dispose(dep_seen *seen)
+{
+    for (size_t i = 0; i < seen->len; i++) {
+        free(seen->keys[i]);
+    }
+    free(seen->keys);
+    seen->keys = NULL;
+    seen->len = 0;
+}
+
 void co_component__validate_semantics_jv(co_field_errors *errs, const co_jv *obj, const char *ns)
 {
     const co_jv *spec = co_jv__field(obj, "spec");
@@ -843,10 +959,10 @@ void co_component__validate_semantics_jv(co_field_errors *errs, const co_jv *obj
     }
     dep_seen seen = {NULL, 0};
     EACH_ITEM(spec, "spec", "dependencies", check_dependency, &v, &seen);
-    for (size_t i = 0; i < seen.len; i++) {
-        free(seen.keys[i]);
-    }
-    free(seen.keys);
+    seen_dispose(&seen);
+    check_grace_period(&v, spec);
+    EACH_ITEM(spec, "spec", "prerequisites", check_prerequisite, &v, &seen);
+    seen_dispose(&seen);
 }
 
 /* ---------------------------------------------------------------------------------------------
