@@ -175,7 +175,8 @@ static int has_defaults(const co_component_defaults *d)
 {
     return d->requeue_interval || d->retry_interval || d->timeout || d->reapply_interval ||
            d->adoption_policy || d->update_policy || d->delete_policy ||
-           d->missing_namespaces_policy || d->service_account_name;
+           d->missing_namespaces_policy || d->service_account_name || d->enabled || d->managed ||
+           d->grace_period || d->suspend_mode;
 }
 
 /* Merges the applying policies' defaults; conflicts become warnings. Dispose @p pd. */

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "co/util/caps.h"
+#include "co/util/duration.h"
 #include "co/api/component.h"
 #include "co/api/depgraph.h"
 #include "co/json/json.h"
@@ -300,6 +301,11 @@ static void expect_default(json_object *want, const char *key, const char *got)
     assert_string_equal(got, w);
 }
 
+static const char *opt_bool_name(co_opt_bool v)
+{
+    return v == CO_OPT_TRUE ? "true" : v == CO_OPT_FALSE ? "false" : NULL;
+}
+
 static void test_policy__defaults_fixtures(void **state)
 {
     (void)state;
@@ -322,6 +328,10 @@ static void test_policy__defaults_fixtures(void **state)
         expect_default(want, "deletePolicy", co_delete_policy_name(d.defaults.delete_policy));
         expect_default(want, "missingNamespacesPolicy",
                        co_missing_namespaces_policy_name(d.defaults.missing_namespaces_policy));
+        expect_default(want, "enabled", opt_bool_name(d.defaults.enabled));
+        expect_default(want, "managed", opt_bool_name(d.defaults.managed));
+        expect_default(want, "gracePeriod", d.defaults.grace_period);
+        expect_default(want, "suspendMode", co_suspend_mode_name(d.defaults.suspend_mode));
         json_object *warnings = co_json_get(c, "expect", "warnings", NULL);
         assert_int_equal(d.nwarnings, json_object_array_length(warnings));
         for (size_t k = 0; k < d.nwarnings; k++) {
@@ -364,6 +374,62 @@ static void test_policy__defaults_reach_the_component(void **state)
     co_policy_defaults_dispose(&d);
     co_policy_set_free(set);
     json_object_put(c);
+}
+
+/* An admin switches a tenant's optional Components off with defaults.enabled: false; a
+ * Component that says enabled: true itself stays on, and a v1beta1 one gets the grace period
+ * under intervals. */
+static void test_policy__lifecycle_defaults_reach_the_component(void **state)
+{
+    (void)state;
+    json_object *pol = json_tokener_parse(
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+        "\"metadata\":{\"name\":\"optional-off\"},\"spec\":{\"namespaceSelector\":"
+        "{\"matchLabels\":{\"tenant\":\"true\"}},\"defaults\":{\"enabled\":false,"
+        "\"gracePeriod\":\"3m\",\"suspendMode\":\"ScaleDown\"}}}");
+    co_policy_set *set = co_policy_set_new();
+    assert_co_pass(co_policy_set_put(set, pol));
+    json_object *labels = json_tokener_parse("{\"tenant\":\"true\"}");
+    co_policy_request req = {.ns = "t1", .namespace_labels = labels, .username = "u"};
+    co_policy_defaults d;
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    assert_int_equal(d.defaults.enabled, CO_OPT_FALSE);
+    assert_int_equal(d.defaults.managed, CO_OPT_UNSET);
+    static const char *const objects[] = {
+        "{\"apiVersion\":\"core.cs.sap.com/v1beta1\",\"kind\":\"Component\",\"metadata\":"
+        "{\"namespace\":\"t1\",\"name\":\"x\"},\"spec\":{\"source\":{\"fluxGitRepository\":"
+        "{\"name\":\"r\"}}}}",
+        "{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"Component\",\"metadata\":"
+        "{\"namespace\":\"t1\",\"name\":\"y\"},\"spec\":{\"sourceRef\":{\"fluxGitRepository\":"
+        "{\"name\":\"r\"}},\"enabled\":true}}",
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(objects); i++) {
+        json_object *comp = json_tokener_parse(objects[i]);
+        json_object *out = NULL;
+        assert_co_pass(co_component_default(&out, comp, NULL, &d.defaults));
+        co_component *c = NULL;
+        assert_co_pass(co_component_parse(&c, out));
+        assert_int_equal(co_component_enabled(c), i == 1);
+        assert_int_equal(co_component_grace_ns(c), 3 * CO_MINUTE);
+        assert_int_equal(co_component_suspend_mode(c), CO_SUSPEND_MODE_SCALE_DOWN);
+        if (i == 0) {
+            assert_string_equal(str_member(co_json_get(out, "spec", "intervals", NULL), "grace"),
+                                "3m");
+        }
+        co_component_free(c);
+        json_object_put(out);
+        json_object_put(comp);
+    }
+    co_policy_defaults_dispose(&d);
+    /* outside the selected namespaces nothing is defaulted */
+    json_object_object_del(labels, "tenant");
+    assert_co_pass(co_policy_defaults_merge(&d, set, &req));
+    assert_int_equal(d.defaults.enabled, CO_OPT_UNSET);
+    assert_null(d.defaults.grace_period);
+    co_policy_defaults_dispose(&d);
+    json_object_put(labels);
+    co_policy_set_free(set);
+    json_object_put(pol);
 }
 
 /* --- sets ------------------------------------------------------------------------------------ */
@@ -831,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_policy__violation_format),
         cmocka_unit_test(test_policy__defaults_fixtures),
         cmocka_unit_test(test_policy__defaults_reach_the_component),
+        cmocka_unit_test(test_policy__lifecycle_defaults_reach_the_component),
         cmocka_unit_test(test_policy__set_keeps_name_order_and_replaces),
         cmocka_unit_test(test_policy__applies),
         cmocka_unit_test(test_policy__grants_need_one_true_and_no_false),

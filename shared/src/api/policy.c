@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/lifecycle.h"
 #include "co/util/caps.h"
 #include "co/util/duration.h"
 #include "co/util/error.h"
@@ -214,7 +215,28 @@ static const co_schema policy_spec_fields[] = {
                .type = CO_SCHEMA_STRING,
                .enums = NAMES("Deny", "Warn", "Audit"),
                .description = "What a dependency on a Component that does not exist does. "
-                              "Warn when no policy says otherwise."})})},
+                              "Warn when no policy says otherwise."})},
+         {.name = "lifecycle",
+          .type = CO_SCHEMA_OBJECT,
+          .description = "Which lifecycle controls Components may use (docs/lifecycle.md).",
+          .fields = FIELDS(
+              ACTION_FIELD("this rule"),
+              BOOL("allowDisabled", "Allow spec.enabled: false. Default true."),
+              BOOL("requireDisabled",
+                   "Require spec.enabled: false, for namespaces whose Components must stay "
+                   "uninstalled. Default false."),
+              BOOL("allowUnmanaged", "Allow spec.managed: false. Default true."),
+              ENUM_LIST("suspendModes",
+                        "Allowed values of the effective spec.suspendMode (unset is Pause); an "
+                        "absent list allows every value.",
+                        "Pause",
+                        "ScaleDown"),
+              DUR("maxGracePeriod",
+                  "Largest spec.gracePeriod (v1beta1 spec.intervals.grace) allowed; 0s allows "
+                  "none."),
+              BOOL("allowPrerequisites", "Allow spec.prerequisites. Default true."),
+              BOOL("allowSkipReconciliation",
+                   "Allow the skip-reconciliation labels on Components. Default true."))})},
     {.name = "grants",
      .type = CO_SCHEMA_OBJECT,
      .description = "What Components in the selected namespaces may do beyond the safe defaults "
@@ -257,7 +279,17 @@ static const co_schema policy_spec_fields[] = {
                        .description = "Default missing-namespaces policy."},
                       {.name = "serviceAccountName",
                        .type = CO_SCHEMA_STRING,
-                       .description = "Default service account to impersonate."})},
+                       .description = "Default service account to impersonate."},
+                      BOOL("enabled",
+                           "Default spec.enabled; false leaves Components that do not say "
+                           "otherwise uninstalled (Disabled)."),
+                      BOOL("managed", "Default spec.managed."),
+                      DUR("gracePeriod",
+                          "Default spec.gracePeriod (v1beta1 spec.intervals.grace); positive."),
+                      {.name = "suspendMode",
+                       .type = CO_SCHEMA_STRING,
+                       .enums = NAMES("Pause", "ScaleDown"),
+                       .description = "Default spec.suspendMode."})},
     {NULL},
 };
 
@@ -327,6 +359,10 @@ struct co_policy {
     rule_hdr deps;
     int64_t max_deps;                         /* -1 = no bound */
     co_policy_action cycles, missing_targets; /* NONE = not configured */
+    rule_hdr lifecycle;
+    int allow_disabled, require_disabled, allow_unmanaged, allow_prerequisites, allow_skip;
+    unsigned suspend_ok; /* bit per co_suspend_mode; 0 = any */
+    int64_t max_grace;   /* -1 = no bound */
 
     unsigned grants_true, grants_false; /* CO_GRANT_* bits set to true / to false */
 
@@ -335,6 +371,9 @@ struct co_policy {
     co_update_policy d_update;
     co_delete_policy d_delete;
     co_missing_namespaces_policy d_missing;
+    co_opt_bool d_enabled, d_managed;
+    char *d_grace;
+    co_suspend_mode d_suspend;
 };
 
 const char *co_policy_action_name(co_policy_action a)
@@ -363,7 +402,8 @@ const char *co_policy_rule_name(co_policy_rule r)
                                         "policies",
                                         "dependencies",
                                         "dependencies.cycles",
-                                        "dependencies.missingTargets"};
+                                        "dependencies.missingTargets",
+                                        "lifecycle"};
     return (size_t)r < CO_ARRAY_SIZE(names) ? names[r] : "unknown";
 }
 
@@ -416,6 +456,7 @@ void co_policy_free(co_policy *p)
     free(p->d_timeout);
     free(p->d_reapply);
     free(p->d_sa);
+    free(p->d_grace);
     free(p);
 }
 
@@ -487,6 +528,21 @@ static void validate_semantics(co_field_errors *errs, const json_object *spec)
     if (max && json_object_is_type(max, json_type_int) && json_object_get_int64(max) < 0) {
         co_field_errors_add(errs, CO_FIELD_INVALID, "spec.rules.dependencies.maxCount", max,
                             "must be greater than or equal to 0");
+    }
+    const char *grace = co_json_str(spec, "defaults", "gracePeriod", NULL);
+    int64_t grace_ns = 0;
+    if (grace && co_schema__duration(grace, &grace_ns) && grace_ns == 0) {
+        co_field_errors_add_str(errs, CO_FIELD_INVALID, "spec.defaults.gracePeriod", grace,
+                                "must be a positive duration");
+    }
+    json_object *lc = co_json__member(co_json__member(spec, "rules"), "lifecycle");
+    json_object *allow = co_json__member(lc, "allowDisabled");
+    json_object *require = co_json__member(lc, "requireDisabled");
+    if (allow && require && json_object_is_type(allow, json_type_boolean) &&
+        json_object_is_type(require, json_type_boolean) && !json_object_get_boolean(allow) &&
+        json_object_get_boolean(require)) {
+        co_field_errors_add(errs, CO_FIELD_INVALID, "spec.rules.lifecycle.requireDisabled",
+                            require, "may not be true when allowDisabled is false");
     }
     const char *sa = co_json_str(spec, "defaults", "serviceAccountName", NULL);
     if (sa && !co_name__is_dns_subdomain(sa)) {
@@ -594,6 +650,23 @@ static int parse_missing(const char *s)
 {
     return (int)co_missing_namespaces_policy_parse(s);
 }
+static int parse_suspend_mode(const char *s)
+{
+    return (int)co_suspend_mode_parse(s);
+}
+
+/* A boolean rule field: its value, @p dflt when absent. */
+static int bool_at(const json_object *o, const char *key, int dflt)
+{
+    json_object *b = co_json__member(o, key);
+    return b ? json_object_get_boolean(b) : dflt;
+}
+
+static co_opt_bool opt_bool_at(const json_object *o, const char *key)
+{
+    json_object *b = co_json__member(o, key);
+    return !b ? CO_OPT_UNSET : json_object_get_boolean(b) ? CO_OPT_TRUE : CO_OPT_FALSE;
+}
 
 int co_policy_parse(co_policy **out, const struct json_object *obj)
 {
@@ -680,6 +753,16 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
     p->max_deps = max ? json_object_get_int64(max) : -1;
     p->cycles = action_parse(co_json_str(r, "cycles", NULL));
     p->missing_targets = action_parse(co_json_str(r, "missingTargets", NULL));
+    p->lifecycle = rule_of(rules, "lifecycle", &r);
+    p->allow_disabled = bool_at(r, "allowDisabled", 1);
+    p->require_disabled = bool_at(r, "requireDisabled", 0);
+    p->allow_unmanaged = bool_at(r, "allowUnmanaged", 1);
+    p->allow_prerequisites = bool_at(r, "allowPrerequisites", 1);
+    p->allow_skip = bool_at(r, "allowSkipReconciliation", 1);
+    p->suspend_ok = enum_bits(r, "suspendModes", parse_suspend_mode);
+    const char *mg = co_json_str(r, "maxGracePeriod", NULL);
+    int64_t mg_ns = 0;
+    p->max_grace = mg && co_schema__duration(mg, &mg_ns) && mg_ns >= 0 ? mg_ns : -1;
 
     json_object *grants = co_json__member(spec, "grants");
     static const struct {
@@ -708,6 +791,10 @@ int co_policy_parse(co_policy **out, const struct json_object *obj)
     p->d_delete = co_delete_policy_parse(co_json_str(defs, "deletePolicy", NULL));
     p->d_missing =
         co_missing_namespaces_policy_parse(co_json_str(defs, "missingNamespacesPolicy", NULL));
+    p->d_enabled = opt_bool_at(defs, "enabled");
+    p->d_managed = opt_bool_at(defs, "managed");
+    p->d_grace = co_xstrdup(co_json_str(defs, "gracePeriod", NULL));
+    p->d_suspend = co_suspend_mode_parse(co_json_str(defs, "suspendMode", NULL));
     *out = p;
     return 0;
 }
@@ -983,6 +1070,63 @@ static void check_interval(co_buf *b, const char *what, int64_t value, int64_t b
             max ? "maximum" : "minimum", l);
 }
 
+/* The skip-reconciliation label of @p c that is "true", or NULL. */
+static const char *skip_label(const co_component *c)
+{
+    static const char *const keys[] = {CO_LIFECYCLE_SKIP_LABEL, CO_LIFECYCLE_SKIP_LABEL_KYMA};
+    for (size_t k = 0; k < CO_ARRAY_SIZE(keys); k++) {
+        for (size_t i = 0; i < c->labels.len; i++) {
+            if (strcmp(c->labels.keys[i], keys[k]) == 0 && c->labels.values[i] &&
+                strcmp(c->labels.values[i], "true") == 0) {
+                return keys[k];
+            }
+        }
+    }
+    return NULL;
+}
+
+/* rules.lifecycle; each message names the field in the Component's own version. */
+static void check_lifecycle(co_buf *b, const co_policy *p, const co_component *c)
+{
+    const co_component_spec *s = &c->spec;
+    if (!co_component_enabled(c) && !p->allow_disabled) {
+        msg_add(b, "spec.enabled: false (Disabled) is not allowed");
+    } else if (co_component_enabled(c) && p->require_disabled) {
+        msg_add(b, "spec.enabled must be false");
+    }
+    if (!co_component_managed(c) && !p->allow_unmanaged) {
+        msg_add(b, "spec.managed: false (Unmanaged) is not allowed");
+    }
+    co_suspend_mode mode = co_component_suspend_mode(c);
+    if (p->suspend_ok && !(p->suspend_ok & (1u << mode))) {
+        msg_add(b, "spec.suspendMode \"%s\" is not allowed; allowed: ", co_suspend_mode_name(mode));
+        int first = 1;
+        for (int m = CO_SUSPEND_MODE_PAUSE; m <= CO_SUSPEND_MODE_SCALE_DOWN; m++) {
+            if (p->suspend_ok & (1u << m)) {
+                CO_ASSERT(co_buf_printf(b, "%s\"%s\"", first ? "" : ", ",
+                                        co_suspend_mode_name((co_suspend_mode)m)) == 0);
+                first = 0;
+            }
+        }
+    }
+    int64_t grace = co_component_grace_ns(c);
+    if (p->max_grace >= 0 && grace > p->max_grace) {
+        char v[CO_DURATION_STR_MAX];
+        char l[CO_DURATION_STR_MAX];
+        co_duration_format(v, grace);
+        co_duration_format(l, p->max_grace);
+        msg_add(b, "%s %s is above the maximum of %s",
+                c->version == CO_API_V1BETA1 ? "spec.intervals.grace" : "spec.gracePeriod", v, l);
+    }
+    if (s->n_prerequisites && !p->allow_prerequisites) {
+        msg_add(b, "spec.prerequisites is not allowed");
+    }
+    const char *label = skip_label(c);
+    if (label && !p->allow_skip) {
+        msg_add(b, "metadata.labels[%s]: skipping reconciliation is not allowed", label);
+    }
+}
+
 /* Evaluates the rules of one policy against the Component, filling the slots. */
 static void evaluate_policy(slot *slots, const co_policy *p, const co_component *c, const char *ns)
 {
@@ -1085,6 +1229,11 @@ static void evaluate_policy(slot *slots, const co_policy *p, const co_component 
                 (long long)p->max_deps);
     }
     offer(&slots[CO_RULE_DEPENDENCIES], p->deps.action, p->name, &b);
+
+    if (p->lifecycle.present) {
+        check_lifecycle(&b, p, c);
+    }
+    offer(&slots[CO_RULE_LIFECYCLE], p->lifecycle.action, p->name, &b);
 }
 
 /* The dependency keys of @p c, namespace-defaulted and without duplicates. */
@@ -1503,13 +1652,23 @@ static void merge_str(co_policy_defaults *d,
     }
 }
 
+static const char *opt_bool_name(co_opt_bool v)
+{
+    return v == CO_OPT_TRUE ? "true" : v == CO_OPT_FALSE ? "false" : NULL;
+}
+
+static co_opt_bool opt_bool_parse(const char *s)
+{
+    return !s ? CO_OPT_UNSET : strcmp(s, "true") == 0 ? CO_OPT_TRUE : CO_OPT_FALSE;
+}
+
 int co_policy_defaults_merge(co_policy_defaults *out,
                              const co_policy_set *set,
                              const co_policy_request *req)
 {
     co_policy_defaults d;
-    const char *owners[9] = {NULL};
-    const char *enums[4] = {NULL};
+    const char *owners[13] = {NULL};
+    const char *enums[7] = {NULL};
     memset(&d, 0, sizeof(d));
     for (size_t i = 0; set && i < set->len; i++) {
         const co_policy *p = set->items[i];
@@ -1528,11 +1687,19 @@ int co_policy_defaults_merge(co_policy_defaults *out,
         merge_str(&d, &enums[2], &owners[7], co_delete_policy_name(p->d_delete), p, "deletePolicy");
         merge_str(&d, &enums[3], &owners[8], co_missing_namespaces_policy_name(p->d_missing), p,
                   "missingNamespacesPolicy");
+        merge_str(&d, &enums[4], &owners[9], opt_bool_name(p->d_enabled), p, "enabled");
+        merge_str(&d, &enums[5], &owners[10], opt_bool_name(p->d_managed), p, "managed");
+        merge_str(&d, &d.defaults.grace_period, &owners[11], p->d_grace, p, "gracePeriod");
+        merge_str(&d, &enums[6], &owners[12], co_suspend_mode_name(p->d_suspend), p,
+                  "suspendMode");
     }
     d.defaults.adoption_policy = co_adoption_policy_parse(enums[0]);
     d.defaults.update_policy = co_update_policy_parse(enums[1]);
     d.defaults.delete_policy = co_delete_policy_parse(enums[2]);
     d.defaults.missing_namespaces_policy = co_missing_namespaces_policy_parse(enums[3]);
+    d.defaults.enabled = opt_bool_parse(enums[4]);
+    d.defaults.managed = opt_bool_parse(enums[5]);
+    d.defaults.suspend_mode = co_suspend_mode_parse(enums[6]);
     *out = d;
     return 0;
 }

@@ -65,8 +65,9 @@ typedef enum co_policy_rule {
     CO_RULE_DEPENDENCIES = 7,         /**< rules.dependencies.maxCount */
     CO_RULE_DEPENDENCY_CYCLES = 8,    /**< rules.dependencies.cycles (default Deny) */
     CO_RULE_MISSING_DEPENDENCIES = 9, /**< rules.dependencies.missingTargets (default Warn) */
+    CO_RULE_LIFECYCLE = 10,           /**< rules.lifecycle: which lifecycle controls may be used */
 } co_policy_rule;
-#define CO_POLICY_RULE_COUNT 10
+#define CO_POLICY_RULE_COUNT 11
 
 /** A parsed ComponentPolicy (opaque). */
 typedef struct co_policy co_policy;
@@ -127,7 +128,7 @@ typedef struct co_policy_defaults {
 
 /** "Deny", "Warn", "Audit" (NULL for CO_POLICY_NONE). */
 const char *co_policy_action_name(co_policy_action a);
-/** "sourceKinds", ..., "dependencies.cycles", "dependencies.missingTargets". */
+/** "sourceKinds", ..., "dependencies.cycles", "dependencies.missingTargets", "lifecycle". */
 const char *co_policy_rule_name(co_policy_rule r);
 
 /* --- single policies ------------------------------------------------------------------------- */
