@@ -233,6 +233,20 @@ static void test_wh_admission__fixture_reviews(void **ctx)
         {"create-valid-v1beta1.json", "/validate/v1beta1/components", 1, 0, ""},
         {"create-bad-enum-v1beta1.json", "/validate/v1beta1/components", 0, 403,
          "spec.policies.delete: Unsupported value: \"Keep\""},
+        /* lifecycle fields, with the paths of the object's own version */
+        {"create-bad-lifecycle.json", VALIDATE, 0, 403,
+         "[spec.gracePeriod: Invalid value: \"0s\": must be a positive duration, "
+         "spec.prerequisites[0].kind: Invalid value: \"Deploy_ment\": must be a kind (letters "
+         "and digits, starting with a letter), spec.prerequisites[1].conditionType: Invalid "
+         "value: \"example.com/\": must be a condition type"},
+        {"create-bad-lifecycle.json", VALIDATE, 0, 403,
+         "spec.prerequisites[1].namespace: Invalid value: \"Db\": must be a lowercase RFC 1123 "
+         "label"},
+        {"create-bad-lifecycle-v1beta1.json", "/validate/v1beta1/components", 0, 403,
+         "[spec.suspendMode: Unsupported value: \"Hibernate\": supported values: \"Pause\", "
+         "\"ScaleDown\", spec.intervals.grace: Invalid value: \"0s\": must be a positive "
+         "duration, spec.prerequisites[1]: Duplicate value: \"apps/v1 Deployment db/postgres "
+         "Ready\"]"},
         {"update-spec-changed.json", VALIDATE, 0, 403, "spec.updatePolicy: Unsupported value"},
         /* Never blocked: metadata-only updates, objects being deleted, subresources, DELETE. */
         {"update-finalizer-only.json", VALIDATE, 1, 0, ""},
@@ -912,6 +926,56 @@ static void test_wh_admission__policy_defaults_in_the_mutating_path(void **ctx)
     json_object_put(obj);
 }
 
+/* rules.lifecycle denies at admission, naming the field; defaults.enabled: false switches
+ * the Components of the selected namespaces off where they say nothing themselves. */
+static void test_wh_admission__lifecycle_policy(void **ctx)
+{
+    (void)ctx;
+    namespace_exists("tenant-a", "{\"tenant\":\"true\"}");
+    policy_exists("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":\"ComponentPolicy\","
+                  "\"metadata\":{\"name\":\"tenants\"},\"spec\":{\"namespaceSelector\":{"
+                  "\"matchLabels\":{\"tenant\":\"true\"}},\"rules\":{\"lifecycle\":{"
+                  "\"allowUnmanaged\":false,\"maxGracePeriod\":\"10m\"}},\"defaults\":{"
+                  "\"enabled\":false}}}");
+    answer a;
+    ask_component(&a, VALIDATE, "tenant-a", "c",
+                  "{\"sourceRef\":" GIT_SRC ",\"managed\":false,\"gracePeriod\":\"1h\"}");
+    assert_false(a.allowed);
+    assert_int_equal(a.code, 403);
+    assert_contains(a.message, "ComponentPolicy \"tenants\": lifecycle: spec.managed: false "
+                               "(Unmanaged) is not allowed; spec.gracePeriod 1h0m0s is above the "
+                               "maximum of 10m0s");
+    done(&a);
+    ask_component(&a, VALIDATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC ",\"gracePeriod\":\"5m\"}");
+    assert_true(a.allowed);
+    done(&a);
+    ask_component(&a, MUTATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC "}");
+    assert_true(a.allowed);
+    assert_non_null(a.patch);
+    struct json_object *obj = parse("{\"apiVersion\":\"core.cs.sap.com/v1alpha1\",\"kind\":"
+                                    "\"Component\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                                    "\"tenant-a\"},\"spec\":{\"sourceRef\":" GIT_SRC "}}");
+    struct json_object *patched = NULL;
+    assert_co_pass(co_json_patch_apply(&patched, obj, a.patch));
+    struct json_object *enabled = member(member(patched, "spec"), "enabled");
+    assert_non_null(enabled);
+    assert_false(json_object_get_boolean(enabled));
+    done(&a);
+    /* a Component that says enabled: true keeps it; outside the tenant nothing is written */
+    ask_component(&a, MUTATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC ",\"enabled\":true}");
+    assert_true(a.allowed);
+    assert_null(strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN),
+                       "\"enabled\""));
+    done(&a);
+    ask_component(&a, MUTATE, "other", "c", "{\"sourceRef\":" GIT_SRC "}");
+    assert_true(a.allowed);
+    assert_null(strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN),
+                       "\"enabled\""));
+    done(&a);
+    json_object_put(patched);
+    json_object_put(obj);
+}
+
 static void test_wh_admission__invalid_policy_from_the_watch_is_ignored(void **ctx)
 {
     (void)ctx;
@@ -1310,6 +1374,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__policy_defaults_in_the_mutating_path,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wh_admission__lifecycle_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__invalid_policy_from_the_watch_is_ignored,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_wh_admission__conversion_round_trip, setup, teardown),
