@@ -155,6 +155,65 @@ tap_check_fails "a Component without a namespace is placed in default" 'Componen
 tap_check_fails "--namespace places a Component without a namespace" 'Component "team/lone"' \
     "$BIN" validate --namespace team --policy "$TMP/policy.yaml" "$TMP/lone.yaml"
 
+# --- lifecycle controls (docs/lifecycle.md, "Validation and policies") -------------------------
+cat >"$TMP/lifecycle.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1beta1
+kind: Component
+metadata:
+  name: shop
+  namespace: apps
+spec:
+  source:
+    fluxGitRepository: {name: repo}
+  intervals: {grace: 5m}
+  enabled: false
+  managed: false
+  suspendMode: ScaleDown
+  prerequisites:
+  - {apiVersion: apps/v1, kind: Deployment, namespace: db, name: postgres}
+  - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: certificates.cert-manager.io, conditionType: Established}
+Y
+tap_check "a v1beta1 Component using every lifecycle field is valid" \
+    "$BIN" validate "$TMP/lifecycle.yaml"
+sed 's/grace: 5m/grace: 0s/; s/kind: Deployment,/kind: deploy\/ment,/; s/ScaleDown/Scaledown/' \
+    "$TMP/lifecycle.yaml" >"$TMP/lifecycle-bad.yaml"
+out=$("$BIN" validate "$TMP/lifecycle-bad.yaml" 2>&1)
+rc=$?
+if [ "$rc" = 1 ] &&
+    grep -q 'lifecycle-bad.yaml:1: error: Component "apps/shop": spec.intervals.grace: Invalid value: "0s": must be a positive duration' <<<"$out" &&
+    grep -q 'spec.suspendMode: Unsupported value: "Scaledown": supported values: "Pause", "ScaleDown"' <<<"$out" &&
+    grep -q 'spec.prerequisites\[0\].kind: Invalid value: "deploy/ment": must be a kind' <<<"$out"; then
+    tap_ok "bad lifecycle values are reported at their v1beta1 paths"
+else
+    tap_fail "bad lifecycle values are reported at their v1beta1 paths" "exit $rc: $out"
+fi
+cat >"$TMP/lifecycle-policy.yaml" <<'Y'
+apiVersion: core.cs.sap.com/v1alpha1
+kind: ComponentPolicy
+metadata:
+  name: tenants
+spec:
+  rules:
+    lifecycle:
+      action: Warn
+      allowUnmanaged: false
+      maxGracePeriod: 1m
+  defaults:
+    suspendMode: Pause
+Y
+out=$("$BIN" validate --policy "$TMP/lifecycle-policy.yaml" "$TMP/lifecycle.yaml" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] &&
+    grep -q 'warning: Component "apps/shop": ComponentPolicy "tenants": lifecycle: spec.managed: false (Unmanaged) is not allowed; spec.intervals.grace 5m0s is above the maximum of 1m0s' <<<"$out"; then
+    tap_ok "a lifecycle rule with action Warn names each refused field and admits"
+else
+    tap_fail "a lifecycle rule with action Warn names each refused field and admits" "exit $rc: $out"
+fi
+sed 's/action: Warn/action: Deny/' "$TMP/lifecycle-policy.yaml" >"$TMP/lifecycle-deny.yaml"
+tap_check_fails "a lifecycle rule with action Deny fails" \
+    'error: Component "apps/shop": ComponentPolicy "tenants": lifecycle: spec.managed' \
+    "$BIN" validate --policy "$TMP/lifecycle-deny.yaml" "$TMP/lifecycle.yaml"
+
 # --- Blueprints and BlueprintVersions (docs/blueprints.md) ------------------------------------
 jq '.spec.files["../x.yaml"] = ""' "$FIX/blueprint/valid/blueprint.json" >"$TMP/bp-bad.json"
 tap_check_fails "a Blueprint path leaving the tree is refused" \
