@@ -163,6 +163,7 @@ static const char *state_colour(const char *state)
     } colours[] = {
         {"Ready", "palegreen"},        {"Pending", "lightyellow"}, {"Processing", "lightblue"},
         {"DeletionPending", "orange"}, {"Deleting", "lightgrey"},  {"Error", "salmon"},
+        {"Warning", "gold"},           {"Unmanaged", "lavender"},
     };
     for (size_t i = 0; state && i < CO_ARRAY_SIZE(colours); i++) {
         if (strcmp(colours[i].state, state) == 0) {

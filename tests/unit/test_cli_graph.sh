@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `component-controller graph` from manifest files: the DOT output names every Component and
-# missing target, colours states, marks every edge and node of a cycle (and only those), is
+# missing target, colours states (the lifecycle states Warning and Unmanaged too), marks every edge and node of a cycle (and only those), is
 # deterministic, and renders to a PNG with Graphviz `dot`; Components sharing a Blueprint point
 # to one note, and a graph without Blueprints is drawn as before; bad input and usage errors.
 set -uo pipefail
@@ -95,6 +95,21 @@ elif dot -Tpng "$TMP/g.dot" -o "$TMP/g.png" 2>"$TMP/doterr" &&
     tap_ok "the graph renders to PNG with dot without warnings"
 else
     tap_fail "the graph renders to PNG with dot without warnings" "$(cat "$TMP/doterr")"
+fi
+
+# The lifecycle states (docs/lifecycle.md): Warning and Unmanaged have colours of their own,
+# distinct from every other state's.
+{
+    component w apps Warning u
+    component u apps Unmanaged
+} >"$TMP/lifecycle.yaml"
+out=$("$BIN" graph "$TMP/lifecycle.yaml" 2>&1)
+if grep -qx '  "apps/w" \[label="apps/w\\nWarning", fillcolor=gold\];' <<<"$out" &&
+    grep -qx '  "apps/u" \[label="apps/u\\nUnmanaged", fillcolor=lavender\];' <<<"$out" &&
+    ! grep -q 'fillcolor=\(gold\|lavender\)' "$TMP/g.dot"; then
+    tap_ok "Warning and Unmanaged are coloured, apart from the other states"
+else
+    tap_fail "Warning and Unmanaged are coloured, apart from the other states" "$out"
 fi
 
 # Names that need quoting in DOT still produce a graph dot accepts.
