@@ -298,6 +298,44 @@ tap_eq "test_webhook__v1alpha1_reads_back_as_v1beta1" \
 tap_eq "test_webhook__list_converts_every_object" "a beta early valid" \
     "$(k -n "$ns1" get components.v1beta1.core.cs.sap.com -o jsonpath='{.items[*].metadata.name}' 2>&1)"
 
+# --- lifecycle fields (docs/lifecycle.md, "Validation and policies") -------------------------
+
+tap_check_fails "test_webhook__lifecycle_values_refused_with_v1alpha1_paths" \
+    'spec.gracePeriod: Invalid value: "0s": must be a positive duration, spec.prerequisites\[0\].kind: Invalid value: "deploy_ment": must be a kind' \
+    apply "$(component "$ns2" bad-lifecycle v1alpha1 "$git_src
+  gracePeriod: 0s
+  prerequisites:
+  - {apiVersion: apps/v1, kind: deploy_ment, name: db}")"
+tap_check_fails "test_webhook__lifecycle_values_refused_with_v1beta1_paths" \
+    'spec.intervals.grace: Invalid value: "0s": must be a positive duration, spec.prerequisites\[1\]: Duplicate value: "apps/v1 Deployment db/postgres Ready"' \
+    apply "$(component "$ns2" bad-lifecycle v1beta1 '  source:
+    http:
+      url: https://example.com/shop.tar.gz
+  intervals:
+    grace: 0s
+  prerequisites:
+  - {apiVersion: apps/v1, kind: Deployment, namespace: db, name: postgres}
+  - {apiVersion: apps/v1, kind: Deployment, namespace: db, name: postgres, conditionType: Ready}')"
+tap_check "test_webhook__lifecycle_component_accepted" apply "$(component "$ns2" lifecycle v1beta1 '  source:
+    http:
+      url: https://example.com/shop.tar.gz
+  intervals:
+    grace: 5m
+  enabled: false
+  managed: false
+  suspendMode: ScaleDown
+  prerequisites:
+  - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: certificates.cert-manager.io}')"
+# stored as v1alpha1: the grace period moved back, the condition type defaulted, no namespace
+tap_eq "test_webhook__lifecycle_fields_read_back_as_v1alpha1" \
+    "5m false false ScaleDown CustomResourceDefinition Ready <>" \
+    "$(k -n "$ns2" get components.v1alpha1.core.cs.sap.com lifecycle -o \
+        jsonpath='{.spec.gracePeriod} {.spec.enabled} {.spec.managed} {.spec.suspendMode} {.spec.prerequisites[0].kind} {.spec.prerequisites[0].conditionType} <{.spec.prerequisites[0].namespace}>' 2>&1)"
+tap_eq "test_webhook__lifecycle_fields_read_back_as_v1beta1" \
+    "5m false ScaleDown Ready" \
+    "$(k -n "$ns2" get components.v1beta1.core.cs.sap.com lifecycle -o \
+        jsonpath='{.spec.intervals.grace} {.spec.enabled} {.spec.suspendMode} {.spec.prerequisites[0].conditionType}' 2>&1)"
+
 # --- ComponentPolicies ------------------------------------------------------------------------
 
 tap_check_fails "test_webhook__invalid_policy_refused" \

@@ -946,7 +946,8 @@ static void test_wh_admission__lifecycle_policy(void **ctx)
                                "(Unmanaged) is not allowed; spec.gracePeriod 1h0m0s is above the "
                                "maximum of 10m0s");
     done(&a);
-    ask_component(&a, VALIDATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC ",\"gracePeriod\":\"5m\"}");
+    ask_component(&a, VALIDATE, "tenant-a", "c",
+                  "{\"sourceRef\":" GIT_SRC ",\"gracePeriod\":\"5m\"}");
     assert_true(a.allowed);
     done(&a);
     ask_component(&a, MUTATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC "}");
@@ -964,13 +965,13 @@ static void test_wh_admission__lifecycle_policy(void **ctx)
     /* a Component that says enabled: true keeps it; outside the tenant nothing is written */
     ask_component(&a, MUTATE, "tenant-a", "c", "{\"sourceRef\":" GIT_SRC ",\"enabled\":true}");
     assert_true(a.allowed);
-    assert_null(strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN),
-                       "\"enabled\""));
+    assert_null(
+        strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN), "\"enabled\""));
     done(&a);
     ask_component(&a, MUTATE, "other", "c", "{\"sourceRef\":" GIT_SRC "}");
     assert_true(a.allowed);
-    assert_null(strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN),
-                       "\"enabled\""));
+    assert_null(
+        strstr(json_object_to_json_string_ext(a.patch, JSON_C_TO_STRING_PLAIN), "\"enabled\""));
     done(&a);
     json_object_put(patched);
     json_object_put(obj);

@@ -257,39 +257,39 @@ static const co_schema policy_spec_fields[] = {
      .type = CO_SCHEMA_OBJECT,
      .description = "Values filled in by the mutating webhook where a Component leaves them "
                     "unset. When policies disagree, the one whose name sorts first wins.",
-     .fields = FIELDS(DUR("requeueInterval", "Default requeue interval."),
-                      DUR("retryInterval", "Default retry interval."),
-                      DUR("timeout", "Default timeout."),
-                      DUR("reapplyInterval", "Default reapply interval."),
-                      {.name = "adoptionPolicy",
-                       .type = CO_SCHEMA_STRING,
-                       .enums = NAMES("Never", "IfUnowned", "Always"),
-                       .description = "Default adoption policy."},
-                      {.name = "updatePolicy",
-                       .type = CO_SCHEMA_STRING,
-                       .enums = NAMES("Recreate", "Replace", "SsaMerge", "SsaOverride"),
-                       .description = "Default update policy."},
-                      {.name = "deletePolicy",
-                       .type = CO_SCHEMA_STRING,
-                       .enums = NAMES("Delete", "Orphan"),
-                       .description = "Default delete policy."},
-                      {.name = "missingNamespacesPolicy",
-                       .type = CO_SCHEMA_STRING,
-                       .enums = NAMES("DoNotCreate", "Create"),
-                       .description = "Default missing-namespaces policy."},
-                      {.name = "serviceAccountName",
-                       .type = CO_SCHEMA_STRING,
-                       .description = "Default service account to impersonate."},
-                      BOOL("enabled",
-                           "Default spec.enabled; false leaves Components that do not say "
-                           "otherwise uninstalled (Disabled)."),
-                      BOOL("managed", "Default spec.managed."),
-                      DUR("gracePeriod",
-                          "Default spec.gracePeriod (v1beta1 spec.intervals.grace); positive."),
-                      {.name = "suspendMode",
-                       .type = CO_SCHEMA_STRING,
-                       .enums = NAMES("Pause", "ScaleDown"),
-                       .description = "Default spec.suspendMode."})},
+     .fields = FIELDS(
+         DUR("requeueInterval", "Default requeue interval."),
+         DUR("retryInterval", "Default retry interval."),
+         DUR("timeout", "Default timeout."),
+         DUR("reapplyInterval", "Default reapply interval."),
+         {.name = "adoptionPolicy",
+          .type = CO_SCHEMA_STRING,
+          .enums = NAMES("Never", "IfUnowned", "Always"),
+          .description = "Default adoption policy."},
+         {.name = "updatePolicy",
+          .type = CO_SCHEMA_STRING,
+          .enums = NAMES("Recreate", "Replace", "SsaMerge", "SsaOverride"),
+          .description = "Default update policy."},
+         {.name = "deletePolicy",
+          .type = CO_SCHEMA_STRING,
+          .enums = NAMES("Delete", "Orphan"),
+          .description = "Default delete policy."},
+         {.name = "missingNamespacesPolicy",
+          .type = CO_SCHEMA_STRING,
+          .enums = NAMES("DoNotCreate", "Create"),
+          .description = "Default missing-namespaces policy."},
+         {.name = "serviceAccountName",
+          .type = CO_SCHEMA_STRING,
+          .description = "Default service account to impersonate."},
+         BOOL("enabled",
+              "Default spec.enabled; false leaves Components that do not say "
+              "otherwise uninstalled (Disabled)."),
+         BOOL("managed", "Default spec.managed."),
+         DUR("gracePeriod", "Default spec.gracePeriod (v1beta1 spec.intervals.grace); positive."),
+         {.name = "suspendMode",
+          .type = CO_SCHEMA_STRING,
+          .enums = NAMES("Pause", "ScaleDown"),
+          .description = "Default spec.suspendMode."})},
     {NULL},
 };
 
@@ -541,8 +541,8 @@ static void validate_semantics(co_field_errors *errs, const json_object *spec)
     if (allow && require && json_object_is_type(allow, json_type_boolean) &&
         json_object_is_type(require, json_type_boolean) && !json_object_get_boolean(allow) &&
         json_object_get_boolean(require)) {
-        co_field_errors_add(errs, CO_FIELD_INVALID, "spec.rules.lifecycle.requireDisabled",
-                            require, "may not be true when allowDisabled is false");
+        co_field_errors_add(errs, CO_FIELD_INVALID, "spec.rules.lifecycle.requireDisabled", require,
+                            "may not be true when allowDisabled is false");
     }
     const char *sa = co_json_str(spec, "defaults", "serviceAccountName", NULL);
     if (sa && !co_name__is_dns_subdomain(sa)) {
@@ -1690,8 +1690,7 @@ int co_policy_defaults_merge(co_policy_defaults *out,
         merge_str(&d, &enums[4], &owners[9], opt_bool_name(p->d_enabled), p, "enabled");
         merge_str(&d, &enums[5], &owners[10], opt_bool_name(p->d_managed), p, "managed");
         merge_str(&d, &d.defaults.grace_period, &owners[11], p->d_grace, p, "gracePeriod");
-        merge_str(&d, &enums[6], &owners[12], co_suspend_mode_name(p->d_suspend), p,
-                  "suspendMode");
+        merge_str(&d, &enums[6], &owners[12], co_suspend_mode_name(p->d_suspend), p, "suspendMode");
     }
     d.defaults.adoption_policy = co_adoption_policy_parse(enums[0]);
     d.defaults.update_policy = co_update_policy_parse(enums[1]);

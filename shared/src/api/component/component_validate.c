@@ -855,8 +855,7 @@ static char *prerequisite_key(vctx *v, const co_jv *item)
         ns = v->ns;
     }
     return co_xasprintf("%s %s %s%s%s %s", api ? api : "", kind ? kind : "", ns ? ns : "",
-                        ns ? "/" : "", name ? name : "",
-                        ct ? ct : CO_LIFECYCLE_DEFAULT_CONDITION);
+                        ns ? "/" : "", name ? name : "", ct ? ct : CO_LIFECYCLE_DEFAULT_CONDITION);
 }
 
 static void check_prerequisite(vctx *v, dep_seen *seen, const co_jv *item, const char *path)
