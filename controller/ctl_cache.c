@@ -258,6 +258,25 @@ static int cache_cycle_of(void *ctx, const char *key, char **path_out)
     return rc;
 }
 
+/* The violations of @p res with action @p action, formatted and joined with "; ". */
+static char *policy_message(const co_policy_result *res, co_policy_action action)
+{
+    co_buf b = CO_BUF_INIT(SIZE_MAX);
+    int brc = 0;
+    for (size_t i = 0; i < res->len && brc == 0; i++) {
+        if (res->items[i].action != action) {
+            continue;
+        }
+        if (b.len > 0) {
+            brc = co_buf_puts(&b, "; ");
+        }
+        if (brc == 0) {
+            brc = co_policy_violation_format(&b, &res->items[i]);
+        }
+    }
+    return co_buf_take(&b, NULL);
+}
+
 /* docs/webhook-and-certs.md, "ComponentPolicy": the rules, evaluated again at reconcile time (a
  * webhook can be bypassed or fail open), and the grants of the applying policies. User and group
  * exemptions hold for the requester the webhook recorded on the Component (co/policy.h); an
@@ -317,21 +336,11 @@ static int cache_policy_check(void *ctx,
         goto done;
     }
     if (res.verdict == CO_POLICY_DENY) {
-        co_buf b = CO_BUF_INIT(SIZE_MAX);
-        int brc = 0;
-        for (size_t i = 0; i < res.len && brc == 0; i++) {
-            if (res.items[i].action != CO_POLICY_DENY) {
-                continue;
-            }
-            if (b.len > 0) {
-                brc = co_buf_puts(&b, "; ");
-            }
-            if (brc == 0) {
-                brc = co_policy_violation_format(&b, &res.items[i]);
-            }
-        }
-        *msg_out = co_buf_take(&b, NULL);
+        *msg_out = policy_message(&res, CO_POLICY_DENY);
         rc = CO_EINVALID;
+    } else if (res.verdict == CO_POLICY_WARN) {
+        /* admitted; the reconciler shows the warning (docs/lifecycle.md, "Warning state") */
+        *msg_out = policy_message(&res, CO_POLICY_WARN);
     }
 done:
     co_policy_requester_dispose(&requester);

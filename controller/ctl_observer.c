@@ -16,10 +16,10 @@
 
 #define EVENT_DEDUP_NS ((int64_t)5 * 60 * 1000000000)
 
-static const char *const STATES[] = {CTL_STATE_READY,      CTL_STATE_PENDING,
-                                     CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
-                                     CTL_STATE_DELETING,   CTL_STATE_ERROR};
-#define NSTATES 6
+static const char *const STATES[] = {
+    CTL_STATE_READY,    CTL_STATE_PENDING, CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
+    CTL_STATE_DELETING, CTL_STATE_ERROR,   CTL_STATE_WARNING};
+#define NSTATES CO_ARRAY_SIZE(STATES)
 
 /* Drops the entries older than the de-duplication window, at most once a minute: the map stays
  * bounded by the Components that had events within the last few minutes, and no event or

@@ -32,6 +32,9 @@
 #include "co/json/json.h"
 #include "co/util/time.h"
 #include "co/json/yaml.h"
+#include "co/api/lifecycle.h"
+#include "controller/ctl_health.h"
+#include "controller/ctl_inventory.h"
 #include "controller/ctl_render.h"
 #include "controller/ctl_targets.h"
 
@@ -134,6 +137,15 @@ typedef struct pass {
     co_kube_client *local_lookups;
     void *local_lookups_hold;
     co_policy_permissions perm; /* what the applying ComponentPolicies grant */
+
+    /* lifecycle controls (docs/lifecycle.md) */
+    char *read_digest;    /* status.processingDigest as read */
+    bool was_ready;       /* the status as read: Ready or Warning, or within a grace period */
+    bool health_seen;     /* this pass judged the dependents: the Degraded condition is its own */
+    bool degraded;        /* ... and found them Degraded or Down past the grace period */
+    co_kube_keys aux;     /* the auxiliary rendered objects (object_key()) */
+    char *policy_warning; /* the ComponentPolicy rules of action Warn that matched */
+    char *operation;      /* status.lastOperation, when a step said what it did */
 } pass;
 
 static int64_t now_ns(ctl_env *env)
@@ -843,6 +855,333 @@ static int refuse_nested(pass *p, struct json_object *objects)
     return 0;
 }
 
+/* ---- lifecycle controls (docs/lifecycle.md) ---------------------------------------------- */
+
+/* How many dependents a message names before it says "and N more". */
+#define NAMED_DEPENDENTS 3
+
+/* Readiness of the dependents, from the inventory the apply engine wrote: gating items ready
+ * and unready, unready auxiliary ones, and the first few unready of each, named. */
+typedef struct readiness {
+    size_t ready, unready, aux_unready;
+    char *names, *aux_names; /* "apps/v1 Deployment ns/web, ..." (owned; NULL when none) */
+} readiness;
+
+static void readiness_dispose(readiness *r)
+{
+    free(r->names);
+    free(r->aux_names);
+}
+
+static const char *item_str(struct json_object *item, const char *key)
+{
+    const char *v = co_json_str(item, key, NULL);
+    return v ? v : "";
+}
+
+/* "group/Kind/namespace/name" of an inventory item or a rendered object (namespace "" for
+ * cluster-scoped ones), the key auxiliary objects are remembered by. */
+static char *object_key(const char *group, const char *kind, const char *ns, const char *name)
+{
+    return co_xasprintf("%s/%s/%s/%s", group, kind, ns, name);
+}
+
+/* Remembers which of the rendered (and by now normalised) objects are auxiliary
+ * (`participation: auxiliary`): their readiness never counts for Degraded or Down. */
+static void note_auxiliary(pass *p, struct json_object *objects)
+{
+    size_t n = json_object_array_length(objects);
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *o = json_object_array_get_idx(objects, i);
+        const char *v = co_json_meta_annotation(o, CTL_ANN_PARTICIPATION);
+        if (!v) {
+            continue;
+        }
+        char *k = ctl_to_kebab(v);
+        bool aux = strcmp(k, "auxiliary") == 0;
+        free(k);
+        const char *av = co_json_str(o, "apiVersion", NULL), *kind = co_json_str(o, "kind", NULL);
+        const char *name = co_json_meta_name(o), *ns = co_json_meta_namespace(o);
+        if (!aux || !av || !kind || !name) {
+            continue;
+        }
+        const char *slash = strchr(av, '/');
+        char *group = slash ? co_xstrndup(av, (size_t)(slash - av)) : co_xstrdup("");
+        char *key = object_key(group, kind, ns ? ns : "", name);
+        co_kube_keys_add(&p->aux, key);
+        free(key);
+        free(group);
+    }
+}
+
+static bool is_auxiliary(const pass *p, const char *key)
+{
+    for (size_t i = 0; i < p->aux.len; i++) {
+        if (strcmp(p->aux.items[i], key) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Appends the name of an inventory item to the list @p names (at most NAMED_DEPENDENTS). */
+static void name_item(char **names, size_t count, struct json_object *item)
+{
+    if (count > NAMED_DEPENDENTS) {
+        return;
+    }
+    const char *group = item_str(item, "group"), *ns = item_str(item, "namespace");
+    char *one =
+        co_xasprintf("%s%s%s %s %s%s%s", group, *group ? "/" : "", item_str(item, "version"),
+                     item_str(item, "kind"), ns, *ns ? "/" : "", item_str(item, "name"));
+    char *joined = *names ? co_xasprintf("%s, %s", *names, one) : co_xstrdup(one);
+    free(one);
+    free(*names);
+    *names = joined;
+}
+
+/* Ends a list of names with "and N more" when it names fewer than @p count. */
+static void name_rest(char **names, size_t count)
+{
+    if (*names && count > NAMED_DEPENDENTS) {
+        char *joined = co_xasprintf("%s and %zu more", *names, count - NAMED_DEPENDENTS);
+        free(*names);
+        *names = joined;
+    }
+}
+
+/* An item is ready when it completed, or was judged ready and is still judged so (the engine
+ * keeps the phase Ready of an object that became unready and says so in its status). */
+static bool item_ready(struct json_object *item)
+{
+    const char *phase = item_str(item, "phase"), *status = item_str(item, "status");
+    if (strcmp(phase, "Completed") == 0) {
+        return true;
+    }
+    return strcmp(phase, "Ready") == 0 && (!*status || strcmp(status, "Current") == 0);
+}
+
+static void judge_dependents(const pass *p, readiness *r)
+{
+    memset(r, 0, sizeof(*r));
+    size_t n = p->inventory ? json_object_array_length(p->inventory) : 0;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *item = json_object_array_get_idx(p->inventory, i);
+        if (strcmp(item_str(item, "mode"), "delete-only") == 0) {
+            continue;
+        }
+        char *key = object_key(item_str(item, "group"), item_str(item, "kind"),
+                               item_str(item, "namespace"), item_str(item, "name"));
+        bool aux = is_auxiliary(p, key);
+        free(key);
+        if (item_ready(item)) {
+            r->ready += aux ? 0 : 1;
+        } else if (aux) {
+            name_item(&r->aux_names, ++r->aux_unready, item);
+        } else {
+            name_item(&r->names, ++r->unready, item);
+        }
+    }
+    name_rest(&r->names, r->unready);
+    name_rest(&r->aux_names, r->aux_unready);
+}
+
+/* status.unreadySince, set to now when unset. */
+static int64_t unready_since(pass *p)
+{
+    int64_t t = 0;
+    if (!p->st->unready_since || co_time_parse(&t, p->st->unready_since) < 0 || t > p->now) {
+        set_time(&p->st->unready_since, p->now);
+        t = p->now;
+    }
+    return t;
+}
+
+static void set_operation(pass *p, const char *fmt, ...) CO_PRINTF(2, 3);
+static void set_operation(pass *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *op = co_xvasprintf(fmt, ap);
+    va_end(ap);
+    free(p->operation);
+    p->operation = op;
+}
+
+/* The requeue while a grace period runs: at its end, or after the requeue interval if sooner. */
+static void requeue_within(pass *p, int64_t left)
+{
+    p->requeue_after = left < p->requeue_ns ? left : p->requeue_ns;
+}
+
+/* docs/lifecycle.md, "Grace period and Degraded": a Component that was Ready for this very digest
+ * and whose gating dependents became unready stays Ready within the grace period; after it, it
+ * is Degraded (Warning) when some gating dependents are ready and Down (Error) when none is.
+ * Returns whether it set the outcome (else the pass goes on as without a grace period). */
+static bool grace_step(pass *p)
+{
+    int64_t grace = co_component_grace_ns(p->c);
+    if (grace <= 0 || !p->was_ready || !p->read_digest || !p->digest ||
+        strcmp(p->read_digest, p->digest) != 0) {
+        return false;
+    }
+    readiness r;
+    judge_dependents(p, &r);
+    if (r.unready == 0) {
+        /* not done for another reason (purges, a stop): as without a grace period */
+        readiness_dispose(&r);
+        return false;
+    }
+    int64_t left = unready_since(p) + grace - p->now;
+    char gs[CO_DURATION_STR_MAX];
+    co_duration_format(gs, grace);
+    char *msg = NULL;
+    if (left > 0) {
+        msg = co_xasprintf("%s; %zu dependent%s unready within the grace period (%s): %s",
+                           CTL_MSG_READY, r.unready, r.unready == 1 ? "" : "s", gs, r.names);
+        outcome(p, CTL_STATE_READY, CTL_REASON_READY, msg);
+        requeue_within(p, left);
+    } else {
+        bool down = r.ready == 0;
+        msg =
+            co_xasprintf("%zu of %zu dependents unready for longer than the grace period (%s): %s",
+                         r.unready, r.unready + r.ready, gs, r.names);
+        outcome(p, down ? CTL_STATE_ERROR : CTL_STATE_WARNING,
+                down ? CTL_REASON_DOWN : CTL_REASON_DEGRADED, msg);
+        p->degraded = true;
+        p->requeue_after = p->requeue_ns;
+    }
+    free(msg);
+    set_operation(p, "waiting for %zu dependent%s to become ready", r.unready,
+                  r.unready == 1 ? "" : "s");
+    readiness_dispose(&r);
+    return true;
+}
+
+/* Every gating dependent is ready: the grace period ends; auxiliary dependents unready for
+ * longer than the grace period make the Component Warning (docs/lifecycle.md, "Warning state"). */
+static void all_ready_step(pass *p)
+{
+    int64_t grace = co_component_grace_ns(p->c);
+    readiness r = {0};
+    if (grace > 0) {
+        judge_dependents(p, &r);
+    }
+    if (r.aux_unready == 0) {
+        set_text(&p->st->unready_since, NULL);
+        readiness_dispose(&r);
+        return;
+    }
+    int64_t left = unready_since(p) + grace - p->now;
+    if (left > 0) {
+        requeue_within(p, left);
+    } else {
+        char gs[CO_DURATION_STR_MAX];
+        co_duration_format(gs, grace);
+        char *msg = co_xasprintf(
+            "%s; %zu auxiliary dependent%s unready for longer than the grace period (%s): %s",
+            CTL_MSG_READY, r.aux_unready, r.aux_unready == 1 ? "" : "s", gs, r.aux_names);
+        outcome(p, CTL_STATE_WARNING, CTL_REASON_AUXILIARY_UNREADY, msg);
+        free(msg);
+    }
+    readiness_dispose(&r);
+}
+
+/* docs/lifecycle.md, "Prerequisites": the barrier stands until the Component first proceeds
+ * past initialization. A pass that failed before it got that far (no inventory, nothing ever
+ * applied) has not proceeded either. */
+static bool prerequisites_pending(const pass *p)
+{
+    const co_condition *ready = ctl_condition_find(p->st, "Ready");
+    const char *r = ready && ready->reason ? ready->reason : "";
+    if (!*r || strcmp(r, CTL_REASON_FIRST_SEEN) == 0 ||
+        strcmp(r, CTL_REASON_PREREQUISITE_NOT_MET) == 0 || strcmp(r, CTL_REASON_DISABLED) == 0) {
+        return true;
+    }
+    return !p->st->last_applied_at &&
+           (!p->inventory || json_object_array_length(p->inventory) == 0);
+}
+
+/* Reads the object of prerequisite @p pr in the target, as the Component; *ns_out is the
+ * namespace meant (NULL for cluster-scoped kinds; borrowed). */
+static int
+read_prerequisite(pass *p, const co_prerequisite *pr, struct json_object **out, const char **ns_out)
+{
+    const char *ns = pr->ns && *pr->ns ? pr->ns : p->ns;
+    *ns_out = ns;
+    co_kube_mapping mp;
+    memset(&mp, 0, sizeof(mp));
+    co_error_clear();
+    int rc = co_kube_client_mapping(&mp, p->target, pr->api_version, pr->kind);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!mp.namespaced) {
+        *ns_out = ns = NULL;
+    }
+    co_kube_mapping_dispose(&mp);
+    co_kube_ref ref = {pr->api_version, pr->kind, ns, pr->name};
+    return co_kube_get(out, p->target, &ref, NULL);
+}
+
+/* The prerequisites, in order; the first unmet one ends the pass Pending (PrerequisiteNotMet).
+ * Returns 1 when the pass ends here. */
+static int prerequisites_step(pass *p)
+{
+    const co_component_spec *spec = &p->c->spec;
+    if (spec->n_prerequisites == 0 || !prerequisites_pending(p)) {
+        return 0;
+    }
+    for (size_t i = 0; i < spec->n_prerequisites; i++) {
+        const co_prerequisite *pr = &spec->prerequisites[i];
+        const char *type = pr->condition_type && *pr->condition_type
+                               ? pr->condition_type
+                               : CO_LIFECYCLE_DEFAULT_CONDITION;
+        struct json_object *obj = NULL;
+        const char *ns = NULL;
+        int rc = read_prerequisite(p, pr, &obj, &ns);
+        bool met = false;
+        char *currently = NULL;
+        if (rc == 0 || rc == CO_ENOTFOUND) {
+            ctl_condition_met(&met, &currently, obj, type, CTL_ANN_STATUS_HINT, p->now / CO_SECOND);
+        } else if (rc == CO_ENOMATCH) {
+            currently = co_xstrdup("kind not served");
+        } else if (rc != CO_EAUTH) {
+            currently = co_xasprintf("unreadable: %s", co_error_last());
+        }
+        json_object_put(obj);
+        co_error_clear();
+        if (met) {
+            continue;
+        }
+        co_prerequisite at = {pr->api_version, pr->kind, ns ? co_xstrdup(ns) : NULL, pr->name,
+                              NULL};
+        char *what = co_prerequisite_describe(&at);
+        free(at.ns);
+        char *msg = NULL;
+        if (rc == CO_EAUTH) {
+            msg = co_xasprintf("Prerequisite not met: %s cannot be read with the identity of the "
+                               "Component (%s): forbidden",
+                               what, p->user ? p->user : "the controller's");
+        } else {
+            msg = co_xasprintf("Prerequisite not met: waiting for condition \"%s\" of %s to become "
+                               "True (currently %s)",
+                               type, what, currently ? currently : "unknown");
+        }
+        if (strlen(msg) > MAX_MESSAGE) {
+            msg[MAX_MESSAGE] = '\0';
+        }
+        outcome(p, CTL_STATE_PENDING, CTL_REASON_PREREQUISITE_NOT_MET, msg);
+        set_operation(p, "waiting for prerequisite %s (condition %s)", what, type);
+        p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "PrerequisiteNotMet");
+        free(msg);
+        free(what);
+        free(currently);
+        return 1;
+    }
+    return 0;
+}
+
 /* The inventory the apply engine reads and rewrites (an empty one when there is none yet). */
 static struct json_object *inventory_of(pass *p)
 {
@@ -916,6 +1255,7 @@ static void apply_step(pass *p, const char *owner_id)
     co_error_clear();
     rc = p->env->apply.apply(p->env->apply.ctx, &o, inventory_of(p), objects, &done);
     report_operations(p, &stats);
+    note_auxiliary(p, objects);
     json_object_put(objects);
     if (rc < 0) {
         fail(p, rc, false, 0, "error reconciling dependent resources: %s", co_error_last());
@@ -937,7 +1277,18 @@ static void apply_step(pass *p, const char *owner_id)
         st->applied_generation = p->c->generation;
         outcome(p, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY);
         p->requeue_after = p->requeue_ns;
+        size_t n = json_object_array_length(p->inventory);
+        set_operation(p, "applied revision %lld (%zu object%s)", (long long)st->revision, n,
+                      n == 1 ? "" : "s");
+        p->health_seen = true;
+        all_ready_step(p);
     } else {
+        p->health_seen = true;
+        if (grace_step(p)) {
+            return;
+        }
+        /* a new digest, or never Ready yet: processing, as without a grace period */
+        set_text(&st->unready_since, NULL);
         if (changed) {
             ctl_backoff_forget(p->env->backoff, p->key);
         }
@@ -1086,7 +1437,10 @@ static int check_policies(pass *p)
     char *deny = NULL;
     co_error_clear();
     int rc = env->cache.policy_check(env->cache.ctx, p->obj, &deny, &p->perm);
-    if (rc == CO_EINVALID) {
+    if (rc == 0 && deny) {
+        p->policy_warning = deny;
+        deny = NULL;
+    } else if (rc == CO_EINVALID) {
         fail(p, CO_EINVALID, false, 0, "policy violation: %s", deny ? deny : "denied");
         p->err_reason = CTL_REASON_POLICY_VIOLATION;
     } else if (rc < 0) {
@@ -1217,6 +1571,11 @@ static void run(pass *p)
             return;
         }
     }
+    /* one-time prerequisites, before the attempt is recorded and before any gate */
+    if (prerequisites_step(p)) {
+        free(owner_id);
+        return;
+    }
     /* pre-reconcile hooks: record the attempt, then the gates */
     record_attempt(p);
     char *cycle = NULL;
@@ -1227,6 +1586,113 @@ static void run(pass *p)
         apply_step(p, owner_id);
     }
     free(owner_id);
+}
+
+/* What the pass found before it changed anything (docs/lifecycle.md, "Grace period and
+ * Degraded"): the digest last processed and whether the Component was Ready at it. */
+static void lifecycle_begin(pass *p)
+{
+    const co_component_status *st = p->st;
+    p->read_digest = st->processing_digest ? co_xstrdup(st->processing_digest) : NULL;
+    const char *state = st->state ? st->state : "";
+    p->was_ready = strcmp(state, CTL_STATE_READY) == 0 || strcmp(state, CTL_STATE_WARNING) == 0 ||
+                   (st->unready_since && *st->unready_since);
+}
+
+/* A copy of @p msg with its first letter lower-cased ASCII-wise. */
+static char *decapitalise(const char *msg)
+{
+    char *s = co_xstrdup(msg ? msg : "");
+    if (s[0] >= 'A' && s[0] <= 'Z') {
+        s[0] = (char)(s[0] - 'A' + 'a');
+    }
+    return s;
+}
+
+/* docs/lifecycle.md, "Last operation": what the pass did, in one line. It must read the same
+ * on every pass that changes nothing, so that such a pass still writes no status. */
+static void last_operation(pass *p)
+{
+    char *op = NULL;
+    if (p->err) {
+        op = co_xasprintf("error: %.512s", p->message ? p->message : "");
+    } else if (p->operation) {
+        op = co_xstrdup(p->operation);
+    } else if (!p->state) {
+        return;
+    } else if (strcmp(p->reason, CTL_REASON_PROCESSING) == 0) {
+        readiness r;
+        judge_dependents(p, &r);
+        op = co_xasprintf("waiting for %zu dependent%s to become ready", r.unready,
+                          r.unready == 1 ? "" : "s");
+        readiness_dispose(&r);
+    } else if (strcmp(p->reason, CTL_REASON_DELETION_PROCESSING) == 0) {
+        size_t n = p->inventory ? json_object_array_length(p->inventory) : 0;
+        op = co_xasprintf("deleting %zu dependent%s", n, n == 1 ? "" : "s");
+    } else {
+        op = decapitalise(p->message);
+    }
+    co_component_status *st = p->st;
+    if (!st->last_operation || strcmp(st->last_operation, op) != 0 || !st->last_operation_time) {
+        free(st->last_operation);
+        st->last_operation = op;
+        set_time(&st->last_operation_time, p->now);
+    } else {
+        free(op);
+    }
+}
+
+/* The end of the pass for the lifecycle controls: the Degraded condition, one Ready reason
+ * chosen by priority among what applies at once (docs/lifecycle.md, "One reason, chosen by
+ * priority"), and status.lastOperation. Runs after the errors were mapped to states. */
+static void lifecycle_finally(pass *p, ctl_result *out)
+{
+    co_component_status *st = p->st;
+    last_operation(p);
+    if (p->deleting) {
+        set_text(&st->unready_since, NULL);
+        ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
+        return;
+    }
+    if (p->health_seen) {
+        if (p->degraded) {
+            ctl_condition_put(st, CTL_CONDITION_DEGRADED, "True", p->reason, p->message, p->now);
+        } else {
+            ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
+        }
+    }
+    if (!p->state) {
+        return;
+    }
+    ctl_candidate cand[3];
+    size_t n = 0;
+    cand[n++] = (ctl_candidate){p->state, p->reason, p->message};
+    /* a pass that did not look at the dependents (suspended, failed before) keeps what the
+     * last one found */
+    const co_condition *deg = ctl_condition_find(st, CTL_CONDITION_DEGRADED);
+    if (!p->health_seen && deg && deg->status && strcmp(deg->status, "True") == 0 && deg->reason) {
+        bool down = strcmp(deg->reason, CTL_REASON_DOWN) == 0;
+        cand[n++] = (ctl_candidate){down ? CTL_STATE_ERROR : CTL_STATE_WARNING,
+                                    down ? CTL_REASON_DOWN : CTL_REASON_DEGRADED, deg->message};
+    }
+    char *warned = NULL;
+    if (p->policy_warning) {
+        warned = co_xasprintf("%s, with a ComponentPolicy warning: %.2048s", CTL_MSG_READY,
+                              p->policy_warning);
+        cand[n++] = (ctl_candidate){CTL_STATE_WARNING, CTL_REASON_POLICY_WARNING, warned};
+    }
+    size_t k = ctl_candidate_pick(cand, n);
+    if (k > 0) {
+        outcome(p, cand[k].state, cand[k].reason, cand[k].message);
+    }
+    free(warned);
+    /* working, needing attention, or down after having been Ready: no processing cycle runs */
+    if (!p->err &&
+        (strcmp(p->state, CTL_STATE_WARNING) == 0 || strcmp(p->reason, CTL_REASON_DOWN) == 0)) {
+        ctl_backoff_forget(p->env->backoff, p->key);
+        out->forget = true;
+        set_text(&st->processing_since, NULL);
+    }
 }
 
 /* Ends a pass whose object does not parse (JSON types the schema should have refused): there
@@ -1344,6 +1810,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     json_object_put(inv);
     co_error_clear();
     p->deleting = p->c->deletion_timestamp != NULL;
+    lifecycle_begin(p);
 
     run(p);
 
@@ -1400,6 +1867,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     if (!p->err) {
         out->forget = true;
     }
+    lifecycle_finally(p, out);
     out->requeue_after_ns = ctl_jitter(p->requeue_after, rnd(env));
     if (p->state) {
         ctl_state_set(p->st, p->state, p->reason, p->message, p->now);
@@ -1429,6 +1897,10 @@ done:
     co_policy_permissions_dispose(&p->perm);
     free(p->message);
     free(p->digest);
+    free(p->read_digest);
+    co_kube_keys_dispose(&p->aux);
+    free(p->policy_warning);
+    free(p->operation);
     free(p->key);
     return rc < 0 ? rc : 0;
 }

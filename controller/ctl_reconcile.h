@@ -88,7 +88,8 @@ typedef struct ctl_cache_ops {
     int (*dependants)(void *ctx, const char *key, co_kube_keys *out);
     /** The dependency cycle through @p key ("ns/a -> ns/b -> ns/a"), or CO_ENOTFOUND. */
     int (*cycle_of)(void *ctx, const char *key, char **path_out);
-    /** ComponentPolicy verdict: 0 when admitted; CO_EINVALID with *msg_out when denied; any
+    /** ComponentPolicy verdict: 0 when admitted (with the rules of action Warn that matched in
+     * *msg_out, when some did; NULL otherwise); CO_EINVALID with *msg_out when denied; any
      * other error when the policies cannot be evaluated (the pass then fails: a policy never
      * fails open). What the applying policies grant is in *perm_out (dispose it) on 0 and on
      * CO_EINVALID. */

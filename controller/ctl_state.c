@@ -44,6 +44,29 @@ static void condition_dispose(co_condition *c)
     free(c->message);
 }
 
+/* The lastTransitionTime of a condition becoming @p cstatus: kept while the value stays. */
+static char *transition_time(const co_condition *old, const char *cstatus, int64_t now_ns)
+{
+    if (old && old->status && strcmp(old->status, cstatus) == 0 && old->last_transition_time &&
+        old->last_transition_time[0]) {
+        return co_xstrdup(old->last_transition_time);
+    }
+    char now[CO_TIME_STR_MAX];
+    co_time_format(now, now_ns);
+    return co_xstrdup(now);
+}
+
+const co_condition *ctl_condition_find(const co_component_status *status, const char *type)
+{
+    for (size_t i = 0; i < status->n_conditions; i++) {
+        const co_condition *c = &status->conditions[i];
+        if (c->type && strcmp(c->type, type) == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
 void ctl_state_set(co_component_status *status,
                    const char *state,
                    const char *reason,
@@ -57,33 +80,110 @@ void ctl_state_set(co_component_status *status,
     } else if (strcmp(state, CTL_STATE_ERROR) == 0) {
         cstatus = "False";
     }
-    char now[CO_TIME_STR_MAX];
-    co_time_format(now, now_ns);
-
-    const co_condition *old = NULL;
-    for (size_t i = 0; i < status->n_conditions && !old; i++) {
-        const co_condition *c = &status->conditions[i];
-        if (c->type && strcmp(c->type, "Ready") == 0) {
-            old = c;
+    const co_condition *old = ctl_condition_find(status, "Ready");
+    co_condition cond = {co_xstrdup("Ready"), co_xstrdup(cstatus),
+                         transition_time(old, cstatus, now_ns), co_xstrdup(reason ? reason : ""),
+                         co_xstrdup(message ? message : "")};
+    /* Ready first, then the Degraded condition when there is one; the rest is dropped */
+    co_condition *conds = co_xcalloc(2, sizeof(co_condition));
+    size_t n = 0;
+    conds[n++] = cond;
+    for (size_t i = 0; i < status->n_conditions; i++) {
+        co_condition *c = &status->conditions[i];
+        if (n < 2 && c->type && strcmp(c->type, CTL_CONDITION_DEGRADED) == 0) {
+            conds[n++] = *c;
+        } else {
+            condition_dispose(c);
         }
     }
-    const char *ltt = now;
-    if (old && old->status && strcmp(old->status, cstatus) == 0 && old->last_transition_time &&
-        old->last_transition_time[0]) {
-        ltt = old->last_transition_time;
-    }
-    co_condition cond = {co_xstrdup("Ready"), co_xstrdup(cstatus), co_xstrdup(ltt),
-                         co_xstrdup(reason ? reason : ""), co_xstrdup(message ? message : "")};
-    for (size_t i = 0; i < status->n_conditions; i++) {
-        condition_dispose(&status->conditions[i]);
-    }
     free(status->conditions);
-    status->conditions = co_xcalloc(1, sizeof(co_condition));
-    status->conditions[0] = cond;
-    status->n_conditions = 1;
+    status->conditions = conds;
+    status->n_conditions = n;
     char *st = co_xstrdup(state);
     free(status->state);
     status->state = st;
+}
+
+void ctl_condition_put(co_component_status *status,
+                       const char *type,
+                       const char *cstatus,
+                       const char *reason,
+                       const char *message,
+                       int64_t now_ns)
+{
+    co_condition *slot = (co_condition *)ctl_condition_find(status, type);
+    co_condition cond = {co_xstrdup(type), co_xstrdup(cstatus),
+                         transition_time(slot, cstatus, now_ns), co_xstrdup(reason ? reason : ""),
+                         co_xstrdup(message ? message : "")};
+    if (!slot) {
+        status->conditions =
+            co_xrealloc(status->conditions, (status->n_conditions + 1) * sizeof(co_condition));
+        slot = &status->conditions[status->n_conditions++];
+    } else {
+        condition_dispose(slot);
+    }
+    *slot = cond;
+}
+
+void ctl_condition_remove(co_component_status *status, const char *type)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < status->n_conditions; i++) {
+        co_condition *c = &status->conditions[i];
+        if (c->type && strcmp(c->type, type) == 0) {
+            condition_dispose(c);
+        } else {
+            status->conditions[k++] = *c;
+        }
+    }
+    status->n_conditions = k;
+}
+
+/* The framework's order (docs/lifecycle.md, "One reason, chosen by priority"). */
+static const struct {
+    const char *reason;
+    ctl_reason_tier tier;
+} TIERS[] = {
+    {CTL_REASON_ERROR, CTL_TIER_FAILURE},
+    {CTL_REASON_TIMEOUT, CTL_TIER_FAILURE},
+    {CTL_REASON_RETRYING, CTL_TIER_FAILURE},
+    {CTL_REASON_DELETION_RETRYING, CTL_TIER_FAILURE},
+    {CTL_REASON_DOWN, CTL_TIER_FAILURE},
+    {CTL_REASON_DEGRADED, CTL_TIER_FAILURE},
+    {CTL_REASON_DEPENDENCY_CYCLE, CTL_TIER_FAILURE},
+    {CTL_REASON_POLICY_VIOLATION, CTL_TIER_FAILURE},
+    {CTL_REASON_INVALID_SPEC, CTL_TIER_FAILURE},
+    {CTL_REASON_SUSPENDED, CTL_TIER_SUSPENSION},
+    {CTL_REASON_PENDING_SUSPENSION, CTL_TIER_SUSPENSION},
+    {CTL_REASON_SUSPENDING, CTL_TIER_SUSPENSION},
+    {CTL_REASON_DISABLED, CTL_TIER_DISABLED},
+    {CTL_REASON_UNMANAGED, CTL_TIER_DISABLED},
+    {CTL_REASON_BLOCKED, CTL_TIER_PRECONDITION},
+    {CTL_REASON_PREREQUISITE_NOT_MET, CTL_TIER_PRECONDITION},
+    {CTL_REASON_POLICY_WARNING, CTL_TIER_ATTENTION},
+    {CTL_REASON_AUXILIARY_UNREADY, CTL_TIER_ATTENTION},
+    {CTL_REASON_READY, CTL_TIER_READY},
+};
+
+ctl_reason_tier ctl_reason_priority(const char *reason)
+{
+    for (size_t i = 0; reason && i < CO_ARRAY_SIZE(TIERS); i++) {
+        if (strcmp(TIERS[i].reason, reason) == 0) {
+            return TIERS[i].tier;
+        }
+    }
+    return CTL_TIER_PROGRESS;
+}
+
+size_t ctl_candidate_pick(const ctl_candidate *c, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (ctl_reason_priority(c[i].reason) < ctl_reason_priority(c[best].reason)) {
+            best = i;
+        }
+    }
+    return best;
 }
 
 const char *ctl_state_get(const struct json_object *status)

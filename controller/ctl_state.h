@@ -58,6 +58,14 @@ struct json_object;
 #define CTL_REASON_SUSPENDING           "Suspending"
 #define CTL_REASON_BLOCKED              "Blocked"
 #define CTL_REASON_PREREQUISITE_NOT_MET "PrerequisiteNotMet"
+/** Warning: a ComponentPolicy rule with action Warn matched at reconcile. */
+#define CTL_REASON_POLICY_WARNING "PolicyWarning"
+/** Warning: an auxiliary dependent has been unready for longer than the grace period. */
+#define CTL_REASON_AUXILIARY_UNREADY "AuxiliaryUnready"
+
+/** The condition beside Ready that the grace period sets (docs/lifecycle.md, "Grace period and
+ * Degraded"); present only while it is True. */
+#define CTL_CONDITION_DEGRADED "Degraded"
 
 /* Messages, verbatim from the Go framework (spelling included). */
 #define CTL_MSG_SUSPENDED "Reconciliation is suspended"
@@ -71,17 +79,65 @@ struct json_object;
     "Deletion of dependent resources triggered; waiting until dependent resources are deleted"
 
 /**
- * Sets status.state and rewrites the single Ready condition of @p status (docs/behaviour.md, "Ready
+ * Sets status.state and rewrites the Ready condition of @p status (docs/behaviour.md, "Ready
  * condition"): Ready, Warning and Unmanaged → "True", Error → "False", anything else →
  * "Unknown". lastTransitionTime
- * becomes @p now_ns only when the condition is new or its status value changes. Other conditions
- * are dropped (the framework keeps only Ready). @p message may be NULL ("").
+ * becomes @p now_ns only when the condition is new or its status value changes. Ready comes first;
+ * a Degraded condition (ctl_condition_put()) is kept after it; other conditions are dropped (the
+ * framework keeps only Ready). @p message may be NULL ("").
  */
 void ctl_state_set(co_component_status *status,
                    const char *state,
                    const char *reason,
                    const char *message,
                    int64_t now_ns);
+
+/**
+ * Sets the condition @p type (not "Ready") of @p status to @p cstatus ("True", "False",
+ * "Unknown"), adding it after the others when absent; lastTransitionTime follows the rule of
+ * ctl_state_set(). @p message may be NULL ("").
+ */
+void ctl_condition_put(co_component_status *status,
+                       const char *type,
+                       const char *cstatus,
+                       const char *reason,
+                       const char *message,
+                       int64_t now_ns);
+
+/** Removes the condition @p type from @p status; absent is a no-op. */
+void ctl_condition_remove(co_component_status *status, const char *type);
+
+/** The condition @p type of @p status, or NULL. Borrowed. */
+const co_condition *ctl_condition_find(const co_component_status *status, const char *type);
+
+/* --- one reason, chosen by priority (docs/lifecycle.md, "One reason, chosen by priority") --- */
+
+/** The tiers of the framework's priority, most critical first. */
+typedef enum ctl_reason_tier {
+    CTL_TIER_FAILURE = 1,      /**< Error, Timeout, Retrying, Down, Degraded, ... */
+    CTL_TIER_SUSPENSION = 2,   /**< Suspended, PendingSuspension, Suspending */
+    CTL_TIER_DISABLED = 3,     /**< Disabled, Unmanaged */
+    CTL_TIER_PRECONDITION = 4, /**< Blocked, PrerequisiteNotMet */
+    CTL_TIER_PROGRESS = 5,     /**< Processing, FirstSeen, deletion in progress, unknown reasons */
+    CTL_TIER_ATTENTION = 6,    /**< PolicyWarning, AuxiliaryUnready: working, needing attention */
+    CTL_TIER_READY = 7,        /**< Ready */
+} ctl_reason_tier;
+
+/** The tier of a Ready condition reason; unknown reasons (and NULL) count as progress. */
+ctl_reason_tier ctl_reason_priority(const char *reason);
+
+/** One candidate outcome of a pass. Strings borrowed. */
+typedef struct ctl_candidate {
+    const char *state;
+    const char *reason;
+    const char *message;
+} ctl_candidate;
+
+/**
+ * The index of the candidate whose reason has the most critical tier; among equals the first
+ * wins (the pass's own outcome goes first). @p n must be > 0.
+ */
+size_t ctl_candidate_pick(const ctl_candidate *c, size_t n);
 
 /** status.state, or "" when unset. Borrowed from @p status. */
 const char *ctl_state_get(const struct json_object *status);

@@ -171,6 +171,94 @@ static void test_ctl_state__component_ready(void **state)
     co_component_free(t);
 }
 
+/* The Degraded condition lives beside Ready: ctl_state_set() keeps it (after Ready) and drops
+ * any other; it keeps its lastTransitionTime while its value stays and goes when removed. */
+static void test_ctl_state__degraded_condition_kept_beside_ready(void **state)
+{
+    (void)state;
+    co_component *c = component("{\"status\":{\"conditions\":[{\"type\":\"Other\","
+                                "\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    co_component_status *st = &c->status;
+    ctl_condition_put(st, CTL_CONDITION_DEGRADED, "True", CTL_REASON_DEGRADED, "1 of 2", T0);
+    ctl_state_set(st, CTL_STATE_WARNING, CTL_REASON_DEGRADED, "1 of 2", T0);
+    assert_int_equal(st->n_conditions, 2);
+    assert_string_equal(st->conditions[0].type, "Ready");
+    assert_string_equal(st->conditions[0].status, "True");
+    assert_string_equal(st->conditions[1].type, "Degraded");
+    assert_string_equal(st->conditions[1].reason, "Degraded");
+    assert_string_equal(st->state, "Warning");
+    /* Down later: the value stays True, so does the transition time; the reason follows */
+    ctl_condition_put(st, CTL_CONDITION_DEGRADED, "True", CTL_REASON_DOWN, "2 of 2",
+                      T0 + 60 * CO_SECOND);
+    const co_condition *d = ctl_condition_find(st, CTL_CONDITION_DEGRADED);
+    assert_non_null(d);
+    assert_string_equal(d->reason, "Down");
+    assert_string_equal(d->message, "2 of 2");
+    assert_string_equal(d->last_transition_time, "2023-11-14T22:13:20Z");
+    ctl_state_set(st, CTL_STATE_ERROR, CTL_REASON_DOWN, "2 of 2", T0 + 60 * CO_SECOND);
+    assert_string_equal(st->conditions[0].status, "False");
+    assert_int_equal(st->n_conditions, 2);
+    ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
+    ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
+    assert_null(ctl_condition_find(st, CTL_CONDITION_DEGRADED));
+    ctl_state_set(st, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY, T0 + 120 * CO_SECOND);
+    assert_int_equal(st->n_conditions, 1);
+    assert_string_equal(ready(st)->last_transition_time, "2023-11-14T22:15:20Z");
+    co_component_free(c);
+}
+
+/* docs/lifecycle.md, "One reason, chosen by priority". */
+static void test_ctl_state__reason_priority_table(void **state)
+{
+    (void)state;
+    const char *failure[] = {"Error",      "Timeout",  "Retrying",        "DeletionRetrying",
+                             "Down",       "Degraded", "DependencyCycle", "PolicyViolation",
+                             "InvalidSpec"};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(failure); i++) {
+        assert_int_equal(ctl_reason_priority(failure[i]), CTL_TIER_FAILURE);
+    }
+    assert_int_equal(ctl_reason_priority("Suspended"), CTL_TIER_SUSPENSION);
+    assert_int_equal(ctl_reason_priority("PendingSuspension"), CTL_TIER_SUSPENSION);
+    assert_int_equal(ctl_reason_priority("Suspending"), CTL_TIER_SUSPENSION);
+    assert_int_equal(ctl_reason_priority("Disabled"), CTL_TIER_DISABLED);
+    assert_int_equal(ctl_reason_priority("Unmanaged"), CTL_TIER_DISABLED);
+    assert_int_equal(ctl_reason_priority("Blocked"), CTL_TIER_PRECONDITION);
+    assert_int_equal(ctl_reason_priority("PrerequisiteNotMet"), CTL_TIER_PRECONDITION);
+    assert_int_equal(ctl_reason_priority("Processing"), CTL_TIER_PROGRESS);
+    assert_int_equal(ctl_reason_priority("FirstSeen"), CTL_TIER_PROGRESS);
+    assert_int_equal(ctl_reason_priority("DeletionProcessing"), CTL_TIER_PROGRESS);
+    assert_int_equal(ctl_reason_priority("SomethingNew"), CTL_TIER_PROGRESS);
+    assert_int_equal(ctl_reason_priority(NULL), CTL_TIER_PROGRESS);
+    assert_int_equal(ctl_reason_priority("PolicyWarning"), CTL_TIER_ATTENTION);
+    assert_int_equal(ctl_reason_priority("AuxiliaryUnready"), CTL_TIER_ATTENTION);
+    assert_int_equal(ctl_reason_priority("Ready"), CTL_TIER_READY);
+    /* case matters: reasons are identifiers */
+    assert_int_equal(ctl_reason_priority("ready"), CTL_TIER_PROGRESS);
+}
+
+static void test_ctl_state__candidate_pick(void **state)
+{
+    (void)state;
+    /* Degraded over suspension */
+    ctl_candidate a[] = {{"Pending", "Suspended", "s"}, {"Warning", "Degraded", "d"}};
+    assert_int_equal(ctl_candidate_pick(a, 2), 1);
+    /* suspension over Disabled over PrerequisiteNotMet over Processing over warnings over Ready */
+    ctl_candidate b[] = {{"Ready", "Ready", ""},           {"Warning", "PolicyWarning", ""},
+                         {"Processing", "Processing", ""}, {"Pending", "PrerequisiteNotMet", ""},
+                         {"Ready", "Disabled", ""},        {"Pending", "Suspended", ""}};
+    assert_int_equal(ctl_candidate_pick(b, 6), 5);
+    assert_int_equal(ctl_candidate_pick(b, 5), 4);
+    assert_int_equal(ctl_candidate_pick(b, 4), 3);
+    assert_int_equal(ctl_candidate_pick(b, 3), 2);
+    assert_int_equal(ctl_candidate_pick(b, 2), 1);
+    assert_int_equal(ctl_candidate_pick(b, 1), 0);
+    /* equal tiers: the first (the pass's own outcome) wins */
+    ctl_candidate c[] = {{"Pending", "Retrying", "r"}, {"Error", "Down", "d"}};
+    assert_int_equal(ctl_candidate_pick(c, 2), 0);
+    ctl_candidate d[] = {{"Error", "Down", "d"}, {"Pending", "Retrying", "r"}};
+    assert_int_equal(ctl_candidate_pick(d, 2), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +269,9 @@ int main(void)
         cmocka_unit_test(test_ctl_state__backoff_ramp),
         cmocka_unit_test(test_ctl_state__backoff_resets_on_activity_change_and_forget),
         cmocka_unit_test(test_ctl_state__component_ready),
+        cmocka_unit_test(test_ctl_state__degraded_condition_kept_beside_ready),
+        cmocka_unit_test(test_ctl_state__reason_priority_table),
+        cmocka_unit_test(test_ctl_state__candidate_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
