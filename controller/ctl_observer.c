@@ -104,7 +104,10 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
     if (!m->recorder || !uid || !*state) {
         return;
     }
-    const char *type = strcmp(state, CTL_STATE_ERROR) == 0 ? "Warning" : "Normal";
+    /* a Component in state Warning works but needs attention (docs/lifecycle.md) */
+    const char *type = strcmp(state, CTL_STATE_ERROR) == 0 || strcmp(state, CTL_STATE_WARNING) == 0
+                           ? "Warning"
+                           : "Normal";
     /* the Go operator's event annotations (api/v1alpha1 GetEventAnnotations): keys prefixed
      * with the group, as Flux's notification-controller expects of the involved object */
     const char *revision = c->status.last_attempted_revision;

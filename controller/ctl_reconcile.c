@@ -1159,10 +1159,14 @@ static int prerequisites_step(pass *p)
         char *what = co_prerequisite_describe(&at);
         free(at.ns);
         char *msg = NULL;
-        if (rc == CO_EAUTH) {
+        if (rc == CO_EAUTH && p->user) {
             msg = co_xasprintf("Prerequisite not met: %s cannot be read with the identity of the "
                                "Component (%s): forbidden",
-                               what, p->user ? p->user : "the controller's");
+                               what, p->user);
+        } else if (rc == CO_EAUTH) {
+            msg = co_xasprintf("Prerequisite not met: %s cannot be read with the controller's "
+                               "identity: forbidden",
+                               what);
         } else {
             msg = co_xasprintf("Prerequisite not met: waiting for condition \"%s\" of %s to become "
                                "True (currently %s)",

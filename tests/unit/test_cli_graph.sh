@@ -25,14 +25,14 @@ component() { # name namespace state deps...
     [ -n "$state" ] && printf 'status:\n  state: %s\n' "$state"
 }
 # a -> b -> c -> a is a cycle; d -> a hangs off it; e -> x has a missing target; f has no
-# namespace; a ConfigMap in the stream is ignored.
+# namespace and is Warning; a ConfigMap in the stream is ignored.
 {
     component a apps Ready b
     component b apps Error c
     component c apps Processing a
     component d apps "" a
     component e apps Pending x
-    component f "" ""
+    component f "" Warning
     printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n'
 } >"$TMP/set.yaml"
 
@@ -66,7 +66,7 @@ for n, attrs in nodes.items():
     if (n in {"apps/a", "apps/b", "apps/c"}) != ("color=red" in attrs):
         problems.append("node %s cycle marking" % n)
 colours = {"apps/a": "palegreen", "apps/b": "salmon", "apps/c": "lightblue",
-           "apps/e": "lightyellow", "apps/d": "white"}
+           "apps/e": "lightyellow", "apps/d": "white", "default/f": "gold"}
 for n, c in colours.items():
     if "fillcolor=%s" % c not in nodes.get(n, ""):
         problems.append("node %s not %s: %s" % (n, c, nodes.get(n)))
