@@ -23,6 +23,7 @@
 #include "controller/ctl_manager.h"
 #include "controller/ctl_reconcile.h"
 #include "controller/ctl_state.h"
+#include "controller/ctl_targets.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
@@ -37,7 +38,26 @@ static co_kube_client *admin;
 static char *ns;
 static char *srcdir;
 static ctl_env env;
+static ctl_targets *targets;
 static int64_t clock_ns = T0;
+
+/* The target clients as the manager hands them out: a Component with a service account acts
+ * as it. */
+static int targets_acquire(void *ctx,
+                           const char *kubeconfig,
+                           size_t kubeconfig_len,
+                           const char *user,
+                           unsigned flags,
+                           co_kube_client **out,
+                           void **hold)
+{
+    return ctl_targets_acquire(ctx, kubeconfig, kubeconfig_len, user, flags, out, hold);
+}
+
+static void targets_release(void *ctx, void *hold)
+{
+    ctl_targets_release(ctx, hold);
+}
 
 static int64_t fake_now(void)
 {
@@ -81,6 +101,10 @@ static int group_setup(void **state)
     env.source = ctl_test_source_ops();
     env.apply = ctl_apply_engine_ops();
     env.now = fake_now;
+    targets = ctl_targets_new(admin, 60 * CO_SECOND);
+    env.targets.acquire = targets_acquire;
+    env.targets.release = targets_release;
+    env.targets.ctx = targets;
     return 0;
 }
 
@@ -88,6 +112,7 @@ static int group_teardown(void **state)
 {
     (void)state;
     ctl_backoff_free(env.backoff);
+    ctl_targets_free(targets);
     co_kube_client_free(admin);
     co_test_rmtree(srcdir);
     free(srcdir);
@@ -469,6 +494,28 @@ static void test_ctl_grace__prerequisite_holds_first_install_only(void **state)
     delete_and_reconcile("pq");
 }
 
+/* A prerequisite is read with the Component's identity: one it may not read is reported as
+ * such, and nothing is installed. */
+static void test_ctl_grace__prerequisite_forbidden_to_the_component(void **state)
+{
+    (void)state;
+    clock_ns = T0;
+    ctl_test_create_component(admin, ns, "pqf",
+                              "{" SRC ",\"path\":\"prereq\",\"serviceAccountName\":\"nobody\","
+                              "\"prerequisites\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+                              "\"Deployment\",\"namespace\":\"kube-system\",\"name\":\"x\"}]}");
+    (void)reconcile("pqf");
+    char *want = co_xasprintf("Prerequisite not met: apps/v1 Deployment kube-system/x cannot be "
+                              "read with the identity of the Component "
+                              "(system:serviceaccount:%s:nobody): forbidden",
+                              ns);
+    struct json_object *c = expect("pqf", "Pending", "PrerequisiteNotMet", want);
+    free(want);
+    assert_null(co_json_get(c, "status", "inventory", NULL));
+    json_object_put(c);
+    delete_and_reconcile("pqf");
+}
+
 /* ---- a ComponentPolicy Warn rule --------------------------------------------------------- */
 
 static void install_policy_crd(void)
@@ -562,6 +609,7 @@ int main(void)
             test_ctl_grace__unready_dependents_stay_ready_then_degraded_down_and_recover),
         cmocka_unit_test(test_ctl_grace__without_grace_period_unready_means_processing),
         cmocka_unit_test(test_ctl_grace__prerequisite_holds_first_install_only),
+        cmocka_unit_test(test_ctl_grace__prerequisite_forbidden_to_the_component),
         cmocka_unit_test(test_ctl_grace__policy_warn_rule_gives_warning),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
