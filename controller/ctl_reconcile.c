@@ -1627,8 +1627,10 @@ static void last_operation(pass *p)
     } else if (strcmp(p->reason, CTL_REASON_PROCESSING) == 0) {
         readiness r;
         judge_dependents(p, &r);
-        op = co_xasprintf("waiting for %zu dependent%s to become ready", r.unready,
-                          r.unready == 1 ? "" : "s");
+        /* none unready: obsolete objects are being removed, or the pass was stopped */
+        op = r.unready ? co_xasprintf("waiting for %zu dependent%s to become ready", r.unready,
+                                      r.unready == 1 ? "" : "s")
+                       : co_xasprintf("processing revision %lld", (long long)p->st->revision);
         readiness_dispose(&r);
     } else if (strcmp(p->reason, CTL_REASON_DELETION_PROCESSING) == 0) {
         size_t n = p->inventory ? json_object_array_length(p->inventory) : 0;
