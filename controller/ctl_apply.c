@@ -9,6 +9,7 @@
  */
 #include "controller/ctl_apply.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@
 #include "co/kube/kube_event.h"
 #include "co/util/strmap.h"
 #include "co/util/time.h"
+#include "co/api/lifecycle.h"
 #include "controller/ctl_depcache.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
@@ -43,6 +45,8 @@ typedef struct engine {
     /* the objects in live that came from the dependents cache (live_key(); values unused):
      * possibly behind too, and without managedFields */
     co_strmap cached_keys;
+    /* the guard that stopped the pass (ctl_apply_opts.blocked), or NULL */
+    char *blocked;
 } engine;
 
 static int engine_init(engine *e, const ctl_apply_opts *o)
@@ -89,6 +93,7 @@ static void engine_dispose(engine *e)
         e->o->stats->cached += e->st.cached;
     }
     free(e->hashed);
+    free(e->blocked);
 }
 
 /* ---- small helpers -------------------------------------------------------------------------- */
@@ -1082,7 +1087,11 @@ static int deletion_waves(engine *e, ctl_inventory *inv, bool component_deletion
         bool candidate = component_deletion ? it->phase != CTL_PHASE_NONE
                                             : it->phase == CTL_PHASE_SCHEDULED_FOR_DELETION ||
                                                   it->phase == CTL_PHASE_DELETING;
-        if (candidate) {
+        if (candidate && it->mode != CO_MODE_MANAGED) {
+            /* read-only and delete-only objects are never deleted on their way out
+             * (docs/lifecycle.md, "Object modes") */
+            it->phase = CTL_PHASE_NONE;
+        } else if (candidate) {
             struct json_object *live = NULL;
             if ((rc = read_item(e, &live, it, NULL)) < 0) {
                 return wrap_item(rc, "error reading object", it);
@@ -1322,6 +1331,221 @@ static bool due_for_update(const engine *e,
            it->last_applied_at < e->now - o->reapply_ns;
 }
 
+/* ---- lifecycle controls (docs/lifecycle.md) ------------------------------------------------- */
+
+/* Whether an object's readiness gates its wave: not for auxiliary and delete-only ones. */
+static bool counts(const ctl_obj *o)
+{
+    return !o->auxiliary && o->mode != CO_MODE_DELETE_ONLY;
+}
+
+/* Deletes a delete-only object the adoption policy lets this Component take, whoever's label
+ * it carries (ctl_adoption_check() decided that): with its resourceVersion as precondition. */
+static int delete_adoptable(engine *e, const ctl_item *it, const struct json_object *live)
+{
+    if (owned_by_us(e, live)) {
+        return delete_item(e, it, live);
+    }
+    char *av = ctl_api_version(it->group, it->version);
+    co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, it->name};
+    co_kube_delete_options dopts = CO_KUBE_DELETE_OPTIONS_INIT;
+    dopts.propagation_policy = "Background";
+    dopts.precondition_rv = co_json_str(live, "metadata", "resourceVersion", NULL);
+    e->st.deletes++;
+    int rc = co_kube_delete(NULL, e->c, &ref, &dopts);
+    free(av);
+    if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+        co_error_clear();
+        rc = 0;
+    }
+    if (rc == 0) {
+        emit(e, live, "Normal", "Deleted", "Object successfully deleted");
+    } else if (e->o->events) {
+        char *msg = co_xasprintf("Error deleting object: %s", co_error_last());
+        emit(e, live, "Warning", "DeleteError", msg);
+        free(msg);
+    }
+    return rc;
+}
+
+/* A read-only or delete-only object of a wave (docs/lifecycle.md, "Object modes"). Nothing is
+ * written to a read-only one: it is judged like any other, a missing one is not ready (status
+ * NotFound). A delete-only one is deleted when present and its adoption policy lets this
+ * Component adopt it (an owner conflict otherwise); it is Ready with status NotFound once
+ * gone, and never counts. Neither has a lastAppliedAt. */
+static int observe_one(wave_ctx *w, size_t i, int *unready)
+{
+    engine *e = w->e;
+    const ctl_obj *o = &w->set->objs[i];
+    ctl_item *it = w->items[i];
+    struct json_object *live = NULL;
+    bool cached = false, ready = false;
+    it->last_applied_at = 0;
+    bool ro = o->mode == CO_MODE_READ_ONLY;
+    int rc = read_item(e, &live, it, ro ? &cached : NULL);
+    if (rc < 0) {
+        return wrap_item(rc, "error reading object", it);
+    }
+    if (!live) {
+        it->phase = ro ? CTL_PHASE_SCHEDULED_FOR_APPLICATION : CTL_PHASE_READY;
+        set_status(it, ctl_health_name(CTL_HEALTH_NOT_FOUND));
+    } else if (ro) {
+        rc = judge(e, it, live, &ready);
+        if (rc == 0 && !ready) {
+            it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
+        }
+    } else if (being_deleted(live)) {
+        it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
+        set_status(it, ctl_health_name(CTL_HEALTH_TERMINATING));
+    } else if ((rc = ctl_adoption_check(o, live, e->hashed)) < 0) {
+        rc = wrap_item(rc, "error deleting object", it);
+    } else if ((rc = delete_adoptable(e, it, live)) < 0) {
+        rc = wrap_item(rc, "error deleting object", it);
+    } else {
+        it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
+        set_status(it, ctl_health_name(CTL_HEALTH_TERMINATING));
+    }
+    json_object_put(live);
+    if (rc == 0 && ro && !ready && !o->auxiliary) {
+        (*unready)++;
+    }
+    return rc;
+}
+
+/* Reads the object a guard names with the Component's identity and checks its condition
+ * (docs/lifecycle.md, "Guards"). When it does not hold, e->blocked says so. */
+static int check_guard(engine *e, const ctl_obj *o, bool *met)
+{
+    const co_prerequisite *g = &o->guard;
+    co_prerequisite at = *g;
+    struct json_object *live = NULL;
+    co_kube_mapping m = {0};
+    int rc = co_kube_client_mapping(&m, e->c, g->api_version, g->kind);
+    if (rc == 0) {
+        if (!m.namespaced) {
+            at.ns = NULL;
+        }
+        co_kube_mapping_dispose(&m);
+        co_kube_ref ref = {g->api_version, g->kind, at.ns, g->name};
+        e->st.reads++;
+        rc = co_kube_get(&live, e->c, &ref, NULL);
+    }
+    if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+        co_error_clear();
+        live = NULL;
+        rc = 0;
+    }
+    char *what = co_prerequisite_describe(&at);
+    if (rc < 0) {
+        char *key = ctl_obj_key(o);
+        co_error_wrap("error reading %s, the guard of object %s", what, key);
+        free(key);
+        free(what);
+        return rc;
+    }
+    char *currently = NULL;
+    ctl_condition_met(met, &currently, live, g->condition_type, CTL_ANN_STATUS_HINT,
+                      e->now / 1000000000);
+    if (!*met) {
+        char *key = ctl_obj_key(o);
+        free(e->blocked);
+        e->blocked = co_xasprintf("guard of %s: waiting for condition \"%s\" of %s to become True "
+                                  "(currently %s)",
+                                  key, g->condition_type, what, currently ? currently : "unknown");
+        free(key);
+    }
+    free(currently);
+    free(what);
+    json_object_put(live);
+    return 0;
+}
+
+/* Workloads a ScaleDown suspension scales (docs/lifecycle.md, "Suspension that scales
+ * down"). */
+static bool scalable(const char *group, const char *kind)
+{
+    return (!strcmp(group, "apps") &&
+            (!strcmp(kind, "Deployment") || !strcmp(kind, "StatefulSet")));
+}
+
+static bool suspendable(const char *group, const char *kind)
+{
+    return scalable(group, kind) || (!strcmp(group, "batch") && !strcmp(kind, "CronJob"));
+}
+
+/* Merge-patches a workload with our field manager; the answer goes to *out. */
+static int
+patch_workload(engine *e, struct json_object **out, const ctl_item *it, struct json_object *patch)
+{
+    char *av = ctl_api_version(it->group, it->version);
+    co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, it->name};
+    co_kube_write_options wo = {0};
+    wo.field_manager = CTL_FIELD_MANAGER;
+    e->st.updates++;
+    int rc = co_kube_patch(out, e->c, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
+    free(av);
+    json_object_put(patch);
+    return rc;
+}
+
+/* A merge patch setting @p spec (taken) and the suspended-state annotation (@p state, NULL:
+ * removed), at the resourceVersion of @p live. */
+static struct json_object *
+suspension_patch(const struct json_object *live, struct json_object *spec, const char *state)
+{
+    struct json_object *patch = json_object_new_object();
+    struct json_object *meta = json_object_new_object();
+    struct json_object *ann = json_object_new_object();
+    json_object_object_add(ann, CTL_ANN_SUSPENDED_STATE,
+                           state ? json_object_new_string(state) : NULL);
+    json_object_object_add(meta, "annotations", ann);
+    const char *rv = co_json_str(live, "metadata", "resourceVersion", NULL);
+    if (rv) {
+        json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
+    }
+    json_object_object_add(patch, "metadata", meta);
+    json_object_object_add(patch, "spec", spec);
+    return patch;
+}
+
+/* Resume: a workload of this Component that a ScaleDown suspension scaled down gets the value
+ * recorded in its annotation back, and loses the annotation; *live becomes the answer. Objects
+ * without the annotation are left alone (no request). */
+static int resume_one(engine *e, const ctl_item *it, struct json_object **live)
+{
+    const char *state = co_json_meta_annotation(*live, CTL_ANN_SUSPENDED_STATE);
+    if (!state || !suspendable(it->group, it->kind) || !owned_by_us(e, *live)) {
+        return 0;
+    }
+    struct json_object *rec = NULL, *v = NULL;
+    if (co_json_parse(&rec, state, strlen(state)) < 0 ||
+        !json_object_is_type(rec, json_type_object)) {
+        co_error_clear();
+    }
+    struct json_object *spec = json_object_new_object();
+    if (scalable(it->group, it->kind)) {
+        int64_t n = 1;
+        if (json_object_object_get_ex(rec, "replicas", &v) &&
+            json_object_is_type(v, json_type_int)) {
+            n = json_object_get_int64(v);
+        }
+        json_object_object_add(spec, "replicas", json_object_new_int64(n));
+    } else {
+        bool sus = json_object_object_get_ex(rec, "suspend", &v) &&
+                   json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+        json_object_object_add(spec, "suspend", json_object_new_boolean(sus));
+    }
+    json_object_put(rec);
+    struct json_object *patched = NULL;
+    int rc = patch_workload(e, &patched, it, suspension_patch(*live, spec, NULL));
+    if (rc < 0) {
+        return wrap_item(rc, "error resuming object", it);
+    }
+    json_object_put(*live);
+    *live = patched;
+    return 0;
+}
+
 /* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
  * object is ready (or auxiliary).
  *
@@ -1340,6 +1564,9 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     ctl_obj *o = &w->set->objs[i];
     ctl_item *it = w->items[i];
     struct json_object *live = NULL, *written = NULL;
+    if (o->mode != CO_MODE_MANAGED) {
+        return observe_one(w, i, unready);
+    }
     set_meta_string(o->manifest, "labels", CTL_LABEL_OWNER_ID, e->hashed);
     set_meta_string(o->manifest, "annotations", CTL_ANN_OWNER_ID, e->o->owner_id);
     set_meta_string(o->manifest, "annotations", CTL_ANN_DIGEST, it->digest);
@@ -1363,7 +1590,8 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     if ((rc = read_item(e, &live, it, &cached)) < 0) {
         return wrap_item(rc, "error reading object", it);
     }
-    if (cached && (first || being_deleted(live) || due_for_update(e, o, it, live))) {
+    if (cached && (first || being_deleted(live) || due_for_update(e, o, it, live) ||
+                   co_json_meta_annotation(live, CTL_ANN_SUSPENDED_STATE))) {
         /* an object from the watch cache only serves to judge readiness: adoption is decided
          * and a write (its resourceVersion a precondition) made on the object as it is now */
         json_object_put(live);
@@ -1374,6 +1602,10 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     }
     if (first && (rc = ctl_adoption_check(o, live, e->hashed)) < 0) {
         it->refused = true;
+        json_object_put(live);
+        return rc;
+    }
+    if (live && !being_deleted(live) && (rc = resume_one(e, it, &live)) < 0) {
         json_object_put(live);
         return rc;
     }
@@ -1410,7 +1642,7 @@ judge:
     if (rc < 0) {
         return rc;
     }
-    if (!ready && !o->auxiliary) {
+    if (!ready && counts(o)) {
         (*unready)++;
     }
     return 0;
@@ -1432,8 +1664,7 @@ static int apply_waves(wave_ctx *w, int *unready_out, bool *stop)
             for (size_t j = k; j < set->len && set->objs[j].apply_order == order; j++) {
                 const ctl_item *x = w->items[j];
                 const ctl_obj *xo = &set->objs[j];
-                if (x->phase != CTL_PHASE_READY && x->phase != CTL_PHASE_COMPLETED &&
-                    !xo->auxiliary) {
+                if (x->phase != CTL_PHASE_READY && x->phase != CTL_PHASE_COMPLETED && counts(xo)) {
                     if (obj_late(xo)) {
                         late_pending++;
                     } else if (!obj_managed(w, xo)) {
@@ -1450,13 +1681,26 @@ static int apply_waves(wave_ctx *w, int *unready_out, bool *stop)
                 *stop = true;
                 break;
             }
+            /* a guard that does not hold stops this object and every later one, auxiliary or
+             * not (docs/lifecycle.md, "Guards") */
+            bool met = true;
+            if (o->guard.name) {
+                int rc = check_guard(w->e, o, &met);
+                if (rc < 0) {
+                    return rc;
+                }
+            }
+            if (!met) {
+                *stop = true;
+                break;
+            }
             if (regular || (late && regular_pending == 0) ||
                 (managed && regular_pending == 0 && late_pending == 0)) {
                 int rc = apply_one(w, k, &unready);
                 if (rc < 0) {
                     return rc;
                 }
-            } else if (!o->auxiliary) {
+            } else if (counts(o)) {
                 unready++;
             }
         }
@@ -1576,6 +1820,12 @@ int ctl_apply(const ctl_apply_opts *o,
         }
     }
     report_change(o, before, inventory);
+    if (o && o->blocked) {
+        *o->blocked = rc == 0 ? e.blocked : NULL;
+        if (rc == 0) {
+            e.blocked = NULL;
+        }
+    }
     engine_dispose(&e);
     json_object_put(before);
     if (rc == 0) {
@@ -1635,12 +1885,13 @@ int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
     bool all_orphan = true;
     for (size_t i = 0; i < inv.len; i++) {
         all_orphan = all_orphan && (inv.items[i].delete_policy == CO_DELETE_ORPHAN ||
-                                    inv.items[i].delete_policy == CO_DELETE_ORPHAN_ON_DELETE);
+                                    inv.items[i].delete_policy == CO_DELETE_ORPHAN_ON_DELETE ||
+                                    inv.items[i].mode != CO_MODE_MANAGED);
     }
     for (size_t i = 0; !reason && !all_orphan && i < inv.len; i++) {
         const ctl_item *it = &inv.items[i];
         bool crd = ctl_is_crd(it->group, it->kind), svc = ctl_is_apiservice(it->group, it->kind);
-        if (!crd && !svc) {
+        if ((!crd && !svc) || it->mode != CO_MODE_MANAGED) {
             continue;
         }
         struct json_object *live = NULL;
@@ -1673,6 +1924,145 @@ out:
     *allowed = reason == NULL;
     *msg = reason;
     return 0;
+}
+
+/* The workloads a suspension waits for: the first three named. */
+typedef struct left {
+    char *names;
+    size_t n;
+} left;
+
+static void note_left(left *l, const ctl_item *it, int64_t running)
+{
+    if (l->n++ >= 3) {
+        return;
+    }
+    char *key = ctl_item_key(it);
+    char *one = running > 0 ? co_xasprintf("%s (%lld %s)", key, (long long)running,
+                                           running == 1 ? "replica" : "replicas")
+                            : co_xstrdup(key);
+    char *next = co_xasprintf("%s%s%s", l->names ? l->names : "", l->names ? ", " : "", one);
+    free(l->names);
+    l->names = next;
+    free(one);
+    free(key);
+}
+
+/* One workload of a ScaleDown suspension: patched down unless it is; *running receives its
+ * status.replicas (0 for a CronJob). *pending is set when the call had to stop before patching it.
+ */
+static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pending)
+{
+    struct json_object *live = NULL;
+    int64_t n = 0;
+    *running = 0;
+    *pending = false;
+    int rc = read_object(e, &live, it->group, it->version, it->kind, it->namespace, it->name);
+    if (rc < 0) {
+        return wrap_item(rc, "error reading object", it);
+    }
+    if (!live || being_deleted(live) || !owned_by_us(e, live)) {
+        json_object_put(live);
+        return 0;
+    }
+    bool scale = scalable(it->group, it->kind);
+    const char *state = co_json_meta_annotation(live, CTL_ANN_SUSPENDED_STATE);
+    bool down;
+    if (scale) {
+        down = co_json_get_int64(&n, live, "spec", "replicas", NULL) == 0 && n == 0;
+    } else {
+        struct json_object *sus = co_json_get(live, "spec", "suspend", NULL);
+        down = sus && json_object_is_type(sus, json_type_boolean) && json_object_get_boolean(sus);
+    }
+    co_error_clear();
+    if (!state || !down) {
+        if (halted(e)) {
+            *pending = true;
+            json_object_put(live);
+            return 0;
+        }
+        struct json_object *spec = json_object_new_object();
+        char *rec = NULL;
+        if (scale) {
+            /* the API server defaults spec.replicas to 1 */
+            if (co_json_get_int64(&n, live, "spec", "replicas", NULL) < 0) {
+                co_error_clear();
+                n = 1;
+            }
+            rec = co_xasprintf("{\"replicas\":%lld}", (long long)n);
+            json_object_object_add(spec, "replicas", json_object_new_int64(0));
+        } else {
+            rec = co_xstrdup(down ? "{\"suspend\":true}" : "{\"suspend\":false}");
+            json_object_object_add(spec, "suspend", json_object_new_boolean(1));
+        }
+        /* a workload scaled up again while suspended keeps what was recorded first */
+        struct json_object *patched = NULL;
+        rc = patch_workload(e, &patched, it, suspension_patch(live, spec, state ? state : rec));
+        free(rec);
+        if (rc < 0) {
+            json_object_put(live);
+            return wrap_item(rc, "error suspending object", it);
+        }
+        json_object_put(live);
+        live = patched;
+    }
+    if (scale && co_json_get_int64(&n, live, "status", "replicas", NULL) == 0) {
+        *running = n;
+    }
+    co_error_clear();
+    json_object_put(live);
+    return 0;
+}
+
+int ctl_apply_suspend(const ctl_apply_opts *o,
+                      struct json_object *inventory,
+                      ctl_suspension *phase,
+                      char **message)
+{
+    engine e;
+    ctl_inventory inv = {NULL, 0, 0};
+    left pending = {NULL, 0}, running = {NULL, 0};
+    int rc = engine_init(&e, o);
+    if (rc == 0) {
+        rc = ctl_inventory_read(&inv, inventory);
+    }
+    for (size_t i = 0; rc == 0 && i < inv.len; i++) {
+        const ctl_item *it = &inv.items[i];
+        if (it->mode != CO_MODE_MANAGED || !suspendable(it->group, it->kind) ||
+            it->phase == CTL_PHASE_NONE || it->phase == CTL_PHASE_DELETING ||
+            it->phase == CTL_PHASE_COMPLETED || it->phase == CTL_PHASE_COMPLETING) {
+            continue;
+        }
+        int64_t n = 0;
+        bool stopped = false;
+        rc = suspend_one(&e, it, &n, &stopped);
+        if (stopped) {
+            note_left(&pending, it, 0);
+        } else if (n > 0) {
+            note_left(&running, it, n);
+        }
+    }
+    if (rc == 0) {
+        const left *l = pending.n ? &pending : &running;
+        *phase = pending.n   ? CTL_SUSPENSION_PENDING
+                 : running.n ? CTL_SUSPENSION_SUSPENDING
+                             : CTL_SUSPENSION_SUSPENDED;
+        if (!l->n) {
+            *message = co_xstrdup("");
+        } else {
+            char more[48] = "";
+            if (l->n > 3) {
+                snprintf(more, sizeof(more), " and %zu more", l->n - 3);
+            }
+            *message = co_xasprintf("waiting for %s%s to %s", l->names, more,
+                                    pending.n ? "be scaled down" : "scale down");
+        }
+    }
+    free(pending.names);
+    free(running.names);
+    ctl_inventory_dispose(&inv);
+    engine_dispose(&e);
+    return rc;
 }
 
 bool ctl_apply_events_disabled(const co_component *component)
@@ -1708,9 +2098,20 @@ engine_delete(void *ctx, const ctl_apply_opts *o, struct json_object *inventory,
     return ctl_apply_delete(o, inventory, done);
 }
 
+static int engine_suspend(void *ctx,
+                          const ctl_apply_opts *o,
+                          struct json_object *inventory,
+                          ctl_suspension *phase,
+                          char **message)
+{
+    (void)ctx;
+    return ctl_apply_suspend(o, inventory, phase, message);
+}
+
 ctl_apply_ops ctl_apply_engine_ops(void)
 {
-    ctl_apply_ops ops = {engine_apply, engine_deletion_allowed, engine_delete, NULL};
+    ctl_apply_ops ops = {engine_apply, engine_deletion_allowed, engine_delete, NULL,
+                         engine_suspend};
     return ops;
 }
 

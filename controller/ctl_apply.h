@@ -34,7 +34,14 @@
  *
  * Beyond the Go original: an object annotated `component-operator.cs.sap.com/participation:
  * auxiliary` is applied, tracked and its status reported like any other, but its readiness
- * does not gate its wave or the component.
+ * does not gate its wave or the component. The lifecycle controls of docs/lifecycle.md:
+ * objects annotated `component-operator.cs.sap.com/mode: read-only` are only read (their
+ * readiness counts, a missing one is not ready) and `delete-only` ones only deleted where the
+ * adoption policy would let the Component adopt them ("Object modes"); an object's
+ * `component-operator.cs.sap.com/guard` is checked before it is applied, and while it does not
+ * hold neither it nor any later object is applied (opts->blocked says why; "Guards"); and
+ * ctl_apply_suspend() scales workloads down for a ScaleDown suspension, which ctl_apply()
+ * undoes object by object as it reaches them ("Suspension that scales down").
  *
  * Errors are negative co_error_codes with a message naming the object ("error creating object
  * apps/v1 Deployment ns/name: ..."). Client errors keep their code (CO_EUNAVAILABLE,
@@ -127,7 +134,19 @@ typedef struct ctl_apply_opts {
     const atomic_bool *proceed;
     /** Out, optional: operation counters, added to. */
     ctl_apply_stats *stats;
+    /** Out, optional: when ctl_apply() stops at a guard that does not hold (docs/lifecycle.md,
+     * "Guards"), a message naming it (`guard of apps/v1 Deployment ns/web: waiting for condition
+     * "Ready" of v1 ConfigMap ns/settings to become True (currently not found)`; free()), and
+     * *done is false; NULL otherwise. */
+    char **blocked;
 } ctl_apply_opts;
+
+/** Where a ScaleDown suspension stands (docs/lifecycle.md, "Suspension that scales down"). */
+typedef enum ctl_suspension {
+    CTL_SUSPENSION_PENDING = 0, /**< some workload is not scaled down yet: nothing done to it */
+    CTL_SUSPENSION_SUSPENDING,  /**< every workload is told to stop; some still run */
+    CTL_SUSPENSION_SUSPENDED,   /**< every workload is down */
+} ctl_suspension;
 
 /**
  * One apply pass (docs/behaviour.md, "Apply pass").
@@ -166,6 +185,27 @@ CO_MUST_CHECK int ctl_apply_deletion_allowed(const ctl_apply_opts *o,
 CO_MUST_CHECK int
 ctl_apply_delete(const ctl_apply_opts *o, struct json_object *inventory, bool *done);
 
+/**
+ * One step of a ScaleDown suspension (docs/lifecycle.md, "Suspension that scales down"): every
+ * Deployment and StatefulSet (group apps) and CronJob (group batch) of the inventory that this
+ * Component owns and manages (not read-only or delete-only ones) is read; one not scaled down yet
+ * gets its spec.replicas (CronJob: spec.suspend) recorded in the annotation CTL_ANN_SUSPENDED_STATE
+ * and is patched to 0 replicas (suspend: true) by a merge patch of our field manager; one scaled
+ * up again meanwhile is patched back. Nothing else is read or written; the inventory is left
+ * as it is. ctl_apply() restores the recorded value and removes the annotation when it reaches
+ * the object again.
+ * @param[out] phase PENDING when the call stopped (opts->proceed) before every workload was
+ *        patched, SUSPENDING while a Deployment or StatefulSet still has status.replicas > 0,
+ *        else SUSPENDED
+ * @param[out] message what is left, naming up to three workloads (free()): "waiting for
+ *        apps/v1 Deployment ns/web to scale down (2 replicas)"; "" when suspended
+ * @return 0 or a negative co_error_code naming the object.
+ */
+CO_MUST_CHECK int ctl_apply_suspend(const ctl_apply_opts *o,
+                                    struct json_object *inventory,
+                                    ctl_suspension *phase,
+                                    char **message);
+
 /** Whether @p component carries `component-operator.cs.sap.com/disable-events: "true"`. */
 bool ctl_apply_events_disabled(const co_component *component);
 
@@ -193,6 +233,12 @@ typedef struct ctl_apply_ops {
                       struct json_object *inventory,
                       bool *done);
     void *ctx;
+    /** ctl_apply_suspend(); NULL: a ScaleDown suspension fails as unsupported */
+    int (*suspend)(void *ctx,
+                   const ctl_apply_opts *o,
+                   struct json_object *inventory,
+                   ctl_suspension *phase,
+                   char **message);
 } ctl_apply_ops;
 
 /** The seam filled with this engine. */

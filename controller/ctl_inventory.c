@@ -257,6 +257,7 @@ static void obj_dispose(ctl_obj *o)
     free(o->name);
     free(o->digest);
     types_free(o->managed_types, o->nmanaged_types);
+    co_prerequisite_dispose(&o->guard);
     memset(o, 0, sizeof(*o));
 }
 
@@ -460,6 +461,19 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
                                 CTL_ANN_PARTICIPATION, v);
         }
         o->auxiliary = aux;
+    }
+    o->mode = CO_MODE_MANAGED;
+    if ((v = co_json_meta_annotation(m, CO_LIFECYCLE_MODE_ANNOTATION)) &&
+        co_object_mode_parse(&o->mode, v) < 0) {
+        return co_error_wrap("invalid value for annotation %s", CO_LIFECYCLE_MODE_ANNOTATION);
+    }
+    if ((v = co_json_meta_annotation(m, CO_LIFECYCLE_GUARD_ANNOTATION))) {
+        if (co_guard_parse(&o->guard, v) < 0) {
+            return co_error_wrap("invalid value for annotation %s", CO_LIFECYCLE_GUARD_ANNOTATION);
+        }
+        if (!o->guard.ns && *o->namespace) {
+            o->guard.ns = co_xstrdup(o->namespace);
+        }
     }
     return 0;
 bad:
@@ -971,6 +985,11 @@ static int item_read(ctl_item *it, const struct json_object *o, size_t i)
         return rc;
     }
     it->phase = (ctl_phase)v;
+    it->mode = CO_MODE_MANAGED;
+    const char *mode = co_json_str(o, "mode", NULL);
+    if (mode && *mode && co_object_mode_parse(&it->mode, mode) < 0) {
+        return co_error_wrap("status.inventory[%zu].mode", i);
+    }
     if (co_json_get(o, "applyOrder", NULL)) {
         if (co_json_get_int64(&n, o, "applyOrder", NULL) < 0 || n < CTL_ORDER_MIN ||
             n > CTL_ORDER_MAX) {
@@ -1086,6 +1105,9 @@ void ctl_inventory_write(const ctl_inventory *inv, struct json_object *array)
             char ts[CO_TIME_STR_MAX];
             co_time_format(ts, it->last_applied_at);
             add_str(o, "lastAppliedAt", ts);
+        }
+        if (it->mode != CO_MODE_MANAGED) {
+            add_str(o, "mode", co_object_mode_name(it->mode));
         }
         json_object_array_add(array, o);
     }
@@ -1239,8 +1261,10 @@ int ctl_inventory_update(size_t *added_out,
                 free(key);
                 goto done;
             }
-            rc = ctl_adoption_check(o, obj, hashed_owner_id);
-            if (rc == 0 && claimed && o->adoption != CO_ADOPTION_ALWAYS && !has_owner_label(obj)) {
+            /* a read-only object is never written: it may be anyone's */
+            rc = o->mode == CO_MODE_READ_ONLY ? 0 : ctl_adoption_check(o, obj, hashed_owner_id);
+            if (rc == 0 && claimed && o->mode != CO_MODE_READ_ONLY &&
+                o->adoption != CO_ADOPTION_ALWAYS && !has_owner_label(obj)) {
                 rc = claim_check(o, claimed, payload);
             }
             json_object_put(obj);
@@ -1272,6 +1296,7 @@ int ctl_inventory_update(size_t *added_out,
         it->delete_order = o->delete_order;
         it->managed_types = types_copy(o->managed_types, o->nmanaged_types);
         it->nmanaged_types = o->nmanaged_types;
+        it->mode = o->mode;
         if (strcmp(it->digest, o->digest) != 0) {
             free(it->digest);
             it->digest = co_xstrdup(o->digest);

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "co/api/component.h"
+#include "co/api/lifecycle.h"
 #include "co/util/common.h"
 
 struct json_object;
@@ -47,6 +48,9 @@ struct json_object;
 #define CTL_ANN_STATUS_HINT      CTL_NAME "/status-hint"
 #define CTL_ANN_PARTICIPATION    CTL_NAME "/participation"
 #define CTL_ANN_DISABLE_EVENTS   CTL_NAME "/disable-events"
+/** On a workload scaled down by a ScaleDown suspension: what it was before, restored on resume
+ * (docs/lifecycle.md, "Suspension that scales down"). */
+#define CTL_ANN_SUSPENDED_STATE CTL_NAME "/suspended-state"
 /** Finalizer on Components and on the CRDs and APIServices the operator manages. */
 #define CTL_FINALIZER CTL_NAME
 /** Field manager of every write. */
@@ -114,6 +118,9 @@ typedef struct ctl_item {
     ctl_phase phase;
     char *status;            /**< kstatus name or "" */
     int64_t last_applied_at; /**< nanoseconds since the epoch; 0 = unset */
+    /** The object's mode (docs/lifecycle.md, "Object modes"); stored as `mode` when not
+     * CO_MODE_MANAGED. */
+    co_object_mode mode;
     /** Not stored: the object refused adoption when first applied; the item leaves the
      * inventory (it never was this Component's). */
     bool refused;
@@ -140,10 +147,14 @@ typedef struct ctl_obj {
     co_delete_policy delete_policy;
     int apply_order;
     int delete_order;
-    int purge_order;    /**< CTL_NO_PURGE when absent */
-    int64_t reapply_ns; /**< forced reapply interval */
-    bool auxiliary;     /**< participation: auxiliary — readiness does not gate */
-    char *digest;       /**< docs/behaviour.md, "Object digest and reconcile policies" */
+    int purge_order;     /**< CTL_NO_PURGE when absent */
+    int64_t reapply_ns;  /**< forced reapply interval */
+    bool auxiliary;      /**< participation: auxiliary — readiness does not gate */
+    co_object_mode mode; /**< the mode annotation (docs/lifecycle.md, "Object modes") */
+    /** The guard annotation (docs/lifecycle.md, "Guards"), its namespace filled in with the
+     * object's own when it names none; all NULL when the object has no guard. */
+    co_prerequisite guard;
+    char *digest; /**< docs/behaviour.md, "Object digest and reconcile policies" */
     ctl_type *managed_types;
     size_t nmanaged_types;
 } ctl_obj;
@@ -181,7 +192,8 @@ typedef int (*ctl_scope_fn)(int *namespaced_out,
  * stringData folded into data; the owner-id label and the owner-id and digest annotations removed;
  * namespaces fixed by scope (@p scope, or a CRD or APIService of the same set for a kind not served
  * yet); duplicates (group, kind, namespace, name) refused; policy, reapply-interval, order and
- * participation annotations validated; purge orders refused on Namespaces, CRDs and APIServices.
+ * participation, mode and guard annotations validated; purge orders refused on Namespaces, CRDs
+ * and APIServices.
  * @param objects the rendered array; its manifests are edited in place and borrowed by @p out
  * @return 0; CO_EINVALID with "... object <apiVersion> <Kind> <ns>/<name>: <problem>";
  * CO_ETOOBIG over CTL_MAX_OBJECTS; errors of @p scope (wrapped with the object).

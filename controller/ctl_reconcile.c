@@ -333,6 +333,30 @@ static const char *const KUBECONFIG_KEYS[] = {"value", "value.yaml", "value.yml"
 
 /* Loads valuesFrom, kubeConfig, decryption and substituteFrom Secrets and the source; adds
  * their digests to @p refs. */
+/* spec.kubeConfig into p->kubeconfig, its digest into @p refs (when not NULL). */
+static int load_kubeconfig(pass *p, struct json_object *refs)
+{
+    const co_component_spec *spec = &p->c->spec;
+    if (!spec->has_kube_config || !spec->kube_config.name) {
+        return 0;
+    }
+    co_buf val = CO_BUF_INIT(CO_MAX_CONFIG_FILE);
+    bool missing = false;
+    int rc = load_secret_key(p, "spec.kubeConfig", spec->kube_config.name, spec->kube_config.key,
+                             KUBECONFIG_KEYS, &val, false, &missing);
+    if (rc < 0) {
+        co_buf_dispose(&val);
+        return rc;
+    }
+    if (refs) {
+        char hex[CO_SHA256_HEX_LEN + 1];
+        co_sha256_hex_buf(hex, &val);
+        json_object_object_add(refs, "refs:[\"spec\",\"kubeConfig\"]", json_object_new_string(hex));
+    }
+    p->kubeconfig = co_buf_take(&val, &p->kubeconfig_len);
+    return 0;
+}
+
 static int load_references(pass *p, struct json_object *refs)
 {
     const co_component_spec *spec = &p->c->spec;
@@ -382,19 +406,8 @@ static int load_references(pass *p, struct json_object *refs)
     }
 
     /* kubeConfig: not ignored on deletion (the target is needed to delete) */
-    if (spec->has_kube_config && spec->kube_config.name) {
-        co_buf val = CO_BUF_INIT(CO_MAX_CONFIG_FILE);
-        bool missing = false;
-        rc = load_secret_key(p, "spec.kubeConfig", spec->kube_config.name, spec->kube_config.key,
-                             KUBECONFIG_KEYS, &val, false, &missing);
-        if (rc < 0) {
-            co_buf_dispose(&val);
-            return rc;
-        }
-        char hex[CO_SHA256_HEX_LEN + 1];
-        co_sha256_hex_buf(hex, &val);
-        json_object_object_add(refs, "refs:[\"spec\",\"kubeConfig\"]", json_object_new_string(hex));
-        p->kubeconfig = co_buf_take(&val, &p->kubeconfig_len);
+    if ((rc = load_kubeconfig(p, refs)) < 0) {
+        return rc;
     }
 
     if (spec->decryption_secret_name) {
@@ -1255,13 +1268,16 @@ static void apply_step(pass *p, const char *owner_id)
     ctl_apply_opts o;
     ctl_apply_stats stats = {0};
     bool done = false, changed = false;
+    char *blocked = NULL;
     fill_apply_opts(p, &o, owner_id, &stats, &changed);
+    o.blocked = &blocked;
     co_error_clear();
     rc = p->env->apply.apply(p->env->apply.ctx, &o, inventory_of(p), objects, &done);
     report_operations(p, &stats);
     note_auxiliary(p, objects);
     json_object_put(objects);
     if (rc < 0) {
+        free(blocked);
         fail(p, rc, false, 0, "error reconciling dependent resources: %s", co_error_last());
         return;
     }
@@ -1299,9 +1315,17 @@ static void apply_step(pass *p, const char *owner_id)
         if (!st->processing_since) {
             set_time(&st->processing_since, p->now);
         }
-        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING);
+        if (blocked) {
+            /* a guard holds the rest back (docs/lifecycle.md, "Guards") */
+            char *msg = ctl_capitalise(blocked);
+            outcome(p, CTL_STATE_PROCESSING, CTL_REASON_BLOCKED, msg);
+            free(msg);
+        } else {
+            outcome(p, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING);
+        }
         p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Processing");
     }
+    free(blocked);
 }
 
 /* docs/behaviour.md, "Reconcile steps", step 10: the dependants gate, then "Component deletion". */
@@ -1535,6 +1559,48 @@ static void record_attempt(pass *p)
     }
 }
 
+/* A ScaleDown suspension (docs/lifecycle.md, "Suspension that scales down"): the workloads of
+ * the inventory are scaled down in the target cluster; nothing is rendered or applied. */
+static void suspend_step(pass *p)
+{
+    if (!p->env->apply.suspend) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error suspending dependent resources: no apply engine in this build");
+        return;
+    }
+    if (load_kubeconfig(p, NULL) < 0 || acquire_target(p) < 0) {
+        return;
+    }
+    char *owner_id = ctl_owner_id(p->env->cluster_id, p->ns, p->name);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
+    bool changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
+    ctl_suspension phase = CTL_SUSPENSION_PENDING;
+    char *left = NULL;
+    co_error_clear();
+    int rc = p->env->apply.suspend(p->env->apply.ctx, &o, inventory_of(p), &phase, &left);
+    report_operations(p, &stats);
+    free(owner_id);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error suspending dependent resources: %s", co_error_last());
+        return;
+    }
+    if (phase == CTL_SUSPENSION_SUSPENDED) {
+        outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED,
+                "Reconciliation is suspended; workloads are scaled down");
+    } else {
+        char *msg = ctl_capitalise(left ? left : "");
+        outcome(p, CTL_STATE_PENDING,
+                phase == CTL_SUSPENSION_SUSPENDING ? CTL_REASON_SUSPENDING
+                                                   : CTL_REASON_PENDING_SUSPENSION,
+                msg);
+        free(msg);
+    }
+    free(left);
+    p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, p->reason);
+}
+
 static void run(pass *p)
 {
     ctl_env *env = p->env;
@@ -1542,7 +1608,9 @@ static void run(pass *p)
     p->requeue_ns = co_component_requeue_ns(c);
     p->retry_ns = co_component_retry_ns(c);
     p->timeout_ns = co_component_timeout_ns(c);
-    if (!p->deleting && c->spec.suspend) {
+    bool scale_down = !p->deleting && c->spec.suspend &&
+                      co_component_suspend_mode(c) == CO_SUSPEND_MODE_SCALE_DOWN;
+    if (!p->deleting && c->spec.suspend && !scale_down) {
         outcome(p, CTL_STATE_PENDING, CTL_REASON_SUSPENDED, CTL_MSG_SUSPENDED);
         p->requeue_after = ctl_backoff_next(env->backoff, p->key, "Suspended");
         return;
@@ -1551,6 +1619,10 @@ static void run(pass *p)
     /* nothing the Component names is read, fetched or impersonated before it passed the
      * webhook's checks and the policies (a webhook can be bypassed) */
     if (!p->deleting && (validate_spec(p) < 0 || check_policies(p) < 0)) {
+        return;
+    }
+    if (scale_down) {
+        suspend_step(p);
         return;
     }
     if (p->deleting) {

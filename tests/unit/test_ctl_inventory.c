@@ -683,6 +683,131 @@ static void test_ctl_inventory__managed_instances(void **state)
     ctl_inventory_dispose(&inv);
 }
 
+/* docs/lifecycle.md, "Object modes" and "Guards": the annotations are parsed with the object,
+ * the mode travels into the inventory and back, and only non-managed items store one. */
+static void test_ctl_inventory__modes_round_trip(void **state)
+{
+    (void)state;
+    const live_table table[] = {
+        {"foreign", "{'metadata':{'labels':{'component-operator.cs.sap.com/owner-id':'zzz'},"
+                    "'annotations':{'component-operator.cs.sap.com/owner-id':'c/other/x'}}}"},
+        {NULL, NULL},
+    };
+    ctl_inventory inv = {NULL, 0, 0};
+    size_t added = 0;
+    /* a read-only object may be anyone's: no adoption check */
+    const char *objs =
+        "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'foreign','annotations':{"
+        "'component-operator.cs.sap.com/mode':'read-only'}}},"
+        "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'old','annotations':{"
+        "'component-operator.cs.sap.com/mode':'delete-only'}}},"
+        "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d'}}]";
+    update(&inv, objs, table, &added, 0);
+    assert_int_equal(added, 3);
+    for (size_t i = 0; i < inv.len; i++) {
+        const ctl_item *it = &inv.items[i];
+        co_object_mode want = !strcmp(it->name, "foreign") ? CO_MODE_READ_ONLY
+                              : !strcmp(it->name, "old")   ? CO_MODE_DELETE_ONLY
+                                                           : CO_MODE_MANAGED;
+        assert_int_equal(it->mode, want);
+    }
+    struct json_object *arr = json_object_new_array();
+    ctl_inventory_write(&inv, arr);
+    size_t with_mode = 0;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        struct json_object *it = json_object_array_get_idx(arr, i);
+        const char *name = co_json_str(it, "name", NULL);
+        const char *mode = co_json_str(it, "mode", NULL);
+        if (!strcmp(name, "d")) {
+            assert_null(mode);
+        } else {
+            assert_non_null(mode);
+            assert_string_equal(mode, !strcmp(name, "old") ? "delete-only" : "read-only");
+            with_mode++;
+        }
+    }
+    assert_int_equal(with_mode, 2);
+    ctl_inventory back;
+    assert_co_pass(ctl_inventory_read(&back, arr));
+    assert_int_equal(back.len, inv.len);
+    for (size_t i = 0; i < inv.len; i++) {
+        assert_int_equal(back.items[i].mode, inv.items[i].mode);
+    }
+    struct json_object *again = json_object_new_array();
+    ctl_inventory_write(&back, again);
+    assert_true(co_json_equal(arr, again));
+    json_object_put(again);
+    ctl_inventory_dispose(&back);
+
+    /* a mode change reschedules the item (its digest covers the annotation) */
+    for (size_t i = 0; i < inv.len; i++) {
+        inv.items[i].phase = CTL_PHASE_READY;
+    }
+    update(&inv,
+           "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'foreign','annotations':{"
+           "'component-operator.cs.sap.com/mode':'read-only'}}},"
+           "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'old'}},"
+           "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':'d'}}]",
+           table, &added, 0);
+    for (size_t i = 0; i < inv.len; i++) {
+        const ctl_item *it = &inv.items[i];
+        bool changed = !strcmp(it->name, "old");
+        assert_int_equal(it->phase,
+                         changed ? CTL_PHASE_SCHEDULED_FOR_APPLICATION : CTL_PHASE_READY);
+        assert_int_equal(it->mode,
+                         !strcmp(it->name, "foreign") ? CO_MODE_READ_ONLY : CO_MODE_MANAGED);
+    }
+    json_object_put(arr);
+    ctl_inventory_dispose(&inv);
+
+    /* an unknown stored mode is refused with its field */
+    struct json_object *a =
+        J("[{'version':'v1','kind':'ConfigMap','name':'x','mode':'sometimes'}]");
+    assert_co_fail_with(CO_EINVALID, ctl_inventory_read(&back, a));
+    assert_contains(co_error_last(), "status.inventory[0].mode");
+    json_object_put(a);
+}
+
+static void test_ctl_inventory__mode_and_guard_annotations(void **state)
+{
+    (void)state;
+    expect_prepare_error("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                         "'annotations':{'component-operator.cs.sap.com/mode':'readonly'}}}]",
+                         CO_EINVALID,
+                         "error validating object v1 ConfigMap place/c: invalid value for "
+                         "annotation component-operator.cs.sap.com/mode: ");
+    expect_prepare_error("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                         "'annotations':{'component-operator.cs.sap.com/guard':'v1 ConfigMap'}}}]",
+                         CO_EINVALID,
+                         "error validating object v1 ConfigMap place/c: invalid value for "
+                         "annotation component-operator.cs.sap.com/guard: ");
+    struct json_object *o =
+        J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','annotations':{"
+          "'component-operator.cs.sap.com/guard':'apps/v1 Deployment db/pg Available'}}},"
+          "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b','annotations':{"
+          "'component-operator.cs.sap.com/guard':'v1 ConfigMap settings'}}},"
+          "{'apiVersion':'v1','kind':'ClusterRole','metadata':{'name':'r','annotations':{"
+          "'component-operator.cs.sap.com/guard':'v1 ConfigMap settings'}}},"
+          "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'plain'}}]");
+    ctl_objset set;
+    assert_co_pass(prepare(&set, o));
+    assert_int_equal(set.len, 4);
+    assert_string_equal(set.objs[0].guard.api_version, "apps/v1");
+    assert_string_equal(set.objs[0].guard.kind, "Deployment");
+    assert_string_equal(set.objs[0].guard.ns, "db");
+    assert_string_equal(set.objs[0].guard.name, "pg");
+    assert_string_equal(set.objs[0].guard.condition_type, "Available");
+    /* without a namespace: the guarded object's */
+    assert_string_equal(set.objs[1].guard.ns, "place");
+    assert_string_equal(set.objs[1].guard.condition_type, "Ready");
+    /* a cluster-scoped object has none to lend */
+    assert_null(set.objs[2].guard.ns);
+    assert_null(set.objs[3].guard.name);
+    assert_int_equal(set.objs[3].mode, CO_MODE_MANAGED);
+    ctl_objset_dispose(&set);
+    json_object_put(o);
+}
+
 static void test_ctl_inventory__bad_inventory_refused(void **state)
 {
     (void)state;
@@ -723,6 +848,8 @@ int main(void)
         cmocka_unit_test(test_ctl_inventory__apply_and_delete_order),
         cmocka_unit_test(test_ctl_inventory__managed_instances),
         cmocka_unit_test(test_ctl_inventory__bad_inventory_refused),
+        cmocka_unit_test(test_ctl_inventory__modes_round_trip),
+        cmocka_unit_test(test_ctl_inventory__mode_and_guard_annotations),
     };
     return cmocka_run_group_tests_name("ctl_inventory", tests, NULL, NULL);
 }
