@@ -7,6 +7,10 @@
  * suspension that scales workloads to 0 and suspends CronJobs, recording what they were, and
  * the apply pass after it that restores them.
  *
+ * The last tests run the manager with this engine and watch the Component's status: Processing
+ * with reason Blocked while a guard holds, and the reasons Suspending and Suspended of a ScaleDown
+ * suspension, then Ready again after resume.
+ *
  * There is no kube-controller-manager: workloads report what the test writes into their status.
  * Each test works in its own placement namespace with its own owner id; the inventory is
  * serialised and parsed again between passes, as the Component status would be.
@@ -15,18 +19,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "co/util/duration.h"
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_inventory.h"
+#include "controller/ctl_manager.h"
+#include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
 #include "tests/support/test_support.h"
 
 #define MAX_PASSES 20
+#define WAIT_MS    120000L
+#define SRC        "\"sourceRef\":{\"httpRepository\":{\"url\":\"http://example.invalid/x.tar.gz\"}}"
 
 static co_kube_client *admin;
+static char *srcdir;
+static ctl_source_ops src_ops;
 
 typedef struct fixture {
     char *ns;
@@ -69,7 +81,12 @@ static int teardown(void **state)
 static int group_setup(void **state)
 {
     (void)state;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
     admin = co_test_kube_client("CO_TEST_KUBECONFIG");
+    ctl_test_install_crd(admin);
+    srcdir = co_test_tmpdir();
+    snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
+    src_ops = ctl_test_source_ops();
     return 0;
 }
 
@@ -77,6 +94,9 @@ static int group_teardown(void **state)
 {
     (void)state;
     co_kube_client_free(admin);
+    co_test_rmtree(srcdir);
+    free(srcdir);
+    curl_global_cleanup();
     return 0;
 }
 
@@ -574,6 +594,143 @@ static void test_lifecycle__scale_down_and_resume(void **state)
     free(ext_rv);
 }
 
+/* ---- through the reconciler ----------------------------------------------------------------- */
+
+/* The test source's directory @p dir holds @p json in file @p file.yaml. */
+static void put_source(const char *dir, const char *file, const char *json)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s/%s.yaml", srcdir, dir, file);
+    char *text = co_xstrdup(json);
+    for (char *p = text; *p; p++) {
+        if (*p == '\'') {
+            *p = '"';
+        }
+    }
+    co_test_write_file(path, text, strlen(text));
+    free(text);
+}
+
+/* A started manager with this engine, watching @p ns. */
+static ctl_manager *start_manager(const char *ns, ctl_apply_ops *engine)
+{
+    ctl_manager_options o = {0};
+    o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
+    o.policy_probe_ns = CO_SECOND;
+    o.workers = 2;
+    o.namespaces = &ns;
+    o.nnamespaces = 1;
+    o.source = &src_ops;
+    o.apply = engine;
+    ctl_manager *m = NULL;
+    assert_co_pass(ctl_manager_new(&m, &o));
+    assert_co_pass(ctl_manager_start(m));
+    return m;
+}
+
+static char *condition_message(const char *ns, const char *name)
+{
+    struct json_object *obj = ctl_test_get_component(admin, ns, name);
+    struct json_object *conds = co_json_get(obj, "status", "conditions", NULL);
+    struct json_object *m =
+        conds ? co_json_get(json_object_array_get_idx(conds, 0), "message", NULL) : NULL;
+    char *msg = co_xstrdup(m ? json_object_get_string(m) : "");
+    json_object_put(obj);
+    return msg;
+}
+
+static void patch_component(const char *ns, const char *name, const char *patch)
+{
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, name};
+    struct json_object *p = jsonf("%s", patch);
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, p, NULL));
+    json_object_put(p);
+}
+
+static void finish(ctl_manager *m, const char *ns, const char *name)
+{
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, name};
+    assert_co_pass(co_kube_delete(NULL, admin, &ref, NULL));
+    ctl_test_wait_gone(admin, ns, name, WAIT_MS);
+    ctl_manager_free(m);
+}
+
+static void test_lifecycle__reconciler_reports_blocked_guard(void **state)
+{
+    fixture *f = *state;
+    put_source("guarded", "first", CONFIGMAP("g-first", "", "'a':'1'"));
+    put_source("guarded", "second",
+               CONFIGMAP("g-second", ANN("apply-order", "1") "," ANN("guard", "v1 ConfigMap gate"),
+                         "'a':'2'"));
+    ctl_test_create_component(admin, f->ns, "guarded", "{" SRC ",\"path\":\"guarded\"}");
+    ctl_apply_ops engine = ctl_apply_engine_ops();
+    ctl_manager *m = start_manager(f->ns, &engine);
+    ctl_test_wait_state(admin, f->ns, "guarded", "Processing", "Blocked", WAIT_MS);
+    char *msg = condition_message(f->ns, "guarded");
+    char *want = co_xasprintf("Guard of v1 ConfigMap %s/g-second: waiting for condition \"Ready\" "
+                              "of v1 ConfigMap %s/gate to become True (currently not found)",
+                              f->ns, f->ns);
+    assert_string_equal(msg, want);
+    free(want);
+    free(msg);
+    assert_true(exists("v1", "ConfigMap", f->ns, "g-first"));
+    assert_false(exists("v1", "ConfigMap", f->ns, "g-second"));
+
+    create(jsonf("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'gate','namespace':"
+                 "'%s'}}",
+                 f->ns));
+    ctl_test_wait_state(admin, f->ns, "guarded", "Ready", "Ready", WAIT_MS);
+    assert_true(exists("v1", "ConfigMap", f->ns, "g-second"));
+    finish(m, f->ns, "guarded");
+}
+
+static int64_t replicas_of(const char *ns, const char *name)
+{
+    struct json_object *d = get("apps/v1", "Deployment", ns, name);
+    int64_t n = -1;
+    assert_co_pass(co_json_get_int64(&n, d, "spec", "replicas", NULL));
+    json_object_put(d);
+    return n;
+}
+
+static void test_lifecycle__reconciler_scales_down_and_resumes(void **state)
+{
+    fixture *f = *state;
+    put_source("scaled", "web", DEPLOYMENT_N("sd-web", "3", ""));
+    ctl_test_create_component(admin, f->ns, "scaled", "{" SRC ",\"path\":\"scaled\"}");
+    ctl_apply_ops engine = ctl_apply_engine_ops();
+    ctl_manager *m = start_manager(f->ns, &engine);
+    ctl_test_wait_state(admin, f->ns, "scaled", "Processing", NULL, WAIT_MS);
+    while (!exists("apps/v1", "Deployment", f->ns, "sd-web")) {
+        ctl_test_wait_state(admin, f->ns, "scaled", "Processing", NULL, WAIT_MS);
+    }
+    make_deployment_ready(f->ns, "sd-web");
+    ctl_test_wait_state(admin, f->ns, "scaled", "Ready", "Ready", WAIT_MS);
+
+    patch_component(f->ns, "scaled", "{'spec':{'suspend':true,'suspendMode':'ScaleDown'}}");
+    ctl_test_wait_state(admin, f->ns, "scaled", "Pending", "Suspending", WAIT_MS);
+    char *msg = condition_message(f->ns, "scaled");
+    char *want =
+        co_xasprintf("Waiting for apps/v1 Deployment %s/sd-web (3 replicas) to scale down", f->ns);
+    assert_string_equal(msg, want);
+    free(want);
+    free(msg);
+    assert_int_equal(replicas_of(f->ns, "sd-web"), 0);
+
+    deployment_status(f->ns, "sd-web", 0);
+    ctl_test_wait_state(admin, f->ns, "scaled", "Pending", "Suspended", WAIT_MS);
+
+    patch_component(f->ns, "scaled", "{'spec':{'suspend':false}}");
+    ctl_test_wait_state(admin, f->ns, "scaled", "Processing", NULL, WAIT_MS);
+    assert_int_equal(replicas_of(f->ns, "sd-web"), 3);
+    struct json_object *web = get("apps/v1", "Deployment", f->ns, "sd-web");
+    assert_null(annotation(web, CTL_ANN_SUSPENDED_STATE));
+    json_object_put(web);
+    make_deployment_ready(f->ns, "sd-web");
+    ctl_test_wait_state(admin, f->ns, "scaled", "Ready", "Ready", WAIT_MS);
+    finish(m, f->ns, "scaled");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -584,6 +741,8 @@ int main(void)
         T(test_lifecycle__delete_only_respects_owners),
         T(test_lifecycle__guard_blocks_later_waves),
         T(test_lifecycle__scale_down_and_resume),
+        T(test_lifecycle__reconciler_reports_blocked_guard),
+        T(test_lifecycle__reconciler_scales_down_and_resumes),
     };
 #undef T
     return cmocka_run_group_tests_name("ctl_lifecycle_engine_integration", tests, group_setup,
