@@ -1394,16 +1394,15 @@ static int observe_one(wave_ctx *w, size_t i, int *unready)
         if (rc == 0 && !ready) {
             it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
         }
-    } else if (being_deleted(live)) {
-        it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
-        set_status(it, ctl_health_name(CTL_HEALTH_TERMINATING));
-    } else if ((rc = ctl_adoption_check(o, live, e->hashed)) < 0) {
-        rc = wrap_item(rc, "error deleting object", it);
-    } else if ((rc = delete_adoptable(e, it, live)) < 0) {
-        rc = wrap_item(rc, "error deleting object", it);
     } else {
-        it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
-        set_status(it, ctl_health_name(CTL_HEALTH_TERMINATING));
+        /* being deleted already, or deleted now when it may be taken */
+        if (!being_deleted(live) && ((rc = ctl_adoption_check(o, live, e->hashed)) < 0 ||
+                                     (rc = delete_adoptable(e, it, live)) < 0)) {
+            rc = wrap_item(rc, "error deleting object", it);
+        } else {
+            it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
+            set_status(it, ctl_health_name(CTL_HEALTH_TERMINATING));
+        }
     }
     json_object_put(live);
     if (rc == 0 && ro && !ready && !o->auxiliary) {
