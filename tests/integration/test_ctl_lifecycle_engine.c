@@ -15,6 +15,7 @@
  * Each test works in its own placement namespace with its own owner id; the inventory is
  * serialised and parsed again between passes, as the Component status would be.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,6 +499,15 @@ static const char *annotation(const struct json_object *o, const char *key)
     return co_json_meta_annotation(o, key);
 }
 
+static int64_t replicas_of(const char *ns, const char *name)
+{
+    struct json_object *d = get("apps/v1", "Deployment", ns, name);
+    int64_t n = -1;
+    assert_co_pass(co_json_get_int64(&n, d, "spec", "replicas", NULL));
+    json_object_put(d);
+    return n;
+}
+
 static void test_lifecycle__scale_down_and_resume(void **state)
 {
     fixture *f = *state;
@@ -517,9 +527,23 @@ static void test_lifecycle__scale_down_and_resume(void **state)
     assert_true(apply_until_done(f, objs, MAX_PASSES) > 0);
     char *ext_rv = rv_of("apps/v1", "Deployment", f->ns, "ext");
 
-    /* suspend: the workloads are told to stop, the Deployment still runs */
+    /* a controller that is stopping does nothing yet */
+    atomic_bool stop = false;
+    f->opts.proceed = &stop;
     ctl_suspension phase = CTL_SUSPENSION_SUSPENDED;
     char *msg = NULL;
+    unsigned long writes = f->stats.updates;
+    assert_co_pass(ctl_apply_suspend(&f->opts, f->inventory, &phase, &msg));
+    f->opts.proceed = NULL;
+    assert_int_equal(phase, CTL_SUSPENSION_PENDING);
+    assert_int_equal(f->stats.updates, writes);
+    assert_contains(msg, "to be scaled down");
+    assert_contains(msg, "apps/v1 Deployment");
+    assert_contains(msg, "batch/v1beta1 CronJob");
+    free(msg);
+    assert_int_equal(replicas_of(f->ns, "web"), 3);
+
+    /* suspend: the workloads are told to stop, the Deployment still runs */
     assert_co_pass(ctl_apply_suspend(&f->opts, f->inventory, &phase, &msg));
     assert_int_equal(phase, CTL_SUSPENSION_SUSPENDING);
     char *want =
@@ -682,15 +706,6 @@ static void test_lifecycle__reconciler_reports_blocked_guard(void **state)
     ctl_test_wait_state(admin, f->ns, "guarded", "Ready", "Ready", WAIT_MS);
     assert_true(exists("v1", "ConfigMap", f->ns, "g-second"));
     finish(m, f->ns, "guarded");
-}
-
-static int64_t replicas_of(const char *ns, const char *name)
-{
-    struct json_object *d = get("apps/v1", "Deployment", ns, name);
-    int64_t n = -1;
-    assert_co_pass(co_json_get_int64(&n, d, "spec", "replicas", NULL));
-    json_object_put(d);
-    return n;
 }
 
 static void test_lifecycle__reconciler_scales_down_and_resumes(void **state)
