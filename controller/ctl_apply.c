@@ -1510,7 +1510,7 @@ suspension_patch(const struct json_object *live, struct json_object *spec, const
 /* Resume: a workload of this Component that a ScaleDown suspension scaled down gets the value
  * recorded in its annotation back, and loses the annotation; *live becomes the answer. Objects
  * without the annotation are left alone (no request). */
-static int resume_one(engine *e, const ctl_item *it, struct json_object **live)
+static int resume_try(engine *e, const ctl_item *it, struct json_object **live)
 {
     const char *state = co_json_meta_annotation(*live, CTL_ANN_SUSPENDED_STATE);
     if (!state || !suspendable(it->group, it->kind) || !owned_by_us(e, *live)) {
@@ -1538,11 +1538,31 @@ static int resume_one(engine *e, const ctl_item *it, struct json_object **live)
     struct json_object *patched = NULL;
     int rc = patch_workload(e, &patched, it, suspension_patch(*live, spec, NULL));
     if (rc < 0) {
-        return wrap_item(rc, "error resuming object", it);
+        return rc;
     }
     json_object_put(*live);
     *live = patched;
     return 0;
+}
+
+/* Conflicting writes of a workload's own controller (its status) are common while it scales:
+ * the suspension's patches, made at the resourceVersion read, are tried this often on a fresh
+ * read. */
+#define SUSPENSION_TRIES 3
+
+static int resume_one(engine *e, const ctl_item *it, struct json_object **live)
+{
+    int rc = resume_try(e, it, live);
+    for (int i = 1; rc == CO_ECONFLICT && i < SUSPENSION_TRIES; i++) {
+        co_error_clear();
+        json_object_put(*live);
+        *live = NULL;
+        rc = read_object(e, live, it->group, it->version, it->kind, it->namespace, it->name);
+        if (rc == 0 && *live) {
+            rc = resume_try(e, it, live);
+        }
+    }
+    return rc < 0 ? wrap_item(rc, "error resuming object", it) : 0;
 }
 
 /* One object of a wave (docs/behaviour.md, "Apply waves"). *unready is incremented unless the
@@ -1950,7 +1970,7 @@ static void note_left(left *l, const ctl_item *it, int64_t running)
 /* One workload of a ScaleDown suspension: patched down unless it is; *running receives its
  * status.replicas (0 for a CronJob). *pending is set when the call had to stop before patching it.
  */
-static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pending)
+static int suspend_try(engine *e, const ctl_item *it, int64_t *running, bool *pending)
 {
     struct json_object *live = NULL;
     int64_t n = 0;
@@ -1958,7 +1978,7 @@ static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pe
     *pending = false;
     int rc = read_object(e, &live, it->group, it->version, it->kind, it->namespace, it->name);
     if (rc < 0) {
-        return wrap_item(rc, "error reading object", it);
+        return co_error_wrap("error reading object");
     }
     if (!live || being_deleted(live) || !owned_by_us(e, live)) {
         json_object_put(live);
@@ -2000,7 +2020,7 @@ static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pe
         free(rec);
         if (rc < 0) {
             json_object_put(live);
-            return wrap_item(rc, "error suspending object", it);
+            return rc;
         }
         json_object_put(live);
         live = patched;
@@ -2011,6 +2031,16 @@ static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pe
     co_error_clear();
     json_object_put(live);
     return 0;
+}
+
+static int suspend_one(engine *e, const ctl_item *it, int64_t *running, bool *pending)
+{
+    int rc = suspend_try(e, it, running, pending);
+    for (int i = 1; rc == CO_ECONFLICT && i < SUSPENSION_TRIES; i++) {
+        co_error_clear();
+        rc = suspend_try(e, it, running, pending);
+    }
+    return rc < 0 ? wrap_item(rc, "error suspending object", it) : 0;
 }
 
 int ctl_apply_suspend(const ctl_apply_opts *o,

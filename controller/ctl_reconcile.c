@@ -331,8 +331,6 @@ static int secret_digest(pass *p, const char *what, const char *secret, char out
 static const char *const VALUES_KEYS[] = {"values", "values.yaml", "values.yml", NULL};
 static const char *const KUBECONFIG_KEYS[] = {"value", "value.yaml", "value.yml", NULL};
 
-/* Loads valuesFrom, kubeConfig, decryption and substituteFrom Secrets and the source; adds
- * their digests to @p refs. */
 /* spec.kubeConfig into p->kubeconfig, its digest into @p refs (when not NULL). */
 static int load_kubeconfig(pass *p, struct json_object *refs)
 {
@@ -357,6 +355,8 @@ static int load_kubeconfig(pass *p, struct json_object *refs)
     return 0;
 }
 
+/* Loads valuesFrom, kubeConfig, decryption and substituteFrom Secrets and the source; adds
+ * their digests to @p refs. */
 static int load_references(pass *p, struct json_object *refs)
 {
     const co_component_spec *spec = &p->c->spec;
