@@ -1598,7 +1598,10 @@ static void suspend_step(pass *p)
         free(msg);
     }
     free(left);
-    p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, p->reason);
+    /* down: checked again after the requeue interval, as a Ready Component is */
+    p->requeue_after = phase == CTL_SUSPENSION_SUSPENDED
+                           ? p->requeue_ns
+                           : ctl_backoff_next(p->env->backoff, p->key, p->reason);
 }
 
 static void run(pass *p)
