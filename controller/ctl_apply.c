@@ -2137,10 +2137,14 @@ static int engine_suspend(void *ctx,
     return ctl_apply_suspend(o, inventory, phase, message);
 }
 
+static int
+engine_release(void *ctx, const ctl_apply_opts *o, struct json_object *inventory, bool *done);
+
 ctl_apply_ops ctl_apply_engine_ops(void)
 {
-    ctl_apply_ops ops = {engine_apply, engine_deletion_allowed, engine_delete, NULL,
-                         engine_suspend};
+    ctl_apply_ops ops = {engine_apply, engine_deletion_allowed, engine_delete, NULL};
+    ops.suspend = engine_suspend;
+    ops.release = engine_release;
     return ops;
 }
 
@@ -2160,4 +2164,116 @@ int ctl_apply_cluster_id(char **out, struct co_kube_client *local)
     *out = co_xstrdup(uid);
     json_object_put(ns);
     return 0;
+}
+
+/* ---- release (docs/lifecycle.md, "Unmanaged") ----------------------------------------------- */
+
+/* The merge patch that takes our marks off @p live: the owner label, the owner and digest
+ * annotations and, on a CRD or APIService, our finalizer; guarded by the resourceVersion read. */
+static struct json_object *release_patch(const struct json_object *live)
+{
+    struct json_object *meta = json_object_new_object();
+    struct json_object *labels = json_object_new_object();
+    json_object_object_add(labels, CTL_LABEL_OWNER_ID, NULL);
+    json_object_object_add(meta, "labels", labels);
+    struct json_object *ann = json_object_new_object();
+    json_object_object_add(ann, CTL_ANN_OWNER_ID, NULL);
+    json_object_object_add(ann, CTL_ANN_DIGEST, NULL);
+    json_object_object_add(meta, "annotations", ann);
+    if (has_finalizer(live, CTL_FINALIZER)) {
+        struct json_object *fins = json_object_new_array();
+        struct json_object *cur = co_json_get(live, "metadata", "finalizers", NULL);
+        for (size_t i = 0; i < json_object_array_length(cur); i++) {
+            const char *f = json_object_get_string(json_object_array_get_idx(cur, i));
+            if (f && strcmp(f, CTL_FINALIZER) != 0) {
+                json_object_array_add(fins, json_object_new_string(f));
+            }
+        }
+        json_object_object_add(meta, "finalizers", fins);
+    }
+    const char *rv = co_json_str(live, "metadata", "resourceVersion", NULL);
+    json_object_object_add(meta, "resourceVersion", json_object_new_string(rv ? rv : ""));
+    struct json_object *patch = json_object_new_object();
+    json_object_object_add(patch, "metadata", meta);
+    return patch;
+}
+
+/* Releases the object of @p it: it keeps everything but our marks. An object that is gone, or
+ * that is no longer ours, needs nothing. The item leaves the inventory either way. */
+static int release_item(engine *e, ctl_item *it)
+{
+    int rc = 0;
+    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+    char *gk = group_key(it);
+    /* a consistent LIST by our owner label that did not return it: gone or not ours */
+    bool unlisted = !co_strmap_get(&e->live, lk) && co_strmap_get(&e->listed, gk);
+    free(gk);
+    free(lk);
+    for (int attempt = 0; !unlisted && attempt < 3; attempt++) {
+        struct json_object *live = NULL;
+        if ((rc = read_item(e, &live, it, NULL)) < 0) {
+            return wrap_item(rc, "error reading object", it);
+        }
+        if (!live || !owned_by_us(e, live)) {
+            json_object_put(live);
+            break;
+        }
+        struct json_object *patch = release_patch(live);
+        char *av = ctl_api_version(it->group, it->version);
+        co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, it->name};
+        co_kube_write_options wo = {0};
+        wo.field_manager = CTL_FIELD_MANAGER;
+        e->st.updates++;
+        rc = co_kube_patch(NULL, e->c, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
+        json_object_put(patch);
+        free(av);
+        if (rc == 0) {
+            emit(e, live, "Normal", "Released",
+                 "Object released: its component no longer manages it");
+        }
+        json_object_put(live);
+        if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
+            co_error_clear();
+            rc = 0;
+        }
+        if (rc != CO_ECONFLICT) {
+            break;
+        }
+    }
+    if (rc < 0) {
+        return wrap_item(rc, "error releasing object", it);
+    }
+    it->phase = CTL_PHASE_NONE;
+    return 0;
+}
+
+int ctl_apply_release(const ctl_apply_opts *o, struct json_object *inventory, bool *done)
+{
+    engine e;
+    struct json_object *before = co_json_copy(inventory);
+    ctl_inventory inv = {NULL, 0, 0};
+    int rc = engine_init(&e, o);
+    if (rc == 0 && (rc = ctl_inventory_read(&inv, inventory)) == 0) {
+        prefetch(&e, &inv, true);
+        for (size_t i = 0; i < inv.len && rc == 0 && !halted(&e); i++) {
+            rc = release_item(&e, &inv.items[i]);
+        }
+        drop_gone(&inv);
+        ctl_inventory_write(&inv, inventory);
+    }
+    if (rc == 0) {
+        *done = inv.len == 0;
+    }
+    ctl_inventory_dispose(&inv);
+    report_change(o, before, inventory);
+    engine_dispose(&e);
+    json_object_put(before);
+    return rc;
+}
+
+static int
+engine_release(void *ctx, const ctl_apply_opts *o, struct json_object *inventory, bool *done)
+{
+    (void)ctx;
+    return ctl_apply_release(o, inventory, done);
 }

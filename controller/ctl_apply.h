@@ -29,8 +29,11 @@
  * - ctl_apply_deletion_allowed(): "Deletion guard" (additional managed types, all-orphan shortcut,
  *   foreign instances of managed CRDs and APIServices).
  * - ctl_apply_delete(): "Component deletion", one pass of reverse-wave deletion.
+ * - ctl_apply_release(): docs/lifecycle.md, "Unmanaged": the owner marks leave the dependents,
+ *   which leave the inventory.
  * Every create, update and delete emits an Event on the dependent (Created, Updated,
- * UpdateError, Deleted, DeleteError) through opts->events when it is not NULL.
+ * UpdateError, Deleted, DeleteError; Released for a release) through opts->events when it is
+ * not NULL.
  *
  * Beyond the Go original: an object annotated `component-operator.cs.sap.com/participation:
  * auxiliary` is applied, tracked and its status reported like any other, but its readiness
@@ -206,6 +209,18 @@ CO_MUST_CHECK int ctl_apply_suspend(const ctl_apply_opts *o,
                                     ctl_suspension *phase,
                                     char **message);
 
+/**
+ * Releases the dependents of an unmanaged Component (docs/lifecycle.md, "Unmanaged"): every
+ * object of the inventory that still carries this owner's label loses the owner label, the
+ * owner and digest annotations and, on a CRD or APIService, the operator's finalizer (a merge
+ * patch guarded by the resourceVersion read); everything else about it stays. Objects that are
+ * gone or owned by someone else are left alone. Each item leaves the inventory once done.
+ * @param[out] done true when the inventory is empty
+ * @return 0 or a negative co_error_code naming the object.
+ */
+CO_MUST_CHECK int
+ctl_apply_release(const ctl_apply_opts *o, struct json_object *inventory, bool *done);
+
 /** Whether @p component carries `component-operator.cs.sap.com/disable-events: "true"`. */
 bool ctl_apply_events_disabled(const co_component *component);
 
@@ -239,6 +254,8 @@ typedef struct ctl_apply_ops {
                    struct json_object *inventory,
                    ctl_suspension *phase,
                    char **message);
+    /** ctl_apply_release(); NULL: an unmanaged Component fails to release its dependents */
+    int (*release)(void *ctx, const ctl_apply_opts *o, struct json_object *inventory, bool *done);
 } ctl_apply_ops;
 
 /** The seam filled with this engine. */
