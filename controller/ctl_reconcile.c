@@ -23,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "co/api/depgraph.h"
+#include "co/api/lifecycle.h"
 #include "co/util/buf.h"
 #include "co/util/caps.h"
 #include "co/util/digest.h"
@@ -331,7 +332,8 @@ static int secret_digest(pass *p, const char *what, const char *secret, char out
 static const char *const VALUES_KEYS[] = {"values", "values.yaml", "values.yml", NULL};
 static const char *const KUBECONFIG_KEYS[] = {"value", "value.yaml", "value.yml", NULL};
 
-/* spec.kubeConfig into p->kubeconfig, its digest into @p refs (when not NULL). */
+/* The kubeConfig Secret, when there is one; its digest goes to @p refs unless NULL. Not
+ * ignored on deletion: the target is needed to delete. */
 static int load_kubeconfig(pass *p, struct json_object *refs)
 {
     const co_component_spec *spec = &p->c->spec;
@@ -405,7 +407,6 @@ static int load_references(pass *p, struct json_object *refs)
         return rc;
     }
 
-    /* kubeConfig: not ignored on deletion (the target is needed to delete) */
     if ((rc = load_kubeconfig(p, refs)) < 0) {
         return rc;
     }
@@ -698,6 +699,20 @@ static bool dependency_synced(const co_component_status *mine, const co_componen
     return dd && *dd && dr && *dr && md && mr && strcmp(dd, md) == 0 && strcmp(dr, mr) == 0;
 }
 
+/* Whether a dependency reports Ready only because it is disabled (docs/lifecycle.md,
+ * "Disabled"): its objects are not there. */
+static bool dependency_disabled(const co_component *dep)
+{
+    const co_component_status *st = &dep->status;
+    for (size_t i = 0; i < st->n_conditions; i++) {
+        const co_condition *cd = &st->conditions[i];
+        if (cd->type && strcmp(cd->type, "Ready") == 0) {
+            return cd->reason && strcmp(cd->reason, CTL_REASON_DISABLED) == 0;
+        }
+    }
+    return false;
+}
+
 /* The dependency gate (docs/behaviour.md, "Dependencies"). */
 static int check_dependencies(pass *p)
 {
@@ -733,7 +748,14 @@ static int check_dependencies(pass *p)
             return CO_ECONFLICT;
         }
         bool ready = ctl_state_ready(dep);
+        bool disabled = ready && dependency_disabled(dep);
         co_component_free(dep);
+        if (disabled) {
+            fail(p, CO_ECONFLICT, true, 0,
+                 "error running pre-reconcile hook (0): dependent component %s/%s is disabled", dns,
+                 d->name);
+            return CO_ECONFLICT;
+        }
         if (!ready) {
             fail(p, CO_ECONFLICT, true, 0,
                  "error running pre-reconcile hook (0): dependent component %s/%s not ready", dns,
@@ -1328,33 +1350,43 @@ static void apply_step(pass *p, const char *owner_id)
     free(blocked);
 }
 
+/* The dependants gate: Components that list this one as a dependency keep its objects (its
+ * deletion, its disabling wait for them). *blocker names them ("depending component ns/x", "...
+ * (and 2 others)"; free()) or stays NULL; an error means they cannot be known, which must not
+ * take anything away from under one of them either. */
+static int blocking_dependants(pass *p, char **blocker)
+{
+    *blocker = NULL;
+    if (!p->env->cache.dependants) {
+        return 0;
+    }
+    co_kube_keys keys = {0};
+    co_error_clear();
+    int rc = p->env->cache.dependants(p->env->cache.ctx, p->key, &keys);
+    if (rc == 0 && keys.len == 1) {
+        *blocker = co_xasprintf("depending component %s", keys.items[0]);
+    } else if (rc == 0 && keys.len > 1) {
+        *blocker =
+            co_xasprintf("depending component %s (and %zu others)", keys.items[0], keys.len - 1);
+    }
+    co_kube_keys_dispose(&keys);
+    return rc;
+}
+
 /* docs/behaviour.md, "Reconcile steps", step 10: the dependants gate, then "Component deletion". */
 static void delete_step(pass *p, const char *owner_id)
 {
-    if (p->env->cache.dependants) {
-        co_kube_keys keys = {0};
-        co_error_clear();
-        int rc = p->env->cache.dependants(p->env->cache.ctx, p->key, &keys);
-        if (rc < 0) {
-            /* not knowing the dependants must not delete under one of them */
-            fail(p, rc, true, 0, "error running pre-delete hook (0): %s", co_error_last());
-        } else if (keys.len > 0) {
-            if (keys.len == 1) {
-                fail(p, CO_ECONFLICT, true, 0,
-                     "error running pre-delete hook (0): deletion blocked by depending "
-                     "component %s",
-                     keys.items[0]);
-            } else {
-                fail(p, CO_ECONFLICT, true, 0,
-                     "error running pre-delete hook (0): deletion blocked by depending "
-                     "component %s (and %zu others)",
-                     keys.items[0], keys.len - 1);
-            }
-        }
-        co_kube_keys_dispose(&keys);
-        if (p->err) {
-            return;
-        }
+    char *blocker = NULL;
+    int grc = blocking_dependants(p, &blocker);
+    if (grc < 0) {
+        fail(p, grc, true, 0, "error running pre-delete hook (0): %s", co_error_last());
+        return;
+    }
+    if (blocker) {
+        fail(p, CO_ECONFLICT, true, 0, "error running pre-delete hook (0): deletion blocked by %s",
+             blocker);
+        free(blocker);
+        return;
     }
     if (!p->env->apply.delete_all || !p->env->apply.deletion_allowed) {
         fail(p, CO_EUNSUPPORTED, false, 0,
@@ -1604,6 +1636,228 @@ static void suspend_step(pass *p)
                            : ctl_backoff_next(p->env->backoff, p->key, p->reason);
 }
 
+/* ---- lifecycle switches (docs/lifecycle.md, "Disabled", "Unmanaged", "Skip reconciliation") */
+
+#define MSG_DISABLED  "Component is disabled"
+#define MSG_DISABLING "Component is disabled; waiting until dependent resources are deleted"
+#define MSG_UNMANAGED "Component is not managed; its dependent resources were released"
+#define MSG_RELEASING "Component is not managed; releasing dependent resources"
+
+/* Whether the Component has dependents recorded (an absent inventory stays absent). */
+static bool has_dependents(const pass *p)
+{
+    return p->inventory && json_object_array_length(p->inventory) > 0;
+}
+
+/* What a Component that renders nothing still needs to reach its dependents: the kubeConfig
+ * Secret and its identity; neither the source nor the values, whose absence is then no error.
+ * Nothing is being processed. */
+static int target_only(pass *p)
+{
+    set_text(&p->st->processing_since, NULL);
+    set_text(&p->st->processing_digest, NULL);
+    if (load_kubeconfig(p, NULL) < 0) {
+        return p->err;
+    }
+    return acquire_target(p);
+}
+
+/* spec.enabled: false — the dependents go as on deletion (dependants gate, deletion guard,
+ * delete policies and waves), the Component and its finalizer stay. Reason Disabled
+ * throughout: Pending while dependants block, Processing while objects go, Ready once none is
+ * left. */
+static void disable_step(pass *p)
+{
+    if (validate_spec(p) < 0 || check_policies(p) < 0) {
+        return;
+    }
+    if (!has_dependents(p)) {
+        set_text(&p->st->processing_since, NULL);
+        set_text(&p->st->processing_digest, NULL);
+        outcome(p, CTL_STATE_READY, CTL_REASON_DISABLED, MSG_DISABLED);
+        p->requeue_after = p->requeue_ns;
+        return;
+    }
+    char *blocker = NULL;
+    int rc = blocking_dependants(p, &blocker);
+    if (rc < 0) {
+        fail(p, rc, true, 0, "error running pre-disable hook: %s", co_error_last());
+        return;
+    }
+    if (blocker) {
+        char *msg = co_xasprintf("Disabling blocked by %s", blocker);
+        outcome(p, CTL_STATE_PENDING, CTL_REASON_DISABLED, msg);
+        free(msg);
+        free(blocker);
+        p->requeue_after = p->retry_ns;
+        return;
+    }
+    if (!p->env->apply.delete_all || !p->env->apply.deletion_allowed) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error deleting dependent resources: no apply engine in this build");
+        return;
+    }
+    if (target_only(p) < 0) {
+        return;
+    }
+    char *owner_id = ctl_owner_id(p->env->cluster_id, p->ns, p->name);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
+    bool done = false, changed = false, allowed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
+    char *why = NULL;
+    co_error_clear();
+    rc = p->env->apply.deletion_allowed(p->env->apply.ctx, &o, p->inventory, &allowed, &why);
+    if (rc == 0 && allowed) {
+        co_error_clear();
+        rc = p->env->apply.delete_all(p->env->apply.ctx, &o, p->inventory, &done);
+    }
+    report_operations(p, &stats);
+    free(owner_id);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error deleting dependent resources: %s", co_error_last());
+    } else if (!allowed) {
+        char *msg = co_xasprintf("Disabling blocked: %s", why ? why : "");
+        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_DISABLED, msg);
+        free(msg);
+        p->requeue_after = CO_SECOND + ctl_backoff_next(p->env->backoff, p->key, "Disabling");
+    } else if (done) {
+        outcome(p, CTL_STATE_READY, CTL_REASON_DISABLED, MSG_DISABLED);
+        p->requeue_after = p->requeue_ns;
+    } else {
+        if (changed) {
+            ctl_backoff_forget(p->env->backoff, p->key);
+        }
+        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_DISABLED, MSG_DISABLING);
+        p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Disabling");
+    }
+    free(why);
+}
+
+/* Releases what the inventory names (ctl_apply_release()); *done once it is empty. */
+static int release_dependents(pass *p, bool *done)
+{
+    *done = !has_dependents(p);
+    if (*done) {
+        return 0;
+    }
+    if (!p->env->apply.release) {
+        fail(p, CO_EUNSUPPORTED, false, 0,
+             "error releasing dependent resources: no apply engine in this build");
+        return CO_EUNSUPPORTED;
+    }
+    int rc = target_only(p);
+    if (rc < 0) {
+        return rc;
+    }
+    char *owner_id = ctl_owner_id(p->env->cluster_id, p->ns, p->name);
+    ctl_apply_opts o;
+    ctl_apply_stats stats = {0};
+    bool changed = false;
+    fill_apply_opts(p, &o, owner_id, &stats, &changed);
+    co_error_clear();
+    rc = p->env->apply.release(p->env->apply.ctx, &o, p->inventory, done);
+    report_operations(p, &stats);
+    free(owner_id);
+    if (rc < 0) {
+        fail(p, rc, false, 0, "error releasing dependent resources: %s", co_error_last());
+    }
+    return rc;
+}
+
+/* spec.managed: false — the dependents are released (they stay as they are, without our
+ * marks) and the inventory is emptied; afterwards a pass renders and applies nothing and reads
+ * nothing but the Component. */
+static void unmanage_step(pass *p)
+{
+    if (validate_spec(p) < 0 || check_policies(p) < 0) {
+        return;
+    }
+    set_text(&p->st->processing_since, NULL);
+    set_text(&p->st->processing_digest, NULL);
+    bool done = false;
+    if (release_dependents(p, &done) < 0) {
+        return;
+    }
+    if (!done) {
+        /* the controller stops: the rest on the next pass */
+        outcome(p, CTL_STATE_PROCESSING, CTL_REASON_UNMANAGED, MSG_RELEASING);
+        p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Releasing");
+        return;
+    }
+    outcome(p, CTL_STATE_UNMANAGED, CTL_REASON_UNMANAGED, MSG_UNMANAGED);
+    p->requeue_after = 0;
+}
+
+/* Deletion of an unmanaged Component deletes no dependent: whatever is still recorded is
+ * released, then the finalizer goes. */
+static void unmanaged_deletion(pass *p)
+{
+    deletion_grants(p);
+    bool done = false;
+    if (release_dependents(p, &done) < 0) {
+        return;
+    }
+    if (!done) {
+        outcome(p, CTL_STATE_DELETING, CTL_REASON_DELETION_PROCESSING, MSG_RELEASING);
+        p->requeue_after = ctl_backoff_next(p->env->backoff, p->key, "Releasing");
+        return;
+    }
+    if (co_component_has_finalizer(p->c, CTL_RECONCILER_NAME)) {
+        int rc = patch_finalizer(p, false);
+        if (rc < 0 && rc != CO_ENOTFOUND) {
+            fail(p, rc, false, 0, "error removing finalizer: %s", co_error_last());
+            return;
+        }
+    }
+    p->skip_status = true;
+    p->gone = true;
+}
+
+/* Disabled, then Unmanaged, take the pass over (before suspension, which they outrank); a
+ * Component being deleted is deleted as always, unless it is unmanaged and not disabled.
+ * Returns whether the pass was taken. */
+static bool lifecycle_switches(pass *p)
+{
+    const co_component *c = p->c;
+    bool enabled = co_component_enabled(c), managed = co_component_managed(c);
+    if (p->deleting) {
+        if (enabled && !managed) {
+            unmanaged_deletion(p);
+            return true;
+        }
+        return false;
+    }
+    if (!enabled) {
+        disable_step(p);
+        return true;
+    }
+    if (!managed) {
+        unmanage_step(p);
+        return true;
+    }
+    return false;
+}
+
+/* The skip-reconciliation label (docs/lifecycle.md, "Skip reconciliation"): a labelled
+ * Component is left exactly as it is, its deletion included, until the label goes. Removing it
+ * is an update the informer delivers, so nothing is requeued. The observer hears of every pass,
+ * skipped or not (the metric, and the event sent once). */
+static bool skip_reconciliation(pass *p, ctl_result *out)
+{
+    bool skip = co_component_skip_reconciliation(p->c);
+    if (p->env->observer.skipped) {
+        p->env->observer.skipped(p->env->observer.ctx, p->c, p->obj, skip);
+    }
+    if (!skip) {
+        return false;
+    }
+    co_log(CO_LOG_DEBUG, "reconciliation skipped", "component", p->ns, "name", p->name, NULL);
+    ctl_backoff_forget(p->env->backoff, p->key);
+    out->forget = true;
+    return true;
+}
+
 static void run(pass *p)
 {
     ctl_env *env = p->env;
@@ -1611,6 +1865,9 @@ static void run(pass *p)
     p->requeue_ns = co_component_requeue_ns(c);
     p->retry_ns = co_component_retry_ns(c);
     p->timeout_ns = co_component_timeout_ns(c);
+    if (lifecycle_switches(p)) {
+        return;
+    }
     bool scale_down = !p->deleting && c->spec.suspend &&
                       co_component_suspend_mode(c) == CO_SUSPEND_MODE_SCALE_DOWN;
     if (!p->deleting && c->spec.suspend && !scale_down) {
@@ -1882,6 +2139,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         goto done;
     }
     p->st = &p->c->status;
+    if (skip_reconciliation(p, out)) {
+        goto done;
+    }
     /* either form (parsing read it already, so it is readable); the engine rewrites its own
      * copy, never the stored object's list */
     struct json_object *inv = NULL;

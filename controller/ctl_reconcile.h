@@ -154,6 +154,10 @@ typedef struct ctl_observer {
     /** What one call into the apply engine did to dependents; optional. */
     void (*operations)(void *ctx, const ctl_apply_stats *stats);
     void *ctx;
+    /** Optional: whether this pass was skipped for the skip-reconciliation label
+     * (docs/lifecycle.md, "Skip reconciliation"); told of every pass of a Component that parses,
+     * before anything else is done. @p object is the Component as read. */
+    void (*skipped)(void *ctx, const co_component *c, const struct json_object *object, bool skip);
 } ctl_observer;
 
 /** Everything a reconcile needs; shared by all workers (all members thread-safe). */
