@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "co/api/blueprint.h"
+#include "co/api/lifecycle.h"
 #include "co/json/json.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
@@ -282,6 +283,29 @@ static void blueprint_let_go(ctl_manager *m,
     }
 }
 
+/* Whether the skip-reconciliation labels of two versions of a Component differ
+ * (docs/lifecycle.md, "Skip reconciliation"): labels are not in the framework's predicate, but
+ * removing this one must resume the Component. */
+static bool skip_label_changed(const struct json_object *om, const struct json_object *nm)
+{
+    const char *keys[] = {CO_LIFECYCLE_SKIP_LABEL, CO_LIFECYCLE_SKIP_LABEL_KYMA};
+    for (size_t i = 0; i < CO_ARRAY_SIZE(keys); i++) {
+        if (!same_str(co_json_str(om, "labels", keys[i], NULL),
+                      co_json_str(nm, "labels", keys[i], NULL))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a Component stopped reporting Disabled (docs/lifecycle.md, "Disabled"): its
+ * dependants, which waited for it, may go on. */
+static bool enabled_again(const struct json_object *os, const struct json_object *ns)
+{
+    return strcmp(ctl_state_reason(os), CTL_REASON_DISABLED) == 0 &&
+           strcmp(ctl_state_reason(ns), CTL_REASON_DISABLED) != 0;
+}
+
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
     graph_set(payload, obj);
@@ -309,7 +333,8 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
         !same_json(co_json_get(om, "annotations", NULL), co_json_get(nm, "annotations", NULL)) ||
         !same_str(co_json_str(om, "deletionTimestamp", NULL), deleted) ||
         (deleted &&
-         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL)))) {
+         !same_json(co_json_get(om, "finalizers", NULL), co_json_get(nm, "finalizers", NULL))) ||
+        skip_label_changed(om, nm)) {
         enqueue_obj(m, new_obj);
     }
     if (!co_json_str(om, "deletionTimestamp", NULL) && co_json_str(nm, "deletionTimestamp", NULL)) {
@@ -320,7 +345,7 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
     bool ready = ctl_state_component_ready(new_obj);
     struct json_object *os = co_json_get(old_obj, "status", NULL);
     struct json_object *ns = co_json_get(new_obj, "status", NULL);
-    if (ready && (!ctl_state_component_ready(old_obj) ||
+    if (ready && (!ctl_state_component_ready(old_obj) || enabled_again(os, ns) ||
                   !same_str(co_json_str(os, "lastAttemptedDigest", NULL),
                             co_json_str(ns, "lastAttemptedDigest", NULL)) ||
                   !same_str(co_json_str(os, "lastAttemptedRevision", NULL),

@@ -96,7 +96,8 @@ struct ctl_manager {
         *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
         *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
         *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader, *m_operations;
-    char *rest_host; /* host:port of the API server, for rest_client_requests_total */
+    co_metric *m_skipped; /* component_operator_skipped_components */
+    char *rest_host;      /* host:port of the API server, for rest_client_requests_total */
     co_series *wq_queue_duration, *wq_work_duration;
 
     ctl_env env;
@@ -118,6 +119,9 @@ struct ctl_manager {
     pthread_mutex_t ev_mu;
     co_strmap events;         /* UID -> last_event *, guarded by ev_mu */
     int64_t events_pruned_at; /* monotonic; entries past the window go at most once a minute */
+    /* "ns/name" of the Components skipped for their skip-reconciliation label (values unused),
+     * guarded by ev_mu */
+    co_strmap skipped;
 
     /* "ns/name" -> resourceVersion (char *) of this controller's last write of a Component
      * that the informer has not delivered yet (ctl_cache.c, read-your-writes) */

@@ -143,6 +143,10 @@ void ctl_manager__register_metrics(ctl_manager *m)
     m->m_unready =
         co_metrics_gauge(m->metrics, "component_operator_runtime_unready_dependents_total",
                          "Number of unready dependent objects", obj, 5);
+    /* ours (docs/lifecycle.md, "Skip reconciliation") */
+    m->m_skipped =
+        co_metrics_gauge(m->metrics, "component_operator_skipped_components",
+                         "Components not reconciled for their skip-reconciliation label", c, 1);
     m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
                                        "Total number of reconciliations per controller", cr, 2);
     m->m_cr_errors =

@@ -2,7 +2,9 @@
 /*
  * The manager's observer of reconciles (see ctl_manager_int.h): the state, dependents and
  * error metrics of every Component, and its events, de-duplicated for 5 minutes per object as
- * upstream does, to the local recorder and the --events-address forwarder.
+ * upstream does, to the local recorder and the --events-address forwarder; and the Components
+ * skipped for their skip-reconciliation label (a gauge, and one event when one starts being
+ * skipped).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,9 +14,15 @@
 
 #include "co/util/log.h"
 #include "co/util/time.h"
+#include "co/api/lifecycle.h"
 #include "controller/ctl_manager_int.h"
 
 #define EVENT_DEDUP_NS ((int64_t)5 * 60 * 1000000000)
+
+/* The event of a Component that starts being skipped. */
+#define REASON_SKIPPED "ReconciliationSkipped"
+#define MSG_SKIPPED                                                                                \
+    "Reconciliation is skipped while the Component carries the skip-reconciliation label"
 
 static const char *const STATES[] = {
     CTL_STATE_READY,    CTL_STATE_PENDING, CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
@@ -72,6 +80,73 @@ static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text
     return dup;
 }
 
+/* The lifecycle states (docs/lifecycle.md) have their series only while a Component is in
+ * one, so that the metrics of Components using no lifecycle control stay as they were. */
+static void set_lifecycle_state(ctl_manager *m, const char *ns, const char *name, const char *state)
+{
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, CTL_STATE_UNMANAGED};
+    if (strcmp(state, CTL_STATE_UNMANAGED) == 0) {
+        co_metric_set(m->m_state, lv, 1);
+    } else {
+        co_metric_remove(m->m_state, lv);
+    }
+}
+
+/* ---- skip reconciliation (docs/lifecycle.md, "Skip reconciliation") ---------------------- */
+
+/* Sets the gauge to the number of skipped Components. Called with ev_mu held. */
+static void count_skipped(ctl_manager *m)
+{
+    const char *lv[] = {CONTROLLER};
+    co_metric_set(m->m_skipped, lv, (double)co_strmap_len(&m->skipped));
+}
+
+static void forget_skipped(ctl_manager *m, const char *ns, const char *name)
+{
+    char *key = co_xasprintf("%s/%s", ns, name);
+    pthread_mutex_lock(&m->ev_mu);
+    if (co_strmap_remove(&m->skipped, key)) {
+        count_skipped(m);
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+    free(key);
+}
+
+/* Keeps the set of skipped Components; a Component entering it gets one event (a later pass
+ * while it stays skipped sends none). */
+static void
+observe_skipped(void *ctx, const co_component *c, const struct json_object *object, bool skip)
+{
+    ctl_manager *m = ctx;
+    if (!c->ns || !c->name) {
+        return;
+    }
+    if (!skip) {
+        forget_skipped(m, c->ns, c->name);
+        return;
+    }
+    char *key = co_xasprintf("%s/%s", c->ns, c->name);
+    pthread_mutex_lock(&m->ev_mu);
+    bool added = co_strmap_get(&m->skipped, key) == NULL;
+    if (added) {
+        co_strmap_put(&m->skipped, key, m);
+        count_skipped(m);
+    }
+    pthread_mutex_unlock(&m->ev_mu);
+    free(key);
+    if (!added) {
+        return;
+    }
+    co_log(CO_LOG_INFO, "reconciliation skipped", "component", c->ns, "name", c->name, "label",
+           CO_LIFECYCLE_SKIP_LABEL, NULL);
+    if (m->recorder && c->uid) {
+        co_kube_event(m->recorder, object, "Normal", REASON_SKIPPED, "%s", MSG_SKIPPED);
+    }
+    if (m->notify) {
+        ctl_notify_event(m->notify, object, "Normal", REASON_SKIPPED, MSG_SKIPPED, NULL);
+    }
+}
+
 static void observe_outcome(void *ctx, const ctl_outcome *o)
 {
     ctl_manager *m = ctx;
@@ -85,6 +160,7 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
         const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
         co_metric_set(m->m_state, lv, strcmp(state, STATES[i]) == 0 ? 1 : 0);
     }
+    set_lifecycle_state(m, ns, name, state);
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
     co_metric_set(m->m_dependents, lv, (double)o->dependents);
     co_metric_set(m->m_unready, lv, (double)o->unready);
@@ -137,6 +213,8 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
         const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
         co_metric_remove(m->m_state, lv);
     }
+    set_lifecycle_state(m, ns, name, "");
+    forget_skipped(m, ns, name);
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
@@ -171,10 +249,12 @@ void ctl_manager__forget_all_events(ctl_manager *m)
         free(e);
     }
     co_strmap_dispose(&m->events);
+    co_strmap_dispose(&m->skipped);
 }
 
 ctl_observer ctl_manager__observer(ctl_manager *m)
 {
     ctl_observer o = {observe_outcome, observe_gone, observe_operations, m};
+    o.skipped = observe_skipped;
     return o;
 }
