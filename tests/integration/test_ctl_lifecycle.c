@@ -489,6 +489,92 @@ static void test_ctl_lifecycle__unmanaged_releases_readopts_and_deletion_keeps(v
     assert_false(owner_marked("um-a"));
 }
 
+/* The release itself (ctl_apply_release()): of the objects an inventory names, ours lose the
+ * owner label and annotations, a CRD also our finalizer; one someone else took over keeps its
+ * marks, and one that is gone is no error. Every item leaves the inventory. */
+static void test_ctl_lifecycle__release_takes_only_our_marks(void **state)
+{
+    (void)state;
+    char *group = co_test_random_name("rel", 8);
+    char *crd_name = co_xasprintf("gadgets.%s.example.com", group);
+    char *text = co_xasprintf(
+        "[{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"group\":\"%s.example.com\",\"scope\":"
+        "\"Namespaced\",\"names\":{\"plural\":\"gadgets\",\"singular\":\"gadget\",\"kind\":"
+        "\"Gadget\",\"listKind\":\"GadgetList\"},\"versions\":[{\"name\":\"v1\",\"served\":"
+        "true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}}]}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"rel-ours\"}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"rel-taken\"}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"rel-gone\"}}]",
+        crd_name, group);
+    char *owner_id = ctl_owner_id(env.cluster_id, ns, "rel");
+    ctl_apply_opts o = {0};
+    o.target = client;
+    o.owner_id = owner_id;
+    o.namespace = ns;
+    struct json_object *inv = json_object_new_array();
+    bool done = false;
+    for (int i = 0; i < 20 && !done; i++) {
+        struct json_object *objects = co_test_json("%s", text);
+        co_error_clear();
+        int rc = ctl_apply(&o, inv, objects, &done);
+        if (rc < 0) {
+            fail_msg("apply: %s", co_error_last());
+        }
+        json_object_put(objects);
+        usleep(50 * 1000);
+    }
+    assert_true(done);
+    assert_int_equal(json_object_array_length(inv), 4);
+    co_kube_ref crd_ref = {"apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd_name};
+    struct json_object *crd = NULL;
+    assert_co_pass(co_kube_get(&crd, admin, &crd_ref, NULL));
+    assert_non_null(co_json_get(crd, "metadata", "finalizers", NULL));
+    json_object_put(crd);
+
+    struct json_object *patch =
+        co_test_json("{\"metadata\":{\"labels\":{\"%s\":\"someone-else\"}}}", CTL_LABEL_OWNER_ID);
+    co_kube_ref taken = {"v1", "ConfigMap", ns, "rel-taken"};
+    assert_co_pass(co_kube_patch(NULL, admin, &taken, CO_KUBE_PATCH_MERGE, patch, NULL));
+    json_object_put(patch);
+    assert_co_pass(
+        co_kube_delete(NULL, admin, &(co_kube_ref){"v1", "ConfigMap", ns, "rel-gone"}, NULL));
+
+    done = false;
+    bool changed = false;
+    o.inventory_changed = &changed;
+    assert_co_pass(ctl_apply_release(&o, inv, &done));
+    assert_true(done);
+    assert_true(changed);
+    assert_int_equal(json_object_array_length(inv), 0);
+    assert_false(owner_marked("rel-ours"));
+    struct json_object *cm = configmap("rel-taken");
+    assert_string_equal(co_json_meta_label(cm, CTL_LABEL_OWNER_ID), "someone-else");
+    assert_non_null(co_json_meta_annotation(cm, CTL_ANN_OWNER_ID));
+    json_object_put(cm);
+    assert_co_pass(co_kube_get(&crd, admin, &crd_ref, NULL));
+    assert_null(co_json_meta_label(crd, CTL_LABEL_OWNER_ID));
+    struct json_object *fins = co_json_get(crd, "metadata", "finalizers", NULL);
+    for (size_t i = 0; fins && i < json_object_array_length(fins); i++) {
+        assert_string_not_equal(json_object_get_string(json_object_array_get_idx(fins, i)),
+                                CTL_FINALIZER);
+    }
+    json_object_put(crd);
+    /* released, the CRD can go without the controller */
+    assert_co_pass(co_kube_delete(NULL, admin, &crd_ref, NULL));
+
+    /* nothing left to release: no request */
+    counting_reset(counter);
+    assert_co_pass(ctl_apply_release(&o, inv, &done));
+    assert_true(done);
+    assert_int_equal(counter->n, 0);
+    json_object_put(inv);
+    free(owner_id);
+    free(text);
+    free(crd_name);
+    free(group);
+}
+
 /* ---- Skip reconciliation ----------------------------------------------------------------- */
 
 /* While labelled, a pass reads the Component and writes nothing, even with a changed spec and
@@ -652,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_ctl_lifecycle__disabled_removes_dependents_and_enabling_reinstalls),
         cmocka_unit_test(test_ctl_lifecycle__dependant_blocks_disabling),
         cmocka_unit_test(test_ctl_lifecycle__unmanaged_releases_readopts_and_deletion_keeps),
+        cmocka_unit_test(test_ctl_lifecycle__release_takes_only_our_marks),
         cmocka_unit_test(test_ctl_lifecycle__skip_reconciliation_writes_nothing_and_holds_deletion),
         cmocka_unit_test(test_ctl_lifecycle__skipped_component_event_once_and_gauge),
     };
