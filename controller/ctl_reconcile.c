@@ -1656,10 +1656,8 @@ static int target_only(pass *p)
 {
     set_text(&p->st->processing_since, NULL);
     set_text(&p->st->processing_digest, NULL);
-    if (load_kubeconfig(p, NULL) < 0) {
-        return p->err;
-    }
-    return acquire_target(p);
+    int rc = load_kubeconfig(p, NULL);
+    return rc < 0 ? rc : acquire_target(p);
 }
 
 /* spec.enabled: false — the dependents go as on deletion (dependants gate, deletion guard,
