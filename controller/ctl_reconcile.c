@@ -1985,7 +1985,9 @@ static void lifecycle_finally(pass *p, ctl_result *out)
 {
     co_component_status *st = p->st;
     last_operation(p);
-    if (p->deleting) {
+    /* deleted, disabled or released: no dependent is judged any more, so a Degraded found
+     * before does not outlive it */
+    if (p->deleting || !co_component_enabled(p->c) || !co_component_managed(p->c)) {
         set_text(&st->unready_since, NULL);
         ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
         return;
