@@ -405,6 +405,32 @@ test_ctl_grace__unready_dependents_stay_ready_then_degraded_down_and_recover(voi
     assert_null(co_json_get(c, "status", "unreadySince", NULL));
     json_object_put(c);
 
+    /* Down again, then disabled: with no dependent left to judge, the Degraded condition goes
+     * and Disabled is the reason (docs/lifecycle.md, "Disabled") */
+    deployment_status("web", false);
+    deployment_status("api", false);
+    clock_ns = T0 + 27 * MINUTE;
+    (void)reconcile("g");
+    clock_ns = T0 + 33 * MINUTE;
+    (void)reconcile("g");
+    c = expect("g", "Error", "Down", NULL);
+    assert_non_null(condition(c, "Degraded"));
+    json_object_put(c);
+    patch_component("g", "{\"spec\":{\"enabled\":false}}");
+    for (int i = 0; i < 20; i++) {
+        (void)reconcile("g");
+        c = ctl_test_get_component(admin, ns, "g");
+        bool disabled = strcmp(str_at(c, "status", "state", NULL), "Ready") == 0;
+        json_object_put(c);
+        if (disabled) {
+            break;
+        }
+    }
+    c = expect("g", "Ready", "Disabled", "Component is disabled");
+    assert_null(condition(c, "Degraded"));
+    assert_null(co_json_get(c, "status", "unreadySince", NULL));
+    json_object_put(c);
+
     delete_and_reconcile("g");
 }
 
