@@ -33,7 +33,6 @@
 #include "co/json/json.h"
 #include "co/util/time.h"
 #include "co/json/yaml.h"
-#include "co/api/lifecycle.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
 #include "controller/ctl_render.h"
