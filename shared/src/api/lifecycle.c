@@ -191,7 +191,18 @@ static bool label_true(const co_component *c, const char *key)
     return false;
 }
 
+const char *co_component_skip_label(const co_component *c)
+{
+    static const char *const keys[] = {CO_LIFECYCLE_SKIP_LABEL, CO_LIFECYCLE_SKIP_LABEL_KYMA};
+    for (size_t k = 0; k < CO_ARRAY_SIZE(keys); k++) {
+        if (label_true(c, keys[k])) {
+            return keys[k];
+        }
+    }
+    return NULL;
+}
+
 bool co_component_skip_reconciliation(const co_component *c)
 {
-    return label_true(c, CO_LIFECYCLE_SKIP_LABEL) || label_true(c, CO_LIFECYCLE_SKIP_LABEL_KYMA);
+    return co_component_skip_label(c) != NULL;
 }

@@ -1070,21 +1070,6 @@ static void check_interval(co_buf *b, const char *what, int64_t value, int64_t b
             max ? "maximum" : "minimum", l);
 }
 
-/* The skip-reconciliation label of @p c that is "true", or NULL. */
-static const char *skip_label(const co_component *c)
-{
-    static const char *const keys[] = {CO_LIFECYCLE_SKIP_LABEL, CO_LIFECYCLE_SKIP_LABEL_KYMA};
-    for (size_t k = 0; k < CO_ARRAY_SIZE(keys); k++) {
-        for (size_t i = 0; i < c->labels.len; i++) {
-            if (strcmp(c->labels.keys[i], keys[k]) == 0 && c->labels.values[i] &&
-                strcmp(c->labels.values[i], "true") == 0) {
-                return keys[k];
-            }
-        }
-    }
-    return NULL;
-}
-
 /* rules.lifecycle; each message names the field in the Component's own version. */
 static void check_lifecycle(co_buf *b, const co_policy *p, const co_component *c)
 {
@@ -1121,7 +1106,7 @@ static void check_lifecycle(co_buf *b, const co_policy *p, const co_component *c
     if (s->n_prerequisites && !p->allow_prerequisites) {
         msg_add(b, "spec.prerequisites is not allowed");
     }
-    const char *label = skip_label(c);
+    const char *label = co_component_skip_label(c);
     if (label && !p->allow_skip) {
         msg_add(b, "metadata.labels[%s]: skipping reconciliation is not allowed", label);
     }

@@ -80,6 +80,10 @@ void co_prerequisite_dispose(co_prerequisite *p);
  */
 char *co_prerequisite_describe(const co_prerequisite *p);
 
+/** The skip-reconciliation label @p c carries with the value "true" (CO_LIFECYCLE_SKIP_LABEL
+ * first, then CO_LIFECYCLE_SKIP_LABEL_KYMA), or NULL when it carries neither. */
+const char *co_component_skip_label(const co_component *c);
+
 /** Whether @p c carries one of the skip-reconciliation labels with the value "true". */
 bool co_component_skip_reconciliation(const co_component *c);
 
