@@ -35,77 +35,11 @@
 #define SRC     "\"sourceRef\":{\"httpRepository\":{\"url\":\"http://example.invalid/x.tar.gz\"}}"
 #define WAIT_MS 90000L
 
-/* ---- a transport that logs "METHOD path" of every request ------------------------------- */
-
-typedef struct counting {
-    co_kube_transport base;
-    co_kube_transport *inner;
-    pthread_mutex_t mu;
-    char **log;
-    size_t n, cap;
-} counting;
-
-static int
-counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
+/* Requests logged that are not GETs (writes), printed. */
+static size_t writes(co_test_counting *c)
 {
-    counting *c = (counting *)self;
-    char *line = co_xasprintf("%s %s", req->method, req->path);
-    pthread_mutex_lock(&c->mu);
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 64;
-        c->log = co_xrealloc(c->log, c->cap * sizeof(char *));
-    }
-    c->log[c->n++] = line;
-    pthread_mutex_unlock(&c->mu);
-    return c->inner->send(c->inner, req, resp);
-}
-
-static void counting_reset(counting *c)
-{
-    pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        free(c->log[i]);
-    }
-    c->n = 0;
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void counting_free(co_kube_transport *self)
-{
-    counting *c = (counting *)self;
-    counting_reset(c);
-    free(c->log);
-    c->inner->free(c->inner);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
-}
-
-/* Requests logged whose method is not GET (writes), and those whose path contains @p needle. */
-static size_t writes(counting *c)
-{
-    size_t k = 0;
-    pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        if (strncmp(c->log[i], "GET ", 4) != 0) {
-            print_message("# write: %s\n", c->log[i]);
-            k++;
-        }
-    }
-    pthread_mutex_unlock(&c->mu);
-    return k;
-}
-
-static size_t requests_to(counting *c, const char *needle)
-{
-    size_t k = 0;
-    pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        if (strstr(c->log[i], needle)) {
-            k++;
-        }
-    }
-    pthread_mutex_unlock(&c->mu);
-    return k;
+    co_test_counting_print(c, "requests");
+    return c->n - co_test_counting_count(c, "GET", NULL);
 }
 
 /* ---- fixture ----------------------------------------------------------------------------- */
@@ -113,7 +47,7 @@ static size_t requests_to(counting *c, const char *needle)
 static co_kube_client *admin;
 static co_kube_config *cfg;
 static co_kube_client *client;
-static counting *counter;
+static co_test_counting *counter;
 static char *ns;
 static char *srcdir;
 static ctl_env env;
@@ -176,11 +110,7 @@ static int group_setup(void **state)
     put("mgr/a.yaml", CM("mgr-a", ""));
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
-    counter = co_xcalloc(1, sizeof(*counter));
-    counter->base.send = counting_send;
-    counter->base.free = counting_free;
-    pthread_mutex_init(&counter->mu, NULL);
-    assert_co_pass(co_kube_transport_curl_new(&counter->inner, cfg));
+    counter = co_test_counting_new(cfg);
     co_kube_client_options o = CO_KUBE_CLIENT_OPTIONS_INIT;
     o.qps = -1;
     assert_co_pass(co_kube_client_new_with_transport(&client, cfg, &counter->base, &o));
@@ -369,7 +299,7 @@ static void test_ctl_lifecycle__disabled_removes_dependents_and_enabling_reinsta
     assert_true(has_finalizer("dis"));
 
     /* disabled and done: requeued at the requeue interval, and a pass writes nothing */
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     ctl_result res = reconcile("dis");
     assert_int_equal(writes(counter), 0);
     assert_true(res.requeue_after_ns >= (int64_t)600 * CO_SECOND);
@@ -464,7 +394,7 @@ static void test_ctl_lifecycle__unmanaged_releases_readopts_and_deletion_keeps(v
 
     /* nothing else is done: the Component is read, nothing rendered or written */
     ctl_test_source_unready = 1;
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     ctl_result res = reconcile("um");
     assert_int_equal(writes(counter), 0);
     assert_int_equal(counter->n, 1);
@@ -564,7 +494,7 @@ static void test_ctl_lifecycle__release_takes_only_our_marks(void **state)
     assert_co_pass(co_kube_delete(NULL, admin, &crd_ref, NULL));
 
     /* nothing left to release: no request */
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     assert_co_pass(ctl_apply_release(&o, inv, &done));
     assert_true(done);
     assert_int_equal(counter->n, 0);
@@ -588,14 +518,14 @@ static void test_ctl_lifecycle__skip_reconciliation_writes_nothing_and_holds_del
                             "skip-reconciliation\":\"true\"}},\"spec\":{\"path\":\"skip2\"}}");
     struct json_object *c0 = ctl_test_get_component(admin, ns, "skip");
 
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     for (int i = 0; i < 3; i++) {
         ctl_result res = reconcile("skip");
         assert_int_equal(res.requeue_after_ns, 0);
     }
     assert_int_equal(writes(counter), 0);
     assert_int_equal(counter->n, 3);
-    assert_int_equal(requests_to(counter, "/components/skip"), 3);
+    assert_int_equal(co_test_counting_count(counter, NULL, "/components/skip"), 3);
     assert_false(configmap_exists("skip2-a"));
     struct json_object *c1 = ctl_test_get_component(admin, ns, "skip");
     assert_true(co_json_equal(co_json_get(c0, "status", NULL), co_json_get(c1, "status", NULL)));
@@ -607,7 +537,7 @@ static void test_ctl_lifecycle__skip_reconciliation_writes_nothing_and_holds_del
                             "skip-reconciliation\":null,\"operator.kyma-project.io/"
                             "skip-reconciliation\":\"true\"}}}");
     delete_component("skip");
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     reconcile("skip");
     reconcile("skip");
     assert_int_equal(writes(counter), 0);

@@ -34,83 +34,12 @@
 
 #define SRC "\"sourceRef\":{\"httpRepository\":{\"url\":\"http://example.invalid/x.tar.gz\"}}"
 
-/* ---- a transport that logs "METHOD path" of every request ------------------------------- */
-
-typedef struct counting {
-    co_kube_transport base;
-    co_kube_transport *inner;
-    pthread_mutex_t mu;
-    char **log;
-    size_t n, cap;
-} counting;
-
-static int
-counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
-{
-    counting *c = (counting *)self;
-    char *line = co_xasprintf("%s %s", req->method, req->path);
-    pthread_mutex_lock(&c->mu);
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 64;
-        c->log = co_xrealloc(c->log, c->cap * sizeof(char *));
-    }
-    c->log[c->n++] = line;
-    pthread_mutex_unlock(&c->mu);
-    return c->inner->send(c->inner, req, resp);
-}
-
-static void counting_reset(counting *c)
-{
-    pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        free(c->log[i]);
-    }
-    c->n = 0;
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void counting_free(co_kube_transport *self)
-{
-    counting *c = (counting *)self;
-    counting_reset(c);
-    free(c->log);
-    c->inner->free(c->inner);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
-}
-
-/* Requests logged whose method is @p method (NULL: any) and whose path contains @p needle
- * (NULL: any). */
-static size_t counted(counting *c, const char *method, const char *needle)
-{
-    size_t k = 0;
-    pthread_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        const char *sp = strchr(c->log[i], ' ');
-        bool m = !method || ((size_t)(sp - c->log[i]) == strlen(method) &&
-                             strncmp(c->log[i], method, strlen(method)) == 0);
-        if (m && (!needle || strstr(sp + 1, needle))) {
-            k++;
-        }
-    }
-    pthread_mutex_unlock(&c->mu);
-    return k;
-}
-
-static void print_log(counting *c, const char *title)
-{
-    print_message("# %s (%zu requests):\n", title, c->n);
-    for (size_t i = 0; i < c->n; i++) {
-        print_message("#   %s\n", c->log[i]);
-    }
-}
-
 /* ---- fixture ----------------------------------------------------------------------------- */
 
 static co_kube_client *admin;
 static co_kube_config *cfg;
 static co_kube_client *client;
-static counting *counter;
+static co_test_counting *counter;
 static char *ns;
 static char *srcdir;
 static ctl_env env;
@@ -143,11 +72,7 @@ static int group_setup(void **state)
     put_configmaps("cached", "cached", 10);
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
-    counter = co_xcalloc(1, sizeof(*counter));
-    counter->base.send = counting_send;
-    counter->base.free = counting_free;
-    pthread_mutex_init(&counter->mu, NULL);
-    assert_co_pass(co_kube_transport_curl_new(&counter->inner, cfg));
+    counter = co_test_counting_new(cfg);
     co_kube_client_options o = CO_KUBE_CLIENT_OPTIONS_INIT;
     o.qps = -1;
     assert_co_pass(co_kube_client_new_with_transport(&client, cfg, &counter->base, &o));
@@ -198,19 +123,20 @@ static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(v
     assert_true(reconcile_until_ready("warm", 5) > 0);
 
     ctl_test_create_component(admin, ns, "ten", "{" SRC ",\"path\":\"ten\"}");
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     int passes = reconcile_until_ready("ten", 5);
-    print_log(counter, "first reconcile");
+    co_test_counting_print(counter, "first reconcile");
     assert_int_equal(passes, 1);
     /* the first read of the Component, then at most dependents + 4 */
     assert_true(counter->n >= 1);
-    assert_int_equal(counted(counter, "GET", "/components/ten"), 1);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/components/ten"), 1);
     size_t after_first_read = counter->n - 1;
     assert_true(after_first_read <= 14);
-    assert_int_equal(counted(counter, "PATCH", "/components/ten"), 1); /* the finalizer */
-    assert_int_equal(counted(counter, "PATCH", "/configmaps/ten-"), 10);
-    assert_int_equal(counted(counter, "GET", "/configmaps/"), 0);
-    assert_true(counted(counter, "PUT", "/components/ten/status") <= 2);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/components/ten"),
+                     1); /* the finalizer */
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/ten-"), 10);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/configmaps/"), 0);
+    assert_true(co_test_counting_count(counter, "PUT", "/components/ten/status") <= 2);
     for (int i = 0; i < 10; i++) {
         char name[32];
         snprintf(name, sizeof(name), "ten-%d", i);
@@ -224,16 +150,16 @@ static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(v
     json_object_put(c);
 
     /* nothing changed: nothing written */
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     ctl_result res;
     assert_co_pass(ctl_reconcile(&res, &env, ns, "ten"));
-    print_log(counter, "second reconcile");
-    size_t writes = counter->n - counted(counter, "GET", NULL);
+    co_test_counting_print(counter, "second reconcile");
+    size_t writes = counter->n - co_test_counting_count(counter, "GET", NULL);
     assert_int_equal(writes, 0);
     /* the Component, then its ConfigMaps with one LIST by owner label */
     assert_int_equal(counter->n, 2);
-    assert_int_equal(counted(counter, "GET", "/configmaps?"), 1);
-    assert_int_equal(counted(counter, "GET", "/configmaps/"), 0);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/configmaps?"), 1);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/configmaps/"), 0);
     c = ctl_test_get_component(admin, ns, "ten");
     assert_true(ctl_state_component_ready(c));
     assert_string_equal(co_json_str(c, "status", "lastAppliedAt", NULL), applied);
@@ -270,13 +196,13 @@ static void test_ctl_requests__large_inventory_packed_and_plain_still_read(void 
 
     /* the plain form read, and written packed: no dependent written */
     env.inventory_plain_max = 1024;
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     ctl_result res;
     assert_co_pass(ctl_reconcile(&res, &env, ns, "many"));
-    print_log(counter, "reconcile with a lower plain-size limit");
-    assert_int_equal(counted(counter, "PATCH", "/configmaps/"), 0);
-    assert_int_equal(counted(counter, "DELETE", NULL), 0);
-    assert_int_equal(counted(counter, "PUT", "/components/many/status"), 1);
+    co_test_counting_print(counter, "reconcile with a lower plain-size limit");
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/"), 0);
+    assert_int_equal(co_test_counting_count(counter, "DELETE", NULL), 0);
+    assert_int_equal(co_test_counting_count(counter, "PUT", "/components/many/status"), 1);
     c = ctl_test_get_component(admin, ns, "many");
     assert_true(ctl_state_component_ready(c));
     assert_null(co_json_get(c, "status", "inventory", NULL));
@@ -295,9 +221,9 @@ static void test_ctl_requests__large_inventory_packed_and_plain_still_read(void 
     json_object_put(c);
 
     /* packed again to the same bytes: nothing to write */
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     assert_co_pass(ctl_reconcile(&res, &env, ns, "many"));
-    assert_int_equal(counter->n - counted(counter, "GET", NULL), 0);
+    assert_int_equal(counter->n - co_test_counting_count(counter, "GET", NULL), 0);
 
     /* deletion reads the packed list: every dependent goes */
     co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, "many"};
@@ -428,12 +354,12 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     assert_co_fail_with(CO_ENOTFOUND, ctl_depcache_get(&none, dc, "", "v1", "ConfigMap", ns,
                                                        "cached-0", "someone-else"));
 
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     ctl_result res;
     assert_co_pass(ctl_reconcile(&res, &env, ns, "cached"));
-    print_log(counter, "reconcile with the cache");
+    co_test_counting_print(counter, "reconcile with the cache");
     assert_int_equal(counter->n, 1);
-    assert_int_equal(counted(counter, "GET", "/components/cached"), 1);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/components/cached"), 1);
 
     /* only the dependents of Components this controller manages, in its cluster, are kept */
     create_marked("ConfigMap", "of-unmanaged", env.cluster_id, "unmanaged");
@@ -472,13 +398,13 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
         nanosleep(&ts, NULL);
     }
     assert_true(queued);
-    counting_reset(counter);
+    co_test_counting_reset(counter);
     assert_co_pass(ctl_reconcile(&res, &env, ns, "cached"));
-    print_log(counter, "reconcile after a dependent changed");
-    assert_int_equal(counted(counter, "GET", "/configmaps/cached-3"), 1);
-    assert_int_equal(counted(counter, "PATCH", "/configmaps/cached-3"), 1);
-    assert_int_equal(counted(counter, "GET", "/configmaps"), 1);
-    assert_int_equal(counted(counter, "PATCH", "/configmaps/"), 1);
+    co_test_counting_print(counter, "reconcile after a dependent changed");
+    assert_int_equal(co_test_counting_count(counter, "GET", "/configmaps/cached-3"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/cached-3"), 1);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/configmaps"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/"), 1);
     struct json_object *live = NULL;
     assert_co_pass(co_kube_get(&live, admin, &cm, NULL));
     assert_string_not_equal(co_json_meta_annotation(live, "component-operator.cs.sap.com/digest"),

@@ -5,6 +5,7 @@
 #include "tests/support/kube_test.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "co/kube/kube_config.h"
+#include "co/util/error.h"
 #include "tests/support/test_support.h"
 
 const char *co_test_env(const char *name)
@@ -167,4 +169,80 @@ void co_test_controlplane_stop(co_test_controlplane *cp)
     free(cp->kubeconfig);
     cp->dir = NULL;
     cp->kubeconfig = NULL;
+}
+
+/* ---- a counting transport ------------------------------------------------------------------ */
+
+static int
+counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_response *resp)
+{
+    co_test_counting *c = (co_test_counting *)self;
+    char *line = co_xasprintf("%s %s", req->method, req->path);
+    pthread_mutex_lock(&c->mu);
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->log = co_xrealloc(c->log, c->cap * sizeof(char *));
+    }
+    c->log[c->n++] = line;
+    pthread_mutex_unlock(&c->mu);
+    return c->inner->send(c->inner, req, resp);
+}
+
+void co_test_counting_reset(co_test_counting *c)
+{
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->log[i]);
+    }
+    c->n = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void counting_free(co_kube_transport *self)
+{
+    co_test_counting *c = (co_test_counting *)self;
+    co_test_counting_reset(c);
+    free(c->log);
+    c->inner->free(c->inner);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+co_test_counting *co_test_counting_new(const co_kube_config *cfg)
+{
+    co_test_counting *c = co_xcalloc(1, sizeof(*c));
+    c->base.send = counting_send;
+    c->base.free = counting_free;
+    pthread_mutex_init(&c->mu, NULL);
+    if (co_kube_transport_curl_new(&c->inner, cfg) < 0) {
+        fprintf(stderr, "curl transport: %s\n", co_error_last());
+        abort();
+    }
+    return c;
+}
+
+size_t co_test_counting_count(co_test_counting *c, const char *method, const char *needle)
+{
+    size_t k = 0;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n; i++) {
+        const char *sp = strchr(c->log[i], ' ');
+        bool m = !method || ((size_t)(sp - c->log[i]) == strlen(method) &&
+                             strncmp(c->log[i], method, strlen(method)) == 0);
+        if (m && (!needle || strstr(sp + 1, needle))) {
+            k++;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return k;
+}
+
+void co_test_counting_print(co_test_counting *c, const char *title)
+{
+    pthread_mutex_lock(&c->mu);
+    printf("# %s (%zu requests):\n", title, c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        printf("#   %s\n", c->log[i]);
+    }
+    pthread_mutex_unlock(&c->mu);
 }

@@ -7,8 +7,12 @@
 #ifndef CO_TEST_KUBE_TEST_H
 #define CO_TEST_KUBE_TEST_H
 
+#include <pthread.h>
+#include <stddef.h>
+
 #include "co/util/common.h"
 #include "co/kube/kube_client.h"
+#include "co/kube/kube_transport.h"
 
 struct json_object;
 
@@ -58,5 +62,31 @@ co_kube_client *co_test_kube_client_gnutls(const char *path);
 
 /** Runs @p argv (no shell) and waits. @return its exit status, or -1. */
 int co_test_run(const char *const *argv);
+
+/**
+ * A transport that logs "METHOD path" of every request and hands it to a curl transport, so
+ * that a test can count what a pass asked of the API server. Give `&t->base` to
+ * co_kube_client_new_with_transport(), which then owns it. Thread-safe.
+ */
+typedef struct co_test_counting {
+    co_kube_transport base;
+    co_kube_transport *inner;
+    pthread_mutex_t mu;
+    char **log;
+    size_t n, cap;
+} co_test_counting;
+
+/** A counting transport over a curl transport for @p cfg (asserts on failure). */
+co_test_counting *co_test_counting_new(const co_kube_config *cfg);
+
+/** Forgets what was logged. */
+void co_test_counting_reset(co_test_counting *c);
+
+/** Requests logged whose method is @p method (NULL: any) and whose path contains @p needle
+ * (NULL: any). */
+size_t co_test_counting_count(co_test_counting *c, const char *method, const char *needle);
+
+/** Prints the log as test diagnostics, under @p title. */
+void co_test_counting_print(co_test_counting *c, const char *title);
 
 #endif
