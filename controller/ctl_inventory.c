@@ -97,6 +97,20 @@ static int lookup_policy(const char *value, name_fn name, int first, int last, b
 
 /* ---- kinds ---------------------------------------------------------------------------------- */
 
+int ctl_participation_parse(bool *auxiliary, const char *value)
+{
+    char *k = ctl_to_kebab(value);
+    bool aux = !strcmp(k, "auxiliary");
+    bool ok = aux || !*k || !strcmp(k, "required");
+    free(k);
+    if (!ok) {
+        return co_error_set(CO_EINVALID, "invalid value for annotation %s: %s",
+                            CTL_ANN_PARTICIPATION, value);
+    }
+    *auxiliary = aux;
+    return 0;
+}
+
 bool ctl_is_namespace(const char *group, const char *kind)
 {
     return !*group && !strcmp(kind, "Namespace");
@@ -451,16 +465,9 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         return CO_EINVALID;
     }
     o->auxiliary = false;
-    if ((v = co_json_meta_annotation(m, CTL_ANN_PARTICIPATION))) {
-        char *k = ctl_to_kebab(v);
-        bool aux = !strcmp(k, "auxiliary");
-        bool ok = aux || !*k || !strcmp(k, "required");
-        free(k);
-        if (!ok) {
-            return co_error_set(CO_EINVALID, "invalid value for annotation %s: %s",
-                                CTL_ANN_PARTICIPATION, v);
-        }
-        o->auxiliary = aux;
+    if ((v = co_json_meta_annotation(m, CTL_ANN_PARTICIPATION)) &&
+        ctl_participation_parse(&o->auxiliary, v) < 0) {
+        return CO_EINVALID;
     }
     o->mode = CO_MODE_MANAGED;
     if ((v = co_json_meta_annotation(m, CO_LIFECYCLE_MODE_ANNOTATION)) &&

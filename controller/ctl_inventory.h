@@ -322,6 +322,13 @@ bool ctl_is_managed_instance(const co_type_info *extra,
 /** Whether an inventory item lives in namespace @p ns. */
 bool ctl_namespace_used(const ctl_inventory *inv, const char *ns);
 
+/**
+ * Parses the value of CTL_ANN_PARTICIPATION (kebab-cased first, as the other annotations):
+ * "auxiliary" sets *auxiliary, "required" and "" clear it.
+ * @return 0; CO_EINVALID naming the annotation and the value for anything else.
+ */
+CO_MUST_CHECK int ctl_participation_parse(bool *auxiliary, const char *value);
+
 bool ctl_is_namespace(const char *group, const char *kind);
 bool ctl_is_crd(const char *group, const char *kind);
 bool ctl_is_apiservice(const char *group, const char *kind);

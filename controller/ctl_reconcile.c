@@ -931,9 +931,10 @@ static void note_auxiliary(pass *p, struct json_object *objects)
         if (!v) {
             continue;
         }
-        char *k = ctl_to_kebab(v);
-        bool aux = strcmp(k, "auxiliary") == 0;
-        free(k);
+        bool aux = false;
+        if (ctl_participation_parse(&aux, v) < 0) {
+            co_error_clear();
+        }
         const char *av = co_json_str(o, "apiVersion", NULL), *kind = co_json_str(o, "kind", NULL);
         const char *name = co_json_meta_name(o), *ns = co_json_meta_namespace(o);
         if (!aux || !av || !kind || !name) {
