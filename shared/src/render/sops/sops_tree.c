@@ -480,6 +480,21 @@ static void remember_anchor(yaml_reader *r, const yaml_char_t *name, co_sops__no
     r->anchors[r->nanchors++].node = node;
 }
 
+/* A mapping key does not stay in the tree (its text does): an anchor on it names nothing once
+ * it is freed, so that an alias to it is refused as unknown instead of copying freed memory. */
+static void forget_anchors_of(yaml_reader *r, const co_sops__node *node)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->nanchors; i++) {
+        if (r->anchors[i].node == node) {
+            free(r->anchors[i].name);
+            continue;
+        }
+        r->anchors[k++] = r->anchors[i];
+    }
+    r->nanchors = k;
+}
+
 static int scalar_node(co_sops__node **out, const yaml_event_t *ev)
 {
     const char *s = (const char *)ev->data.scalar.value;
@@ -587,6 +602,7 @@ static int parse_yaml_collection(yaml_reader *r, co_sops__node *coll, bool is_ma
             }
             /* Keys keep their written text: "1" and "true" stay keys, not numbers. */
             co_sops__map_add(coll, ks, kl, value);
+            forget_anchors_of(r, key);
             co_sops__node_free(key);
         } else {
             co_sops__list_add(coll, value);
