@@ -69,7 +69,7 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 "$ROOT/tests/support/free_port.py"
 }
 wait_port() {
     local i

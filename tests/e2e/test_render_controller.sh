@@ -53,6 +53,11 @@ wait_for() {
             tap_ok "$desc"
             return 0
         fi
+        # a controller that has exited will not make it true: say so now, not at the deadline
+        if [ -n "${ctl_pid:-}" ] && ! kill -0 "$ctl_pid" 2>/dev/null; then
+            out="$out (the controller has exited)"
+            break
+        fi
         sleep 0.5
     done
     tap_fail "$desc" "command: $*" "$out" "--- status of $comp:" \

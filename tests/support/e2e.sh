@@ -5,7 +5,7 @@
 #   KUBECTL, CACHE      the kubectl the suites drive (Debian's, else the cached one)
 #   e2e_need_cluster    stops the suite unless tests/run.sh gave it a control plane
 #   k ARGS...           kubectl against that control plane
-#   free_port           a loopback TCP port nobody listens on now
+#   free_port           a loopback TCP port nobody listens on now, given to no other suite
 
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/component-operator"
 KUBECTL=${KUBECTL:-$(command -v kubectl || echo "$CACHE/bin/kubectl")}
@@ -20,5 +20,5 @@ e2e_need_cluster() {
 k() { "$KUBECTL" --kubeconfig "$CO_TEST_KUBECONFIG" --request-timeout=60s "$@"; }
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 "$ROOT/tests/support/free_port.py"
 }
