@@ -124,6 +124,10 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # every race of a run in the log, then a failing exit status
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:exitcode=66:second_deadlock_stack=1}
 export CO_SOURCE_ROOT=$ROOT
+# the ports the suites' daemons listen on, handed out once per run (tests/support/free_port.py)
+mkdir -p build/test
+export CO_TEST_PORT_REGISTRY=${CO_TEST_PORT_REGISTRY:-$ROOT/build/test/ports.registry}
+: >"$CO_TEST_PORT_REGISTRY"
 
 # run_suite NAME PATH RESULTS: runs one suite, prints its line (and on failure its diagnostics)
 # and appends "name pass fail skip" to RESULTS.

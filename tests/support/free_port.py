@@ -6,9 +6,9 @@ Asking the kernel for port 0 and closing the socket is not enough when suites ru
 side: the kernel hands out ports from the ephemeral range, which is also where every outgoing
 connection (kubectl, the API server's clients) takes its local port, and two suites can be
 given the same port before either listens. So the port is taken below the ephemeral range,
-and every port handed out is written to a registry shared by all suites of the machine
-(guarded by a lock), so no two suites get the same one while the registry lasts. A port is
-handed out only if it can be bound on 127.0.0.1 now.
+and every port handed out is written to a registry shared by the suites of a test run
+($CO_TEST_PORT_REGISTRY, guarded by a lock), so no two suites get the same one while the
+registry lasts. A port is handed out only if it can be bound on 127.0.0.1 now.
 """
 import fcntl
 import os
@@ -16,9 +16,9 @@ import random
 import socket
 import sys
 
-REGISTRY = os.environ.get(
-    "CO_TEST_PORT_REGISTRY", os.path.join(os.environ.get("TMPDIR", "/tmp"), "co-test-ports")
-)
+# tests/run.sh names the registry for the suites of one run; without it (a script run on its
+# own) the range alone keeps clear of outgoing connections.
+REGISTRY = os.environ.get("CO_TEST_PORT_REGISTRY", "")
 SPAN = 12000  # ports in the range; the registry is emptied once half of them are taken
 
 
@@ -47,6 +47,14 @@ def bindable(port):
 
 def main():
     lo, hi = port_range()
+    if not REGISTRY:
+        for _ in range(1000):
+            port = random.randrange(lo, hi)
+            if bindable(port):
+                print(port)
+                return 0
+        print("no free port in %d-%d" % (lo, hi), file=sys.stderr)
+        return 1
     with open(REGISTRY, "a+") as reg:
         fcntl.flock(reg, fcntl.LOCK_EX)
         reg.seek(0)
