@@ -293,6 +293,64 @@ static const co_schema policy_spec_fields[] = {
     {NULL},
 };
 
+/* The audit report the controller writes (docs/policy-audit.md): small whatever the cluster
+ * holds, as the controller caps the list and each message. */
+static const co_schema policy_status_fields[] = {
+    {.name = "observedGeneration",
+     .type = CO_SCHEMA_INTEGER,
+     .flags = CO_SCHEMA_INT64,
+     .description = "Generation of the policy the report was made for."},
+    {.name = "lastReportTime",
+     .type = CO_SCHEMA_STRING,
+     .flags = CO_SCHEMA_DATE_TIME,
+     .description = "When the report last changed; an audit that finds what the report already "
+                    "says writes nothing."},
+    {.name = "componentsEvaluated",
+     .type = CO_SCHEMA_INTEGER,
+     .flags = CO_SCHEMA_INT64,
+     .description = "Number of Components the policy was evaluated against (those the "
+                    "controller watches, whether the policy applies to them or not)."},
+    {.name = "violations",
+     .type = CO_SCHEMA_OBJECT,
+     .description = "Violating Components per action: each counts once, under the strictest "
+                    "action of the rules of this policy it breaks.",
+     .fields = FIELDS({.name = "deny",
+                       .type = CO_SCHEMA_INTEGER,
+                       .flags = CO_SCHEMA_INT64,
+                       .description = "Components a Deny rule rejects."},
+                      {.name = "warn",
+                       .type = CO_SCHEMA_INTEGER,
+                       .flags = CO_SCHEMA_INT64,
+                       .description = "Components a Warn rule warns about (and no Deny rule "
+                                      "rejects)."},
+                      {.name = "audit",
+                       .type = CO_SCHEMA_INTEGER,
+                       .flags = CO_SCHEMA_INT64,
+                       .description = "Components only an Audit rule flags."})},
+    {.name = "violators",
+     .type = CO_SCHEMA_ARRAY,
+     .description = "The first violating Components (Deny before Warn before Audit, then by "
+                    "namespace and name), at most 20.",
+     .max_items = 20,
+     .items = ITEMS(.type = CO_SCHEMA_OBJECT,
+                    .description = "A violating Component.",
+                    .fields = FIELDS({.name = "namespace",
+                                      .type = CO_SCHEMA_STRING,
+                                      .description = "Namespace of the Component."},
+                                     {.name = "name",
+                                      .type = CO_SCHEMA_STRING,
+                                      .description = "Name of the Component."},
+                                     {.name = "action",
+                                      .type = CO_SCHEMA_STRING,
+                                      .enums = NAMES("Deny", "Warn", "Audit"),
+                                      .description = "Strictest action of the broken rules."},
+                                     {.name = "message",
+                                      .type = CO_SCHEMA_STRING,
+                                      .description = "The broken rules and what is wrong, cut "
+                                                     "at 256 bytes."}))},
+    {NULL},
+};
+
 static const co_schema policy_root = {
     .name = "",
     .type = CO_SCHEMA_OBJECT,
@@ -309,7 +367,12 @@ static const co_schema policy_root = {
                       .type = CO_SCHEMA_OBJECT,
                       .flags = CO_SCHEMA_REQUIRED,
                       .description = "Where the policy applies, its rules and its defaults.",
-                      .fields = policy_spec_fields}),
+                      .fields = policy_spec_fields},
+                     {.name = "status",
+                      .type = CO_SCHEMA_OBJECT,
+                      .description = "The controller's audit report: which of the Components it "
+                                     "watches violate the policy.",
+                      .fields = policy_status_fields}),
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -1734,6 +1797,18 @@ static json_object *policy_crd(void)
     json_object_object_add(age, "jsonPath", json_object_new_string(".metadata.creationTimestamp"));
     json_object_object_add(age, "name", json_object_new_string("Age"));
     json_object_object_add(age, "type", json_object_new_string("date"));
+    const char *const counts[][3] = {
+        {"Deny", ".status.violations.deny", "Components a Deny rule rejects (last audit)"},
+        {"Warn", ".status.violations.warn", "Components a Warn rule warns about (last audit)"},
+    };
+    for (size_t i = 0; i < CO_ARRAY_SIZE(counts); i++) {
+        json_object *col = json_object_new_object();
+        json_object_object_add(col, "description", json_object_new_string(counts[i][2]));
+        json_object_object_add(col, "jsonPath", json_object_new_string(counts[i][1]));
+        json_object_object_add(col, "name", json_object_new_string(counts[i][0]));
+        json_object_object_add(col, "type", json_object_new_string("integer"));
+        json_object_array_add(cols, col);
+    }
     json_object_array_add(cols, age);
     json_object_object_add(v, "additionalPrinterColumns", cols);
     json_object_object_add(v, "name", json_object_new_string("v1alpha1"));
@@ -1742,6 +1817,9 @@ static json_object *policy_crd(void)
     json_object_object_add(v, "schema", schema);
     json_object_object_add(v, "served", json_object_new_boolean(1));
     json_object_object_add(v, "storage", json_object_new_boolean(1));
+    json_object *sub = json_object_new_object();
+    json_object_object_add(sub, "status", json_object_new_object());
+    json_object_object_add(v, "subresources", sub);
     json_object_array_add(versions, v);
     json_object_object_add(spec, "versions", versions);
     json_object_object_add(crd, "spec", spec);
