@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "co/util/budget.h"
+#include "co/util/duration.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
 #include "co/util/net.h"
@@ -49,6 +50,13 @@ static int check(const ctl_config *c, FILE *err)
  * any connection is made. */
 static int apply(ctl_config *c, FILE *err)
 {
+    if (co_duration_parse(&c->policy_audit_interval_ns, c->policy_audit_interval) < 0 ||
+        c->policy_audit_interval_ns < 0) {
+        fprintf(err, "component-controller: --policy-audit-interval: not a duration: %s\n",
+                c->policy_audit_interval);
+        co_error_clear();
+        return CO_FLAGS_EXIT_USAGE;
+    }
     int deny_rc = co_net_deny_set(c->deny_cidrs.items, c->deny_cidrs.len);
     co_flag_list_dispose(&c->deny_cidrs);
     if (deny_rc < 0) {
@@ -74,6 +82,7 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
     c->max_concurrent_reconciles = 5;
     c->cache_dependents = 1;
     c->target_client_ttl_s = 900;
+    c->policy_audit_interval = "1h";
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &c->kubeconfig, "PATH",
          "kubeconfig file (default: $KUBECONFIG, then in-cluster configuration)"},
@@ -122,6 +131,10 @@ int ctl_config_load(ctl_config *c, int argc, char **argv, FILE *out, FILE *err)
          "also POST every Component event to this address as a Flux event (the "
          "notification-controller's, e.g. "
          "http://notification-controller.flux-system.svc.cluster.local./)"},
+        {"policy-audit-interval", CO_FLAG_STRING, &c->policy_audit_interval, "DURATION",
+         "how often every ComponentPolicy is evaluated against every watched Component, its "
+         "report written to the policy's status; a policy change audits within seconds (default "
+         "1h; 0 disables audit reports)"},
         CO_FLAGS_LOGGING(&c->logging),
         {"version", CO_FLAG_BOOL, &c->version, NULL, "print the version and exit"},
         {"help", CO_FLAG_BOOL, &c->help, NULL, "print this help and exit"},
@@ -168,6 +181,7 @@ ctl_manager_options ctl_config_manager_options(const ctl_config *c)
     mo.label_selector = c->label_selector;
     mo.target_ttl_ns = c->target_client_ttl_s * 1000000000LL;
     mo.events_address = c->events_address;
+    mo.policy_audit_interval_ns = c->policy_audit_interval_ns;
     return mo;
 }
 

@@ -8,6 +8,7 @@
 #ifndef CTL_CONFIG_H
 #define CTL_CONFIG_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "co/util/flags.h"
@@ -35,6 +36,8 @@ typedef struct ctl_config {
     const char *render_cpu_budget;
     const char *render_memory_budget;
     const char *events_address;
+    const char *policy_audit_interval; /**< Go duration; "0" disables the audit */
+    int64_t policy_audit_interval_ns;  /**< parsed by ctl_config_load() */
     int help;
     int version;
 } ctl_config;

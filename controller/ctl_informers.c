@@ -457,6 +457,7 @@ static void on_policy_add(const struct json_object *obj, void *payload)
 {
     (void)obj;
     enqueue_components(payload, NULL);
+    ctl_manager__audit_trigger(payload); /* docs/policy-audit.md */
 }
 
 static void on_policy_update(const struct json_object *old_obj,
@@ -465,6 +466,7 @@ static void on_policy_update(const struct json_object *old_obj,
 {
     if (!same_json(co_json_get(old_obj, "spec", NULL), co_json_get(new_obj, "spec", NULL))) {
         enqueue_components(payload, NULL);
+        ctl_manager__audit_trigger(payload); /* not for its own status writes */
     }
 }
 
@@ -656,6 +658,7 @@ static void probe_crds(ctl_manager *m)
     } else if (inf && publish_informer(m, &m->policy_inf, inf)) {
         co_log(CO_LOG_INFO, "ComponentPolicy CRD found; policies are enforced", NULL);
         enqueue_components(m, NULL);
+        ctl_manager__audit_trigger(m);
     }
     inf = NULL;
     if (want_bpv && ctl_manager__new_blueprint_version_informer(&inf, m) < 0) {

@@ -248,6 +248,10 @@ int ctl_manager_start(ctl_manager *m)
     if ((rc = ctl_manager__start_blueprints(m)) < 0) {
         return rc;
     }
+    /* the audit exists before the policy informer that triggers it */
+    if ((rc = ctl_manager__start_audit(m)) < 0) {
+        return rc;
+    }
     rc = ctl_manager__new_policy_informer(&pinf, m);
     if (rc == 0) {
         rc = ctl_manager__new_blueprint_version_informer(&bvinf, m);
@@ -341,6 +345,8 @@ void ctl_manager_stop(ctl_manager *m)
     for (size_t i = 0; i < nworkers; i++) {
         pthread_join(m->workers[i], NULL);
     }
+    /* before the informers it reads */
+    ctl_manager__stop_audit(m);
     if (m->leader) {
         co_kube_leader_stop(m->leader);
     }
@@ -398,6 +404,7 @@ void ctl_manager_free(ctl_manager *m)
     co_kube_informer_free(m->bp_inf);
     co_kube_informer_free(m->bpv_inf);
     ctl_manager__free_blueprints(m);
+    ctl_manager__free_audit(m);
     ctl_targets_free(m->targets);
     co_kube_client_free(m->client);
     co_kube_config_free(m->cfg);
@@ -476,6 +483,7 @@ void ctl_manager_stats_get(ctl_manager *m, ctl_manager_stats *out)
     out->reconciles = atomic_load(&m->n_reconciles);
     out->reconcile_errors = atomic_load(&m->n_reconcile_errors);
     out->events_suppressed = atomic_load(&m->n_events_suppressed);
+    out->policy_status_writes = atomic_load(&m->n_policy_status_writes);
 }
 
 co_kube_client *ctl_manager_client(ctl_manager *m)

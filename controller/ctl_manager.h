@@ -63,7 +63,18 @@ typedef struct ctl_manager_options {
                                         (ctl_notify.h); NULL or "": not */
     int64_t blueprint_grace_ns;    /**< a BlueprintVersion younger than this is never collected
                                         (docs/behaviour.md, "The Blueprint controller"); 0: 60 s */
+    /** how often every ComponentPolicy is audited against every watched Component, and its
+     * report written to its status (docs/policy-audit.md); 0: never (no audit at all) */
+    int64_t policy_audit_interval_ns;
+    /** an audit runs this long after the last policy change (at most five times this after
+     * the first); 0: 2 s */
+    int64_t policy_audit_debounce_ns;
 } ctl_manager_options;
+
+/** At most this many violating Components are listed in a policy's audit report. */
+#define CTL_AUDIT_MAX_VIOLATORS 20
+/** Each message of an audit report is cut to this many bytes. */
+#define CTL_AUDIT_MAX_MESSAGE 256
 
 /** Request and reconcile counters (for tests and the benchmark). */
 typedef struct ctl_manager_stats {
@@ -73,7 +84,8 @@ typedef struct ctl_manager_stats {
     unsigned long event_writes;  /**< Event creations and updates */
     unsigned long reconciles;    /**< reconciles run */
     unsigned long reconcile_errors;
-    unsigned long events_suppressed; /**< Component events dropped as duplicates */
+    unsigned long events_suppressed;    /**< Component events dropped as duplicates */
+    unsigned long policy_status_writes; /**< ComponentPolicy audit reports written */
 } ctl_manager_stats;
 
 /**

@@ -73,6 +73,7 @@ struct ctl_manager {
     co_kube_informer *bp_inf;          /* Blueprints, when the CRD is served */
     co_kube_informer *bpv_inf;         /* BlueprintVersions, when the CRD is served */
     struct ctl_blueprints *blueprints; /* the Blueprint controller */
+    struct ctl_audit *audit;           /* the ComponentPolicy audit (ctl_audit.c), or NULL */
     int64_t blueprint_grace_ns;        /* a younger BlueprintVersion is never collected */
     pthread_mutex_t crd_mu;            /* guards flux_inf, policy_inf and the prober below */
     pthread_cond_t crd_cv;             /* wakes the prober when the manager stops */
@@ -97,7 +98,9 @@ struct ctl_manager {
         *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
         *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader, *m_operations;
     co_metric *m_skipped; /* component_operator_skipped_components */
-    char *rest_host;      /* host:port of the API server, for rest_client_requests_total */
+    /* component_policy_violations{policy,action} (ctl_audit.c) */
+    co_metric *m_policy_violations;
+    char *rest_host; /* host:port of the API server, for rest_client_requests_total */
     co_series *wq_queue_duration, *wq_work_duration;
 
     ctl_env env;
@@ -129,6 +132,7 @@ struct ctl_manager {
     co_strmap wrote;
 
     atomic_ulong n_event_writes;
+    atomic_ulong n_policy_status_writes; /* PUTs of ComponentPolicy status (audit reports) */
     atomic_ulong n_requests, n_writes, n_status_writes, n_reconciles, n_reconcile_errors,
         n_events_suppressed;
 };
@@ -172,6 +176,17 @@ void *ctl_manager__crd_prober(void *arg);
 /* The informers published by the prober (NULL while not served). */
 co_kube_informer *ctl_manager__policy_informer(ctl_manager *m);
 co_kube_informer *ctl_manager__flux_informer(ctl_manager *m, size_t kind);
+
+/* ---- ctl_audit.c -------------------------------------------------------------------------- */
+
+typedef struct ctl_audit ctl_audit;
+/* The audit thread (docs/policy-audit.md), when opts.policy_audit_interval_ns > 0; before the
+ * policy informer, which triggers it. */
+int ctl_manager__start_audit(ctl_manager *m);
+void ctl_manager__stop_audit(ctl_manager *m);
+void ctl_manager__free_audit(ctl_manager *m);
+/* A ComponentPolicy appeared, changed its spec or went away: audit after the debounce. */
+void ctl_manager__audit_trigger(ctl_manager *m);
 
 /* ---- ctl_cache.c -------------------------------------------------------------------------- */
 

@@ -147,6 +147,13 @@ void ctl_manager__register_metrics(ctl_manager *m)
     m->m_skipped =
         co_metrics_gauge(m->metrics, "component_operator_skipped_components",
                          "Components not reconciled for their skip-reconciliation label", c, 1);
+    /* ComponentPolicy audit reports (docs/policy-audit.md) */
+    const char *pa[] = {"policy", "action"};
+    m->m_policy_violations = co_metrics_gauge(
+        m->metrics, "component_policy_violations",
+        "Components violating a ComponentPolicy at its last audit, by the strictest action of "
+        "the policy's rules they break",
+        pa, 2);
     m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
                                        "Total number of reconciliations per controller", cr, 2);
     m->m_cr_errors =
