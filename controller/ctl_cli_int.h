@@ -102,4 +102,19 @@ int ctl_cli__print_field_errors(FILE *err,
  * or something else. */
 object_class ctl_cli__classify(const struct json_object *obj);
 
+/* ---- policy tests (ctl_cli_expect.c) ------------------------------------------------------ */
+
+struct co_policy_result;
+/* The expectations of `validate --expect FILE`: admission results per example Component. */
+typedef struct expect_set expect_set;
+/* Reads and checks @p path; Components named without a namespace are in @p default_ns. Every
+ * problem is printed to @p err naming the file and field. @return 0 or CO_EINVALID. */
+int ctl_cli__expect_load(expect_set **out, const char *path, const char *default_ns, FILE *err);
+/* What admission answered for the Component @p key ("namespace/name"). */
+void ctl_cli__expect_record(expect_set *s, const char *key, const struct co_policy_result *res);
+/* Prints the table of cases to @p out. @return the number of failed cases; CO_EINVALID (printed
+ * to @p err) when a case names a Component none of the files holds. */
+int ctl_cli__expect_report(expect_set *s, FILE *out, FILE *err);
+void ctl_cli__expect_free(expect_set *s);
+
 #endif
