@@ -7,7 +7,8 @@
 # accepted (server-side dry run, then a real create that must read back without a single
 # pruned field); objects that break the schema are rejected with a message naming the field
 # (for enums, exactly the message the model itself produces); unknown fields are pruned
-# everywhere except spec.values; the status subresource and its default work; `kubectl
+# everywhere except spec.values; the status subresources (a policy's audit report included) and
+# the Component status default work; `kubectl
 # explain` shows the descriptions; `kubectl get comp` shows State, Reason and Age.
 #
 # v1beta1: the Component CRD of crds/v1beta1/ (the opt-in) is applied over that of crds/ and
@@ -298,6 +299,21 @@ k patch "$V1" -n "$ns" minimal --subresource=status --type=merge \
     --patch-file="$tmp/spec-patch.json" >/dev/null 2>&1
 tap_eq "test_crds__status_subresource_ignores_spec" "" \
     "$(k get "$V1" -n "$ns" minimal -o jsonpath='{.spec.path}')"
+
+# The ComponentPolicy's audit report (docs/policy-audit.md): the status subresource takes the
+# fixture's complete report and keeps every field of it; a violator's action is an enum.
+everything=$ns-everything
+jq '{status: .status}' "$FIX/policy/valid/everything.json" >"$tmp/policy-status.json"
+tap_check "test_crds__policy_status_subresource_accepts_report" \
+    k patch componentpolicies.$GROUP "$everything" --subresource=status --type=merge \
+    --patch-file="$tmp/policy-status.json"
+tap_eq "test_crds__policy_status_reads_back_unpruned" \
+    "$(jq -S .status "$FIX/policy/valid/everything.json")" \
+    "$(k get componentpolicies.$GROUP "$everything" -o json | jq -S .status)"
+tap_check_fails "test_crds__policy_status_action_enum" \
+    'status\.violators(\[0\])?\.action: Unsupported value: "Block"' \
+    k patch componentpolicies.$GROUP "$everything" --subresource=status --type=merge \
+    -p '{"status":{"violators":[{"namespace":"a","name":"b","action":"Block"}]}}'
 
 # --- objects that break the schema ------------------------------------------------------------
 
