@@ -202,7 +202,8 @@ static bool same_report(const struct json_object *stored, const struct json_obje
 }
 
 /* Writes @p fresh as the status of the cached policy @p obj unless it says what is stored.
- * @return 0; CO_ECONFLICT when the policy changed meanwhile; API errors. */
+ * @return 1 when written, 0 when not needed (or the policy is gone); CO_ECONFLICT when the
+ * policy changed meanwhile; API errors. */
 static int write_report(ctl_manager *m, const struct json_object *obj, struct json_object *fresh)
 {
     if (same_report(co_json_get(obj, "status", NULL), fresh)) {
@@ -217,10 +218,7 @@ static int write_report(ctl_manager *m, const struct json_object *obj, struct js
     wo.field_manager = CTL_RECONCILER_NAME;
     int rc = co_kube_update_status(NULL, m->client, upd, &wo);
     json_object_put(upd);
-    if (rc == 0) {
-        atomic_fetch_add(&m->n_policy_status_writes, 1);
-    }
-    return rc == CO_ENOTFOUND ? 0 : rc;
+    return rc == CO_ENOTFOUND ? 0 : rc == 0 ? 1 : rc;
 }
 
 /* ---- one audit ------------------------------------------------------------------------------ */
@@ -397,10 +395,9 @@ static int run_audit(ctl_audit *a)
             co_error_clear();
         }
         struct json_object *fresh = report_json(&reports[i], gen, evaluated);
-        unsigned long before_writes = atomic_load(&m->n_policy_status_writes);
         int one = write_report(m, reports[i].obj, fresh);
         json_object_put(fresh);
-        written += atomic_load(&m->n_policy_status_writes) != before_writes;
+        written += one > 0;
         if (one < 0) {
             co_log(CO_LOG_WARN, "writing a ComponentPolicy's audit report failed", "policy",
                    reports[i].name, "error", co_error_last(), NULL);

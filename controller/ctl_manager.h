@@ -85,7 +85,7 @@ typedef struct ctl_manager_stats {
     unsigned long reconciles;    /**< reconciles run */
     unsigned long reconcile_errors;
     unsigned long events_suppressed;    /**< Component events dropped as duplicates */
-    unsigned long policy_status_writes; /**< ComponentPolicy audit reports written */
+    unsigned long policy_status_writes; /**< PUTs of ComponentPolicy status (audit reports) */
 } ctl_manager_stats;
 
 /**

@@ -34,6 +34,11 @@ counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_respo
         } else if (strstr(req->path, "/events")) {
             atomic_fetch_add(&m->n_event_writes, 1);
         }
+        /* ComponentPolicy audit reports (ctl_audit.c), counted before they can be seen */
+        if (strcmp(req->method, "PUT") == 0 && strstr(req->path, "/componentpolicies/") && st &&
+            (st[7] == '\0' || st[7] == '?')) {
+            atomic_fetch_add(&m->n_policy_status_writes, 1);
+        }
     }
     if (m->m_requests) {
         const char *lv[] = {CONTROLLER, req->method};

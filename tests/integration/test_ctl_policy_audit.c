@@ -3,8 +3,9 @@
  * ComponentPolicy audit reports (docs/policy-audit.md) against the real kube-apiserver with the
  * manager in-process. Components are written straight to the API server before any policy
  * exists, as Components a new policy finds in a cluster. The periodic audit is an hour away
- * throughout, so every report seen here comes from the audit a policy change triggers. A new
- * Deny policy reports the violating Components in its status, a Warn policy counts under Warn;
+ * until the last tests, so every report seen before comes from the audit a policy change
+ * triggers; then a manager auditing every 2 s finds a Component broken without a policy change. A
+ * new Deny policy reports the violating Components in its status, a Warn policy counts under Warn;
  * the list is capped; a fixed or deleted Component leaves the report at the next audit; an
  * audit that finds what the reports already say writes nothing.
  */
@@ -168,6 +169,8 @@ static double metric(const char *policy, const char *action)
     return v;
 }
 
+static void start_manager(int64_t interval_ns);
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -195,6 +198,13 @@ static int group_setup(void **state)
     src_ops = ctl_test_source_ops();
     app_ops = ctl_test_apply_ops();
 
+    start_manager(CO_HOUR);
+    return 0;
+}
+
+/* The manager under test, auditing every @p interval_ns and 300 ms after a policy change. */
+static void start_manager(int64_t interval_ns)
+{
     ctl_manager_options o = {0};
     o.kubeconfig = co_test_env("CO_TEST_KUBECONFIG");
     o.policy_probe_ns = CO_SECOND;
@@ -206,11 +216,10 @@ static int group_setup(void **state)
     o.nnamespaces = 1;
     o.source = &src_ops;
     o.apply = &app_ops;
-    o.policy_audit_interval_ns = CO_HOUR;
+    o.policy_audit_interval_ns = interval_ns;
     o.policy_audit_debounce_ns = 300 * CO_MILLISECOND;
     assert_co_pass(ctl_manager_new(&mgr, &o));
     assert_co_pass(ctl_manager_start(mgr));
-    return 0;
 }
 
 static int group_teardown(void **state)
@@ -346,6 +355,32 @@ static void test_ctl_policy_audit__fixed_and_deleted_components_leave_the_report
     assert_true(metric(deny_name, "Deny") == 0);
 }
 
+/* Without any policy change, the periodic audit finds a Component that broke a rule. */
+static void test_ctl_policy_audit__periodic_audit_sees_component_changes(void **state)
+{
+    (void)state;
+    ctl_manager_free(mgr);
+    start_manager(2 * CO_SECOND);
+    /* the new leader's first audit has run once its gauges exist */
+    long waited = 0;
+    while (metric(deny_name, "Deny") < 0 && waited < WAIT_MS) {
+        usleep(100 * 1000);
+        waited += 100;
+    }
+    assert_true(metric(deny_name, "Deny") == 0);
+    struct json_object *brk = co_test_json("{\"spec\":{\"sourceRef\":{\"git\":null,"
+                                           "\"httpRepository\":{\"url\":"
+                                           "\"http://example.invalid/y.tar.gz\"}}}}");
+    co_kube_ref ref = {"core.cs.sap.com/v1alpha1", "Component", ns, "good"};
+    assert_co_pass(co_kube_patch(NULL, admin, &ref, CO_KUBE_PATCH_MERGE, brk, NULL));
+    json_object_put(brk);
+    struct json_object *pol = wait_report(deny_name, 1, 0);
+    char *names = violator_names(pol);
+    assert_string_equal(names, "good");
+    free(names);
+    json_object_put(pol);
+}
+
 /* A policy gone takes its metric series along. */
 static void test_ctl_policy_audit__deleted_policy_leaves_the_metrics(void **state)
 {
@@ -359,7 +394,7 @@ static void test_ctl_policy_audit__deleted_policy_leaves_the_metrics(void **stat
         waited += 100;
     }
     assert_true(metric(idle_name, "Deny") < 0);
-    assert_true(metric(deny_name, "Deny") == 0);
+    assert_true(metric(deny_name, "Deny") == 1);
 }
 
 int main(void)
@@ -370,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_ctl_policy_audit__unchanged_report_is_not_written),
         cmocka_unit_test(test_ctl_policy_audit__violator_list_is_capped),
         cmocka_unit_test(test_ctl_policy_audit__fixed_and_deleted_components_leave_the_report),
+        cmocka_unit_test(test_ctl_policy_audit__periodic_audit_sees_component_changes),
         cmocka_unit_test(test_ctl_policy_audit__deleted_policy_leaves_the_metrics),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
