@@ -298,6 +298,52 @@ static void test_kube_watch__callback_stops_the_watch(void **state)
     co_fake_kube_free(f);
 }
 
+/* Metadata-only reads ask for PartialObjectMetadata, with no fallback to whole objects: a list
+ * for the List form, a watch for the object form; other reads keep plain JSON. */
+static void test_kube_watch__metadata_only_asks_for_partial_metadata(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    const char *chunks[] = {"{\"type\":\"ADDED\",\"object\":{\"kind\":\"PartialObjectMetadata\","
+                            "\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":{\"name\":\"s\","
+                            "\"namespace\":\"ns1\",\"resourceVersion\":\"3\"}}}\n"};
+    co_fake_answer a = {.status = 200, .chunks = chunks, .nchunks = 1};
+    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/secrets", 200,
+                      "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s.io/v1\","
+                      "\"metadata\":{\"resourceVersion\":\"2\"},\"items\":[]}");
+    co_fake_kube_on(f, "GET", "/api/v1/namespaces/ns1/secrets?watch=1", &a);
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_ref ref = {"v1", "Secret", "ns1", NULL};
+    co_kube_list_options lo = {.metadata_only = 1};
+    struct json_object *list = NULL;
+    assert_co_pass(co_kube_list(&list, c, &ref, &lo));
+    json_object_put(list);
+    co_fake_call call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers,
+                    "Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1\n");
+    co_fake_call_dispose(&call);
+
+    seen s = {0};
+    co_kube_watch_options wo = {.metadata_only = 1};
+    assert_co_pass(co_kube_watch(c, &ref, &wo, record_event, &s));
+    assert_int_equal(s.n, 1);
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers,
+                    "Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1\n");
+    co_fake_call_dispose(&call);
+
+    /* the same reads without the option */
+    assert_co_pass(co_kube_list(&list, c, &ref, NULL));
+    json_object_put(list);
+    call = co_fake_kube_call(f, co_fake_kube_ncalls(f) - 1);
+    assert_contains(call.headers, "Accept: application/json\n");
+    co_fake_call_dispose(&call);
+    assert_string_equal(s.names[0], "s");
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_kube_watch__error_event_410_is_gone),
         cmocka_unit_test(test_kube_watch__broken_streams),
         cmocka_unit_test(test_kube_watch__callback_stops_the_watch),
+        cmocka_unit_test(test_kube_watch__metadata_only_asks_for_partial_metadata),
     };
     return cmocka_run_group_tests_name("kube_watch", tests, NULL, NULL);
 }

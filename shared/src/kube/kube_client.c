@@ -477,7 +477,7 @@ static void build_headers(header_set *h, co_kube_client *c, const co_kube_call *
     co_kube_core *core = c->core;
     h->n = 0;
     h->auth_index = -1;
-    headers_add(h, co_xstrdup("Accept: application/json"));
+    headers_add(h, co_xasprintf("Accept: %s", call->accept ? call->accept : "application/json"));
     headers_add(h, co_xasprintf("User-Agent: %s", core->user_agent));
     if (call->content_type) {
         headers_add(h, co_xasprintf("Content-Type: %s", call->content_type));

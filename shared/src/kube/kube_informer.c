@@ -79,6 +79,7 @@ struct co_kube_informer {
     char *api_version, *kind, *namespace, *label_selector, *field_selector;
     long page_size, watch_timeout_s, backoff_base_ms, backoff_cap_ms;
     int strip_managed_fields;
+    int metadata_only;
     void (*transform)(struct json_object *obj, void *payload);
     void *transform_payload;
     bool (*admit)(const struct json_object *obj, void *payload);
@@ -171,6 +172,7 @@ int co_kube_informer_new(co_kube_informer **out,
     inf->backoff_base_ms = opts->backoff_base_ms ? opts->backoff_base_ms : DEFAULT_BACKOFF_BASE_MS;
     inf->backoff_cap_ms = opts->backoff_cap_ms ? opts->backoff_cap_ms : DEFAULT_BACKOFF_CAP_MS;
     inf->strip_managed_fields = opts->strip_managed_fields;
+    inf->metadata_only = opts->metadata_only;
     inf->transform = opts->transform;
     inf->transform_payload = opts->transform_payload;
     inf->admit = opts->admit;
@@ -621,6 +623,7 @@ static int relist(co_kube_informer *inf)
         .cancelled = cancelled,
         .cancel_payload = inf,
         .skip_managed_fields = inf->strip_managed_fields,
+        .metadata_only = inf->metadata_only,
     };
     const char *key;
     void *value;
@@ -761,6 +764,7 @@ static void *reflector(void *arg)
             .cancelled = cancelled,
             .cancel_payload = inf,
             .skip_managed_fields = inf->strip_managed_fields,
+            .metadata_only = inf->metadata_only,
         };
         inf->watch_events = 0;
         int64_t started = co_kube__now_ms();

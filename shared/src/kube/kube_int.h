@@ -179,10 +179,19 @@ struct co_kube_client {
 };
 
 /** A request as the client pipeline sees it. */
+/* The Accept values of metadata-only reads: the API server answers a collection with a
+ * PartialObjectMetadataList and a watch with PartialObjectMetadata events, and refuses (406)
+ * rather than sending whole objects. No fallback type is offered, on purpose: a Secret's data
+ * must not come back to a caller that asked for metadata. */
+#define CO_KUBE__ACCEPT_METADATA "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+#define CO_KUBE__ACCEPT_METADATA_LIST                                                              \
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
 typedef struct co_kube_call {
     const char *method;
     const char *path;
     const char *content_type;
+    const char *accept; /* the Accept header's value; NULL: application/json */
     const char *body;
     size_t body_len;
     int idempotent;           /* may be retried after an ambiguous failure */

@@ -103,6 +103,7 @@ static int call_json_cancellable(struct json_object **out,
         .body = body ? co_buf_cstr(body) : NULL,
         .body_len = body ? body->len : 0,
         .idempotent = idempotent,
+        .accept = cancel && cancel->metadata_only ? CO_KUBE__ACCEPT_METADATA_LIST : NULL,
         .cancelled = cancel ? cancel->cancelled : NULL,
         .cancel_payload = cancel ? cancel->cancel_payload : NULL,
     };

@@ -105,6 +105,9 @@ typedef struct co_kube_list_options {
     void *cancel_payload;               /**< for @ref cancelled */
     /** leave the items' metadata.managedFields out of the parse (checked, never built) */
     int skip_managed_fields;
+    /** ask for PartialObjectMetadataList (meta.k8s.io/v1): every item is only its apiVersion,
+     * kind and metadata, so that a Secret's data never leaves the API server */
+    int metadata_only;
 } co_kube_list_options;
 
 /** Options of the writing operations. */

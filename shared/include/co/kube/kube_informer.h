@@ -69,6 +69,9 @@ typedef struct co_kube_informer_options {
     long page_size;             /**< list page size; 0: 500 */
     long watch_timeout_s;       /**< 0: a random 300-600 s per watch, as client-go */
     int strip_managed_fields;   /**< drop metadata.managedFields before caching (saves memory) */
+    /** list and watch PartialObjectMetadata (co_kube_list_options.metadata_only): the objects
+     * the informer sees, stores and hands over are metadata only, of kind PartialObjectMetadata */
+    int metadata_only;
     /** Optional: trims each object before it is cached (on the informer's thread, after the
      * managed fields are dropped); handlers and readers see the trimmed object. */
     void (*transform)(struct json_object *obj, void *payload);

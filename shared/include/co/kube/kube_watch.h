@@ -48,6 +48,9 @@ typedef struct co_kube_watch_options {
     void *cancel_payload;         /**< for @ref cancelled */
     /** leave the objects' metadata.managedFields out of the parse (checked, never built) */
     int skip_managed_fields;
+    /** ask for PartialObjectMetadata (meta.k8s.io/v1): each event's object is only its
+     * apiVersion, kind and metadata */
+    int metadata_only;
 } co_kube_watch_options;
 
 /**
