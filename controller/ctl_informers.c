@@ -308,8 +308,10 @@ static bool enabled_again(const struct json_object *os, const struct json_object
 
 static void on_comp_add(const struct json_object *obj, void *payload)
 {
-    graph_set(payload, obj);
-    enqueue_obj(payload, obj);
+    ctl_manager *m = payload;
+    graph_set(m, obj);
+    ctl_refwatch_component_set(m->refwatch, obj);
+    enqueue_obj(m, obj);
 }
 
 static void
@@ -340,6 +342,10 @@ on_comp_update(const struct json_object *old_obj, const struct json_object *new_
     if (!co_json_str(om, "deletionTimestamp", NULL) && co_json_str(nm, "deletionTimestamp", NULL)) {
         release_obj(m, new_obj); /* a Component being deleted never reads its source again */
     }
+    if (og != ng) {
+        /* the references are spec: they change with the generation (docs/refwatch.md) */
+        ctl_refwatch_component_set(m->refwatch, new_obj);
+    }
     blueprint_let_go(m, old_obj, new_obj);
     /* dependants wait for this one to be Ready (and synced) */
     bool ready = ctl_state_component_ready(new_obj);
@@ -364,6 +370,7 @@ static void on_comp_delete(const struct json_object *obj, void *payload)
     ctl_manager *m = payload;
     release_obj(m, obj);
     graph_remove(m, obj);
+    ctl_refwatch_component_remove(m->refwatch, obj);
     enqueue_obj(m, obj);
     blueprint_let_go(m, obj, NULL);
     /* its dependencies may be waiting for it to go (DeletionPending) */

@@ -50,6 +50,13 @@ static struct co_kube_recorder *targets_recorder(void *ctx, void *hold)
     return ctl_targets_recorder(m->targets, hold, &ro);
 }
 
+/* A Secret a Component references changed (ctl_refwatch.h). */
+static void enqueue_reference_change(void *ctx, const char *component)
+{
+    ctl_manager *m = ctx;
+    ctl_queue_add(m->queue, component);
+}
+
 int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
 {
     ctl_manager *m = co_xcalloc(1, sizeof(*m));
@@ -159,6 +166,17 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->crd_probe_ns = opts->policy_probe_ns > 0 ? opts->policy_probe_ns : CRD_PROBE_NS;
     m->blueprint_grace_ns =
         opts->blueprint_grace_ns > 0 ? opts->blueprint_grace_ns : (int64_t)60 * CO_SECOND;
+
+    ctl_refwatch_options rwo = {0};
+    rwo.client = m->client;
+    rwo.namespaces = (const char *const *)m->namespaces;
+    rwo.nnamespaces = m->nnamespaces;
+    rwo.enqueue = enqueue_reference_change;
+    rwo.ctx = m;
+    if ((rc = ctl_refwatch_new(&m->refwatch, &rwo)) < 0) {
+        ctl_manager_free(m);
+        return rc;
+    }
 
     m->env.client = m->client;
     m->env.proceed = &m->leading;
@@ -289,6 +307,10 @@ int ctl_manager_start(ctl_manager *m)
             return co_error_wrap("waiting for the %s cache", ctl_manager__flux_kinds[i][1]);
         }
     }
+    /* the index holds the synced Components' references: the watch starts with the first */
+    if ((rc = ctl_refwatch_start(m->refwatch)) < 0) {
+        return rc;
+    }
     pthread_mutex_lock(&m->crd_mu);
     if (ctl_manager__crd_missing(m)) {
         m->crd_prober_on = pthread_create(&m->crd_prober, NULL, ctl_manager__crd_prober, m) == 0;
@@ -353,6 +375,7 @@ void ctl_manager_stop(ctl_manager *m)
     for (size_t i = 0; i < m->ncomp_inf; i++) {
         co_kube_informer_stop(m->comp_inf[i]);
     }
+    ctl_refwatch_stop(m->refwatch);
     pthread_mutex_lock(&m->crd_mu);
     atomic_store(&m->crd_stop, true);
     pthread_cond_broadcast(&m->crd_cv);
@@ -397,6 +420,7 @@ void ctl_manager_free(ctl_manager *m)
         co_kube_informer_free(m->comp_inf[i]);
     }
     free(m->comp_inf);
+    ctl_refwatch_free(m->refwatch);
     for (size_t i = 0; i < NFLUX; i++) {
         co_kube_informer_free(m->flux_inf[i]);
     }
@@ -509,6 +533,11 @@ struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m)
 struct ctl_depcache *ctl_manager_dependents_cache(ctl_manager *m)
 {
     return m->depcache;
+}
+
+struct ctl_refwatch *ctl_manager_reference_watch(ctl_manager *m)
+{
+    return m->refwatch;
 }
 
 int ctl_manager_read(ctl_manager *m,

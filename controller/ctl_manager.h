@@ -157,6 +157,9 @@ struct co_kube_recorder *ctl_manager_recorder(ctl_manager *m);
  * cache_dependents. Borrowed. */
 struct ctl_depcache *ctl_manager_dependents_cache(ctl_manager *m);
 
+/** The watch of referenced Secrets (ctl_refwatch.h; borrowed, lives as long as the manager). */
+struct ctl_refwatch *ctl_manager_reference_watch(ctl_manager *m);
+
 /**
  * Reads an object for the source layer: Flux source kinds from the informer caches when they
  * run, everything else (and Flux kinds the cluster does not serve) from the API server.

@@ -30,6 +30,7 @@
 #include "controller/ctl_manager.h"
 #include "controller/ctl_notify.h"
 #include "controller/ctl_queue.h"
+#include "controller/ctl_refwatch.h"
 #include "controller/ctl_targets.h"
 
 struct json_object;
@@ -81,6 +82,10 @@ struct ctl_manager {
     bool crd_prober_on;
     atomic_bool crd_stop;
     int64_t crd_probe_ns; /* the interval between looks */
+
+    /* the Secrets the Components reference, watched as metadata (docs/refwatch.md); created
+     * before the informers whose handlers feed its index */
+    ctl_refwatch *refwatch;
 
     pthread_mutex_t graph_mu; /* guards graph */
     co_depgraph *graph;       /* dependencies of the watched Components */
