@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "co/api/blueprint.h"
 #include "co/json/json.h"
+#include "co/json/yaml.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_informer.h"
+#include "co/util/log.h"
 #include "co/util/time.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_refwatch.h"
@@ -467,6 +470,133 @@ static void test_ctl_refwatch__new_revision_cancels_a_stuck_health_wait(void **s
     free(v);
 }
 
+/* A kubeconfig of the test control plane that impersonates @p user (a file under dir). */
+static char *impersonating_kubeconfig(const char *user)
+{
+    size_t len = 0;
+    char *text = co_test_read_file(co_test_env("CO_TEST_KUBECONFIG"), &len);
+    struct json_object *kc = NULL;
+    assert_co_pass(co_yaml_parse(&kc, text, len, 0));
+    free(text);
+    struct json_object *users = co_json_get(kc, "users", NULL);
+    for (size_t i = 0; i < json_object_array_length(users); i++) {
+        struct json_object *u = co_json_get(json_object_array_get_idx(users, i), "user", NULL);
+        json_object_object_add(u, "as", json_object_new_string(user));
+    }
+    char *path = co_xasprintf("%s/limited.kubeconfig", dir);
+    const char *out = json_object_to_json_string_ext(kc, JSON_C_TO_STRING_PLAIN);
+    co_test_write_file(path, out, strlen(out));
+    json_object_put(kc);
+    return path;
+}
+
+/* Everything the manager needs, with Secrets readable one by one only. */
+static void bind_limited(const char *user)
+{
+    struct json_object *role = co_test_json(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\","
+        "\"metadata\":{\"name\":\"co-test-refwatch-limited\"},\"rules\":["
+        "{\"apiGroups\":[\"core.cs.sap.com\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
+        "{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\",\"events\"],\"verbs\":[\"*\"]},"
+        "{\"apiGroups\":[\"events.k8s.io\"],\"resources\":[\"events\"],\"verbs\":[\"*\"]},"
+        "{\"apiGroups\":[\"\"],\"resources\":[\"namespaces\",\"secrets\"],\"verbs\":[\"get\"]}]}");
+    struct json_object *binding = co_test_json(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+        "\"metadata\":{\"name\":\"co-test-refwatch-limited\"},\"roleRef\":{\"apiGroup\":"
+        "\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":"
+        "\"co-test-refwatch-limited\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\","
+        "\"kind\":\"User\",\"name\":\"%s\"}]}",
+        user);
+    int rc = co_kube_create(NULL, admin, role, NULL);
+    assert_true(rc == 0 || rc == CO_EEXISTS);
+    rc = co_kube_create(NULL, admin, binding, NULL);
+    assert_true(rc == 0 || rc == CO_EEXISTS);
+    co_error_clear();
+    json_object_put(role);
+    json_object_put(binding);
+}
+
+static size_t count_in_file(const char *path, const char *needle)
+{
+    size_t len = 0;
+    char *text = co_test_read_file(path, &len);
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle)) {
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* A controller that may not list and watch Secrets says so once and reconciles as before, at
+ * the requeue interval. */
+static void test_ctl_refwatch__without_the_right_it_falls_back(void **state)
+{
+    (void)state;
+    const char *user = "co-test-refwatch-limited";
+    bind_limited(user);
+    char *kubeconfig = impersonating_kubeconfig(user);
+    char *ns2 = co_test_kube_namespace(admin, "ctl-refwatch-limited-");
+    char *logpath = co_xasprintf("%s/limited.log", dir);
+    int fd = open(logpath, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    assert_true(fd >= 0);
+    co_log_set_fd(fd);
+
+    char *cache = co_xasprintf("%s/cache2", dir);
+    ctl_sources *src2 = NULL;
+    assert_co_pass(ctl_sources_new(&src2, cache));
+    ctl_source_ops ops2 = ctl_sources_ops(src2);
+    ctl_manager_options o = {0};
+    o.kubeconfig = kubeconfig;
+    o.workers = 1;
+    const char *nss[] = {ns2};
+    o.namespaces = nss;
+    o.nnamespaces = 1;
+    o.source = &ops2;
+    o.apply = &app_ops;
+    ctl_manager *m2 = NULL;
+    assert_co_pass(ctl_manager_new(&m2, &o));
+    assert_co_pass(ctl_sources_attach(src2, m2));
+    assert_co_pass(ctl_manager_start(m2));
+
+    char *saved_ns = ns;
+    ns = ns2; /* the helpers work in ns */
+    put_secret("vals", "values", "v: limited\n");
+    put_blueprint("bp-lim", "lim-cm", "{{ .v }}", false);
+    ctl_test_create_component(admin, ns, "c-lim",
+                              "{\"sourceRef\":{\"blueprint\":{\"name\":\"bp-lim\"}},"
+                              "\"path\":\"app\",\"requeueInterval\":\"1h\","
+                              "\"valuesFrom\":[{\"name\":\"vals\"}]}");
+    wait_cm("lim-cm", "limited", WAIT_MS);
+    ctl_refwatch *rw = ctl_manager_reference_watch(m2);
+    ctl_refwatch_stats st = {0};
+    for (long waited = 0; waited < WAIT_MS && !st.refused; waited += 50) {
+        ctl_refwatch_stats_get(&st, rw);
+        usleep(50 * 1000);
+    }
+    assert_true(st.refused);
+    assert_false(st.watching);
+    /* a second referencing Component does not ask again */
+    ctl_test_create_component(admin, ns, "c-lim2",
+                              "{\"sourceRef\":{\"blueprint\":{\"name\":\"bp-lim\"}},"
+                              "\"path\":\"app\",\"requeueInterval\":\"1h\","
+                              "\"valuesFrom\":[{\"name\":\"vals\"}]}");
+    usleep(1000 * 1000);
+    ctl_refwatch_stats_get(&st, rw);
+    assert_false(st.watching);
+    ns = saved_ns;
+
+    ctl_manager_free(m2);
+    ctl_sources_free(src2);
+    co_log_set_fd(2);
+    close(fd);
+    assert_int_equal(count_in_file(logpath, "may not list and watch Secrets"), 1);
+    free(logpath);
+    free(cache);
+    free(kubeconfig);
+    free(ns2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_ctl_refwatch__unreferenced_secret_queues_nothing),
         cmocka_unit_test(test_ctl_refwatch__deleted_secret_requeues),
         cmocka_unit_test(test_ctl_refwatch__new_revision_cancels_a_stuck_health_wait),
+        cmocka_unit_test(test_ctl_refwatch__without_the_right_it_falls_back),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
