@@ -55,6 +55,10 @@ static void enqueue_reference_change(void *ctx, const char *component)
 {
     ctl_manager *m = ctx;
     ctl_queue_add(m->queue, component);
+    if (m->m_reference_requeues) {
+        const char *lv[] = {CONTROLLER};
+        co_metric_inc(m->m_reference_requeues, lv);
+    }
 }
 
 int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)

@@ -102,7 +102,8 @@ struct ctl_manager {
         *m_active_clients, *m_state, *m_dependents, *m_unready, *m_cr_total, *m_cr_errors,
         *m_cr_time, *m_cr_workers, *m_cr_active, *m_wq_depth, *m_wq_adds, *m_wq_retries,
         *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader, *m_operations;
-    co_metric *m_skipped; /* component_operator_skipped_components */
+    co_metric *m_skipped;            /* component_operator_skipped_components */
+    co_metric *m_reference_requeues; /* component_operator_reference_requeues_total */
     /* component_policy_violations{policy,action} (ctl_audit.c) */
     co_metric *m_policy_violations;
     char *rest_host; /* host:port of the API server, for rest_client_requests_total */

@@ -159,6 +159,10 @@ void ctl_manager__register_metrics(ctl_manager *m)
         "Components violating a ComponentPolicy at its last audit, by the strictest action of "
         "the policy's rules they break",
         pa, 2);
+    /* ours (docs/refwatch.md) */
+    m->m_reference_requeues = co_metrics_counter(
+        m->metrics, "component_operator_reference_requeues_total",
+        "Components queued because a Secret they reference was created, changed or deleted", c, 1);
     m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
                                        "Total number of reconciliations per controller", cr, 2);
     m->m_cr_errors =

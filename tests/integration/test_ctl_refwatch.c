@@ -22,7 +22,9 @@
 #include "co/json/yaml.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_informer.h"
+#include "co/util/buf.h"
 #include "co/util/log.h"
+#include "co/util/metrics.h"
 #include "co/util/time.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_refwatch.h"
@@ -352,6 +354,12 @@ static void test_ctl_refwatch__values_from_change_rerenders(void **state)
     ctl_refwatch_stats after = watch_stats();
     assert_true(after.changes > before.changes);
     assert_true(after.requeues > before.requeues);
+    co_buf text = CO_BUF_INIT(1 << 20);
+    assert_co_pass(co_metrics_render(&text, ctl_manager_metrics(mgr)));
+    assert_non_null(
+        strstr(co_buf_cstr(&text),
+               "component_operator_reference_requeues_total{controller=\"component\"} "));
+    co_buf_dispose(&text);
     wait_ready("c-vf", "generation:1");
 }
 
