@@ -280,6 +280,7 @@ allowed "$CSA" controller_deletes_blueprintversions delete blueprintversions.cor
 allowed "$CSA" controller_watches_blueprintversions watch blueprintversions.core.cs.sap.com -A
 allowed "$CSA" controller_watches_flux_sources watch gitrepositories.source.toolkit.fluxcd.io -A
 allowed "$CSA" controller_reads_secrets get secrets -n default
+allowed "$CSA" controller_watches_secrets watch secrets -A
 allowed "$CSA" controller_reads_namespaces get namespaces/kube-system
 allowed "$CSA" controller_records_events create events -n default
 allowed "$CSA" controller_impersonates_service_accounts impersonate serviceaccounts -n default
@@ -288,7 +289,6 @@ allowed "$CSA" controller_updates_its_lease update leases.coordination.k8s.io/co
 # controller: what it must not do (the objects of a Component are applied as its account)
 denied "$CSA" controller_creates_no_deployments create deployments.apps -n default
 denied "$CSA" controller_creates_no_configmaps create configmaps -n default
-denied "$CSA" controller_lists_no_secrets list secrets -A
 denied "$CSA" controller_writes_no_secrets create secrets -n default
 denied "$CSA" controller_deletes_no_namespaces delete namespaces
 denied "$CSA" controller_binds_no_roles create clusterrolebindings.rbac.authorization.k8s.io
