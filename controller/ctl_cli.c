@@ -392,6 +392,16 @@ static const subcommand subcommands[] = {
      "source (Helm chart if Chart.yaml exists, else the templated kustomization) and prints the "
      "objects in generator order",
      ctl_cli__run_render},
+    {"diff", "[flags] --kubeconfig PATH (-f COMPONENT.yaml [DIR] | NAMESPACE/NAME [DIR])",
+     "Renders a Component as the controller would, server-side dry-runs every object as the "
+     "controller writes it and prints a unified diff per object and the objects that would be "
+     "deleted; exit status 0 = no change, 1 = changes, 2 = error",
+     ctl_cli__run_diff},
+    {"plan", "[flags] --kubeconfig PATH (-f COMPONENT.yaml [DIR] | NAMESPACE/NAME [DIR])",
+     "Prints the waves the controller would apply a Component's objects in, with each object's "
+     "policies and whether the dry run creates, updates or leaves it, then the delete waves; exit "
+     "status as diff",
+     ctl_cli__run_plan},
 };
 
 const subcommand *ctl_cli__find(const char *name)

@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "co/api/component.h"
 #include "co/api/field_error.h"
 #include "co/util/flags.h"
+#include "controller/ctl_inventory.h"
 
 struct json_object;
 
@@ -34,6 +36,8 @@ int ctl_cli__run_template(int argc, char **argv, FILE *out, FILE *err);
 int ctl_cli__run_validate(int argc, char **argv, FILE *out, FILE *err);
 int ctl_cli__run_graph(int argc, char **argv, FILE *out, FILE *err);
 int ctl_cli__run_render(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_diff(int argc, char **argv, FILE *out, FILE *err);
+int ctl_cli__run_plan(int argc, char **argv, FILE *out, FILE *err);
 
 /* ---- output ---------------------------------------------------------------------------- */
 
@@ -116,5 +120,36 @@ void ctl_cli__expect_record(expect_set *s, const char *key, const struct co_poli
  * to @p err) when a case names a Component none of the files holds. */
 int ctl_cli__expect_report(expect_set *s, FILE *out, FILE *err);
 void ctl_cli__expect_free(expect_set *s);
+
+/* ---- diff and plan (ctl_cli_diff.c; docs/preview.md) ------------------------------------- */
+
+/* Leaves out of an object what the API server sets (metadata.managedFields, resourceVersion,
+ * uid, generation, creationTimestamp, deletionTimestamp, selfLink) and its status; a Secret's
+ * data and stringData values and kubectl's last-applied annotation become "sha256:<hex>" of
+ * their bytes. NULL is a no-op. */
+void ctl_cli__preview_clean(struct json_object *obj);
+/* The object as YAML with sorted keys ("" for NULL; free()). */
+char *ctl_cli__preview_text(const struct json_object *obj);
+/* A unified diff (3 lines of context) of two texts under the labels given, coloured with ANSI
+ * escapes when @p colour; *out NULL when the texts are equal (else free()). */
+int ctl_cli__unified_diff(char **out,
+                          const char *old_text,
+                          const char *new_text,
+                          const char *old_label,
+                          const char *new_label,
+                          bool colour);
+/* Prints the apply waves of @p set (sorted by ctl_objset_sort_for_apply()) as ctl_apply() walks
+ * them: per apply order the regular objects, then APIServices, then instances of the types
+ * @p inv and @p c's additionalManagedTypes define, then the objects purged at the end of the
+ * wave. @p marks and @p words (NULL: "-" and "planned") say per object what happens to it. */
+void ctl_cli__plan_waves(FILE *out,
+                         const ctl_objset *set,
+                         const ctl_inventory *inv,
+                         const co_component *c,
+                         const char *const *marks,
+                         const char *const *words);
+/* Prints the items of @p inv (sorted for delete) grouped by delete order; with
+ * @p obsolete_only only those scheduled for deletion. */
+void ctl_cli__plan_deletions(FILE *out, const ctl_inventory *inv, bool obsolete_only);
 
 #endif
