@@ -825,30 +825,94 @@ done:
     return rc;
 }
 
+static bool item_managed(const ctl_inventory *inv, const co_component *c, const ctl_item *it)
+{
+    const co_type_info *extra = c ? c->spec.additional_managed_types : NULL;
+    size_t nextra = c ? c->spec.n_additional_managed_types : 0;
+    return ctl_is_managed_instance(extra, nextra, inv, it->group, it->version, it->kind);
+}
+
+static bool item_obsolete(const ctl_item *it)
+{
+    return it->phase == CTL_PHASE_SCHEDULED_FOR_DELETION || it->phase == CTL_PHASE_DELETING;
+}
+
+/* The indexes of the items of @p inv (sorted for delete) in the order deletion_waves() of
+ * ctl_apply.c takes them: by delete order, and within one the managed instances first (the
+ * rest of the wave waits for them). Returns how many were written to @p idx. */
+static size_t
+deletion_walk(size_t *idx, const ctl_inventory *inv, const co_component *c, bool obsolete_only)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < inv->len;) {
+        int order = inv->items[k].delete_order;
+        size_t end = k;
+        while (end < inv->len && inv->items[end].delete_order == order) {
+            end++;
+        }
+        for (int managed = 1; managed >= 0; managed--) {
+            for (size_t i = k; i < end; i++) {
+                const ctl_item *it = &inv->items[i];
+                if ((!obsolete_only || item_obsolete(it)) &&
+                    item_managed(inv, c, it) == (managed == 1)) {
+                    idx[n++] = i;
+                }
+            }
+        }
+        k = end;
+    }
+    return n;
+}
+
+void ctl_cli__plan_deletions(FILE *out,
+                             const ctl_inventory *inv,
+                             const co_component *c,
+                             bool obsolete_only)
+{
+    size_t *idx = co_xcalloc(inv->len + 1, sizeof(*idx));
+    size_t n = deletion_walk(idx, inv, c, obsolete_only);
+    for (size_t j = 0; j < n; j++) {
+        const ctl_item *it = &inv->items[idx[j]];
+        if (j == 0 || inv->items[idx[j - 1]].delete_order != it->delete_order) {
+            fprintf(out, "  delete-order %d\n", it->delete_order);
+        }
+        char *key = ctl_item_key(it);
+        fprintf(out, "    - %s  delete=%s%s%s\n", key, co_delete_policy_name(it->delete_policy),
+                it->mode != CO_MODE_MANAGED ? " mode=" : "",
+                it->mode != CO_MODE_MANAGED ? co_object_mode_name(it->mode) : "");
+        free(key);
+    }
+    if (n == 0) {
+        fprintf(out, "  (none)\n");
+    }
+    free(idx);
+}
+
 /* The items of the merged inventory that no object matches (ctl_inventory_update() scheduled
- * them for deletion), in delete order, as far as they still exist. */
+ * them for deletion), in the order of the delete waves, as far as they still exist. */
 static int find_removals(preview *p)
 {
     p->removals = co_xcalloc(p->inv.len + 1, sizeof(*p->removals));
-    for (size_t i = 0; i < p->inv.len; i++) {
-        const ctl_item *it = &p->inv.items[i];
-        if (it->phase != CTL_PHASE_SCHEDULED_FOR_DELETION && it->phase != CTL_PHASE_DELETING) {
-            continue;
-        }
+    size_t *idx = co_xcalloc(p->inv.len + 1, sizeof(*idx));
+    size_t n = deletion_walk(idx, &p->inv, p->c, true);
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        const ctl_item *it = &p->inv.items[idx[j]];
         char *av = ctl_api_version(it->group, it->version);
         co_kube_ref ref = {av, it->kind, *it->namespace ? it->namespace : NULL, it->name};
         struct json_object *live = NULL;
-        int rc = co_kube_get(&live, p->client, &ref, NULL);
+        rc = co_kube_get(&live, p->client, &ref, NULL);
         free(av);
         if (rc == CO_ENOTFOUND || rc == CO_ENOMATCH) {
             co_error_clear();
+            rc = 0;
             continue;
         }
         if (rc < 0) {
             char *key = ctl_item_key(it);
             rc = co_error_wrap("error reading object %s", key);
             free(key);
-            return rc;
+            break;
         }
         const char *owner = co_json_meta_label(live, CTL_LABEL_OWNER_ID);
         removal *r = &p->removals[p->nremovals++];
@@ -865,7 +929,8 @@ static int find_removals(preview *p)
         }
         json_object_put(live);
     }
-    return 0;
+    free(idx);
+    return rc;
 }
 
 static int preview_run(preview *p, const preview_args *a, FILE *err)
@@ -938,7 +1003,7 @@ static void print_diff(FILE *out, const preview *p)
     if (p->nremovals == 0) {
         return;
     }
-    fprintf(out, "# no longer rendered, in delete order:\n");
+    fprintf(out, "# no longer rendered, in the order of the delete waves:\n");
     for (size_t i = 0; i < p->nremovals; i++) {
         char *key = ctl_item_key(p->removals[i].it);
         fprintf(out, "%s %s%s%s\n", p->removals[i].why ? "~" : "-", key,
@@ -1073,33 +1138,6 @@ void ctl_cli__plan_waves(FILE *out,
     }
 }
 
-void ctl_cli__plan_deletions(FILE *out, const ctl_inventory *inv, bool obsolete_only)
-{
-    int order = 0;
-    bool any = false;
-    for (size_t i = 0; i < inv->len; i++) {
-        const ctl_item *it = &inv->items[i];
-        bool obsolete =
-            it->phase == CTL_PHASE_SCHEDULED_FOR_DELETION || it->phase == CTL_PHASE_DELETING;
-        if (obsolete_only && !obsolete) {
-            continue;
-        }
-        if (!any || it->delete_order != order) {
-            order = it->delete_order;
-            fprintf(out, "  delete-order %d\n", order);
-        }
-        any = true;
-        char *key = ctl_item_key(it);
-        fprintf(out, "    - %s  delete=%s%s%s\n", key, co_delete_policy_name(it->delete_policy),
-                it->mode != CO_MODE_MANAGED ? " mode=" : "",
-                it->mode != CO_MODE_MANAGED ? co_object_mode_name(it->mode) : "");
-        free(key);
-    }
-    if (!any) {
-        fprintf(out, "  (none)\n");
-    }
-}
-
 static void print_plan(FILE *out, const preview *p)
 {
     size_t n = p->set.len;
@@ -1131,7 +1169,7 @@ static void print_plan(FILE *out, const preview *p)
         free(key);
     }
     fprintf(out, "\non deletion of the Component (delete waves):\n");
-    ctl_cli__plan_deletions(out, &p->inv, false);
+    ctl_cli__plan_deletions(out, &p->inv, p->c, false);
     free(marks);
     free(words);
 }

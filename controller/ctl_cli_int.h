@@ -148,8 +148,13 @@ void ctl_cli__plan_waves(FILE *out,
                          const co_component *c,
                          const char *const *marks,
                          const char *const *words);
-/* Prints the items of @p inv (sorted for delete) grouped by delete order; with
- * @p obsolete_only only those scheduled for deletion. */
-void ctl_cli__plan_deletions(FILE *out, const ctl_inventory *inv, bool obsolete_only);
+/* Prints the items of @p inv (sorted for delete) grouped by delete order as ctl_apply()'s
+ * deletion waves take them: per delete order the managed instances (of the types @p inv and
+ * @p c's additionalManagedTypes define) first; with @p obsolete_only only those scheduled for
+ * deletion. */
+void ctl_cli__plan_deletions(FILE *out,
+                             const ctl_inventory *inv,
+                             const co_component *c,
+                             bool obsolete_only);
 
 #endif
