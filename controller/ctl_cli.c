@@ -421,7 +421,7 @@ bool ctl_cli_is_subcommand(const char *arg)
 
 void ctl_cli_usage(FILE *out)
 {
-    fprintf(out, "Subcommands (offline; see component-controller SUBCOMMAND --help):\n");
+    fprintf(out, "Subcommands (see component-controller SUBCOMMAND --help):\n");
     for (size_t i = 0; i < CO_ARRAY_SIZE(subcommands); i++) {
         fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
     }

@@ -438,7 +438,7 @@ static int load_values(preview *p, struct json_object *refs)
     static const char *const VALUES_KEYS[] = {"values", "values.yaml", "values.yml", NULL};
     const co_component_spec *spec = &p->c->spec;
     size_t n = spec->n_values_from;
-    struct json_object **docs = co_xcalloc(n + 1, sizeof(*docs));
+    struct json_object **docs = co_xcalloc(n + 1, sizeof(struct json_object *));
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char what[64], key[96];
@@ -649,7 +649,7 @@ static int render_and_order(preview *p)
         return rc;
     }
     struct json_object *inv = NULL;
-    if ((rc = co_component_inventory_get(&inv, co_json_get(p->live, "status", NULL))) < 0) {
+    if (co_component_inventory_get(&inv, co_json_get(p->live, "status", NULL)) < 0) {
         return co_error_wrap("Component %s/%s", p->ns, p->name);
     }
     rc = ctl_inventory_read(&p->old_inv, inv);
@@ -801,10 +801,6 @@ static int preview_one(preview *p, entry *en, bool colour)
         free(key);
         goto done;
     }
-    if (live && o->update == CO_UPDATE_RECREATE) {
-        free(en->note);
-        en->note = co_xstrdup("update policy Recreate: deleted, then created again");
-    }
     ctl_cli__preview_clean(live);
     ctl_cli__preview_clean(result);
     char *before = ctl_cli__preview_text(live);
@@ -813,6 +809,10 @@ static int preview_one(preview *p, entry *en, bool colour)
     char *new_label = path_label("applied", o);
     rc = ctl_cli__unified_diff(&en->diff, before, after, old_label, new_label, colour);
     en->change = !en->diff ? CHANGE_NONE : live ? CHANGE_UPDATE : CHANGE_CREATE;
+    if (en->change == CHANGE_UPDATE && o->update == CO_UPDATE_RECREATE) {
+        free(en->note);
+        en->note = co_xstrdup("update policy Recreate: deleted, then created again");
+    }
     free(old_label);
     free(new_label);
     free(before);
@@ -957,7 +957,13 @@ static int preview_run(preview *p, const preview_args *a, FILE *err)
     }
     if (rc == 0) {
         component_digest(p, refs);
-        p->revision = p->c->status.revision > 0 ? p->c->status.revision : 1;
+        /* the stored Component's revision: a -f file has no status */
+        int64_t revision = 0;
+        if (co_json_get_int64(&revision, p->live, "status", "revision", NULL) < 0) {
+            co_error_clear();
+            revision = 0;
+        }
+        p->revision = revision > 0 ? revision : 1;
         rc = render_and_order(p);
     }
     json_object_put(refs);

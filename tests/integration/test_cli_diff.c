@@ -24,6 +24,8 @@
 #include "controller/ctl_manager.h"
 #include "tests/support/ctl_test.h"
 #include "tests/support/kube_test.h"
+#include "tests/support/test_archive_builder.h"
+#include "tests/support/test_httpd.h"
 #include "tests/support/test_support.h"
 
 #define WAIT_MS 90000L
@@ -157,7 +159,7 @@ static void wait_cm(const char *name, const char *key, const char *want)
 
 #define WEB_CM                                                                                     \
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n"                        \
-    "  color: '{{ .color }}'\n  size: large\n"
+    "  color: '{{ .color }}'\n  size: '{{ .size }}'\n"
 #define WEB_SECRET                                                                                 \
     "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n"                        \
     "  password: '{{ .password }}'\n  user: admin\n"
@@ -167,7 +169,8 @@ static char *component_yaml(const char *name, const char *path, const char *colo
 {
     return co_xasprintf("apiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n"
                         "  name: %s\n  namespace: %s\nspec:\n  sourceRef:\n    httpRepository:\n"
-                        "      url: http://example.invalid/x.tar.gz\n  path: %s\n  values:\n"
+                        "      url: http://example.invalid/x.tar.gz\n  path: %s\n"
+                        "  valuesFrom:\n  - name: web-values\n  values:\n"
                         "    color: %s\n    password: %s\n",
                         name, ns, path, color, pw);
 }
@@ -179,8 +182,17 @@ static void test_cli_diff__change_and_deletion_then_nothing_once_applied(void **
     put(srcdir, "web/cm.yaml", WEB_CM);
     put(srcdir, "web/secret.yaml", WEB_SECRET);
     put(srcdir, "web/old.yaml", WEB_OLD);
+    /* a valuesFrom Secret, read with the caller's credentials */
+    struct json_object *values = co_test_json(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"web-values\","
+        "\"namespace\":\"%s\"},\"stringData\":{\"values\":\"size: large\\n\"}}",
+        ns);
+    assert_co_pass(co_kube_create(NULL, admin, values, NULL));
+    json_object_put(values);
     ctl_test_create_component(admin, ns, "web",
-                              "{" SRC ",\"path\":\"web\",\"values\":{\"color\":\"blue\","
+                              "{" SRC
+                              ",\"path\":\"web\",\"valuesFrom\":[{\"name\":\"web-values\"}],"
+                              "\"values\":{\"color\":\"blue\","
                               "\"password\":\"first-pass-111\"}}");
     ctl_test_wait_state(admin, ns, "web", "Ready", "Ready", WAIT_MS);
     char *ref = co_xasprintf("%s/web", ns);
@@ -202,7 +214,8 @@ static void test_cli_diff__change_and_deletion_then_nothing_once_applied(void **
     assert_non_null(strstr(r.out, "--- live/v1/ConfigMap/"));
     assert_non_null(strstr(r.out, "-  color: blue\n"));
     assert_non_null(strstr(r.out, "+  color: green\n"));
-    assert_non_null(strstr(r.out, "\n   size: large\n")); /* unchanged: context */
+    /* unchanged (from the valuesFrom Secret): context */
+    assert_non_null(strstr(r.out, "\n   size: large\n"));
     char *gone = co_xasprintf("- v1 ConfigMap %s/old: deleted", ns);
     assert_non_null(strstr(r.out, gone));
     free(gone);
@@ -408,12 +421,66 @@ static void test_cli_diff__bad_input_exits_2_with_a_reason(void **state)
     run_result_dispose(&r);
 }
 
+/* Without DIR the Component's own source is fetched, as the controller fetches it: here an HTTP
+ * repository. The Component lives in a namespace the manager does not watch. */
+static void test_cli_diff__fetches_the_components_source(void **state)
+{
+    (void)state;
+    const char *kc = co_test_env("CO_TEST_KUBECONFIG");
+    test_httpd *srv = test_httpd_start();
+    tab_entry e[] = {{TAB_FILE, 0, "app/cm.yaml",
+                      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fetched\ndata:\n"
+                      "  from: '{{ .where }}'\n",
+                      0}};
+    size_t len = 0;
+    void *data = tab_build(TAB_TAR_GZ, e, 1, &len);
+    test_httpd_route(srv, "/src.tar.gz", 200, data, len, "ETag: \"v1\"");
+    free(data);
+    char *other = co_test_kube_namespace(admin, "co-cli-diff-src-");
+    ctl_test_create_component(admin, other, "remote",
+                              "{\"sourceRef\":{\"httpRepository\":{\"url\":\"%s/src.tar.gz\"}},"
+                              "\"path\":\"app\",\"values\":{\"where\":\"http\"}}",
+                              test_httpd_url(srv));
+    char *ref = co_xasprintf("%s/remote", other);
+    run_result r = run("diff", "--kubeconfig", kc, ref, NULL);
+    if (r.status != 1) {
+        print_error("diff: %s\n", r.err);
+    }
+    assert_int_equal(r.status, 1);
+    char *label = co_xasprintf("+++ applied/v1/ConfigMap/%s/fetched\n", other);
+    assert_non_null(strstr(r.out, label));
+    assert_non_null(strstr(r.out, "+  from: http\n"));
+    assert_true(test_httpd_hits(srv, "/src.tar.gz") >= 1);
+    free(label);
+    run_result_dispose(&r);
+
+    /* a source that cannot be fetched is an error naming it */
+    test_httpd_route(srv, "/src.tar.gz", 404, "gone", 4, NULL);
+    char *comp = co_xasprintf(
+        "apiVersion: core.cs.sap.com/v1alpha1\nkind: Component\nmetadata:\n  name: remote\n"
+        "  namespace: %s\nspec:\n  sourceRef:\n    httpRepository:\n      url: %s/none.tar.gz\n"
+        "  path: app\n",
+        other, test_httpd_url(srv));
+    char *file = co_xasprintf("%s/remote.yaml", localdir);
+    co_test_write_file(file, comp, strlen(comp));
+    r = run("plan", "--kubeconfig", kc, "-f", file, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "spec.sourceRef"));
+    run_result_dispose(&r);
+    free(file);
+    free(comp);
+    free(ref);
+    free(other);
+    test_httpd_stop(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cli_diff__change_and_deletion_then_nothing_once_applied),
         cmocka_unit_test(test_cli_diff__plan_lists_waves_in_the_controllers_order),
         cmocka_unit_test(test_cli_diff__bad_input_exits_2_with_a_reason),
+        cmocka_unit_test(test_cli_diff__fetches_the_components_source),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
