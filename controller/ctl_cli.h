@@ -10,9 +10,12 @@
  *   component-controller validate [--policy FILE]... [flags] FILE...
  *   component-controller graph [--namespace NS] FILE... | --kubeconfig PATH [--context C]
  *   component-controller render [flags] DIR
+ *   component-controller diff|plan --kubeconfig PATH (-f FILE [DIR] | NAMESPACE/NAME [DIR])
  *
  * Output goes to stdout, errors to stderr (naming the file and field where known). Exit
- * status: 0 on success, 1 when the input is bad (the message says why), 2 on a usage error.
+ * status: 0 on success, 1 when the input is bad (the message says why), 2 on a usage error;
+ * diff and plan, which preview a Component against a cluster by dry run (docs/preview.md),
+ * exit as kubectl diff does: 0 no change, 1 changes, 2 any error.
  */
 #ifndef CTL_CLI_H
 #define CTL_CLI_H

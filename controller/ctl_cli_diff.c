@@ -226,7 +226,6 @@ typedef struct entry {
 
 typedef struct removal {
     const ctl_item *it; /* borrowed from the merged inventory */
-    bool orphan;        /* left in place without our marks, rather than deleted */
     const char *why;    /* what the controller does instead of deleting, or NULL */
 } removal;
 
@@ -295,7 +294,7 @@ static void preview_dispose(preview *p)
     memset(p, 0, sizeof(*p));
 }
 
-static int connect(preview *p, const preview_args *a)
+static int open_client(preview *p, const preview_args *a)
 {
     co_kube_config *cfg = NULL;
     int rc = co_kube_config_load(&cfg, a->kubeconfig, a->context);
@@ -921,10 +920,8 @@ static int find_removals(preview *p)
             r->why = "left in place (object mode)";
         } else if (it->delete_policy == CO_DELETE_ORPHAN ||
                    it->delete_policy == CO_DELETE_ORPHAN_ON_APPLY) {
-            r->orphan = true;
             r->why = "orphaned (delete policy)";
         } else if (!owner || strcmp(owner, p->hashed) != 0) {
-            r->orphan = true;
             r->why = "orphaned (owned by someone else)";
         }
         json_object_put(live);
@@ -935,7 +932,7 @@ static int find_removals(preview *p)
 
 static int preview_run(preview *p, const preview_args *a, FILE *err)
 {
-    int rc = connect(p, a);
+    int rc = open_client(p, a);
     if (rc == 0) {
         rc = load_component(p, a, err);
     }
