@@ -1187,7 +1187,7 @@ static int run_preview(int argc, char **argv, FILE *out, FILE *err, bool plan)
     int help = 0;
     const co_flag flags[] = {
         {"kubeconfig", CO_FLAG_STRING, &kubeconfig, "PATH",
-         "the cluster, and the credentials Secrets, sources and the dry run are read with "
+         "the cluster; its credentials read the Secrets and sources and make the dry run "
          "(required)"},
         {"context", CO_FLAG_STRING, &context, "NAME",
          "kubeconfig context (default: its current-context)"},
