@@ -22,6 +22,7 @@
 #include "co/kube/kube_event.h"
 #include "co/util/strmap.h"
 #include "co/util/time.h"
+#include "co/api/drift.h"
 #include "co/api/lifecycle.h"
 #include "controller/ctl_depcache.h"
 #include "controller/ctl_health.h"
@@ -849,6 +850,8 @@ static int update_object(engine *e,
     if (ctl_is_crd(o->group, o->kind) || ctl_is_apiservice(o->group, o->kind)) {
         add_finalizer(obj, CTL_FINALIZER);
     }
+    /* an autoscaler's replicas stay its own (docs/drift.md, "Ignored fields") */
+    co_drift_carry_ignored(obj, live, &o->ignore);
     const char *rv = co_json_str(obj, "metadata", "resourceVersion", NULL);
     if (!rv || !*rv) {
         const char *lrv = co_json_str(live, "metadata", "resourceVersion", NULL);
@@ -1314,11 +1317,14 @@ static bool nothing_created(int rc)
 }
 
 /* Whether the live object @p live of @p it is to be updated: its digest differs from ours
- * (unless both are Once), or it was never applied, or the reapply interval passed. */
+ * (unless both are Once), or it was never applied, or the reapply interval passed; not for the
+ * interval alone when @p kept_drift (a Warn object that drifted is left as it is: docs/drift.md,
+ * "Policies"). */
 static bool due_for_update(const engine *e,
                            const ctl_obj *o,
                            const ctl_item *it,
-                           const struct json_object *live)
+                           const struct json_object *live,
+                           bool kept_drift)
 {
     const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
     if (!live_digest) {
@@ -1328,7 +1334,108 @@ static bool due_for_update(const engine *e,
         return false;
     }
     return strcmp(live_digest, it->digest) != 0 || it->last_applied_at == 0 ||
-           it->last_applied_at < e->now - o->reapply_ns;
+           (!kept_drift && it->last_applied_at < e->now - o->reapply_ns);
+}
+
+/* ---- drift (docs/drift.md) ------------------------------------------------------------------ */
+
+/* Whether @p live is what this inventory last applied to @p it, so that a difference from the
+ * manifest is drift rather than a pending change. Once objects are never compared. */
+static bool drift_comparable(const ctl_obj *o, const ctl_item *it, const struct json_object *live)
+{
+    const char *live_digest = co_json_meta_annotation(live, CTL_ANN_DIGEST);
+    return o->drift != CO_DRIFT_IGNORE && it->last_applied_at != 0 && live_digest &&
+           !strcmp(live_digest, it->digest) && strcmp(it->digest, CTL_DIGEST_ONCE) != 0 &&
+           !being_deleted(live);
+}
+
+/* Whether @p it came from the dependents cache (ctl_depcache.h), which keeps a ConfigMap's values
+ * as fingerprints and leaves a workload's templates out. */
+static bool from_depcache(const engine *e, const ctl_item *it)
+{
+    char *lk = live_key(it->group, it->kind, it->namespace, it->name);
+    bool in = co_strmap_get(&e->cached_keys, lk) != NULL;
+    free(lk);
+    return in;
+}
+
+/* Whether the manifest sets what the dependents cache leaves out of a workload. */
+static bool sets_trimmed(const ctl_obj *o)
+{
+    return co_json_get(o->manifest, "spec", "template", NULL) ||
+           co_json_get(o->manifest, "spec", "volumeClaimTemplates", NULL);
+}
+
+/* The fields of our field manager in @p live (every entry of ours outside subresources,
+ * merged), or NULL when it lists none (owned by nobody we know of: not compared). */
+static struct json_object *owned_fields(const struct json_object *live)
+{
+    struct json_object *mf = co_json_get(live, "metadata", "managedFields", NULL);
+    size_t n = mf && json_object_is_type(mf, json_type_array) ? json_object_array_length(mf) : 0;
+    struct json_object *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *en = json_object_array_get_idx(mf, i);
+        const char *m = co_json_str(en, "manager", NULL);
+        const char *sub = co_json_str(en, "subresource", NULL);
+        struct json_object *f = co_json_get(en, "fieldsV1", NULL);
+        if (!m || strcmp(m, CTL_FIELD_MANAGER) != 0 || (sub && *sub) || !f ||
+            !json_object_is_type(f, json_type_object)) {
+            continue;
+        }
+        if (!out) {
+            out = json_object_new_object();
+        }
+        co_json_merge(out, f);
+    }
+    return out;
+}
+
+/* Compares the manifest of @p o with @p live (docs/drift.md, "Comparison"); *text names the
+ * drifted fields ("/data/a, /spec/replicas"; free()), NULL when none. Field ownership counts
+ * only for server-side apply, whose forced apply takes a field back; a manifest past the
+ * comparison's bounds is not compared. */
+static void compare_drift(const engine *e,
+                          const ctl_obj *o,
+                          const ctl_item *it,
+                          const struct json_object *live,
+                          char **text)
+{
+    *text = NULL;
+    struct json_object *owned = use_ssa(o) ? owned_fields(live) : NULL;
+    struct json_object *desired = o->manifest;
+    struct json_object *fp = NULL;
+    if (!*o->group && !strcmp(o->kind, "ConfigMap") && from_depcache(e, it)) {
+        fp = co_json_copy(o->manifest);
+        ctl_depcache_fingerprint(fp);
+        desired = fp;
+    }
+    co_drift_result r;
+    if (co_drift_compare(&r, desired, live, &o->ignore, owned) < 0) {
+        co_error_clear();
+    } else if (r.total > 0) {
+        size_t len = 0;
+        for (size_t i = 0; i < r.nfields; i++) {
+            len += strlen(r.fields[i]) + 2;
+        }
+        char *s = co_xmalloc(len + 32);
+        s[0] = '\0';
+        for (size_t i = 0; i < r.nfields; i++) {
+            if (i) {
+                strcat(s, ", ");
+            }
+            strcat(s, r.fields[i]);
+        }
+        if (r.total > r.nfields) {
+            sprintf(s + strlen(s), " (and %zu more)", r.total - r.nfields);
+        }
+        if (strlen(s) > CTL_DRIFT_TEXT_MAX) {
+            s[CTL_DRIFT_TEXT_MAX] = '\0';
+        }
+        *text = s;
+    }
+    co_drift_result_dispose(&r);
+    json_object_put(fp);
+    json_object_put(owned);
 }
 
 /* ---- lifecycle controls (docs/lifecycle.md) ------------------------------------------------- */
@@ -1583,6 +1690,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     ctl_obj *o = &w->set->objs[i];
     ctl_item *it = w->items[i];
     struct json_object *live = NULL, *written = NULL;
+    char *drift = NULL;
     if (o->mode != CO_MODE_MANAGED) {
         return observe_one(w, i, unready);
     }
@@ -1609,13 +1717,34 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
     if ((rc = read_item(e, &live, it, &cached)) < 0) {
         return wrap_item(rc, "error reading object", it);
     }
-    if (cached && (first || being_deleted(live) || due_for_update(e, o, it, live) ||
+    /* drift of an object this pass would otherwise leave alone (docs/drift.md) */
+    if (!first && live && drift_comparable(o, it, live)) {
+        if (cached && o->drift == CO_DRIFT_WARN && from_depcache(e, it) && sets_trimmed(o)) {
+            /* what the cache leaves out of a workload is compared live, for Warn objects only:
+             * a Correct one is re-applied every reapply interval anyway */
+            json_object_put(live);
+            live = NULL;
+            cached = false;
+            if ((rc = read_item(e, &live, it, NULL)) < 0) {
+                return wrap_item(rc, "error reading object", it);
+            }
+        }
+        if (live && drift_comparable(o, it, live)) {
+            compare_drift(e, o, it, live, &drift);
+        }
+    }
+    bool correct = drift && o->drift == CO_DRIFT_CORRECT;
+    free(it->drift);
+    it->drift = drift && o->drift == CO_DRIFT_WARN ? co_xstrdup(drift) : NULL;
+    if (cached && (first || being_deleted(live) || correct ||
+                   due_for_update(e, o, it, live, it->drift != NULL) ||
                    co_json_meta_annotation(live, CTL_ANN_SUSPENDED_STATE))) {
         /* an object from the watch cache only serves to judge readiness: adoption is decided
          * and a write (its resourceVersion a precondition) made on the object as it is now */
         json_object_put(live);
         live = NULL;
         if ((rc = read_item(e, &live, it, NULL)) < 0) {
+            free(drift);
             return wrap_item(rc, "error reading object", it);
         }
     }
@@ -1625,13 +1754,20 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
         return rc;
     }
     if (live && !being_deleted(live) && (rc = resume_one(e, it, &live)) < 0) {
+        free(drift);
         json_object_put(live);
         return rc;
     }
     if (!live) {
         rc = create_item(e, w->set, o, it, false, &written);
         it->refused = first && rc < 0 && nothing_created(rc);
-    } else if (!being_deleted(live) && due_for_update(e, o, it, live)) {
+    } else if (!being_deleted(live) &&
+               (correct || due_for_update(e, o, it, live, it->drift != NULL))) {
+        if (correct) {
+            char *msg = co_xasprintf("Object drifted from its manifest (%s): re-applied", drift);
+            emit(e, live, "Normal", "DriftCorrected", msg);
+            free(msg);
+        }
         if (o->update == CO_UPDATE_RECREATE) {
             /* recreated on a later pass */
             rc = delete_item(e, it, live);
@@ -1656,6 +1792,7 @@ judge:
     if (rc == 0 && written) {
         rc = judge(e, it, written, &ready);
     }
+    free(drift);
     json_object_put(live);
     json_object_put(written);
     if (rc < 0) {

@@ -15,6 +15,7 @@
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
 #include "co/kube/kube_informer.h"
+#include "co/util/digest.h"
 #include "co/util/duration.h"
 #include "co/util/error.h"
 #include "co/util/log.h"
@@ -227,17 +228,39 @@ static type_state probe(ctl_depcache *d, const char *api_version, const char *ki
     return st;
 }
 
+static void fingerprint_map(struct json_object *map)
+{
+    if (!map || !json_object_is_type(map, json_type_object)) {
+        return;
+    }
+    json_object_object_foreach (map, k, v) {
+        if (json_object_is_type(v, json_type_string)) {
+            char hex[CO_SHA256_HEX_LEN + 1];
+            co_sha256_hex(hex, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+            char *fp = co_xasprintf("%s%s", CTL_DEPCACHE_FINGERPRINT, hex);
+            json_object_object_add(map, k, json_object_new_string(fp));
+            free(fp);
+        }
+    }
+}
+
+void ctl_depcache_fingerprint(struct json_object *configmap)
+{
+    fingerprint_map(co_json_get(configmap, "data", NULL));
+    fingerprint_map(co_json_get(configmap, "binaryData", NULL));
+}
+
 /* What the cache keeps of an object: what the apply engine judges (metadata, the spec fields
  * readiness reads, status), without the bulk it never reads: a ConfigMap's data (up to 1 MiB
- * each), a workload's pod and volume claim templates, and kubectl's copy of the last applied
- * manifest. Payload: the type's entry of cacheable[]. */
+ * each) is kept as a fingerprint per key for drift detection (docs/drift.md, "Comparison"); a
+ * workload's pod and volume claim templates and kubectl's copy of the last applied manifest are
+ * left out. Payload: the type's entry of cacheable[]. */
 static void trim(struct json_object *obj, void *payload)
 {
     const char *kind = ((const cacheable_type *)payload)->kind; /* listed items carry none */
     struct json_object *spec = co_json_get(obj, "spec", NULL);
     if (!strcmp(kind, "ConfigMap")) {
-        json_object_object_del(obj, "data");
-        json_object_object_del(obj, "binaryData");
+        ctl_depcache_fingerprint(obj);
     } else if (spec && json_object_is_type(spec, json_type_object)) {
         json_object_object_del(spec, "template");
         json_object_object_del(spec, "volumeClaimTemplates");

@@ -74,7 +74,9 @@ bool ctl_depcache_serves(ctl_depcache *d, const char *group, const char *version
 /**
  * The cached object @p ns / @p name (ns "" or NULL: cluster-scoped) of a served type, when it
  * carries the owner label @p hashed_owner.
- * @param[out] out a private copy without metadata.managedFields (json_object_put())
+ * @param[out] out a private copy without metadata.managedFields, a ConfigMap's values
+ *        fingerprinted (ctl_depcache_fingerprint()), a workload's templates left out
+ *        (json_object_put())
  * @return 0; CO_ENOTFOUND when the type is not served, the object is not cached, or it carries
  *         another owner's label (then only a live read can tell).
  */
@@ -86,6 +88,16 @@ CO_MUST_CHECK int ctl_depcache_get(struct json_object **out,
                                    const char *ns,
                                    const char *name,
                                    const char *hashed_owner);
+
+/** How a fingerprinted value starts: the rest is its SHA-256 in hex. */
+#define CTL_DEPCACHE_FINGERPRINT "sha256:"
+
+/**
+ * Replaces each value of a ConfigMap's data and binaryData by its fingerprint, as the cache
+ * keeps them (the values themselves stay out of memory; docs/drift.md, "Comparison"), so that a
+ * manifest can be compared with a cached object.
+ */
+void ctl_depcache_fingerprint(struct json_object *configmap);
 
 /** Types watched now (for tests and metrics). */
 size_t ctl_depcache_types(ctl_depcache *d);

@@ -272,6 +272,7 @@ static void obj_dispose(ctl_obj *o)
     free(o->digest);
     types_free(o->managed_types, o->nmanaged_types);
     co_prerequisite_dispose(&o->guard);
+    co_drift_ignore_dispose(&o->ignore);
     memset(o, 0, sizeof(*o));
 }
 
@@ -481,6 +482,15 @@ static int read_policies(ctl_obj *o, const ctl_defaults *d)
         if (!o->guard.ns && *o->namespace) {
             o->guard.ns = co_xstrdup(o->namespace);
         }
+    }
+    o->drift = CO_DRIFT_CORRECT;
+    if ((v = co_json_meta_annotation(m, CO_DRIFT_POLICY_ANNOTATION)) &&
+        co_drift_policy_parse(&o->drift, v) < 0) {
+        return co_error_wrap("invalid value for annotation %s", CO_DRIFT_POLICY_ANNOTATION);
+    }
+    if ((v = co_json_meta_annotation(m, CO_DRIFT_IGNORE_FIELDS_ANNOTATION)) &&
+        co_drift_ignore_parse(&o->ignore, v) < 0) {
+        return co_error_wrap("invalid value for annotation %s", CO_DRIFT_IGNORE_FIELDS_ANNOTATION);
     }
     return 0;
 bad:
@@ -860,6 +870,7 @@ void ctl_item_dispose(ctl_item *it)
     free(it->name);
     free(it->digest);
     free(it->status);
+    free(it->drift);
     types_free(it->managed_types, it->nmanaged_types);
     memset(it, 0, sizeof(*it));
 }
@@ -872,6 +883,7 @@ static void item_copy(ctl_item *dst, const ctl_item *src)
     dst->kind = co_xstrdup(src->kind);
     dst->namespace = co_xstrdup(src->namespace);
     dst->name = co_xstrdup(src->name);
+    dst->drift = src->drift ? co_xstrdup(src->drift) : NULL;
     dst->digest = co_xstrdup(src->digest);
     dst->status = co_xstrdup(src->status);
     dst->managed_types = types_copy(src->managed_types, src->nmanaged_types);
@@ -997,6 +1009,8 @@ static int item_read(ctl_item *it, const struct json_object *o, size_t i)
     if (mode && *mode && co_object_mode_parse(&it->mode, mode) < 0) {
         return co_error_wrap("status.inventory[%zu].mode", i);
     }
+    const char *drift = co_json_str(o, "drift", NULL);
+    it->drift = drift && *drift ? co_xstrndup(drift, CTL_DRIFT_TEXT_MAX) : NULL;
     if (co_json_get(o, "applyOrder", NULL)) {
         if (co_json_get_int64(&n, o, "applyOrder", NULL) < 0 || n < CTL_ORDER_MIN ||
             n > CTL_ORDER_MAX) {
@@ -1115,6 +1129,9 @@ void ctl_inventory_write(const ctl_inventory *inv, struct json_object *array)
         }
         if (it->mode != CO_MODE_MANAGED) {
             add_str(o, "mode", co_object_mode_name(it->mode));
+        }
+        if (it->drift) {
+            add_str(o, "drift", it->drift);
         }
         json_object_array_add(array, o);
     }
@@ -1310,6 +1327,8 @@ int ctl_inventory_update(size_t *added_out,
             it->phase = CTL_PHASE_SCHEDULED_FOR_APPLICATION;
             free(it->status);
             it->status = co_xstrdup("InProgress");
+            free(it->drift); /* a new manifest: compared afresh */
+            it->drift = NULL;
         }
     }
     for (size_t i = 0; i < next.len; i++) {

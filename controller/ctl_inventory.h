@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "co/api/component.h"
+#include "co/api/drift.h"
 #include "co/api/lifecycle.h"
 #include "co/util/common.h"
 
@@ -62,6 +63,9 @@ struct json_object;
 #define CTL_ORDER_MIN (-32768)
 #define CTL_ORDER_MAX 32767
 #define CTL_NO_PURGE  (CTL_ORDER_MAX + 1)
+
+/** Longest drift text kept in an inventory item (ctl_item.drift). */
+#define CTL_DRIFT_TEXT_MAX 2048
 
 /** Most objects one component may render (and hence inventory items it may hold). */
 #define CTL_MAX_OBJECTS 100000
@@ -121,6 +125,10 @@ typedef struct ctl_item {
     /** The object's mode (docs/lifecycle.md, "Object modes"); stored as `mode` when not
      * CO_MODE_MANAGED. */
     co_object_mode mode;
+    /** The drifted fields a Warn object kept at the last comparison ("/data/a, /spec/replicas",
+     * at most CO_DRIFT_MAX_FIELDS named, "(and N more)" after them); stored as `drift`; NULL =
+     * none (docs/drift.md, "Reporting"). */
+    char *drift;
     /** Not stored: the object refused adoption when first applied; the item leaves the
      * inventory (it never was this Component's). */
     bool refused;
@@ -154,6 +162,9 @@ typedef struct ctl_obj {
     /** The guard annotation (docs/lifecycle.md, "Guards"), its namespace filled in with the
      * object's own when it names none; all NULL when the object has no guard. */
     co_prerequisite guard;
+    /** The drift policy and ignored fields annotations (docs/drift.md). */
+    co_drift_policy drift;
+    co_drift_ignore ignore;
     char *digest; /**< docs/behaviour.md, "Object digest and reconcile policies" */
     ctl_type *managed_types;
     size_t nmanaged_types;
@@ -192,8 +203,8 @@ typedef int (*ctl_scope_fn)(int *namespaced_out,
  * stringData folded into data; the owner-id label and the owner-id and digest annotations removed;
  * namespaces fixed by scope (@p scope, or a CRD or APIService of the same set for a kind not served
  * yet); duplicates (group, kind, namespace, name) refused; policy, reapply-interval, order and
- * participation, mode and guard annotations validated; purge orders refused on Namespaces, CRDs
- * and APIServices.
+ * participation, mode, guard, drift-policy and ignore-fields annotations validated; purge orders
+ * refused on Namespaces, CRDs and APIServices.
  * @param objects the rendered array; its manifests are edited in place and borrowed by @p out
  * @return 0; CO_EINVALID with "... object <apiVersion> <Kind> <ns>/<name>: <problem>";
  * CO_ETOOBIG over CTL_MAX_OBJECTS; errors of @p scope (wrapped with the object).

@@ -104,6 +104,7 @@ struct ctl_manager {
         *m_wq_unfinished, *m_wq_longest, *m_rest_requests, *m_leader, *m_operations;
     co_metric *m_skipped;            /* component_operator_skipped_components */
     co_metric *m_reference_requeues; /* component_operator_reference_requeues_total */
+    co_metric *m_drifted;            /* component_operator_drifted_objects (docs/drift.md) */
     /* component_policy_violations{policy,action} (ctl_audit.c) */
     co_metric *m_policy_violations;
     char *rest_host; /* host:port of the API server, for rest_client_requests_total */

@@ -163,6 +163,10 @@ void ctl_manager__register_metrics(ctl_manager *m)
     m->m_reference_requeues = co_metrics_counter(
         m->metrics, "component_operator_reference_requeues_total",
         "Components queued because a Secret they reference was created, changed or deleted", c, 1);
+    /* drift detection (docs/drift.md, "Reporting") */
+    m->m_drifted =
+        co_metrics_gauge(m->metrics, "component_operator_drifted_objects",
+                         "Dependent objects drifted from their manifests and kept so", obj, 5);
     m->m_cr_total = co_metrics_counter(m->metrics, "controller_runtime_reconcile_total",
                                        "Total number of reconciliations per controller", cr, 2);
     m->m_cr_errors =

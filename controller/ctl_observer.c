@@ -147,6 +147,38 @@ observe_skipped(void *ctx, const co_component *c, const struct json_object *obje
     }
 }
 
+/* ---- drift (docs/drift.md, "Reporting") ---------------------------------------------------- */
+
+/* The gauge has a series only while a Component has drifted objects, so that the metrics of
+ * Components that never drift stay as they were; a change of the drifted set is one event. */
+static void observe_drift(ctl_manager *m, const ctl_outcome *o)
+{
+    const co_component *c = o->component;
+    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", c->ns, c->name};
+    if (o->drifted) {
+        co_metric_set(m->m_drifted, lv, (double)o->drifted);
+    } else {
+        co_metric_remove(m->m_drifted, lv);
+    }
+    if (!o->drift_change || !c->uid) {
+        return;
+    }
+    bool resolved = !*o->drift_change;
+    const char *type = resolved ? "Normal" : "Warning";
+    const char *reason = resolved ? CTL_REASON_DRIFT_RESOLVED : CTL_REASON_DRIFTED;
+    char *msg = resolved ? co_xstrdup("No dependent object is drifted any more")
+                         : co_xasprintf("Dependent objects drifted: %s", o->drift_change);
+    co_log(CO_LOG_INFO, resolved ? "drift resolved" : "dependents drifted", "component", c->ns,
+           "name", c->name, "objects", o->drift_change, NULL);
+    if (m->recorder) {
+        co_kube_event(m->recorder, o->object, type, reason, "%s", msg);
+    }
+    if (m->notify) {
+        ctl_notify_event(m->notify, o->object, type, reason, msg, NULL);
+    }
+    free(msg);
+}
+
 static void observe_outcome(void *ctx, const ctl_outcome *o)
 {
     ctl_manager *m = ctx;
@@ -164,6 +196,7 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
     co_metric_set(m->m_dependents, lv, (double)o->dependents);
     co_metric_set(m->m_unready, lv, (double)o->unready);
+    observe_drift(m, o);
     if (o->error_code < 0) {
         co_log(CO_LOG_WARN, "reconcile failed", "component", ns, "name", name, "reason", reason,
                "message", message, NULL);
@@ -218,6 +251,7 @@ static void observe_gone(void *ctx, const char *ns, const char *name)
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
+    co_metric_remove(m->m_drifted, lv);
     /* its last event, keyed by UID, goes with the next pruning */
     /* the informer's delete may have come while a reconcile was still resolving the source and
      * watching it again; this pass ran after that one */

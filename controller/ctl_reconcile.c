@@ -146,6 +146,11 @@ typedef struct pass {
     co_kube_keys aux;     /* the auxiliary rendered objects (object_key()) */
     char *policy_warning; /* the ComponentPolicy rules of action Warn that matched */
     char *operation;      /* status.lastOperation, when a step said what it did */
+
+    /* drift detection (docs/drift.md, "Reporting") */
+    size_t drifted;     /* dependents kept drifted (drift policy Warn) */
+    char *drift_change; /* the Drifted condition's new message when it changed, "" when it
+                         * went away; NULL: as before */
 } pass;
 
 static int64_t now_ns(ctl_env *env)
@@ -985,6 +990,49 @@ static void name_rest(char **names, size_t count)
     }
 }
 
+/* The Drifted condition (docs/drift.md, "Reporting") from the items the engine found drifted
+ * and kept so: "ConfigMap ns/a: /data/x; Deployment ns/web: /spec/replicas" naming at most
+ * CTL_DRIFT_MAX_OBJECTS, absent when there are none. A change of it is an event. */
+static void drift_step(pass *p)
+{
+    co_buf msg = CO_BUF_INIT(32768);
+    size_t n = p->inventory ? json_object_array_length(p->inventory) : 0;
+    p->drifted = 0;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        struct json_object *item = json_object_array_get_idx(p->inventory, i);
+        const char *drift = item_str(item, "drift");
+        if (!*drift) {
+            continue;
+        }
+        if (++p->drifted > CTL_DRIFT_MAX_OBJECTS) {
+            continue;
+        }
+        const char *ns = item_str(item, "namespace");
+        ok = ok && co_buf_printf(&msg, "%s%s %s%s%s: %s", p->drifted > 1 ? "; " : "",
+                                 item_str(item, "kind"), ns, *ns ? "/" : "", item_str(item, "name"),
+                                 drift) == 0;
+    }
+    if (p->drifted > CTL_DRIFT_MAX_OBJECTS) {
+        ok = ok &&
+             co_buf_printf(&msg, "; and %zu more objects", p->drifted - CTL_DRIFT_MAX_OBJECTS) == 0;
+    }
+    const co_condition *old = ctl_condition_find(p->st, CTL_CONDITION_DRIFTED);
+    if (!ok) {
+        co_error_clear();
+    } else if (p->drifted) {
+        const char *text = co_buf_cstr(&msg);
+        if (!old || !same_str(old->message, text)) {
+            set_text(&p->drift_change, text);
+        }
+        ctl_condition_put(p->st, CTL_CONDITION_DRIFTED, "True", CTL_REASON_DRIFTED, text, p->now);
+    } else if (old) {
+        set_text(&p->drift_change, "");
+        ctl_condition_remove(p->st, CTL_CONDITION_DRIFTED);
+    }
+    co_buf_dispose(&msg);
+}
+
 /* An item is ready when it completed, or was judged ready and is still judged so (the engine
  * keeps the phase Ready of an object that became unready and says so in its status). */
 static bool item_ready(struct json_object *item)
@@ -1296,6 +1344,7 @@ static void apply_step(pass *p, const char *owner_id)
     co_error_clear();
     rc = p->env->apply.apply(p->env->apply.ctx, &o, inventory_of(p), objects, &done);
     report_operations(p, &stats);
+    drift_step(p);
     note_auxiliary(p, objects);
     json_object_put(objects);
     if (rc < 0) {
@@ -1990,6 +2039,7 @@ static void lifecycle_finally(pass *p, ctl_result *out)
     if (p->deleting || !co_component_enabled(p->c) || !co_component_managed(p->c)) {
         set_text(&st->unready_since, NULL);
         ctl_condition_remove(st, CTL_CONDITION_DEGRADED);
+        ctl_condition_remove(st, CTL_CONDITION_DRIFTED);
         return;
     }
     if (p->health_seen) {
@@ -2075,6 +2125,8 @@ static void report_outcome(pass *p)
     o.message = p->message ? p->message : "";
     o.error_code = p->retriable ? 0 : p->err;
     count_dependents(p->inventory, &o.dependents, &o.unready);
+    o.drifted = p->drifted;
+    o.drift_change = p->drift_change;
     p->env->observer.outcome(p->env->observer.ctx, &o);
 }
 
@@ -2242,6 +2294,7 @@ done:
     co_kube_keys_dispose(&p->aux);
     free(p->policy_warning);
     free(p->operation);
+    free(p->drift_change);
     free(p->key);
     return rc < 0 ? rc : 0;
 }

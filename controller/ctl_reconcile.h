@@ -143,6 +143,12 @@ typedef struct ctl_outcome {
     int error_code;      /**< 0, or the error of a pass that failed for good */
     size_t dependents;   /**< items of status.inventory */
     size_t unready;      /**< of which neither Ready nor Completed */
+    /** dependents found drifted and kept so (docs/drift.md, "Reporting"); 0 also when this
+     * pass did not compare them */
+    size_t drifted;
+    /** the Drifted condition's new message when this pass changed it, "" when it went away;
+     * NULL: unchanged */
+    const char *drift_change;
 } ctl_outcome;
 
 /** Something observable for every reconcile (metrics, events). */

@@ -84,13 +84,19 @@ void ctl_state_set(co_component_status *status,
     co_condition cond = {co_xstrdup("Ready"), co_xstrdup(cstatus),
                          transition_time(old, cstatus, now_ns), co_xstrdup(reason ? reason : ""),
                          co_xstrdup(message ? message : "")};
-    /* Ready first, then the Degraded condition when there is one; the rest is dropped */
-    co_condition *conds = co_xcalloc(2, sizeof(co_condition));
+    /* Ready first, then the Degraded and Drifted conditions when there are; the rest is
+     * dropped */
+    co_condition *conds = co_xcalloc(status->n_conditions + 1, sizeof(co_condition));
     size_t n = 0;
+    bool degraded = false, drifted = false;
     conds[n++] = cond;
     for (size_t i = 0; i < status->n_conditions; i++) {
         co_condition *c = &status->conditions[i];
-        if (n < 2 && c->type && strcmp(c->type, CTL_CONDITION_DEGRADED) == 0) {
+        if (!degraded && c->type && strcmp(c->type, CTL_CONDITION_DEGRADED) == 0) {
+            degraded = true;
+            conds[n++] = *c;
+        } else if (!drifted && c->type && strcmp(c->type, CTL_CONDITION_DRIFTED) == 0) {
+            drifted = true;
             conds[n++] = *c;
         } else {
             condition_dispose(c);

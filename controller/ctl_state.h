@@ -67,6 +67,17 @@ struct json_object;
  * Degraded"); present only while it is True. */
 #define CTL_CONDITION_DEGRADED "Degraded"
 
+/* --- drift detection (docs/drift.md, "Reporting") --- */
+/** The condition naming the dependents that drifted from their manifests and were kept so
+ * (drift policy Warn); present only while some are. */
+#define CTL_CONDITION_DRIFTED "Drifted"
+/** Its reason, and that of the event when the drifted set changes. */
+#define CTL_REASON_DRIFTED "Drifted"
+/** The event when no dependent is drifted any more. */
+#define CTL_REASON_DRIFT_RESOLVED "DriftResolved"
+/** Most objects the condition names. */
+#define CTL_DRIFT_MAX_OBJECTS 10
+
 /* Messages, verbatim from the Go framework (spelling included). */
 #define CTL_MSG_SUSPENDED "Reconciliation is suspended"
 #define CTL_MSG_PROCESSING                                                                         \
@@ -83,8 +94,8 @@ struct json_object;
  * condition"): Ready, Warning and Unmanaged → "True", Error → "False", anything else →
  * "Unknown". lastTransitionTime
  * becomes @p now_ns only when the condition is new or its status value changes. Ready comes first;
- * a Degraded condition (ctl_condition_put()) is kept after it; other conditions are dropped (the
- * framework keeps only Ready). @p message may be NULL ("").
+ * a Degraded and a Drifted condition (ctl_condition_put()) are kept after it; other conditions
+ * are dropped (the framework keeps only Ready). @p message may be NULL ("").
  */
 void ctl_state_set(co_component_status *status,
                    const char *state,

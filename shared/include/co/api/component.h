@@ -303,6 +303,7 @@ typedef struct co_inventory_item {
     char *status;          /**< kstatus value, NULL = unset */
     char *last_applied_at; /**< RFC 3339, NULL = unset */
     char *mode;            /**< "read-only", "delete-only"; NULL = managed */
+    char *drift;           /**< drifted fields kept (docs/drift.md); NULL = none */
 } co_inventory_item;
 
 /** status (docs/behaviour.md, "Status") */

@@ -476,6 +476,7 @@ static void read_status(co_component_status *st, const json_object *status, json
         it->status = dup_str(item, "status");
         it->last_applied_at = dup_str(item, "lastAppliedAt");
         it->mode = dup_str(item, "mode");
+        it->drift = dup_str(item, "drift");
     }
     json_object *sr = co_json__member(status, "sourceRef");
     if (sr) {
@@ -767,6 +768,7 @@ static void free_status(co_component_status *st)
         free(it->status);
         free(it->last_applied_at);
         free(it->mode);
+        free(it->drift);
     }
     free(st->inventory);
     free(st->artifact_url);
@@ -1092,6 +1094,7 @@ static json_object *status_json(const co_component_status *st)
         put_str(io, "status", it->status);
         put_str(io, "lastAppliedAt", it->last_applied_at);
         put_str(io, "mode", it->mode);
+        put_str(io, "drift", it->drift);
         json_object_array_add(a, io);
     }
     put_arr(o, "inventory", a);

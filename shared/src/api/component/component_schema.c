@@ -491,7 +491,10 @@ static const co_schema status_fields[] = {
                    TIME("lastAppliedAt", "When the object was last created or updated."),
                    STR("mode",
                        "read-only or delete-only when the object's mode annotation says so; "
-                       "unset for managed objects.")))},
+                       "unset for managed objects."),
+                   STR("drift",
+                       "The fields found drifted from the manifest and kept so (drift policy "
+                       "Warn), as JSON pointers; unset when none.")))},
     {.name = "packedInventory",
      .type = CO_SCHEMA_OBJECT,
      .description = "The inventory of a Component whose list would be too large to store as it "
