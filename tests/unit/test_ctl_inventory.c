@@ -808,6 +808,81 @@ static void test_ctl_inventory__mode_and_guard_annotations(void **state)
     json_object_put(o);
 }
 
+/* docs/drift.md: the drift annotations are validated with the other per-object annotations
+ * (the error names the object and the annotation); an item's drift text is stored and read
+ * back, and a new manifest clears it. */
+static void test_ctl_inventory__drift_annotations_and_item_text(void **state)
+{
+    (void)state;
+    expect_prepare_error("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                         "'annotations':{'component-operator.cs.sap.com/drift-policy':'Fix'}}}]",
+                         CO_EINVALID,
+                         "error validating object v1 ConfigMap place/c: invalid value for "
+                         "annotation component-operator.cs.sap.com/drift-policy: Fix: must be "
+                         "Correct, Warn or Ignore");
+    expect_prepare_error("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c',"
+                         "'annotations':{'component-operator.cs.sap.com/ignore-fields':"
+                         "'/spec/replicas'}}}]",
+                         CO_EINVALID,
+                         "error validating object v1 ConfigMap place/c: invalid value for "
+                         "annotation component-operator.cs.sap.com/ignore-fields: ");
+    struct json_object *o =
+        J("[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a','annotations':{"
+          "'component-operator.cs.sap.com/drift-policy':'Warn',"
+          "'component-operator.cs.sap.com/ignore-fields':'[\\'/data/x\\']'}}},"
+          "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]");
+    ctl_objset set;
+    assert_co_pass(prepare(&set, o));
+    assert_int_equal(set.objs[0].drift, CO_DRIFT_WARN);
+    assert_int_equal(set.objs[0].ignore.n, 1);
+    assert_string_equal(set.objs[0].ignore.ptrs[0].tokens[1], "x");
+    assert_int_equal(set.objs[1].drift, CO_DRIFT_CORRECT);
+    assert_int_equal(set.objs[1].ignore.n, 0);
+    ctl_objset_dispose(&set);
+    json_object_put(o);
+
+    const live_table table[] = {{NULL, NULL}};
+    ctl_inventory inv = {NULL, 0, 0};
+    size_t added = 0;
+    const char *objs = "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
+                       "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'}}]";
+    update(&inv, objs, table, &added, 0);
+    for (size_t i = 0; i < inv.len; i++) {
+        inv.items[i].phase = CTL_PHASE_READY;
+        inv.items[i].drift = co_xstrdup("/data/greeting");
+    }
+    struct json_object *arr = json_object_new_array();
+    ctl_inventory_write(&inv, arr);
+    assert_string_equal(co_json_str(json_object_array_get_idx(arr, 0), "drift", NULL),
+                        "/data/greeting");
+    ctl_inventory back;
+    assert_co_pass(ctl_inventory_read(&back, arr));
+    assert_string_equal(back.items[1].drift, "/data/greeting");
+    ctl_inventory_dispose(&back);
+    json_object_put(arr);
+    /* b's manifest changes: compared afresh; a keeps what was found */
+    update(&inv,
+           "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'a'}},"
+           "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'b'},'data':{'k':'v'}}]",
+           table, &added, 0);
+    for (size_t i = 0; i < inv.len; i++) {
+        if (!strcmp(inv.items[i].name, "a")) {
+            assert_string_equal(inv.items[i].drift, "/data/greeting");
+        } else {
+            assert_null(inv.items[i].drift);
+        }
+    }
+    arr = json_object_new_array();
+    ctl_inventory_write(&inv, arr);
+    size_t with = 0;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        with += co_json_get(json_object_array_get_idx(arr, i), "drift", NULL) != NULL;
+    }
+    assert_int_equal(with, 1);
+    json_object_put(arr);
+    ctl_inventory_dispose(&inv);
+}
+
 static void test_ctl_inventory__bad_inventory_refused(void **state)
 {
     (void)state;
@@ -850,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_ctl_inventory__bad_inventory_refused),
         cmocka_unit_test(test_ctl_inventory__modes_round_trip),
         cmocka_unit_test(test_ctl_inventory__mode_and_guard_annotations),
+        cmocka_unit_test(test_ctl_inventory__drift_annotations_and_item_text),
     };
     return cmocka_run_group_tests_name("ctl_inventory", tests, NULL, NULL);
 }
