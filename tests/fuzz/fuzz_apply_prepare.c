@@ -6,12 +6,15 @@
  * delete order), reapply interval, participation; Secret stringData; owner marks; scope fix-up,
  * also through a CRD or APIService of the same set; the port defaults of built-in kinds — then
  * into an empty inventory, which is written, read back and sorted; every object is also handed
- * to the readiness rules as if it were live (status-hint annotation included).
+ * to the readiness rules as if it were live (status-hint annotation included), and compared
+ * with itself for drift (drift-policy and ignore-fields annotations included).
  *
  * Besides "no crash, no leak, no hang" it checks and aborts when these fail:
  *  - pre-processing is idempotent: the normalised objects prepared again succeed and yield the
  *    same manifests, keys, policies, orders and digests;
- *  - an inventory written to JSON and read back is written again byte-identically.
+ *  - an inventory written to JSON and read back is written again byte-identically;
+ *  - an object compared with itself, before and after its ignored fields are carried over from
+ *    itself, has no drift.
  * The first input byte picks the component-level defaults (policies, reapply interval).
  */
 #include <stddef.h>
@@ -21,6 +24,7 @@
 
 #include <json-c/json.h>
 
+#include "co/api/drift.h"
 #include "co/util/error.h"
 #include "co/json/json.h"
 #include "controller/ctl_health.h"
@@ -112,6 +116,28 @@ static void inventory_round_trip(const ctl_objset *set)
     ctl_inventory_dispose(&inv);
 }
 
+/* docs/drift.md: an object compared with itself never drifts (unless past the bounds), also
+ * once its ignored fields were carried over from itself. */
+static void drift_of_self(const ctl_objset *set)
+{
+    for (size_t i = 0; i < set->len; i++) {
+        const ctl_obj *o = &set->objs[i];
+        struct json_object *live = co_json_copy(o->manifest);
+        co_drift_result r;
+        int rc = co_drift_compare(&r, o->manifest, live, &o->ignore, NULL);
+        CO_ASSERT(rc == CO_ETOOBIG || (rc == 0 && r.total == 0));
+        co_drift_result_dispose(&r);
+        struct json_object *applied = co_json_copy(o->manifest);
+        co_drift_carry_ignored(applied, live, &o->ignore);
+        rc = co_drift_compare(&r, applied, live, &o->ignore, NULL);
+        CO_ASSERT(rc == CO_ETOOBIG || (rc == 0 && r.total == 0));
+        co_drift_result_dispose(&r);
+        co_error_clear();
+        json_object_put(applied);
+        json_object_put(live);
+    }
+}
+
 static void readiness(const struct json_object *objects)
 {
     for (size_t i = 0; i < json_object_array_length(objects); i++) {
@@ -170,6 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ctl_objset_dispose(&set2);
         json_object_put(again);
         inventory_round_trip(&set);
+        drift_of_self(&set);
         ctl_objset_sort_for_apply(&set);
         ctl_objset_dispose(&set);
     }

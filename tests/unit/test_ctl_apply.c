@@ -815,6 +815,92 @@ static void test_ctl_apply__options_checked(void **state)
     json_object_put(inv);
 }
 
+/* docs/drift.md, "Policies": of three ConfigMaps edited by hand after they were applied, the
+ * Correct one is re-applied on the next pass, the Warn one is recorded as drifted and not
+ * written, the Ignore one neither; once the reapply interval passes, the Ignore one is
+ * re-applied as before and the drifted Warn one still is not. */
+static void test_ctl_apply__drift_policies(void **state)
+{
+    (void)state;
+    const char *objs_text =
+        "[{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'c'},'data':{'k':'v'}},"
+        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'w','annotations':{"
+        "'component-operator.cs.sap.com/drift-policy':'Warn'}},'data':{'k':'v'}},"
+        "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'i','annotations':{"
+        "'component-operator.cs.sap.com/drift-policy':'Ignore'}},'data':{'k':'v'}}]";
+    co_fake_kube *f = fake_new();
+    static const char *const NAMES[] = {"c", "w", "i"};
+    for (size_t k = 0; k < 3; k++) {
+        char *path = co_xasprintf("/api/v1/namespaces/ns/configmaps/%s", NAMES[k]);
+        char *body = co_xasprintf("{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'%s',"
+                                  "'namespace':'ns'},'data':{'k':'v'}}",
+                                  NAMES[k]);
+        on(f, "PATCH", path, 200, body);
+        free(body);
+        free(path);
+    }
+    co_kube_client *c = co_fake_kube_client(f);
+    persisted seen = {f, 0, 0, 0, 0};
+    ctl_apply_opts o;
+    memset(&o, 0, sizeof(o));
+    o.target = c;
+    o.owner_id = OWNER;
+    o.namespace = "ns";
+    o.persist = persist_hook;
+    o.persist_ctx = &seen;
+    struct json_object *inv = json_object_new_array();
+    struct json_object *objs = J(objs_text);
+    bool done = false;
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_true(done);
+
+    /* edited by hand: data.k is "edited" on every one */
+    char *hashed = ctl_hash_owner_id(OWNER);
+    for (size_t k = 0; k < 3; k++) {
+        char *path = co_xasprintf("/api/v1/namespaces/ns/configmaps/%s", NAMES[k]);
+        char *body = co_xasprintf(
+            "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'%s','namespace':'ns',"
+            "'resourceVersion':'5','labels':{'component-operator.cs.sap.com/owner-id':'%s'},"
+            "'annotations':{'component-operator.cs.sap.com/digest':'%s'}},'data':{'k':'edited'}}",
+            NAMES[k], hashed, digest_of(inv, NAMES[k]));
+        on(f, "GET", path, 200, body);
+        free(body);
+        free(path);
+    }
+    co_fake_kube_clear_calls(f);
+    objs = J(objs_text);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/c"), 1);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/w"), 0);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/i"), 0);
+    for (size_t i = 0; i < json_object_array_length(inv); i++) {
+        struct json_object *it = json_object_array_get_idx(inv, i);
+        const char *drift = co_json_str(it, "drift", NULL);
+        if (!strcmp(co_json_str(it, "name", NULL), "w")) {
+            assert_non_null(drift);
+            assert_string_equal(drift, "/data/k");
+            assert_string_equal(co_json_str(it, "phase", NULL), "Ready");
+        } else {
+            assert_null(drift);
+        }
+        /* the reapply interval (one hour by default) passed since */
+        json_object_object_add(it, "lastAppliedAt", json_object_new_string("2000-01-01T00:00:00Z"));
+    }
+    co_fake_kube_clear_calls(f);
+    objs = J(objs_text);
+    assert_co_pass(ctl_apply(&o, inv, objs, &done));
+    json_object_put(objs);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/c"), 1);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/w"), 0);
+    assert_int_equal(co_fake_kube_count(f, "PATCH", "/configmaps/i"), 1);
+    free(hashed);
+    json_object_put(inv);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__halted_pass_writes_nothing_more),
         cmocka_unit_test(test_ctl_apply__first_write_checks_adoption),
         cmocka_unit_test(test_ctl_apply__applied_objects_judged_from_the_watch_cache),
+        cmocka_unit_test(test_ctl_apply__drift_policies),
         cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
         cmocka_unit_test(test_ctl_apply__deletions_awaited_with_one_list),
         cmocka_unit_test(test_ctl_apply__options_checked),

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "co/json/json.h"
+#include "co/util/strmap.h"
 #include "co/util/error.h"
 
 /* ---- policy --------------------------------------------------------------------------------- */
@@ -357,6 +358,9 @@ static bool quantity(long double *out, const char *s)
 
 static bool close_enough(long double a, long double b)
 {
+    if (a == b) {
+        return true; /* infinities too */
+    }
     long double scale = fabsl(a) > fabsl(b) ? fabsl(a) : fabsl(b);
     return fabsl(a - b) <= scale * 1e-12L;
 }
@@ -459,31 +463,30 @@ static const struct json_object *owned_child(const struct json_object *own, cons
     return v;
 }
 
-/* Whether every element of @p a is a map with a string "name" (a list keyed by name). */
+/* The name of a list element that is a map with a string "name", else NULL. */
+static const char *element_name(const struct json_object *e)
+{
+    struct json_object *name = member(e, "name");
+    return name && json_object_is_type(name, json_type_string) ? json_object_get_string(name)
+                                                               : NULL;
+}
+
+/* Whether every element of @p a is a map with a string "name", each name once (a list keyed by
+ * name, as containers, env and volumes are). */
 static bool named_list(const struct json_object *a)
 {
     size_t n = json_object_array_length(a);
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *name = member(json_object_array_get_idx(a, i), "name");
-        if (!name || !json_object_is_type(name, json_type_string)) {
-            return false;
+    co_strmap seen = CO_STRMAP_INIT;
+    bool named = n > 0;
+    for (size_t i = 0; named && i < n; i++) {
+        const char *name = element_name(json_object_array_get_idx(a, i));
+        named = name && !co_strmap_find(&seen, name, NULL);
+        if (named) {
+            co_strmap_put(&seen, name, (void *)a);
         }
     }
-    return n > 0;
-}
-
-static struct json_object *find_named(const struct json_object *a, const char *name)
-{
-    size_t n = json_object_array_length(a);
-    for (size_t i = 0; i < n; i++) {
-        struct json_object *e = json_object_array_get_idx(a, i);
-        struct json_object *en = member(e, "name");
-        if (en && json_object_is_type(en, json_type_string) &&
-            !strcmp(json_object_get_string(en), name)) {
-            return e;
-        }
-    }
-    return NULL;
+    co_strmap_dispose(&seen);
+    return named;
 }
 
 /* @p own: our fieldsV1 node at this path, or NULL; @p check_own: the path is made of map keys
@@ -559,12 +562,23 @@ static void compare(walk *w,
         }
         size_t n = json_object_array_length(d);
         if (named_list(d)) {
-            /* others may add elements of their own; ours are found by name */
+            /* others may add elements of their own; ours are found by name (the first of a
+             * name, as the API server keeps each once) */
+            co_strmap live_names = CO_STRMAP_INIT;
+            size_t nl = json_object_array_length(l);
+            for (size_t i = 0; i < nl; i++) {
+                struct json_object *e = json_object_array_get_idx(l, i);
+                const char *name = element_name(e);
+                if (name && !co_strmap_find(&live_names, name, NULL)) {
+                    co_strmap_put(&live_names, name, e);
+                }
+            }
             for (size_t i = 0; i < n && w->rc == 0; i++) {
                 struct json_object *e = json_object_array_get_idx(d, i);
-                const char *name = json_object_get_string(member(e, "name"));
-                compare_child(w, NULL, i, e, find_named(l, name), NULL, false, false);
+                compare_child(w, NULL, i, e, co_strmap_get(&live_names, element_name(e)), NULL,
+                              false, false);
             }
+            co_strmap_dispose(&live_names);
             return;
         }
         if (json_object_array_length(l) != n) {
