@@ -1413,25 +1413,22 @@ static void compare_drift(const engine *e,
     if (co_drift_compare(&r, desired, live, &o->ignore, owned) < 0) {
         co_error_clear();
     } else if (r.total > 0) {
-        size_t len = 0;
-        for (size_t i = 0; i < r.nfields; i++) {
-            len += strlen(r.fields[i]) + 2;
+        co_buf b = CO_BUF_INIT(CTL_DRIFT_TEXT_MAX);
+        bool ok = true;
+        for (size_t i = 0; i < r.nfields && ok; i++) {
+            ok = co_buf_printf(&b, "%s%s", i ? ", " : "", r.fields[i]) == 0;
         }
-        char *s = co_xmalloc(len + 32);
-        s[0] = '\0';
-        for (size_t i = 0; i < r.nfields; i++) {
-            if (i) {
-                strcat(s, ", ");
-            }
-            strcat(s, r.fields[i]);
+        if (ok && r.total > r.nfields) {
+            ok = co_buf_printf(&b, " (and %zu more)", r.total - r.nfields) == 0;
         }
-        if (r.total > r.nfields) {
-            sprintf(s + strlen(s), " (and %zu more)", r.total - r.nfields);
+        if (!ok) {
+            /* past the cap (the buffer was emptied): the first field names the drift */
+            co_error_clear();
+            *text = co_xstrndup(r.fields[0], CTL_DRIFT_TEXT_MAX - 16);
+        } else {
+            *text = co_buf_take(&b, NULL);
         }
-        if (strlen(s) > CTL_DRIFT_TEXT_MAX) {
-            s[CTL_DRIFT_TEXT_MAX] = '\0';
-        }
-        *text = s;
+        co_buf_dispose(&b);
     }
     co_drift_result_dispose(&r);
     json_object_put(fp);

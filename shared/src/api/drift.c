@@ -591,10 +591,9 @@ static void compare(walk *w,
         }
         return;
     }
-    if (!scalar_equal(d, l, quant)) {
+    /* a value of ours that another manager took drifted too */
+    if (!scalar_equal(d, l, quant) || (check_own && !own)) {
         drifted(w);
-    } else if (check_own && !own) {
-        drifted(w); /* the value is ours but another manager took the field */
     }
 }
 
