@@ -1947,13 +1947,38 @@ out:
     return rc;
 }
 
+/* Whether two inventory items are the same but for their drift record (docs/drift.md,
+ * "Reporting"), which says what was found, not what was done. */
+static bool same_item(struct json_object *a, struct json_object *b)
+{
+    if (!co_json_get(a, "drift", NULL) && !co_json_get(b, "drift", NULL)) {
+        return co_json_equal(a, b);
+    }
+    struct json_object *x = co_json_copy(a), *y = co_json_copy(b);
+    json_object_object_del(x, "drift");
+    json_object_object_del(y, "drift");
+    bool same = co_json_equal(x, y);
+    json_object_put(x);
+    json_object_put(y);
+    return same;
+}
+
 static void report_change(const ctl_apply_opts *o,
                           const struct json_object *before,
                           const struct json_object *after)
 {
-    if (o && o->inventory_changed) {
-        *o->inventory_changed = !co_json_equal(before, after);
+    if (!o || !o->inventory_changed) {
+        return;
     }
+    bool arrays =
+        json_object_is_type(before, json_type_array) && json_object_is_type(after, json_type_array);
+    size_t n = arrays ? json_object_array_length(before) : 0;
+    bool changed = !arrays || n != json_object_array_length(after);
+    for (size_t i = 0; !changed && i < n; i++) {
+        changed =
+            !same_item(json_object_array_get_idx(before, i), json_object_array_get_idx(after, i));
+    }
+    *o->inventory_changed = arrays ? changed : !co_json_equal(before, after);
 }
 
 int ctl_apply(const ctl_apply_opts *o,

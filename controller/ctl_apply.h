@@ -124,8 +124,8 @@ typedef struct ctl_apply_opts {
      * instead, and the caller persists the inventory and calls again. */
     int (*persist)(void *ctx, struct json_object *inventory);
     void *persist_ctx;
-    /** Out, optional: set to whether the call changed the inventory (backoff reset;
-     * docs/behaviour.md, "Intervals and requeue"). */
+    /** Out, optional: set to whether the call changed the inventory, the items' drift records
+     * aside (backoff reset; docs/behaviour.md, "Intervals and requeue"). */
     bool *inventory_changed;
     /** Optional: the local cluster's dependents cache, for a Component deploying into this
      * cluster; objects unchanged since this inventory wrote them are taken from there instead of

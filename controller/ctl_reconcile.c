@@ -2110,6 +2110,18 @@ static void count_dependents(const struct json_object *inventory, size_t *n, siz
     }
 }
 
+/* How many inventory items carry a drift record (docs/drift.md, "Reporting"): also after a
+ * pass that did not apply, so that the gauge follows the condition. */
+static size_t count_drifted(const struct json_object *inventory)
+{
+    size_t n = inventory ? json_object_array_length(inventory) : 0, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *d = co_json_str(json_object_array_get_idx(inventory, i), "drift", NULL);
+        k += d && *d;
+    }
+    return k;
+}
+
 static void report_outcome(pass *p)
 {
     if (!p->env->observer.outcome || !p->c) {
@@ -2125,7 +2137,7 @@ static void report_outcome(pass *p)
     o.message = p->message ? p->message : "";
     o.error_code = p->retriable ? 0 : p->err;
     count_dependents(p->inventory, &o.dependents, &o.unready);
-    o.drifted = p->drifted;
+    o.drifted = count_drifted(p->inventory);
     o.drift_change = p->drift_change;
     p->env->observer.outcome(p->env->observer.ctx, &o);
 }

@@ -143,8 +143,7 @@ typedef struct ctl_outcome {
     int error_code;      /**< 0, or the error of a pass that failed for good */
     size_t dependents;   /**< items of status.inventory */
     size_t unready;      /**< of which neither Ready nor Completed */
-    /** dependents found drifted and kept so (docs/drift.md, "Reporting"); 0 also when this
-     * pass did not compare them */
+    /** inventory items recorded as drifted and kept so (docs/drift.md, "Reporting") */
     size_t drifted;
     /** the Drifted condition's new message when this pass changed it, "" when it went away;
      * NULL: unchanged */

@@ -207,6 +207,33 @@ static void test_ctl_state__degraded_condition_kept_beside_ready(void **state)
     co_component_free(c);
 }
 
+/* docs/drift.md, "Reporting": the Drifted condition is kept beside Ready (and Degraded) in
+ * the order it came; others still go. */
+static void test_ctl_state__drifted_condition_kept_beside_ready(void **state)
+{
+    (void)state;
+    co_component *c = component("{\"status\":{\"conditions\":[{\"type\":\"Other\","
+                                "\"status\":\"True\"},{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    co_component_status *st = &c->status;
+    ctl_condition_put(st, CTL_CONDITION_DRIFTED, "True", CTL_REASON_DRIFTED,
+                      "ConfigMap n/a: /data/k", T0);
+    ctl_state_set(st, CTL_STATE_READY, CTL_REASON_READY, CTL_MSG_READY, T0);
+    assert_int_equal(st->n_conditions, 2);
+    assert_string_equal(st->conditions[0].type, "Ready");
+    assert_string_equal(st->conditions[1].type, "Drifted");
+    assert_string_equal(st->conditions[1].message, "ConfigMap n/a: /data/k");
+    ctl_condition_put(st, CTL_CONDITION_DEGRADED, "True", CTL_REASON_DEGRADED, "1 of 2", T0);
+    ctl_state_set(st, CTL_STATE_WARNING, CTL_REASON_DEGRADED, "1 of 2", T0);
+    assert_int_equal(st->n_conditions, 3);
+    assert_string_equal(st->conditions[1].type, "Drifted");
+    assert_string_equal(st->conditions[2].type, "Degraded");
+    ctl_condition_remove(st, CTL_CONDITION_DRIFTED);
+    ctl_state_set(st, CTL_STATE_WARNING, CTL_REASON_DEGRADED, "1 of 2", T0);
+    assert_int_equal(st->n_conditions, 2);
+    assert_null(ctl_condition_find(st, CTL_CONDITION_DRIFTED));
+    co_component_free(c);
+}
+
 /* docs/lifecycle.md, "One reason, chosen by priority". */
 static void test_ctl_state__reason_priority_table(void **state)
 {
@@ -270,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_ctl_state__backoff_resets_on_activity_change_and_forget),
         cmocka_unit_test(test_ctl_state__component_ready),
         cmocka_unit_test(test_ctl_state__degraded_condition_kept_beside_ready),
+        cmocka_unit_test(test_ctl_state__drifted_condition_kept_beside_ready),
         cmocka_unit_test(test_ctl_state__reason_priority_table),
         cmocka_unit_test(test_ctl_state__candidate_pick),
     };
