@@ -277,6 +277,17 @@ static void test_drift__fields_taken_by_another_manager(void **state)
     got = drift_of(d, l, NULL, "{'f:data':{'f:a':{},'f:b':{}},'f:spec':{'f:l':{}}}");
     assert_string_equal(got, "");
     free(got);
+    /* an atomic map is owned as a whole: its fields list no children */
+    got = drift_of("{'spec':{'selector':{'matchLabels':{'app':'web'}}}}",
+                   "{'spec':{'selector':{'matchLabels':{'app':'web'}}}}", NULL,
+                   "{'f:spec':{'f:selector':{}}}");
+    assert_string_equal(got, "");
+    free(got);
+    got = drift_of("{'spec':{'selector':{'matchLabels':{'app':'web'}}}}",
+                   "{'spec':{'selector':{'matchLabels':{'app':'web'}}}}", NULL,
+                   "{'f:spec':{'f:replicas':{}}}");
+    assert_string_equal(got, "/spec/selector/matchLabels/app");
+    free(got);
     /* without managed fields, values alone count */
     got = drift_of(d, l, NULL, NULL);
     assert_string_equal(got, "");

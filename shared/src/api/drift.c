@@ -543,6 +543,10 @@ static void compare(walk *w,
         }
         const char *self = w->depth ? w->path[w->depth - 1] : NULL;
         bool meta = w->depth == 2 && !strcmp(w->path[0], "metadata");
+        if (own && json_object_is_type(own, json_type_object) &&
+            json_object_object_length(own) == 0) {
+            check_own = false; /* an atomic map (a selector): owned as a whole */
+        }
         json_object_object_foreach ((struct json_object *)d, k, v) {
             if (meta && !strncmp(k, CO_DRIFT_OWN_PREFIX, strlen(CO_DRIFT_OWN_PREFIX))) {
                 continue; /* the operator's own marks and policies: the manifest decides */
