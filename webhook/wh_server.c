@@ -1084,6 +1084,61 @@ int wh_server_start(wh_server **out, const wh_server_config *cfg)
     return 0;
 }
 
+int wh_server_local_new(wh_server **out, const wh_server_config *cfg)
+{
+    if (!cfg->handlers) {
+        return co_error_set(CO_EINVALID, "webhook server: handlers are required");
+    }
+    wh_server *s = co_xcalloc(1, sizeof(*s));
+    s->cfg = *cfg;
+    s->cfg.tls = NULL;
+    s->header_ms = s->body_ms = 0;
+    wh_budget_init(&s->budget, cfg->memory_budget ? cfg->memory_budget : WH_DEFAULT_MEMORY_BUDGET);
+    pthread_mutex_init(&s->ready_lock, NULL);
+    pthread_mutex_init(&s->conns_lock, NULL);
+    pthread_cond_init(&s->tls_closed, NULL);
+    for (int l = 0; l < 3; l++) {
+        s->ports[l] = -1;
+        s->listen_fd[l] = -1;
+    }
+    s->stop_pipe[0] = s->stop_pipe[1] = -1;
+    s->nworkers = 1;
+    s->workers = co_xcalloc(1, sizeof(struct MHD_Daemon *));
+    s->open = co_xcalloc(1, sizeof(atomic_uint));
+    /* The TLS workers' options, less TLS and the thread: the caller polls with
+     * wh_server_local_run(). */
+    s->workers[0] = MHD_start_daemon(
+        MHD_USE_NO_LISTEN_SOCKET | MHD_USE_TURBO | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_webhook, s,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(cfg->max_connections ? cfg->max_connections : 16),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+    if (!s->workers[0]) {
+        wh_server_free(s);
+        return co_error_set(CO_ERROR, "cannot start a local webhook listener");
+    }
+    *out = s;
+    return 0;
+}
+
+int wh_server_local_add(wh_server *s, int fd)
+{
+    /* libmicrohttpd wants an IP peer; this one is never looked at */
+    struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(1)};
+    peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (MHD_add_connection(s->workers[0], fd, (const struct sockaddr *)&peer, sizeof(peer)) !=
+        MHD_YES) {
+        return co_error_set_os(CO_ERROR, "webhook server: cannot add a local connection");
+    }
+    return 0;
+}
+
+void wh_server_local_run(wh_server *s)
+{
+    (void)MHD_run(s->workers[0]);
+}
+
 void wh_server_set_ready(wh_server *s, wh_ready_fn ready, void *ctx)
 {
     pthread_mutex_lock(&s->ready_lock);

@@ -84,6 +84,29 @@ CO_MUST_CHECK int wh_server_parse_addr(char **host_out, int *port_out, const cha
  */
 CO_MUST_CHECK int wh_server_start(wh_server **out, const wh_server_config *cfg);
 
+/**
+ * The TLS listener's request handling without a socket of its own, TLS or threads, for the
+ * fuzzer and tests: a connection given with wh_server_local_add() is read by libmicrohttpd
+ * and its requests go through the TLS listener's access handler (route, method, media type and
+ * declared length decided from the headers, the body streamed into the route's capped buffer
+ * under the memory budget, then wh_http_handle()); wh_server_local_run() does whatever can be
+ * done without waiting. Plain HTTP: no certificate is needed. Of @p cfg only the handlers,
+ * limits, memory budget, connection limit and inactivity timeout (0: none) count; the server is
+ * freed with wh_server_free().
+ * @return 0, CO_EINVALID without handlers, CO_ERROR when libmicrohttpd refuses.
+ */
+CO_MUST_CHECK int wh_server_local_new(wh_server **out, const wh_server_config *cfg);
+
+/**
+ * Hands @p fd, one end of a connected stream socket (a socketpair(), say), to a local server;
+ * it is closed when the connection ends, also on failure.
+ * @return 0 or CO_ERROR.
+ */
+CO_MUST_CHECK int wh_server_local_add(wh_server *s, int fd);
+
+/** Reads, answers and writes what the local server's connections allow now; never blocks. */
+void wh_server_local_run(wh_server *s);
+
 /** Replaces the extra readiness checks (e.g. once the caches exist). Thread-safe. */
 void wh_server_set_ready(wh_server *s, wh_ready_fn ready, void *ctx);
 

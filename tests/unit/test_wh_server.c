@@ -831,6 +831,63 @@ static void test_wh_server__drain_finishes_requests_in_flight(void **state)
     stop(&f);
 }
 
+/* Writes @p req into a local connection and serves it until the server closes it; the
+ * answers in @p out. */
+static void local_exchange(co_buf *out, wh_server *s, const char *req)
+{
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    assert_co_pass(wh_server_local_add(s, sv[1]));
+    assert_int_equal(send(sv[0], req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    shutdown(sv[0], SHUT_WR);
+    int ended = 0;
+    for (int round = 0; round < 10000 && !ended; round++) {
+        wh_server_local_run(s);
+        char buf[4096];
+        ssize_t n;
+        while ((n = recv(sv[0], buf, sizeof(buf), 0)) > 0) {
+            assert_co_pass(co_buf_put(out, buf, (size_t)n));
+        }
+        ended = n == 0;
+    }
+    close(sv[0]);
+    assert_true(ended);
+}
+
+static void test_wh_server__local_connection_is_served_like_the_tls_listener(void **state)
+{
+    (void)state;
+    wh_server_config cfg = {.handlers = &handlers, .limits = {.admission_body = 1024}};
+    wh_server *s = NULL;
+    assert_co_pass(wh_server_local_new(&s, &cfg));
+    /* two pipelined requests: a review, then a body over the route's cap */
+    char *req = co_xasprintf("POST /validate/v1alpha1/components HTTP/1.1\r\nHost: w\r\n"
+                             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s"
+                             "POST /validate/v1alpha1/components HTTP/1.1\r\nHost: w\r\n"
+                             "Content-Type: application/json\r\nContent-Length: 2048\r\n\r\n",
+                             strlen(review), review);
+    co_buf out = CO_BUF_INIT(CO_MIB);
+    local_exchange(&out, s, req);
+    assert_co_pass(co_buf_putc(&out, '\0'));
+    assert_contains(out.ptr, "HTTP/1.1 200");
+    assert_contains(out.ptr, "\"uid\":\"u-1\",\"allowed\":true");
+    assert_contains(out.ptr, "HTTP/1.1 413");
+    /* every request has given its memory back */
+    assert_int_equal(wh_server_memory_used(s), 0);
+    co_buf_dispose(&out);
+    free(req);
+
+    /* a request cut short in its body is dropped without an answer */
+    co_buf_init(&out, CO_MIB);
+    local_exchange(&out, s,
+                   "POST /convert HTTP/1.1\r\nHost: w\r\nContent-Type: application/json\r\n"
+                   "Content-Length: 100\r\n\r\n{\"apiVersion\"");
+    assert_int_equal(out.len, 0);
+    assert_int_equal(wh_server_memory_used(s), 0);
+    co_buf_dispose(&out);
+    wh_server_free(s);
+}
+
 static void test_wh_server__parse_addr(void **state)
 {
     (void)state;
@@ -868,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_wh_server__certificate_files_are_reloaded),
         cmocka_unit_test(test_wh_server__probes_and_metrics),
         cmocka_unit_test(test_wh_server__drain_finishes_requests_in_flight),
+        cmocka_unit_test(test_wh_server__local_connection_is_served_like_the_tls_listener),
         cmocka_unit_test(test_wh_server__parse_addr),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
