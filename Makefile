@@ -184,7 +184,7 @@ TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(IN
 
 .PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
 	test-tsan test-conformance test-build test-valgrind headercheck format format-check tidy \
-	cppcheck layers fuzz fuzz-run bench clean deps help run
+	cppcheck layers fuzz fuzz-run fuzz-campaign bench clean deps help run
 
 ## release build of both daemons (build/release/)
 all: release
@@ -287,9 +287,19 @@ build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o build/fuzz/libfuzzco.a
 ## build the libFuzzer targets (clang): build/fuzz/fuzz_<name>
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
+## hours of fuzz-campaign, shared by the targets (fractional: 0.05 is three minutes)
+HOURS ?= 1
+## targets of fuzz-campaign (names without fuzz_); empty: every target
+FUZZ_TARGETS ?=
+## a fuzzing campaign: every target in turn within HOURS, corpora merged back into
+## tests/fuzz/corpus/, a table of executions, coverage and findings (docs/fuzzing.md)
+fuzz-campaign: fuzz
+	$(Q)tests/fuzz/campaign.sh --hours $(HOURS) $(FUZZ_TARGETS)
+
 ## seconds per target of fuzz-run
 FUZZ_SECONDS ?= 60
-## a longer local fuzzing session, every target in turn
+## every target in turn for FUZZ_SECONDS, corpora in build/fuzz/corpus/ (nothing merged back;
+## fuzz-campaign keeps what it finds)
 fuzz-run: fuzz
 	$(Q)for f in $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%); do \
 		name=$$(basename $$f); corpus=build/fuzz/corpus/$$name; mkdir -p $$corpus; \
