@@ -18,7 +18,7 @@
 # (logs, scratch corpora, findings, the table as summary.txt) is kept in
 # build/fuzz/campaign/<UTC time>/.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 usage() {
     sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//' >&2
