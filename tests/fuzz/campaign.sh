@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
         ;;
     esac
 done
-if ! printf '%s\n' "$hours" | grep -qE '^([0-9]+(\.[0-9]*)?|\.[0-9]+)$'; then
+if ! [[ $hours =~ ^([0-9]+(\.[0-9]*)?|\.[0-9]+)$ ]]; then
     echo "campaign: HOURS must be a non-negative number, not '$hours'" >&2
     exit 2
 fi
@@ -168,7 +168,7 @@ for t in "${targets[@]}"; do
         mkdir -p "$stage" "$hexdir"
         for f in "$seeds"/*; do
             [ -f "$f" ] || continue
-            if basename "$f" | grep -qE '^[0-9a-f]{40}$'; then
+            if [[ $(basename "$f") =~ ^[0-9a-f]{40}$ ]]; then
                 cp -p "$f" "$hexdir/"
             else
                 cp -p "$f" "$stage/"
