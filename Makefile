@@ -184,7 +184,7 @@ TSAN_BINS := $(patsubst %.c,build/tsan/%,$(shell grep -lw ctl_manager_start $(IN
 
 .PHONY: all release debug controller webhook test test-unit test-integration test-e2e \
 	test-tsan test-conformance test-build test-valgrind headercheck format format-check tidy \
-	cppcheck layers fuzz fuzz-run fuzz-campaign bench clean deps help run
+	cppcheck layers fuzz fuzz-run fuzz-campaign bench chaos clean deps help run
 
 ## release build of both daemons (build/release/)
 all: release
@@ -318,6 +318,16 @@ BENCH ?=
 ## the benchmarks; they print figures and ratios, never fail on a time
 bench: $(BENCH_BINS) $(call DAEMONS,release)
 	$(Q)tests/bench/run.sh $(BENCH)
+
+# ---------------------------------------------------------------------------------------------
+# Reliability campaigns (docs/chaos.md): the release daemons against private control planes
+# ---------------------------------------------------------------------------------------------
+
+## one campaign for chaos, e.g. CHAOS=controller_kill; empty: all of them
+CHAOS ?=
+## the reliability campaigns at full size (kills, restarts, webhook faults, soak); each prints its summary
+chaos: $(call DAEMONS,release)
+	$(Q)tests/chaos/run.sh $(CHAOS)
 
 # ---------------------------------------------------------------------------------------------
 # Code checks
