@@ -11,6 +11,7 @@
 #   tests/env/controlplane.sh apiserver-start DIR start it again on the same port
 #   tests/env/controlplane.sh restart DIR         apiserver-stop + apiserver-start
 #   tests/env/controlplane.sh compact DIR         compact etcd's history up to now
+#   tests/env/controlplane.sh etcd-restart DIR    stop etcd and start it again on its data
 #
 # DIR/env exports:
 #   CO_TEST_KUBECONFIG             admin kubeconfig (bearer token, group system:masters)
@@ -42,7 +43,7 @@ die() {
 }
 
 usage() {
-    sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -244,6 +245,24 @@ etcd_healthy() {
     curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" | grep '"health":"true"' >/dev/null
 }
 
+# launch_etcd BIN DATA: starts etcd on ETCD_PORT and ETCD_PEER_PORT with its data in DATA (a
+# data directory that holds a member already is reopened: the initial-cluster flags are ignored).
+launch_etcd() {
+    local etcd=$1 data=$2
+    echo "$ETCD_PEER_PORT" >"$DIR/etcd.peer-port"
+    echo "=== start $(date -u +%FT%TZ)" >>"$DIR/logs/etcd.log"
+    setsid "$etcd" --name co-test --data-dir "$data" \
+        --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+        --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+        --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+        --initial-cluster "co-test=http://127.0.0.1:$ETCD_PEER_PORT" \
+        --initial-cluster-state new --logger zap --log-level warn --log-outputs stderr \
+        >>"$DIR/logs/etcd.log" 2>&1 </dev/null &
+    echo "$! $data" >"$DIR/etcd.pid"
+    await_exec "$DIR/etcd.pid"
+}
+
 start_etcd() {
     local etcd data attempt rc
     etcd=$("$ROOT/tests/env/kube-apiserver.sh" etcd)
@@ -261,16 +280,7 @@ start_etcd() {
         [ "$ETCD_PORT" != "$ETCD_PEER_PORT" ] || continue
         rm -rf "${data:?}/member"
         : >"$DIR/logs/etcd.log"
-        setsid "$etcd" --name co-test --data-dir "$data" \
-            --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
-            --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
-            --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-            --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
-            --initial-cluster "co-test=http://127.0.0.1:$ETCD_PEER_PORT" \
-            --initial-cluster-state new --logger zap --log-level warn --log-outputs stderr \
-            >>"$DIR/logs/etcd.log" 2>&1 </dev/null &
-        echo "$! $data" >"$DIR/etcd.pid"
-        await_exec "$DIR/etcd.pid"
+        launch_etcd "$etcd" "$data"
         rc=0
         wait_up "$DIR/etcd.pid" "$DIR/logs/etcd.log" etcd etcd_healthy || rc=$?
         case $rc in
@@ -434,6 +444,26 @@ cmd_apiserver_start() {
     die "kube-apiserver did not restart"
 }
 
+# etcd-restart: SIGTERM to etcd, then the same binary on the same ports and data directory;
+# kube-apiserver keeps running and reconnects by itself.
+cmd_etcd_restart() {
+    load_state
+    local etcd data i
+    etcd=$("$ROOT/tests/env/kube-apiserver.sh" etcd)
+    data=$(cat "$DIR/etcd-data.path")
+    ETCD_PEER_PORT=$(cat "$DIR/etcd.peer-port" 2>/dev/null || pick_port)
+    stop_pid "$DIR/etcd.pid" etcd
+    # the previous process may hold the ports for a moment after it exits
+    for i in 1 2 3; do
+        launch_etcd "$etcd" "$data"
+        if wait_up "$DIR/etcd.pid" "$DIR/logs/etcd.log" etcd etcd_healthy; then
+            return 0
+        fi
+        sleep 1
+    done
+    die "etcd did not restart"
+}
+
 cmd_compact() {
     load_state
     local rev
@@ -457,5 +487,6 @@ restart)
     cmd_apiserver_start
     ;;
 compact) cmd_compact ;;
+etcd-restart) cmd_etcd_restart ;;
 *) usage ;;
 esac
