@@ -11,6 +11,7 @@
 #   tests/env/controlplane.sh apiserver-start DIR start it again on the same port
 #   tests/env/controlplane.sh restart DIR         apiserver-stop + apiserver-start
 #   tests/env/controlplane.sh compact DIR         compact etcd's history up to now
+#   tests/env/controlplane.sh apiserver-crash DIR SIGKILL to kube-apiserver, then start it again
 #   tests/env/controlplane.sh etcd-restart DIR    stop etcd and start it again on its data
 #
 # DIR/env exports:
@@ -43,7 +44,7 @@ die() {
 }
 
 usage() {
-    sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -444,6 +445,23 @@ cmd_apiserver_start() {
     die "kube-apiserver did not restart"
 }
 
+# apiserver-crash: SIGKILL to kube-apiserver (no graceful shutdown: its clients' connections
+# break mid-request), then apiserver-start.
+cmd_apiserver_crash() {
+    load_state
+    local pid i
+    if pid_alive "$DIR/apiserver.pid"; then
+        read -r pid _ <"$DIR/apiserver.pid"
+        kill -KILL "$pid" 2>/dev/null || true
+        for i in $(seq 1 100); do
+            pid_alive "$DIR/apiserver.pid" || break
+            sleep 0.1
+        done
+    fi
+    rm -f "$DIR/apiserver.pid"
+    cmd_apiserver_start
+}
+
 # etcd-restart: SIGTERM to etcd, then the same binary on the same ports and data directory;
 # kube-apiserver keeps running and reconnects by itself.
 cmd_etcd_restart() {
@@ -488,5 +506,6 @@ restart)
     ;;
 compact) cmd_compact ;;
 etcd-restart) cmd_etcd_restart ;;
+apiserver-crash) cmd_apiserver_crash ;;
 *) usage ;;
 esac
