@@ -56,7 +56,9 @@ chaos_cleanup() {
     [ -n "$CHURN_PID" ] && churn_stop
     [ -n "$CTL_PID" ] && { kill -TERM "$CTL_PID" 2>/dev/null; wait "$CTL_PID" 2>/dev/null; }
     CTL_PID=""
-    if [ -n "${CO_TEST_KUBECONFIG:-}" ] && [ -z "${CHAOS_NO_CLUSTER_CLEANUP:-}" ]; then
+    # (a private control plane goes as a whole)
+    if [ -n "${CO_TEST_KUBECONFIG:-}" ] && [ -z "$OWN_CP" ] &&
+        [ -z "${CHAOS_NO_CLUSTER_CLEANUP:-}" ]; then
         k delete validatingwebhookconfiguration "co-chaos-$SUFFIX" --ignore-not-found \
             >/dev/null 2>&1
         k delete mutatingwebhookconfiguration "co-chaos-$SUFFIX" --ignore-not-found \
@@ -93,7 +95,13 @@ chaos_setup() {
     if [ -z "${CO_TEST_KUBECONFIG:-}" ]; then
         OWN_CP=$WORK/cp
         say "starting a private control plane"
-        "$ROOT/tests/env/controlplane.sh" start "$OWN_CP" >"$WORK/logs/controlplane.log" 2>&1 ||
+        # an audit log of every write to a Component: who deleted what, when a campaign fails
+        printf '%s\n' 'apiVersion: audit.k8s.io/v1' 'kind: Policy' 'rules:' '- level: Metadata' \
+            '  resources: [{group: core.cs.sap.com, resources: [components]}]' \
+            '  verbs: [create, delete, deletecollection, update, patch]' '- level: None' \
+            >"$WORK/audit-policy.yaml"
+        CO_TEST_APISERVER_ARGS="${CO_TEST_APISERVER_ARGS:-} --audit-log-path=$WORK/logs/audit.log --audit-policy-file=$WORK/audit-policy.yaml" \
+            "$ROOT/tests/env/controlplane.sh" start "$OWN_CP" >"$WORK/logs/controlplane.log" 2>&1 ||
             { tail -n 20 "$WORK/logs/controlplane.log" >&2; return 1; }
         # shellcheck disable=SC1091
         . "$OWN_CP/env"
@@ -453,7 +461,19 @@ create_all() {
         manifest "$i" 0 >>"$WORK/all.yaml"
         echo 0 >"$STATE/live/$(cname "$i")"
     done
-    k apply -f "$WORK/all.yaml" >/dev/null
+    k apply -f "$WORK/all.yaml" >"$WORK/logs/create_all.log" 2>&1
+    # every one must exist before the faults start; create any the apply did not (said so)
+    local have missing=()
+    have=$(k -n "$CNS" get "$COMP" -o name 2>/dev/null | sed 's|.*/||')
+    for i in $(seq 0 $(($1 - 1))); do
+        grep -qx "$(cname "$i")" <<<"$have" || missing+=("$i")
+    done
+    for i in "${missing[@]}"; do
+        say "$(cname "$i") is missing after the first apply; created again"
+        manifest "$i" 0 | k create --save-config -f - >>"$WORK/logs/create_all.log" 2>&1 ||
+            return 1
+    done
+    CREATE_RETRIES=${#missing[@]}
 }
 
 # --- churn ----------------------------------------------------------------------------------------
@@ -468,7 +488,9 @@ truth() {
             jq -r 'if .metadata.deletionTimestamp then "deleting"
                 else .spec.postBuild.substitute.GEN end' <<<"$out"
             return 0
-        elif grep -q NotFound <<<"$out"; then
+        elif grep -qF "\"$1\" not found" <<<"$out"; then
+            # (not any 404: right after a restart the API server answers "could not find the
+            # requested resource" until it serves the CRD again)
             echo absent
             return 0
         fi
@@ -574,9 +596,9 @@ delete_some() {
 # churn_start N INTERVAL: churn_op every INTERVAL seconds (fractions allowed) in the background.
 churn_start() {
     local n=$1 interval=$2
+    rm -f "$WORK/churn.stop"
     (
-        trap 'exit 0' TERM
-        while :; do
+        while [ ! -e "$WORK/churn.stop" ]; do
             churn_op "$n"
             sleep "$interval"
         done
@@ -584,10 +606,11 @@ churn_start() {
     CHURN_PID=$!
 }
 
-# churn_stop: ends the loop after its current operation (it is never killed mid-write).
+# churn_stop: ends the loop after its current operation. It is asked, not signalled: a signal
+# could end it between a write and the record of it in STATE.
 churn_stop() {
     [ -n "$CHURN_PID" ] || return 0
-    kill -TERM "$CHURN_PID" 2>/dev/null
+    touch "$WORK/churn.stop"
     wait "$CHURN_PID" 2>/dev/null
     CHURN_PID=""
 }
@@ -756,4 +779,10 @@ fail_details() {
     say "controller log (last 30 lines):"
     tail -n 30 "$WORK/logs/controller.log" >&2
     [ -s "$WORK/logs/churn.err" ] && { say "churn errors (last 10):"; tail -n 10 "$WORK/logs/churn.err" >&2; }
+    if [ -s "$WORK/logs/audit.log" ]; then
+        say "Component deletions by client (audit log):"
+        jq -r 'select(.verb == "delete" and .stage == "ResponseComplete")
+            | "\(.user.username) \(.userAgent | split(" ")[0]) \(.responseStatus.code)"' \
+            "$WORK/logs/audit.log" | sort | uniq -c >&2
+    fi
 }
