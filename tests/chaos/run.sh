@@ -5,11 +5,11 @@
 # full size and against a private control plane of its own, and prints every summary.
 #
 #   tests/chaos/run.sh                   every campaign
-#   tests/chaos/run.sh controller_kill   one (controller_kill, apiserver_restart,
+#   tests/chaos/run.sh controller_kill   one (controller_kill, apiserver_restart, network_faults,
 #                                        webhook_faults, soak)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-ALL=(controller_kill apiserver_restart webhook_faults soak)
+ALL=(controller_kill apiserver_restart network_faults webhook_faults soak)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${ALL[@]}")
 failed=()
