@@ -473,7 +473,6 @@ create_all() {
         manifest "$i" 0 | k create --save-config -f - >>"$WORK/logs/create_all.log" 2>&1 ||
             return 1
     done
-    CREATE_RETRIES=${#missing[@]}
 }
 
 # --- churn ----------------------------------------------------------------------------------------
@@ -697,8 +696,10 @@ verify_listed() {
         fi
     done <"$WORK/objects.tsv"
     # objects of deleted Components, labelled or not
-    local c
-    for c in $(ls "$STATE/deleted"); do
+    local c f
+    for f in "$STATE/deleted"/*; do
+        [ -e "$f" ] || continue
+        c=${f##*/}
         if awk -F'\t' -v p="$c-" 'index($3, p) == 1 {f = 1} END {exit !f}' "$WORK/objects.tsv"; then
             LEAKS=$((LEAKS + 1))
             echo "leak: objects of deleted $c remain:" \
@@ -708,7 +709,9 @@ verify_listed() {
     done
     # what each live Component should have deployed, at its last generation
     local i want
-    for c in $(ls "$STATE/live"); do
+    for f in "$STATE/live"/*; do
+        [ -e "$f" ] || continue
+        c=${f##*/}
         i=$((10#${c#c-}))
         gen=$(cat "$STATE/live/$c")
         while IFS= read -r want; do

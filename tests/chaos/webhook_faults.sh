@@ -32,7 +32,8 @@ WH_FLAGS=(--namespace "$CNS" --cert-extra-name 127.0.0.1
     --mutating-webhook-configuration "co-chaos-$SUFFIX" --conversion-crd ""
     --ca-validity 90s --cert-validity 30s --cert-backdate 0s --ca-publish-delay 3s
     --cert-check-interval 1s)
-WH_PORT=$(free_port)
+WH_PORT=$(free_port) # where wh_register points and wh_start listens
+export WH_PORT
 wh_register || { say "registering the webhook failed"; exit 1; }
 wh_start "${WH_FLAGS[@]}"
 wait_ready "$WH_PROBE" 120 || { say "the webhook did not become ready"; tail -n 20 "$WORK/logs/webhook.log" >&2; exit 1; }

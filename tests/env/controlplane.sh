@@ -449,11 +449,11 @@ cmd_apiserver_start() {
 # break mid-request), then apiserver-start.
 cmd_apiserver_crash() {
     load_state
-    local pid i
+    local pid
     if pid_alive "$DIR/apiserver.pid"; then
         read -r pid _ <"$DIR/apiserver.pid"
         kill -KILL "$pid" 2>/dev/null || true
-        for i in $(seq 1 100); do
+        for _ in $(seq 1 100); do
             pid_alive "$DIR/apiserver.pid" || break
             sleep 0.1
         done
@@ -466,13 +466,13 @@ cmd_apiserver_crash() {
 # kube-apiserver keeps running and reconnects by itself.
 cmd_etcd_restart() {
     load_state
-    local etcd data i
+    local etcd data
     etcd=$("$ROOT/tests/env/kube-apiserver.sh" etcd)
     data=$(cat "$DIR/etcd-data.path")
     ETCD_PEER_PORT=$(cat "$DIR/etcd.peer-port" 2>/dev/null || pick_port)
     stop_pid "$DIR/etcd.pid" etcd
     # the previous process may hold the ports for a moment after it exits
-    for i in 1 2 3; do
+    for _ in 1 2 3; do
         launch_etcd "$etcd" "$data"
         if wait_up "$DIR/etcd.pid" "$DIR/logs/etcd.log" etcd etcd_healthy; then
             return 0

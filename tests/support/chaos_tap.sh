@@ -35,7 +35,12 @@ chaos_expect() {
     desc="test_chaos__${key// /_}_${op}_${want}"
     if [ -z "$got" ]; then
         tap_fail "$desc" "no figure '$key' in the summary"
-    elif [ "$got" "-$op" "$want" ] 2>/dev/null; then
+    elif case $op in
+        eq) [ "$got" -eq "$want" ] ;;
+        ge) [ "$got" -ge "$want" ] ;;
+        le) [ "$got" -le "$want" ] ;;
+        *) false ;;
+        esac 2>/dev/null; then
         tap_ok "$desc"
     else
         tap_fail "$desc" "$key: $got"
