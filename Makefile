@@ -325,7 +325,7 @@ bench: $(BENCH_BINS) $(call DAEMONS,release)
 
 ## one campaign for chaos, e.g. CHAOS=controller_kill; empty: all of them
 CHAOS ?=
-## the reliability campaigns at full size (kills, restarts, webhook faults, soak); each prints its summary
+## the reliability campaigns at full size (kills, restarts, network and webhook faults, soak; docs/chaos.md); each prints its summary
 chaos: $(call DAEMONS,release)
 	$(Q)tests/chaos/run.sh $(CHAOS)
 
