@@ -177,6 +177,8 @@ stuck=$(printf '%s' "${STUCK:-}" | grep -c .)
 
 summary "campaign" "$CAMPAIGN"
 summary "components" "$N"
+summary "live at the end" "$(live_count)"
+summary "deleted at the end" "$(find "$STATE/deleted" -mindepth 1 -maxdepth 1 | wc -l)"
 summary "churn operations" "$(churn_ops)"
 summary "kube-apiserver restarts" "$RESTARTS"
 summary "etcd restarts" "$ETCD_RESTARTS"

@@ -515,15 +515,25 @@ record() {
     esac
 }
 
+# live_count: how many Components the churn intends to exist.
+live_count() {
+    find "$STATE/live" -mindepth 1 -maxdepth 1 | wc -l
+}
+
 # churn_op N: one random operation on one of N Components: create a missing one (with its
 # dependency), update a live one (next generation), or delete one (a waves Component with its
-# dependant). Writes the intent to STATE first, then to the API server; an operation the API
-# server refuses (a deletion still in progress, a restart) is undone in STATE.
+# dependant). At most half of them are deleted at a time, so the final check always has live
+# Components and their objects to look at. Writes the intent to STATE first, then to the API
+# server; an operation the API server refuses (a deletion still in progress, a restart) is
+# undone in STATE.
 churn_op() {
     local n=$1 i name r gen
     i=$((RANDOM % n))
     name=$(cname "$i")
     r=$((RANDOM % 10))
+    if [ $r -ge 7 ] && [ $(($(live_count) * 2)) -le "$n" ]; then
+        r=0 # too few left to delete one: update it instead
+    fi
     if [ ! -f "$STATE/live/$name" ]; then
         # still being deleted: wait for its finalizer
         k -n "$CNS" get "$COMP" "$name" >/dev/null 2>&1 && return 0
@@ -576,7 +586,11 @@ churn_op() {
 # delete_some COUNT: deletes up to COUNT live Components no other depends on (Helm, SOPS, plain),
 # at once, so that a kill can fall in the middle of their deletion.
 delete_some() {
-    local want=$1 c i names=()
+    local want=$1 c i names=() spare
+    # as churn_op: at least half of the N Components stay
+    spare=$(($(live_count) - (${N:-0} + 1) / 2))
+    [ "$want" -gt "$spare" ] && want=$spare
+    [ "$want" -gt 0 ] || return 0
     for c in $(ls "$STATE/live" | shuf); do
         [ ${#names[@]} -ge "$want" ] && break
         i=$((10#${c#c-}))
