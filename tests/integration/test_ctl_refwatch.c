@@ -507,6 +507,9 @@ static void bind_limited(const char *user)
         "{\"apiGroups\":[\"core.cs.sap.com\"],\"resources\":[\"*\"],\"verbs\":[\"*\"]},"
         "{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\",\"events\"],\"verbs\":[\"*\"]},"
         "{\"apiGroups\":[\"events.k8s.io\"],\"resources\":[\"events\"],\"verbs\":[\"*\"]},"
+        /* as the shipped role: the Flux sources, whose CRDs another suite may have installed */
+        "{\"apiGroups\":[\"source.toolkit.fluxcd.io\"],\"resources\":[\"*\"],"
+        "\"verbs\":[\"get\",\"list\",\"watch\"]},"
         "{\"apiGroups\":[\"\"],\"resources\":[\"namespaces\",\"secrets\"],\"verbs\":[\"get\"]}]}");
     struct json_object *binding = co_test_json(
         "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
