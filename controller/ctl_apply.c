@@ -1398,15 +1398,17 @@ static void compare_drift(const engine *e,
                           const ctl_obj *o,
                           const ctl_item *it,
                           const struct json_object *live,
+                          bool cached,
                           char **text)
 {
     *text = NULL;
     struct json_object *owned = use_ssa(o) ? owned_fields(live) : NULL;
     struct json_object *desired = o->manifest;
     struct json_object *fp = NULL;
-    if (!*o->group && !strcmp(o->kind, "ConfigMap") && from_depcache(e, it)) {
+    if (cached && from_depcache(e, it)) {
+        /* compared as the cache keeps it: values as fingerprints, no templates ("Limits") */
         fp = co_json_copy(o->manifest);
-        ctl_depcache_fingerprint(fp);
+        ctl_depcache_trim(fp, o->kind);
         desired = fp;
     }
     co_drift_result r;
@@ -1727,7 +1729,7 @@ static int apply_one(wave_ctx *w, size_t i, int *unready)
             }
         }
         if (live && drift_comparable(o, it, live)) {
-            compare_drift(e, o, it, live, &drift);
+            compare_drift(e, o, it, live, cached, &drift);
         }
     }
     bool correct = drift && o->drift == CO_DRIFT_CORRECT;

@@ -244,7 +244,7 @@ static void fingerprint_map(struct json_object *map)
     }
 }
 
-void ctl_depcache_fingerprint(struct json_object *configmap)
+static void fingerprint(struct json_object *configmap)
 {
     fingerprint_map(co_json_get(configmap, "data", NULL));
     fingerprint_map(co_json_get(configmap, "binaryData", NULL));
@@ -254,13 +254,12 @@ void ctl_depcache_fingerprint(struct json_object *configmap)
  * readiness reads, status), without the bulk it never reads: a ConfigMap's data (up to 1 MiB
  * each) is kept as a fingerprint per key for drift detection (docs/drift.md, "Comparison"); a
  * workload's pod and volume claim templates and kubectl's copy of the last applied manifest are
- * left out. Payload: the type's entry of cacheable[]. */
-static void trim(struct json_object *obj, void *payload)
+ * left out. */
+void ctl_depcache_trim(struct json_object *obj, const char *kind)
 {
-    const char *kind = ((const cacheable_type *)payload)->kind; /* listed items carry none */
     struct json_object *spec = co_json_get(obj, "spec", NULL);
     if (!strcmp(kind, "ConfigMap")) {
-        ctl_depcache_fingerprint(obj);
+        fingerprint(obj);
     } else if (spec && json_object_is_type(spec, json_type_object)) {
         json_object_object_del(spec, "template");
         json_object_object_del(spec, "volumeClaimTemplates");
@@ -269,6 +268,12 @@ static void trim(struct json_object *obj, void *payload)
     if (ann && json_object_is_type(ann, json_type_object)) {
         json_object_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
     }
+}
+
+/* Payload: the type's entry of cacheable[] (listed items carry no kind of their own). */
+static void trim(struct json_object *obj, void *payload)
+{
+    ctl_depcache_trim(obj, ((const cacheable_type *)payload)->kind);
 }
 
 static co_kube_informer *start(ctl_depcache *d, const char *api_version, cacheable_type *type)

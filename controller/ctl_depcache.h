@@ -75,7 +75,7 @@ bool ctl_depcache_serves(ctl_depcache *d, const char *group, const char *version
  * The cached object @p ns / @p name (ns "" or NULL: cluster-scoped) of a served type, when it
  * carries the owner label @p hashed_owner.
  * @param[out] out a private copy without metadata.managedFields, a ConfigMap's values
- *        fingerprinted (ctl_depcache_fingerprint()), a workload's templates left out
+ *        fingerprinted and a workload's templates left out (ctl_depcache_trim())
  *        (json_object_put())
  * @return 0; CO_ENOTFOUND when the type is not served, the object is not cached, or it carries
  *         another owner's label (then only a live read can tell).
@@ -93,11 +93,13 @@ CO_MUST_CHECK int ctl_depcache_get(struct json_object **out,
 #define CTL_DEPCACHE_FINGERPRINT "sha256:"
 
 /**
- * Replaces each value of a ConfigMap's data and binaryData by its fingerprint, as the cache
- * keeps them (the values themselves stay out of memory; docs/drift.md, "Comparison"), so that a
- * manifest can be compared with a cached object.
+ * Gives @p obj, of kind @p kind, the shape the cache keeps such objects in: each value of a
+ * ConfigMap's data and binaryData replaced by its fingerprint (the values themselves stay out of
+ * memory), a workload's spec.template and spec.volumeClaimTemplates and kubectl's
+ * last-applied-configuration annotation left out. Applied to a copy of a manifest, it makes the
+ * manifest comparable with a cached object (docs/drift.md, "Comparison" and "Limits").
  */
-void ctl_depcache_fingerprint(struct json_object *configmap);
+void ctl_depcache_trim(struct json_object *obj, const char *kind);
 
 /** Types watched now (for tests and metrics). */
 size_t ctl_depcache_types(ctl_depcache *d);

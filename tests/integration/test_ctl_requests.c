@@ -70,6 +70,15 @@ static int group_setup(void **state)
     put_configmaps("ten", "ten", 10);
     put_configmaps("many", "many", 40);
     put_configmaps("cached", "cached", 10);
+    put_configmaps("workload", "workload", 2);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/workload/deploy.yaml", srcdir);
+    static const char deploy[] =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: workload-app\n"
+        "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: workload}\n"
+        "  template:\n    metadata:\n      labels: {app: workload}\n    spec:\n"
+        "      containers:\n      - name: app\n        image: registry.invalid/app:1\n";
+    co_test_write_file(path, deploy, strlen(deploy));
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
     counter = co_test_counting_new(cfg);
@@ -450,12 +459,79 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     free(owner_id);
 }
 
+/* A workload from the dependents cache, which keeps it without its pod template, is compared
+ * for drift without it (docs/drift.md, "Limits"): once the Component is Ready, a pass with
+ * nothing changed reads only the Component and writes nothing, the Deployment included. */
+static void test_ctl_requests__cached_workload_unchanged_nothing_written(void **state)
+{
+    (void)state;
+    triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ctl_depcache *dc = NULL;
+    ctl_depcache_hooks hooks = {on_changed, manages, &t};
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, &hooks));
+    env.dependents = dc;
+    ctl_test_create_component(admin, ns, "workload", "{" SRC ",\"path\":\"workload\"}");
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "workload"));
+
+    /* the Deployment reports one available replica, as a kubelet would make it */
+    co_kube_ref dref = {"apps/v1", "Deployment", ns, "workload-app"};
+    struct json_object *d = NULL;
+    assert_co_pass(co_kube_get(&d, admin, &dref, NULL));
+    long long gen =
+        (long long)json_object_get_int64(co_json_get(d, "metadata", "generation", NULL));
+    json_object_put(d);
+    struct json_object *st = co_test_json(
+        "{\"status\":{\"observedGeneration\":%lld,\"replicas\":1,\"updatedReplicas\":1,"
+        "\"readyReplicas\":1,\"availableReplicas\":1,\"conditions\":[{\"type\":\"Available\","
+        "\"status\":\"True\",\"reason\":\"MinimumReplicasAvailable\",\"message\":\"up\"},{\"type\":"
+        "\"Progressing\",\"status\":\"True\",\"reason\":\"NewReplicaSetAvailable\"}]}}",
+        gen);
+    co_kube_write_options wo = {0};
+    wo.subresource = "status";
+    assert_co_pass(co_kube_patch(NULL, admin, &dref, CO_KUBE_PATCH_MERGE, st, &wo));
+    json_object_put(st);
+    assert_true(reconcile_until_ready("workload", 5) > 0);
+
+    /* the cache holds the Deployment as it is now, without its template */
+    char *owner_id = ctl_owner_id(env.cluster_id, ns, "workload");
+    char *hashed = ctl_owner_label(owner_id);
+    bool held = false;
+    for (int i = 0; i < 1000 && !held; i++) {
+        if (ctl_depcache_get(&d, dc, "apps", "v1", "Deployment", ns, "workload-app", hashed) == 0) {
+            held = co_json_get(d, "status", "availableReplicas", NULL) != NULL;
+            assert_null(co_json_get(d, "spec", "template", NULL));
+            json_object_put(d);
+        }
+        co_error_clear();
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(held);
+    assert_true(cache_holds(dc, "workload-1", hashed, NULL));
+
+    co_test_counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "workload"));
+    co_test_counting_print(counter, "reconcile of an unchanged workload");
+    assert_int_equal(counter->n, 1);
+    assert_int_equal(co_test_counting_count(counter, "GET", "/components/workload"), 1);
+    struct json_object *c = ctl_test_get_component(admin, ns, "workload");
+    assert_true(ctl_state_component_ready(c));
+    json_object_put(c);
+
+    env.dependents = NULL;
+    ctl_depcache_free(dc);
+    free(hashed);
+    free(owner_id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written),
         cmocka_unit_test(test_ctl_requests__large_inventory_packed_and_plain_still_read),
         cmocka_unit_test(test_ctl_requests__unchanged_dependents_read_from_the_cache),
+        cmocka_unit_test(test_ctl_requests__cached_workload_unchanged_nothing_written),
     };
     return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
 }
