@@ -11,7 +11,9 @@
  *          and a second pass over one requeue interval (BENCH_CONTROLLER_REQUEUE_S, 30 s) with
  *          nothing changed;
  *   W2     BENCH_CONTROLLER_W2 Components (10,000; 0 skips) of one ConfigMap, after the same
- *          workload at a tenth of the count (at most 1,000), to compare the throughput;
+ *          workload at a tenth of the count (at most 1,000), to compare the throughput; each
+ *          count runs its own floor first, which tells the API server's slowing as the store
+ *          grows from the daemon's;
  *   big    one Component of BENCH_CONTROLLER_BIG ConfigMaps (5,000; 0 skips): the stored
  *          size once Ready, then the time its deletion takes;
  *
@@ -232,13 +234,20 @@ static char *w1_manifests(const char *name)
     return co_buf_take(&b, NULL);
 }
 
+/* W2's object of the Component @p name: one ConfigMap (in the source, "{{ name }}"). */
+static char *w2_manifest(const char *name)
+{
+    return co_xasprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '%s'\n"
+                        "data:\n  component: '%s'\n",
+                        name, name);
+}
+
 /* The artifact: w1/ (W1's template), w2/ (one ConfigMap per Component), big/ (@p big
  * ConfigMaps for one Component), served with its digest as ETag. */
 static void serve_source(bench *b)
 {
     char *w1 = w1_manifests("{{ name }}");
-    const char *w2 = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '{{ name }}'\n"
-                     "data:\n  component: '{{ name }}'\n";
+    char *w2 = w2_manifest("{{ name }}");
     co_buf big = CO_BUF_INIT((size_t)1 << 30);
     for (long i = 0; i < b->s.big; i++) {
         put(&big,
@@ -265,6 +274,7 @@ static void serve_source(bench *b)
     free(headers);
     free(tgz);
     free(w1);
+    free(w2);
     co_buf_dispose(&big);
 }
 
@@ -346,6 +356,7 @@ static void print_tally(const char *what, const ctlbench_tally *t)
 
 typedef struct floor_ctx {
     bench *b;
+    bool w1; /* W1's objects, with the wait for the Deployment; else W2's one ConfigMap */
     const char *ns;
     long n;
     int64_t deadline;
@@ -416,7 +427,7 @@ static struct json_object *floor_status(int64_t generation, const co_yaml_docs *
 }
 
 /* Everything one Component needs, as few requests as it can be: the finalizer, the applies,
- * the wait for the Deployment, one status write. */
+ * the wait for the Deployment (W1), one status write. */
 static int floor_component(floor_ctx *f, long i)
 {
     co_kube_client *c = f->b->admin;
@@ -426,7 +437,7 @@ static int floor_component(floor_ctx *f, long i)
     struct json_object *fin = parse_or_die("{\"metadata\":{\"finalizers\":[\"" RECONCILER "\"]}}");
     struct json_object *comp = NULL, *status = NULL;
     co_yaml_docs objs = CO_YAML_DOCS_INIT;
-    char *manifests = w1_manifests(name);
+    char *manifests = f->w1 ? w1_manifests(name) : w2_manifest(name);
     int64_t generation = 0;
     int rc = co_kube_patch(&comp, c, &ref, CO_KUBE_PATCH_MERGE, fin, NULL);
     atomic_fetch_add(&f->requests, 1);
@@ -446,7 +457,7 @@ static int floor_component(floor_ctx *f, long i)
         }
     }
     long left_ms = (long)((f->deadline - co_time_monotonic()) / 1000000);
-    if (ctlbench_kubelet_wait(f->b->kubelet, f->ns, name, left_ms > 0 ? left_ms : 0) < 0) {
+    if (f->w1 && ctlbench_kubelet_wait(f->b->kubelet, f->ns, name, left_ms > 0 ? left_ms : 0) < 0) {
         rc =
             co_error_set(CO_ETIMEOUT, "the Deployment %s/%s was not marked available", f->ns, name);
         goto done;
@@ -482,12 +493,14 @@ static void *floor_worker(void *arg)
     }
 }
 
-static void run_floor(bench *b, floor_result *r)
+/* The floor of workload @p path ("w1" or "w2") over @p n Components. */
+static void run_floor(bench *b, floor_result *r, const char *path, long n)
 {
     char ns[64];
     new_namespace(b, ns, sizeof(ns), "floor");
-    r->n = b->s.n;
-    if (create_namespace(b, ns) < 0 || create_components(b, ns, "w1", r->n) < 0) {
+    r->n = n;
+    bool w1 = !strcmp(path, "w1");
+    if (create_namespace(b, ns) < 0 || create_components(b, ns, path, r->n) < 0) {
         printf("floor                                 not run: the Components could not be "
                "created\n");
         return;
@@ -496,7 +509,7 @@ static void run_floor(bench *b, floor_result *r)
     if (ctlbench_counts_get(&c0, NULL, b->admin) < 0) {
         return;
     }
-    floor_ctx f = {b, ns, r->n, 0, 0, 0, 0, 0};
+    floor_ctx f = {b, w1, ns, r->n, 0, 0, 0, 0, 0};
     int64_t t0 = co_time_monotonic();
     f.deadline = t0 + (int64_t)b->s.timeout_s * CO_SECOND;
     pthread_t *threads = co_xcalloc((size_t)b->workers, sizeof(*threads));
@@ -526,7 +539,8 @@ static void run_floor(bench *b, floor_result *r)
                (double)r->done / r->s);
     }
     printf("  %-36s %.1f (1 finalizer patch, %d applies, 1 status patch)\n",
-           "requests per Component", (double)r->requests / (double)r->n, W1_CONFIGMAPS + 1);
+           "requests per Component", (double)r->requests / (double)r->n,
+           w1 ? W1_CONFIGMAPS + 1 : 1);
     print_tally("API server writes by kind", &r->api.writes_by_kind);
     fflush(stdout);
 }
@@ -776,7 +790,7 @@ static void section_w1(bench *b, floor_result *fl, run_result *w1)
     printf("\n== W1: %ld Components x (%d ConfigMaps + 1 Deployment), %d workers\n", b->s.n,
            W1_CONFIGMAPS, b->workers);
     fflush(stdout);
-    run_floor(b, fl);
+    run_floor(b, fl, "w1", b->s.n);
     ours o;
     if (ours_start(b, &o, "w1", "w1", b->s.n, NULL, w1) < 0) {
         printf("ours                                   not run: the daemon did not start\n");
@@ -797,10 +811,13 @@ static void section_w1(bench *b, floor_result *fl, run_result *w1)
     ours_stop(&o);
 }
 
-static void section_w2_run(bench *b, long n, run_result *r)
+/* The floor and then the daemon at @p n W2 Components: whether throughput falls as the count
+ * grows is the daemon's doing only where the floor's does not fall as much. */
+static void section_w2_run(bench *b, long n, floor_result *fl, run_result *r)
 {
     char label[64];
     snprintf(label, sizeof(label), "W2 at %ld", n);
+    run_floor(b, fl, "w2", n);
     ours o;
     if (ours_start(b, &o, "w2", "w2", n, NULL, r) < 0) {
         printf("%-38s not run: the daemon did not start\n", label);
@@ -810,20 +827,36 @@ static void section_w2_run(bench *b, long n, run_result *r)
     ours_await(b, &o, label, (size_t)n, r);
     ours_settle(b, &o, r);
     print_run(label, r, b->s.requeue_s);
+    if (fl->ran && fl->done == n && r->converged) {
+        printf("ratio: ours/floor (time until all Ready) %.2f\n", r->ready_s / fl->s);
+    }
     ours_stop(&o);
 }
 
-static void section_w2(bench *b, run_result *small, run_result *w2)
+/* Components per second of a run, and of a floor (0 when not run). */
+static double rate(const run_result *r)
+{
+    return r->ran && r->ready_s > 0 ? (double)r->ready / r->ready_s : 0;
+}
+
+static double floor_rate(const floor_result *f)
+{
+    return f->ran && f->s > 0 ? (double)f->done / f->s : 0;
+}
+
+static void
+section_w2(bench *b, floor_result *fl_small, run_result *small, floor_result *fl_w2, run_result *w2)
 {
     printf("\n== W2: %ld Components x 1 ConfigMap, %d workers\n", b->s.w2, b->workers);
     fflush(stdout);
     if (b->s.w2_small > 0) {
-        section_w2_run(b, b->s.w2_small, small);
+        section_w2_run(b, b->s.w2_small, fl_small, small);
     }
-    section_w2_run(b, b->s.w2, w2);
-    if (small->ran && w2->ran && small->ready_s > 0 && w2->ready_s > 0) {
-        printf("ratio: Components/s at %ld / at %ld %.2f\n", b->s.w2, b->s.w2_small,
-               ((double)w2->ready / w2->ready_s) / ((double)small->ready / small->ready_s));
+    section_w2_run(b, b->s.w2, fl_w2, w2);
+    if (rate(small) > 0 && rate(w2) > 0) {
+        printf("ratio: Components/s at %ld / at %ld %.2f (ours), %.2f (floor)\n", b->s.w2,
+               b->s.w2_small, rate(w2) / rate(small),
+               floor_rate(fl_small) > 0 ? floor_rate(fl_w2) / floor_rate(fl_small) : 0);
     }
 }
 
@@ -968,7 +1001,9 @@ static void row(const char *what, const char *measured, const char *target, int 
 static void summary(bench *b,
                     const floor_result *fl,
                     const run_result *w1,
+                    const floor_result *fl_small,
                     const run_result *small,
+                    const floor_result *fl_w2,
                     const run_result *w2,
                     const big_result *big)
 {
@@ -1017,13 +1052,23 @@ static void summary(bench *b,
         snprintf(m, sizeof(m), "%.1f", w2->first.requests / (double)w2->n);
         row("W2 requests per Component", m, "", -1);
         if (small->ran) {
-            double a = (double)small->ready / small->ready_s;
-            double z = (double)w2->ready / w2->ready_s;
+            double a = rate(small), z = rate(w2);
             snprintf(m, sizeof(m), "%.1f / %.1f", a, z);
             snprintf(t, sizeof(t), "not falling");
             char what[64];
             snprintf(what, sizeof(what), "W2 Components/s at %ld / at %ld", small->n, w2->n);
             row(what, m, t, z >= a * 0.9);
+            double fa = floor_rate(fl_small), fz = floor_rate(fl_w2);
+            if (fa > 0 && fz > 0) {
+                snprintf(m, sizeof(m), "%.1f / %.1f", fa, fz);
+                snprintf(what, sizeof(what), "W2 floor Components/s at %ld / at %ld", small->n,
+                         w2->n);
+                row(what, m, "", -1);
+                snprintf(m, sizeof(m), "%.2f / %.2f", a / fa, z / fz);
+                snprintf(what, sizeof(what), "W2 ours/floor Components/s at %ld / at %ld", small->n,
+                         w2->n);
+                row(what, m, "", -1);
+            }
         }
     }
     if (big->ran) {
@@ -1192,10 +1237,12 @@ int main(void)
     }
     b.tmp = co_xstrdup(tmpl);
     b.run_id = (unsigned)(co_time_now() / 1000000000 % 100000);
-    floor_result fl;
+    floor_result fl, fl_small, fl_w2;
     run_result w1, small, w2;
     big_result big;
     memset(&fl, 0, sizeof(fl));
+    memset(&fl_small, 0, sizeof(fl_small));
+    memset(&fl_w2, 0, sizeof(fl_w2));
     memset(&w1, 0, sizeof(w1));
     memset(&small, 0, sizeof(small));
     memset(&w2, 0, sizeof(w2));
@@ -1215,12 +1262,12 @@ int main(void)
            (double)b.idle_rss_kib / MIB, b.s.requeue_s, b.s.timeout_s);
     section_w1(&b, &fl, &w1);
     if (b.s.w2 > 0) {
-        section_w2(&b, &small, &w2);
+        section_w2(&b, &fl_small, &small, &fl_w2, &w2);
     }
     if (b.s.big > 0) {
         section_big(&b, &big);
     }
-    summary(&b, &fl, &w1, &small, &w2, &big);
+    summary(&b, &fl, &w1, &fl_small, &small, &fl_w2, &w2, &big);
     status = 0;
 done:
     teardown(&b);
