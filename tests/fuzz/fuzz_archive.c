@@ -6,6 +6,10 @@
  * then the invariants are checked: the call either failed and left nothing behind, or it
  * succeeded and the only thing in the private directory is the destination, whose symlinks all
  * resolve inside it.
+ *
+ * The private directory lives in memory (/dev/shm, or $CO_FUZZ_TMPDIR when set) when it can:
+ * every input creates and removes a few directories and files, and on a disk file system such
+ * as ext4 that churn makes inode allocation slower and slower over a long run (docs/fuzzing.md).
  */
 #include <dirent.h>
 #include <limits.h>
@@ -20,6 +24,20 @@
 #include "co/util/common.h"
 
 static char *base;
+
+/* the directory the private one is made in: $CO_FUZZ_TMPDIR, else tmpfs, else $TMPDIR or /tmp */
+static const char *scratch_parent(void)
+{
+    const char *dir = getenv("CO_FUZZ_TMPDIR");
+    if (dir && *dir) {
+        return dir;
+    }
+    if (access("/dev/shm", W_OK | X_OK) == 0) {
+        return "/dev/shm";
+    }
+    dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
 
 static void remove_base(void)
 {
@@ -103,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!base) {
-        base = strdup("/tmp/co-fuzz-archive-XXXXXX");
+        base = co_xasprintf("%s/co-fuzz-archive-XXXXXX", scratch_parent());
         if (!mkdtemp(base)) {
             abort();
         }
