@@ -575,6 +575,87 @@ static void test_template__caller_functions(void **state)
     co_template_funcs_free(f);
 }
 
+static int
+ext_shout(void *ctx, struct json_object **out, struct json_object *const *args, size_t nargs)
+{
+    (void)ctx;
+    (void)args;
+    (void)nargs;
+    *out = json_object_new_string("SHOUT");
+    return 0;
+}
+
+/* Renders @p text with the functions of @p f; returns the output (free) or NULL. */
+static char *render_with(co_template_funcs *f, const char *text)
+{
+    co_template_set *set;
+    co_template_set_new(&set, f, NULL);
+    char *out = NULL;
+    if (co_template_set_parse(set, "t", text, strlen(text)) != 0 ||
+        co_template_render(set, "t", NULL, CO_TEMPLATE_NUMBERS_FLOAT64, NULL, &out, NULL) != 0) {
+        out = NULL;
+    }
+    co_template_set_free(set);
+    return out;
+}
+
+/* Function sets of the same groups start alike, whatever sets of other groups were made
+ * before them, and what one set adds or replaces no other set sees. */
+static void test_template__function_sets_are_independent(void **state)
+{
+    (void)state;
+    co_template_funcs *helm, *plain, *sprig, *again, *env;
+    co_template_funcs_new(&helm, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME |
+                                     CO_TEMPLATE_FUNCS_HELM);
+    co_template_funcs_new(&plain, 0);
+    co_template_funcs_new(&sprig, CO_TEMPLATE_FUNCS_SPRIG);
+    assert_true(co_template_funcs_has(helm, "toToml"));
+    assert_true(co_template_funcs_has(helm, "bitwiseAnd"));
+    assert_true(co_template_funcs_has(helm, "upper"));
+    assert_false(co_template_funcs_has(sprig, "toToml"));
+    assert_false(co_template_funcs_has(sprig, "bitwiseAnd"));
+    assert_true(co_template_funcs_has(sprig, "upper"));
+    assert_false(co_template_funcs_has(plain, "upper"));
+    assert_true(co_template_funcs_has(plain, "printf"));
+
+    /* adding to one set, and replacing a function in it */
+    assert_co_pass(
+        co_template_funcs_add(sprig, "extra", 0, CO_TEMPLATE_NUMBERS_FLOAT64, ext_shout));
+    assert_co_pass(
+        co_template_funcs_add(sprig, "upper", 1, CO_TEMPLATE_NUMBERS_FLOAT64, ext_shout));
+    co_template_funcs_new(&again, CO_TEMPLATE_FUNCS_SPRIG);
+    assert_true(co_template_funcs_has(sprig, "extra"));
+    assert_false(co_template_funcs_has(again, "extra"));
+    assert_false(co_template_funcs_has(helm, "extra"));
+    char *out = render_with(sprig, "{{ upper \"a\" }}");
+    assert_non_null(out);
+    assert_string_equal(out, "SHOUT");
+    free(out);
+    out = render_with(again, "{{ upper \"a\" }}");
+    assert_non_null(out);
+    assert_string_equal(out, "A");
+    free(out);
+
+    /* the groups that change behaviour stay the set's own */
+    co_template_funcs_new(&env, CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_ENV);
+    setenv("CO_TEST_FUNCS_ENV", "on", 1); // NOLINT(concurrency-mt-unsafe): single-threaded test
+    out = render_with(env, "[{{ env \"CO_TEST_FUNCS_ENV\" }}]");
+    assert_non_null(out);
+    assert_string_equal(out, "[on]");
+    free(out);
+    out = render_with(again, "[{{ env \"CO_TEST_FUNCS_ENV\" }}]");
+    assert_non_null(out);
+    assert_string_equal(out, "[]");
+    free(out);
+    unsetenv("CO_TEST_FUNCS_ENV"); // NOLINT(concurrency-mt-unsafe): single-threaded test
+
+    co_template_funcs_free(env);
+    co_template_funcs_free(again);
+    co_template_funcs_free(sprig);
+    co_template_funcs_free(plain);
+    co_template_funcs_free(helm);
+}
+
 typedef struct worker {
     const co_template_set *set;
     int id;
@@ -753,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_template__source_is_capped),
         cmocka_unit_test(test_template__unknown_template_is_not_found),
         cmocka_unit_test(test_template__caller_functions),
+        cmocka_unit_test(test_template__function_sets_are_independent),
         cmocka_unit_test(test_template__renders_concurrently),
         cmocka_unit_test(test_template__local_zone_follows_tz),
         cmocka_unit_test(test_template__to_date_resolves_zones_in_local),

@@ -4,6 +4,7 @@
  * bridge for caller-registered functions (arguments and results travel as json-c).
  */
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,10 +84,10 @@ void tpl_register_all(co_template_funcs *f, const tpl_func *fns, size_t n)
     }
 }
 
-void co_template_funcs_new(co_template_funcs **out, unsigned groups)
+/* Registers the functions of @p groups into @p f, in the order that decides which of two
+ * functions of the same name wins. */
+static void register_groups(co_template_funcs *f, unsigned groups)
 {
-    co_template_funcs *f = co_xcalloc(1, sizeof(*f));
-    f->flags = groups;
     tpl_register_builtins(f);
     if (groups & CO_TEMPLATE_FUNCS_SPRIG) {
         tpl_register_sprig_strings(f);
@@ -104,6 +105,38 @@ void co_template_funcs_new(co_template_funcs **out, unsigned groups)
     if (groups & CO_TEMPLATE_FUNCS_HELM) {
         tpl_register_helm(f);
     }
+}
+
+/* The groups that add functions; the others (ENV, DNS) only change how some behave. */
+#define TABLE_GROUPS (CO_TEMPLATE_FUNCS_SPRIG | CO_TEMPLATE_FUNCS_RUNTIME | CO_TEMPLATE_FUNCS_HELM)
+
+/* The sorted table of each combination of TABLE_GROUPS, built by the first set that needs it
+ * and kept for the life of the process: a set starts as a copy of it, instead of inserting
+ * several hundred functions one at a time (renderers make a set per parse). The tables point
+ * at the static function descriptions only, and are never changed once built. */
+static struct {
+    pthread_mutex_t lock;
+    const tpl_func **items[TABLE_GROUPS + 1];
+    size_t n[TABLE_GROUPS + 1];
+} tables = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void co_template_funcs_new(co_template_funcs **out, unsigned groups)
+{
+    unsigned key = groups & TABLE_GROUPS;
+    co_template_funcs *f = co_xcalloc(1, sizeof(*f));
+    f->flags = groups;
+    pthread_mutex_lock(&tables.lock);
+    if (!tables.items[key]) {
+        co_template_funcs built = {0};
+        register_groups(&built, key);
+        tables.items[key] = built.items;
+        tables.n[key] = built.n;
+    }
+    f->n = tables.n[key];
+    f->cap = f->n < 256 ? 256 : f->n;
+    f->items = co_xreallocarray(NULL, f->cap, sizeof(void *));
+    memcpy((void *)f->items, (const void *)tables.items[key], f->n * sizeof(void *));
+    pthread_mutex_unlock(&tables.lock);
     *out = f;
 }
 
