@@ -28,14 +28,14 @@ static char *base;
 /* the directory the private one is made in: $CO_FUZZ_TMPDIR, else tmpfs, else $TMPDIR or /tmp */
 static const char *scratch_parent(void)
 {
-    const char *dir = getenv("CO_FUZZ_TMPDIR");
+    const char *dir = getenv("CO_FUZZ_TMPDIR"); // NOLINT(concurrency-mt-unsafe): one thread
     if (dir && *dir) {
         return dir;
     }
     if (access("/dev/shm", W_OK | X_OK) == 0) {
         return "/dev/shm";
     }
-    dir = getenv("TMPDIR");
+    dir = getenv("TMPDIR"); // NOLINT(concurrency-mt-unsafe): one thread
     return dir && *dir ? dir : "/tmp";
 }
 
