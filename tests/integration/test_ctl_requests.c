@@ -330,6 +330,16 @@ static bool cache_holds(ctl_depcache *dc, const char *name, const char *hashed, 
     return false;
 }
 
+/* A dependents cache, its hooks recording into @p t, that the reconciles from now on use. */
+static ctl_depcache *use_cache(triggered *t)
+{
+    ctl_depcache *dc = NULL;
+    ctl_depcache_hooks hooks = {on_changed, manages, t};
+    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, &hooks));
+    env.dependents = dc;
+    return dc;
+}
+
 /* Unchanged dependents come from the cache: a second reconcile reads nothing but the Component;
  * a dependent changed behind the controller's back queues its Component and is read live and
  * written again; a controller that may not list a type does not cache it. */
@@ -337,10 +347,7 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
 {
     (void)state;
     triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ctl_depcache *dc = NULL;
-    ctl_depcache_hooks hooks = {on_changed, manages, &t};
-    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, &hooks));
-    env.dependents = dc;
+    ctl_depcache *dc = use_cache(&t);
     ctl_test_create_component(admin, ns, "cached", "{" SRC ",\"path\":\"cached\"}");
     assert_true(reconcile_until_ready("cached", 5) > 0);
     /* the type is watched from its first use on, and served once its informer has synced */
@@ -466,10 +473,7 @@ static void test_ctl_requests__cached_workload_unchanged_nothing_written(void **
 {
     (void)state;
     triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ctl_depcache *dc = NULL;
-    ctl_depcache_hooks hooks = {on_changed, manages, &t};
-    assert_co_pass(ctl_depcache_new(&dc, admin, env.cluster_id, &hooks));
-    env.dependents = dc;
+    ctl_depcache *dc = use_cache(&t);
     ctl_test_create_component(admin, ns, "workload", "{" SRC ",\"path\":\"workload\"}");
     ctl_result res;
     assert_co_pass(ctl_reconcile(&res, &env, ns, "workload"));
