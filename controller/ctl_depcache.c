@@ -228,13 +228,18 @@ static type_state probe(ctl_depcache *d, const char *api_version, const char *ki
     return st;
 }
 
+/* A value no longer than its fingerprint is kept as it is: replacing it would cost memory, not
+ * save it (most values of a ConfigMap are short). */
+#define FINGERPRINT_LEN (sizeof(CTL_DEPCACHE_FINGERPRINT) - 1 + CO_SHA256_HEX_LEN)
+
 static void fingerprint_map(struct json_object *map)
 {
     if (!map || !json_object_is_type(map, json_type_object)) {
         return;
     }
     json_object_object_foreach (map, k, v) {
-        if (json_object_is_type(v, json_type_string)) {
+        if (json_object_is_type(v, json_type_string) &&
+            (size_t)json_object_get_string_len(v) > FINGERPRINT_LEN) {
             char hex[CO_SHA256_HEX_LEN + 1];
             co_sha256_hex(hex, json_object_get_string(v), (size_t)json_object_get_string_len(v));
             char *fp = co_xasprintf("%s%s", CTL_DEPCACHE_FINGERPRINT, hex);
@@ -251,10 +256,10 @@ static void fingerprint(struct json_object *configmap)
 }
 
 /* What the cache keeps of an object: what the apply engine judges (metadata, the spec fields
- * readiness reads, status), without the bulk it never reads: a ConfigMap's data (up to 1 MiB
- * each) is kept as a fingerprint per key for drift detection (docs/drift.md, "Comparison"); a
- * workload's pod and volume claim templates and kubectl's copy of the last applied manifest are
- * left out. */
+ * readiness reads, status), without the bulk it never reads: each value of a ConfigMap's data
+ * (up to 1 MiB) longer than a fingerprint is kept as its fingerprint, for drift detection
+ * (docs/drift.md, "Comparison"); a workload's pod and volume claim templates and kubectl's copy
+ * of the last applied manifest are left out. */
 void ctl_depcache_trim(struct json_object *obj, const char *kind)
 {
     struct json_object *spec = co_json_get(obj, "spec", NULL);

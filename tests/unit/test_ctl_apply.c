@@ -11,7 +11,9 @@
 
 #include "co/json/json.h"
 #include "co/kube/kube_client.h"
+#include "co/util/digest.h"
 #include "controller/ctl_apply.h"
+#include "controller/ctl_depcache.h"
 #include "controller/ctl_inventory.h"
 #include "tests/support/fake_kube.h"
 #include "tests/support/test_support.h"
@@ -901,6 +903,36 @@ static void test_ctl_apply__drift_policies(void **state)
     co_fake_kube_free(f);
 }
 
+/* docs/drift.md, "Comparison": the cache's shape of a ConfigMap keeps a value no longer than a
+ * fingerprint as it is and replaces a longer one (in data and binaryData) by its SHA-256, so
+ * that the same shape of a manifest compares equal exactly when the values are equal. */
+static void test_ctl_apply__cached_configmap_fingerprints_only_long_values(void **state)
+{
+    (void)state;
+    char long_value[200];
+    memset(long_value, 'x', sizeof(long_value) - 1);
+    long_value[sizeof(long_value) - 1] = 0;
+    char exact[72]; /* exactly as long as a fingerprint: kept */
+    memset(exact, 'y', sizeof(exact) - 1);
+    exact[sizeof(exact) - 1] = 0;
+    char *text = co_xasprintf("{'kind':'ConfigMap','data':{'short':'v','exact':'%s','long':'%s'},"
+                              "'binaryData':{'b':'%s'}}",
+                              exact, long_value, long_value);
+    struct json_object *cm = J(text);
+    free(text);
+    ctl_depcache_trim(cm, "ConfigMap");
+    assert_string_equal(co_json_str(cm, "data", "short", NULL), "v");
+    assert_string_equal(co_json_str(cm, "data", "exact", NULL), exact);
+    char want[CO_SHA256_HEX_LEN + 1];
+    co_sha256_hex(want, long_value, strlen(long_value));
+    const char *fp = co_json_str(cm, "data", "long", NULL);
+    assert_non_null(fp);
+    assert_string_equal(fp + strlen(CTL_DEPCACHE_FINGERPRINT), want);
+    assert_memory_equal(fp, CTL_DEPCACHE_FINGERPRINT, strlen(CTL_DEPCACHE_FINGERPRINT));
+    assert_string_equal(co_json_str(cm, "binaryData", "b", NULL), fp);
+    json_object_put(cm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -916,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_ctl_apply__objects_of_a_type_read_with_one_list),
         cmocka_unit_test(test_ctl_apply__deletions_awaited_with_one_list),
         cmocka_unit_test(test_ctl_apply__options_checked),
+        cmocka_unit_test(test_ctl_apply__cached_configmap_fingerprints_only_long_values),
     };
     return cmocka_run_group_tests_name("ctl_apply", tests, NULL, NULL);
 }
