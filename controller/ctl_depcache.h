@@ -95,9 +95,10 @@ CO_MUST_CHECK int ctl_depcache_get(struct json_object **out,
 /**
  * Gives @p obj, of kind @p kind, the shape the cache keeps such objects in: each value of a
  * ConfigMap's data and binaryData longer than a fingerprint replaced by its fingerprint (long
- * values stay out of memory; shorter ones cost less than theirs), a workload's spec.template and spec.volumeClaimTemplates and kubectl's
- * last-applied-configuration annotation left out. Applied to a copy of a manifest, it makes the
- * manifest comparable with a cached object (docs/drift.md, "Comparison" and "Limits").
+ * values stay out of memory; shorter ones cost less than theirs), a workload's spec.template and
+ * spec.volumeClaimTemplates and kubectl's last-applied-configuration annotation left out. Applied
+ * to a copy of a manifest, it makes the manifest comparable with a cached object (docs/drift.md,
+ * "Comparison" and "Limits").
  */
 void ctl_depcache_trim(struct json_object *obj, const char *kind);
 
