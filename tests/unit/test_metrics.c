@@ -137,6 +137,45 @@ static void test_metrics__remove_series_and_reregister(void **state)
     co_metrics_free(reg);
 }
 
+/* Series render ordered by their label values, value by value, a value before the longer ones
+ * it begins (as Prometheus clients sort them), whatever the order they were made in; each of
+ * many series is found again by its values. */
+static void test_metrics__series_ordered_by_values(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"namespace", "name"};
+    co_metric *g = co_metrics_gauge(reg, "g", "G.", labels, 2);
+    const char *v[][2] = {{"ab", "a"}, {"a", "b"}, {"a", "ab"}, {"b", ""}, {"a", "a"}, {"", "z"}};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        co_metric_set(g, v[i], (double)i);
+    }
+    char *text = render(reg);
+    assert_string_equal(text, "# HELP g G.\n"
+                              "# TYPE g gauge\n"
+                              "g{namespace=\"\",name=\"z\"} 5\n"
+                              "g{namespace=\"a\",name=\"a\"} 4\n"
+                              "g{namespace=\"a\",name=\"ab\"} 2\n"
+                              "g{namespace=\"a\",name=\"b\"} 1\n"
+                              "g{namespace=\"ab\",name=\"a\"} 0\n"
+                              "g{namespace=\"b\",name=\"\"} 3\n");
+    free(text);
+    char ns[16], name[16];
+    for (int i = 999; i >= 0; i--) {
+        snprintf(ns, sizeof(ns), "ns%d", i % 7);
+        snprintf(name, sizeof(name), "c%d", i);
+        const char *lv[] = {ns, name};
+        co_metric_set(g, lv, i);
+    }
+    for (int i = 0; i < 1000; i++) {
+        snprintf(ns, sizeof(ns), "ns%d", i % 7);
+        snprintf(name, sizeof(name), "c%d", i);
+        const char *lv[] = {ns, name};
+        assert_true(co_metric_value(g, lv) == (double)i);
+    }
+    co_metrics_free(reg);
+}
+
 static double forty_two(void *payload)
 {
     return *(double *)payload;
@@ -301,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_metrics__concurrent_increments_are_not_lost),
         cmocka_unit_test(test_metrics__counters_never_decrease),
         cmocka_unit_test(test_metrics__counter_func_and_process_metrics),
+        cmocka_unit_test(test_metrics__series_ordered_by_values),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

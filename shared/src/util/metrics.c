@@ -23,14 +23,16 @@ typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC, COUNTER_FUNC } kind;
 
 typedef struct co_series series;
 
+/* One allocation per series: the struct, then the label values' pointers, then the values
+ * themselves (a thousand Components are some ten thousand series: docs/controller-performance.md,
+ * "Resident memory"). */
 struct co_series {
     co_metric *family;
-    char *key;     /* label values joined with \x1f */
-    char **values; /* label values */
-    double value;  /* counter/gauge */
-    double sum;    /* histogram */
+    double value; /* counter/gauge */
+    double sum;   /* histogram */
     unsigned long long count;
     unsigned long long *bucket_counts; /* non-cumulative, nbuckets entries */
+    const char *values[];              /* label values, into the same block */
 };
 
 struct co_metric {
@@ -64,9 +66,7 @@ co_metrics *co_metrics_new(void)
 static void free_series(series *s, size_t nlabels)
 {
     (void)nlabels;
-    free(s->values); /* the strings too (copy_values()) */
     free(s->bucket_counts);
-    free(s->key);
     free(s);
 }
 
@@ -308,53 +308,46 @@ void co_metrics_process(co_metrics *reg)
                           process_max_fds, NULL);
 }
 
-static char *join_key(const co_metric *m, const char *const *values)
+/* Orders label value tuples as their values joined by a separator below every printable
+ * character would: value by value, a shorter value (a prefix) first. */
+static int compare_values(const char *const *a, const char *const *b, size_t n)
 {
-    size_t len = 1;
-    for (size_t i = 0; i < m->nlabels; i++) {
-        len += strlen(values[i]) + 1;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp(a[i], b[i]);
+        if (c != 0) {
+            return c;
+        }
     }
-    char *key = co_xmalloc(len);
-    char *p = key;
-    for (size_t i = 0; i < m->nlabels; i++) {
-        size_t n = strlen(values[i]);
-        memcpy(p, values[i], n);
-        p += n;
-        *p++ = '\x1f';
-    }
-    *p = '\0';
-    return key;
+    return 0;
 }
 
-/* The label values in one allocation: the pointers, then the strings (a thousand Components'
- * gauges are thousands of series; one block each instead of one per value). */
-static char **copy_values(const char *const *values, size_t n)
+/* A new series for @p values: the struct, the pointers and the strings in one block. */
+static series *new_series(co_metric *m, const char *const *values)
 {
-    size_t len = 0;
+    size_t n = m->nlabels, len = 0;
     for (size_t i = 0; i < n; i++) {
         len += strlen(values[i]) + 1;
     }
-    char **v = co_xmalloc((n ? n : 1) * sizeof(char *) + len + 1);
-    char *p = (char *)(v + (n ? n : 1));
+    series *s = co_xcalloc(1, sizeof(*s) + n * sizeof(char *) + len);
+    char *p = (char *)&s->values[n];
     for (size_t i = 0; i < n; i++) {
         size_t k = strlen(values[i]) + 1;
         memcpy(p, values[i], k);
-        v[i] = p;
+        s->values[i] = p;
         p += k;
     }
-    return v;
+    s->family = m;
+    return s;
 }
 
 /* Finds (or, if @p create, inserts) the series for @p values; family lock held. */
 static series *find_series(co_metric *m, const char *const *values, int create, size_t *index)
 {
-    char *key = join_key(m, values);
     size_t lo = 0, hi = m->nseries;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(m->series[mid]->key, key);
+        int c = compare_values(m->series[mid]->values, values, m->nlabels);
         if (c == 0) {
-            free(key);
             *index = mid;
             return m->series[mid];
         }
@@ -365,13 +358,9 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
         }
     }
     if (!create) {
-        free(key);
         return NULL;
     }
-    series *s = co_xcalloc(1, sizeof(*s));
-    s->family = m;
-    s->key = key;
-    s->values = copy_values(values, m->nlabels);
+    series *s = new_series(m, values);
     if (m->kind == HISTOGRAM) {
         s->bucket_counts = co_xcalloc(m->nbuckets ? m->nbuckets : 1, sizeof(unsigned long long));
     }
