@@ -141,8 +141,15 @@ void ctl_manager__register_metrics(ctl_manager *m)
     m->m_active_clients =
         co_metrics_gauge(m->metrics, "component_operator_runtime_active_clients_total",
                          "Currently active Kubernetes API clients", c, 1);
-    m->m_state = co_metrics_gauge(m->metrics, "component_operator_runtime_component_state",
-                                  "Current state of a component", objs, 6);
+    /* a sample per state, 1 for the current one; the lifecycle states (docs/lifecycle.md)
+     * only while a Component is in one, so that the metrics of Components using no lifecycle
+     * control stay as they were */
+    static const char *const states[] = {
+        CTL_STATE_READY,    CTL_STATE_PENDING, CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
+        CTL_STATE_DELETING, CTL_STATE_ERROR,   CTL_STATE_WARNING,    CTL_STATE_UNMANAGED};
+    m->m_state = co_metrics_state_gauge(m->metrics, "component_operator_runtime_component_state",
+                                        "Current state of a component", objs, 6, states,
+                                        CO_ARRAY_SIZE(states), CO_ARRAY_SIZE(states) - 1);
     m->m_dependents = co_metrics_gauge(m->metrics, "component_operator_runtime_dependents_total",
                                        "Number of dependent objects", obj, 5);
     m->m_unready =

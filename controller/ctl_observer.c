@@ -24,11 +24,6 @@
 #define MSG_SKIPPED                                                                                \
     "Reconciliation is skipped while the Component carries the skip-reconciliation label"
 
-static const char *const STATES[] = {
-    CTL_STATE_READY,    CTL_STATE_PENDING, CTL_STATE_PROCESSING, CTL_STATE_DELETION_PENDING,
-    CTL_STATE_DELETING, CTL_STATE_ERROR,   CTL_STATE_WARNING};
-#define NSTATES CO_ARRAY_SIZE(STATES)
-
 /* Drops the entries older than the de-duplication window, at most once a minute: the map stays
  * bounded by the Components that had events within the last few minutes, and no event or
  * deletion pays for a walk over all of them. Called with ev_mu held. */
@@ -78,18 +73,6 @@ static bool event_is_duplicate(ctl_manager *m, const char *uid, const char *text
     prune_events(m, now);
     pthread_mutex_unlock(&m->ev_mu);
     return dup;
-}
-
-/* The lifecycle states (docs/lifecycle.md) have their series only while a Component is in
- * one, so that the metrics of Components using no lifecycle control stay as they were. */
-static void set_lifecycle_state(ctl_manager *m, const char *ns, const char *name, const char *state)
-{
-    const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, CTL_STATE_UNMANAGED};
-    if (strcmp(state, CTL_STATE_UNMANAGED) == 0) {
-        co_metric_set(m->m_state, lv, 1);
-    } else {
-        co_metric_remove(m->m_state, lv);
-    }
 }
 
 /* ---- skip reconciliation (docs/lifecycle.md, "Skip reconciliation") ---------------------- */
@@ -188,12 +171,8 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
     if (!ns || !name) {
         return;
     }
-    for (size_t i = 0; i < NSTATES; i++) {
-        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
-        co_metric_set(m->m_state, lv, strcmp(state, STATES[i]) == 0 ? 1 : 0);
-    }
-    set_lifecycle_state(m, ns, name, state);
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_set_state(m->m_state, lv, state);
     co_metric_set(m->m_dependents, lv, (double)o->dependents);
     co_metric_set(m->m_unready, lv, (double)o->unready);
     observe_drift(m, o);
@@ -242,13 +221,9 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
 static void observe_gone(void *ctx, const char *ns, const char *name)
 {
     ctl_manager *m = ctx;
-    for (size_t i = 0; i < NSTATES; i++) {
-        const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name, STATES[i]};
-        co_metric_remove(m->m_state, lv);
-    }
-    set_lifecycle_state(m, ns, name, "");
     forget_skipped(m, ns, name);
     const char *lv[] = {CONTROLLER, "core.cs.sap.com", "Component", ns, name};
+    co_metric_remove(m->m_state, lv);
     co_metric_remove(m->m_dependents, lv);
     co_metric_remove(m->m_unready, lv);
     co_metric_remove(m->m_drifted, lv);

@@ -176,6 +176,52 @@ static void test_metrics__series_ordered_by_values(void **state)
     co_metrics_free(reg);
 }
 
+/* A state gauge renders, for each series, a sample per state in the order of the states'
+ * names, 1 for the current one; a state past the always rendered ones only while current; a
+ * state it does not know makes every sample 0; removing the series removes all its samples. */
+static void test_metrics__state_gauge(void **state)
+{
+    (void)state;
+    co_metrics *reg = co_metrics_new();
+    const char *labels[] = {"name", "state"};
+    const char *states[] = {"Ready", "Error", "Pending", "Unmanaged"};
+    co_metric *g = co_metrics_state_gauge(reg, "st", "State.", labels, 2, states, 4, 3);
+    assert_ptr_equal(co_metrics_state_gauge(reg, "st", "State.", labels, 2, states, 4, 3), g);
+    const char *x[] = {"x"}, *y[] = {"y"}, *z[] = {"z"};
+    co_metric_set_state(g, y, "Unmanaged");
+    co_metric_set_state(g, x, "Pending");
+    co_metric_set_state(g, x, "Ready");
+    co_metric_set_state(g, z, "Deleted");
+    assert_true(co_metric_value(g, x) == 0);
+    assert_true(co_metric_value(g, y) == 3);
+    assert_true(co_metric_value(g, z) == -1);
+    char *text = render(reg);
+    assert_string_equal(text, "# HELP st State.\n"
+                              "# TYPE st gauge\n"
+                              "st{name=\"x\",state=\"Error\"} 0\n"
+                              "st{name=\"x\",state=\"Pending\"} 0\n"
+                              "st{name=\"x\",state=\"Ready\"} 1\n"
+                              "st{name=\"y\",state=\"Error\"} 0\n"
+                              "st{name=\"y\",state=\"Pending\"} 0\n"
+                              "st{name=\"y\",state=\"Ready\"} 0\n"
+                              "st{name=\"y\",state=\"Unmanaged\"} 1\n"
+                              "st{name=\"z\",state=\"Error\"} 0\n"
+                              "st{name=\"z\",state=\"Pending\"} 0\n"
+                              "st{name=\"z\",state=\"Ready\"} 0\n");
+    free(text);
+    co_metric_set_state(g, y, "Error");
+    co_metric_remove(g, x);
+    co_metric_remove(g, z);
+    text = render(reg);
+    assert_string_equal(text, "# HELP st State.\n"
+                              "# TYPE st gauge\n"
+                              "st{name=\"y\",state=\"Error\"} 1\n"
+                              "st{name=\"y\",state=\"Pending\"} 0\n"
+                              "st{name=\"y\",state=\"Ready\"} 0\n");
+    free(text);
+    co_metrics_free(reg);
+}
+
 static double forty_two(void *payload)
 {
     return *(double *)payload;
@@ -341,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_metrics__counters_never_decrease),
         cmocka_unit_test(test_metrics__counter_func_and_process_metrics),
         cmocka_unit_test(test_metrics__series_ordered_by_values),
+        cmocka_unit_test(test_metrics__state_gauge),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

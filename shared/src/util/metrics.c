@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 #include "co/util/error.h"
 
-typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC, COUNTER_FUNC } kind;
+typedef enum kind { COUNTER, GAUGE, HISTOGRAM, GAUGE_FUNC, COUNTER_FUNC, STATE_GAUGE } kind;
 
 typedef struct co_series series;
 
@@ -28,7 +29,7 @@ typedef struct co_series series;
  * "Resident memory"). */
 struct co_series {
     co_metric *family;
-    double value; /* counter/gauge */
+    double value; /* counter/gauge; a state gauge's current state (index into states, -1: none) */
     double sum;   /* histogram */
     unsigned long long count;
     unsigned long long *bucket_counts; /* non-cumulative, nbuckets entries */
@@ -41,6 +42,10 @@ struct co_metric {
     kind kind;
     char **labels;
     size_t nlabels;
+    size_t nkey;   /* labels whose values name a series: nlabels, or the state's label left out */
+    char **states; /* STATE_GAUGE: the states, the always rendered ones first */
+    size_t nstates, nalways;
+    size_t *by_name; /* STATE_GAUGE: indexes into states, in the order of the states' names */
     double *buckets;
     size_t nbuckets;
     double (*fn)(void *);
@@ -84,6 +89,11 @@ void co_metrics_free(co_metrics *reg)
             free(m->labels[j]);
         }
         free(m->labels);
+        for (size_t j = 0; j < m->nstates; j++) {
+            free(m->states[j]);
+        }
+        free(m->states);
+        free(m->by_name);
         free(m->series);
         free(m->buckets);
         free(m->name);
@@ -124,6 +134,7 @@ static co_metric *add_family(co_metrics *reg,
     m->help = co_xstrdup(help ? help : "");
     m->kind = k;
     m->nlabels = nlabels;
+    m->nkey = nlabels;
     m->labels = co_xcalloc(nlabels ? nlabels : 1, sizeof(char *));
     for (size_t i = 0; i < nlabels; i++) {
         m->labels[i] = co_xstrdup(labels[i]);
@@ -172,6 +183,39 @@ co_metric *co_metrics_histogram(co_metrics *reg,
         m->buckets = co_xcalloc(nbuckets ? nbuckets : 1, sizeof(double));
         memcpy(m->buckets, buckets, nbuckets * sizeof(double));
         m->nbuckets = nbuckets;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return m;
+}
+
+co_metric *co_metrics_state_gauge(co_metrics *reg,
+                                  const char *name,
+                                  const char *help,
+                                  const char *const *labels,
+                                  size_t nlabels,
+                                  const char *const *states,
+                                  size_t nstates,
+                                  size_t nalways)
+{
+    CO_ASSERT(nlabels >= 1 && nalways <= nstates);
+    co_metric *m = add_family(reg, STATE_GAUGE, name, help, labels, nlabels);
+    pthread_mutex_lock(&m->mu);
+    if (!m->states) {
+        m->nkey = nlabels - 1;
+        m->states = co_xcalloc(nstates ? nstates : 1, sizeof(char *));
+        m->by_name = co_xcalloc(nstates ? nstates : 1, sizeof(size_t));
+        for (size_t i = 0; i < nstates; i++) {
+            m->states[i] = co_xstrdup(states[i]);
+            /* insertion sort: a handful of states */
+            size_t j = i;
+            while (j > 0 && strcmp(states[m->by_name[j - 1]], states[i]) > 0) {
+                m->by_name[j] = m->by_name[j - 1];
+                j--;
+            }
+            m->by_name[j] = i;
+        }
+        m->nstates = nstates;
+        m->nalways = nalways;
     }
     pthread_mutex_unlock(&m->mu);
     return m;
@@ -324,7 +368,7 @@ static int compare_values(const char *const *a, const char *const *b, size_t n)
 /* A new series for @p values: the struct, the pointers and the strings in one block. */
 static series *new_series(co_metric *m, const char *const *values)
 {
-    size_t n = m->nlabels, len = 0;
+    size_t n = m->nkey, len = 0;
     for (size_t i = 0; i < n; i++) {
         len += strlen(values[i]) + 1;
     }
@@ -337,6 +381,7 @@ static series *new_series(co_metric *m, const char *const *values)
         p += k;
     }
     s->family = m;
+    s->value = m->kind == STATE_GAUGE ? -1 : 0;
     return s;
 }
 
@@ -346,7 +391,7 @@ static series *find_series(co_metric *m, const char *const *values, int create, 
     size_t lo = 0, hi = m->nseries;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = compare_values(m->series[mid]->values, values, m->nlabels);
+        int c = compare_values(m->series[mid]->values, values, m->nkey);
         if (c == 0) {
             *index = mid;
             return m->series[mid];
@@ -404,6 +449,22 @@ void co_metric_set(co_metric *m, const char *const *values, double v)
     if (m->kind != COUNTER || v > s->value) {
         s->value = v;
     }
+    pthread_mutex_unlock(&m->mu);
+}
+
+void co_metric_set_state(co_metric *m, const char *const *values, const char *state)
+{
+    CO_ASSERT(m->kind == STATE_GAUGE);
+    double current = -1;
+    for (size_t i = 0; i < m->nstates; i++) {
+        if (strcmp(m->states[i], state) == 0) {
+            current = (double)i;
+            break;
+        }
+    }
+    size_t i;
+    pthread_mutex_lock(&m->mu);
+    find_series(m, values, 1, &i)->value = current;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -525,7 +586,10 @@ static int put_escaped(co_buf *out, const char *s, int quotes)
     return rc;
 }
 
-static int put_labels(co_buf *out, const co_metric *m, const series *s, const char *le)
+/* The labels of a sample: @p s's values, then @p state's (a state gauge) or @p le's (a
+ * histogram bucket). */
+static int
+put_labels(co_buf *out, const co_metric *m, const series *s, const char *state, const char *le)
 {
     if (m->nlabels == 0 && !le) {
         return 0;
@@ -534,7 +598,7 @@ static int put_labels(co_buf *out, const co_metric *m, const series *s, const ch
     for (size_t i = 0; i < m->nlabels && rc == 0; i++) {
         rc = co_buf_printf(out, "%s%s=\"", i ? "," : "", m->labels[i]);
         if (rc == 0) {
-            rc = put_escaped(out, s->values[i], 1);
+            rc = put_escaped(out, i < m->nkey ? s->values[i] : state, 1);
         }
         if (rc == 0) {
             rc = co_buf_putc(out, '"');
@@ -549,9 +613,32 @@ static int put_labels(co_buf *out, const co_metric *m, const series *s, const ch
     return rc;
 }
 
+/* A state gauge's series: one sample per state, in the order of the states' names, 1 for the
+ * current one; a state past the always rendered ones only while it is current. */
+static int render_states(co_buf *out, const co_metric *m, const series *s)
+{
+    int rc = 0;
+    for (size_t k = 0; k < m->nstates && rc == 0; k++) {
+        size_t st = m->by_name[k];
+        bool current = s->value == (double)st;
+        if (st >= m->nalways && !current) {
+            continue;
+        }
+        rc = co_buf_puts(out, m->name);
+        if (rc == 0) {
+            rc = put_labels(out, m, s, m->states[st], NULL);
+        }
+        if (rc == 0) {
+            rc = co_buf_puts(out, current ? " 1\n" : " 0\n");
+        }
+    }
+    return rc;
+}
+
 static int render_family(co_buf *out, co_metric *m)
 {
-    static const char *const type_names[] = {"counter", "gauge", "histogram", "gauge", "counter"};
+    static const char *const type_names[] = {"counter", "gauge",   "histogram",
+                                             "gauge",   "counter", "gauge"};
     int rc = co_buf_printf(out, "# HELP %s ", m->name);
     if (rc == 0) {
         rc = put_escaped(out, m->help, 0);
@@ -569,10 +656,14 @@ static int render_family(co_buf *out, co_metric *m)
     pthread_mutex_lock(&m->mu);
     for (size_t i = 0; i < m->nseries && rc == 0; i++) {
         const series *s = m->series[i];
+        if (m->kind == STATE_GAUGE) {
+            rc = render_states(out, m, s);
+            continue;
+        }
         if (m->kind != HISTOGRAM) {
             rc = co_buf_puts(out, m->name);
             if (rc == 0) {
-                rc = put_labels(out, m, s, NULL);
+                rc = put_labels(out, m, s, NULL, NULL);
             }
             if (rc == 0) {
                 rc = co_buf_putc(out, ' ');
@@ -601,7 +692,7 @@ static int render_family(co_buf *out, co_metric *m)
             }
             rc = co_buf_printf(out, "%s_bucket", m->name);
             if (rc == 0) {
-                rc = put_labels(out, m, s, le);
+                rc = put_labels(out, m, s, NULL, le);
             }
             if (rc == 0) {
                 rc = co_buf_printf(out, " %llu\n", cumulative);
@@ -611,7 +702,7 @@ static int render_family(co_buf *out, co_metric *m)
             rc = co_buf_printf(out, "%s_sum", m->name);
         }
         if (rc == 0) {
-            rc = put_labels(out, m, s, NULL);
+            rc = put_labels(out, m, s, NULL, NULL);
         }
         if (rc == 0) {
             rc = co_buf_putc(out, ' ');
@@ -623,7 +714,7 @@ static int render_family(co_buf *out, co_metric *m)
             rc = co_buf_printf(out, "\n%s_count", m->name);
         }
         if (rc == 0) {
-            rc = put_labels(out, m, s, NULL);
+            rc = put_labels(out, m, s, NULL, NULL);
         }
         if (rc == 0) {
             rc = co_buf_printf(out, " %llu\n", s->count);

@@ -64,6 +64,22 @@ co_metric *co_metrics_histogram(co_metrics *reg,
                                 size_t nbuckets);
 
 /**
+ * Registers a gauge of the state something is in, one series per thing: @p labels end with the
+ * state's label, and a series is named by the values of the others. A series renders one
+ * sample per state of @p states (copied), in the order of the states' names, 1 for its
+ * current state and 0 for the others, as a gauge with a series per state would; the states
+ * from index @p nalways on render only while current. One series instead of one per state.
+ */
+co_metric *co_metrics_state_gauge(co_metrics *reg,
+                                  const char *name,
+                                  const char *help,
+                                  const char *const *labels,
+                                  size_t nlabels,
+                                  const char *const *states,
+                                  size_t nstates,
+                                  size_t nalways);
+
+/**
  * Registers a label-less gauge whose value is computed by @p fn at every render. @p fn runs
  * with no registry lock held and must be thread-safe.
  */
@@ -101,6 +117,10 @@ void co_metric_add(co_metric *m, const char *const *values, double v);
  */
 void co_metric_set(co_metric *m, const char *const *values, double v);
 
+/** Sets the state of a state gauge's series (@p values: every label but the state's); a
+ * state not among the family's makes every sample 0. */
+void co_metric_set_state(co_metric *m, const char *const *values, const char *state);
+
 /** Records one observation in a histogram series. */
 void co_metric_observe(co_metric *m, const char *const *values, double v);
 
@@ -117,10 +137,12 @@ void co_series_add(co_series *s, double v);
 /** Records one observation in a histogram series, as co_metric_observe(). */
 void co_series_observe(co_series *s, double v);
 
-/** Removes a series (e.g. a deleted object's state gauge). No-op if absent. */
+/** Removes a series (e.g. a deleted object's state gauge; its values are those of
+ * co_metric_set_state()). No-op if absent. */
 void co_metric_remove(co_metric *m, const char *const *values);
 
-/** The current value of a counter or gauge series (0 if absent). For tests. */
+/** The current value of a counter or gauge series (0 if absent); of a state gauge's series,
+ * the index of its state in the family's states (-1: none of them). For tests. */
 double co_metric_value(co_metric *m, const char *const *values);
 
 /**
