@@ -57,10 +57,13 @@ static enum MHD_Result on_request(void *cls,
     if (code == 404 && body.len == 0 && co_buf_puts(&body, "404 page not found\n") < 0) {
         code = 500;
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        body.len, (void *)co_buf_cstr(&body), MHD_RESPMEM_MUST_COPY);
-    co_buf_dispose(&body);
+    /* the body is handed over, not copied: a scrape of a thousand Components' metrics is
+     * megabytes */
+    size_t len = 0;
+    char *text = co_buf_take(&body, &len);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
+        free(text);
         return MHD_NO;
     }
     const char *ctype = "text/plain; charset=utf-8";
