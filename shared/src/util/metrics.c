@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Prometheus metrics registry (see metrics.h). Series of a family live in a sorted array keyed
- * by their label values joined with a 0x1f separator, so lookups are a binary search and the
- * render order falls out for free. The number of series per family in this project is small
+ * Prometheus metrics registry (see metrics.h). Series of a family live in an array sorted by
+ * their label values (value by value), so lookups are a binary search and the render order
+ * falls out for free. The number of series per family in this project is small
  * (label sets are webhook paths, HTTP codes, Component names), so a sorted array beats a hash
  * table in both code size and speed.
  */

@@ -126,7 +126,7 @@ void co_metric_observe(co_metric *m, const char *const *values, double v);
 
 /**
  * A series of @p m, created when new, for updates that need no lookup: the label values are
- * joined and searched once here instead of at every update. Valid until the series is removed
+ * searched once here instead of at every update. Valid until the series is removed
  * or the registry freed.
  */
 co_series *co_metric_series(co_metric *m, const char *const *values);
