@@ -598,7 +598,9 @@ put_labels(co_buf *out, const co_metric *m, const series *s, const char *state, 
     for (size_t i = 0; i < m->nlabels && rc == 0; i++) {
         rc = co_buf_printf(out, "%s%s=\"", i ? "," : "", m->labels[i]);
         if (rc == 0) {
-            rc = put_escaped(out, i < m->nkey ? s->values[i] : state, 1);
+            /* past the series' own values only a state gauge's state label is left */
+            const char *v = i < m->nkey ? s->values[i] : state;
+            rc = put_escaped(out, v ? v : "", 1);
         }
         if (rc == 0) {
             rc = co_buf_putc(out, '"');
