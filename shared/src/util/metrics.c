@@ -68,9 +68,8 @@ co_metrics *co_metrics_new(void)
     return reg;
 }
 
-static void free_series(series *s, size_t nlabels)
+static void free_series(series *s)
 {
-    (void)nlabels;
     free(s->bucket_counts);
     free(s);
 }
@@ -83,7 +82,7 @@ void co_metrics_free(co_metrics *reg)
     for (size_t i = 0; i < reg->n; i++) {
         co_metric *m = reg->families[i];
         for (size_t j = 0; j < m->nseries; j++) {
-            free_series(m->series[j], m->nlabels);
+            free_series(m->series[j]);
         }
         for (size_t j = 0; j < m->nlabels; j++) {
             free(m->labels[j]);
@@ -521,7 +520,7 @@ void co_metric_remove(co_metric *m, const char *const *values)
     if (s) {
         memmove(&m->series[i], &m->series[i + 1], (m->nseries - i - 1) * sizeof(series *));
         m->nseries--;
-        free_series(s, m->nlabels);
+        free_series(s);
     }
     pthread_mutex_unlock(&m->mu);
 }
