@@ -35,6 +35,7 @@
 #include "co/json/yaml.h"
 #include "controller/ctl_health.h"
 #include "controller/ctl_inventory.h"
+#include "controller/ctl_pending.h"
 #include "controller/ctl_render.h"
 #include "controller/ctl_targets.h"
 
@@ -120,6 +121,9 @@ typedef struct pass {
     bool skip_status;
     bool gone;
     bool wrote; /* the Component was patched or its status written */
+    /* the pass started from a status held back (ctl_pending.h), not the stored one, which must
+     * then be written whatever the pass finds */
+    bool from_pending;
 
     /* references */
     char *digest;
@@ -2157,6 +2161,41 @@ static int read_component(ctl_env *env, const char *ns, const char *name, struct
     return co_kube_get(out, env->client, &ref, NULL);
 }
 
+/* Whether the status this pass built may be held back instead of written (ctl_pending.h): the
+ * pass ends waiting for its objects (Processing, no error) in the very state and conditions
+ * the stored status shows, so that neither a reader of the status nor the event of this pass
+ * (one per state reached) is ahead of what is stored; and it did not start from a held status
+ * itself, so a status is held for one pass at most. Never once the controller stops. */
+static bool may_hold(const pass *p, struct json_object *built)
+{
+    if (!p->env->pending || p->from_pending || p->err || p->deleting || !p->state ||
+        strcmp(p->state, CTL_STATE_PROCESSING) != 0 ||
+        (p->env->proceed && !atomic_load(p->env->proceed))) {
+        return false;
+    }
+    struct json_object *stored = co_json_get(p->obj, "status", NULL);
+    struct json_object *a = co_json_get(stored, "state", NULL);
+    struct json_object *b = co_json_get(built, "state", NULL);
+    struct json_object *ca = co_json_get(stored, "conditions", NULL);
+    struct json_object *cb = co_json_get(built, "conditions", NULL);
+    return a && b && ca && cb && co_json_equal(a, b) && co_json_equal(ca, cb);
+}
+
+/* Starts the pass from the status held back for it, when one was held over the object as read
+ * (its resourceVersion): the held status, not the stored one, says what the last pass did. */
+static void take_held(pass *p)
+{
+    if (!p->env->pending) {
+        return;
+    }
+    const char *rv = co_json_str(p->obj, "metadata", "resourceVersion", NULL);
+    struct json_object *held = ctl_pending_take(p->env->pending, p->key, rv);
+    if (held) {
+        json_object_object_add(p->obj, "status", held);
+        p->from_pending = true;
+    }
+}
+
 /* Tells the cache what this pass wrote, or that the Component is gone. */
 static void record_writes(pass *p)
 {
@@ -2184,6 +2223,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         if (env->cache.wrote) {
             env->cache.wrote(env->cache.ctx, ns, name, NULL);
         }
+        if (env->pending) {
+            ctl_pending_drop(env->pending, p->key);
+        }
         ctl_backoff_forget(env->backoff, p->key);
         if (env->observer.gone) {
             env->observer.gone(env->observer.ctx, ns, name);
@@ -2197,6 +2239,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
         free(p->key);
         return co_error_wrap("reading component %s/%s", ns, name);
     }
+    take_held(p);
     p->now = now_ns(env);
     if (co_component_parse(&p->c, p->obj) < 0) {
         unparsable(p, out);
@@ -2231,6 +2274,9 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     /* finally (docs/behaviour.md, "Reconcile steps", step 11) */
     if (p->gone) {
         ctl_backoff_forget(env->backoff, p->key);
+        if (env->pending) {
+            ctl_pending_drop(env->pending, p->key);
+        }
         if (env->observer.gone) {
             env->observer.gone(env->observer.ctx, ns, name);
         }
@@ -2280,7 +2326,17 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     observed(p);
     /* the outcome is reported once the status says it: an event is never ahead of the status */
     struct json_object *status = p->skip_status ? NULL : status_json(p);
-    if (status && !status_unchanged(p, status)) {
+    if (status && !p->from_pending && status_unchanged(p, status)) {
+        json_object_put(status);
+        status = NULL;
+    }
+    if (status && may_hold(p, status) &&
+        ctl_pending_put(env->pending, p->key,
+                        co_json_str(p->obj, "metadata", "resourceVersion", NULL), status)) {
+        if (out->requeue_after_ns <= 0 || out->requeue_after_ns > CTL_PENDING_MAX_NS) {
+            out->requeue_after_ns = CTL_PENDING_MAX_NS;
+        }
+    } else if (status) {
         rc = write_status_json(p, status);
         if (rc < 0) {
             out->rate_limited = true;

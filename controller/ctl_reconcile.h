@@ -189,6 +189,8 @@ typedef struct ctl_env {
     /** the local cluster's dependents cache (ctl_depcache.h), used for Components deploying
      * into this cluster; NULL: none */
     struct ctl_depcache *dependents;
+    /** statuses held back for one pass (ctl_pending.h); NULL: every pass writes its status */
+    struct ctl_pending *pending;
     /** largest status.inventory written as a plain list (co_component_inventory_put());
      * 0: CO_INVENTORY_PLAIN_MAX */
     size_t inventory_plain_max;

@@ -26,6 +26,7 @@
 #include "controller/ctl_apply.h"
 #include "controller/ctl_depcache.h"
 #include "controller/ctl_inventory.h"
+#include "controller/ctl_pending.h"
 #include "controller/ctl_reconcile.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -79,6 +80,14 @@ static int group_setup(void **state)
         "  template:\n    metadata:\n      labels: {app: workload}\n    spec:\n"
         "      containers:\n      - name: app\n        image: registry.invalid/app:1\n";
     co_test_write_file(path, deploy, strlen(deploy));
+    put_configmaps("held", "held", 1);
+    snprintf(path, sizeof(path), "%s/held/deploy.yaml", srcdir);
+    static const char held_deploy[] =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: held-app\n"
+        "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: held}\n"
+        "  template:\n    metadata:\n      labels: {app: held}\n    spec:\n"
+        "      containers:\n      - name: app\n        image: registry.invalid/app:1\n";
+    co_test_write_file(path, held_deploy, strlen(held_deploy));
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
     counter = co_test_counting_new(cfg);
@@ -92,6 +101,8 @@ static int group_setup(void **state)
     env.backoff = ctl_backoff_new();
     env.source = ctl_test_source_ops();
     env.apply = ctl_apply_engine_ops();
+    /* as the manager runs it: a pass waiting for its objects holds its status back */
+    env.pending = ctl_pending_new();
     return 0;
 }
 
@@ -99,6 +110,7 @@ static int group_teardown(void **state)
 {
     (void)state;
     ctl_backoff_free(env.backoff);
+    ctl_pending_free(env.pending);
     co_kube_client_free(client);
     co_kube_config_free(cfg);
     co_kube_client_free(admin);
@@ -466,20 +478,10 @@ static void test_ctl_requests__unchanged_dependents_read_from_the_cache(void **s
     free(owner_id);
 }
 
-/* A workload from the dependents cache, which keeps it without its pod template, is compared
- * for drift without it (docs/drift.md, "Limits"): once the Component is Ready, a pass with
- * nothing changed reads only the Component and writes nothing, the Deployment included. */
-static void test_ctl_requests__cached_workload_unchanged_nothing_written(void **state)
+/* Marks Deployment @p name available, as a kubelet would. */
+static void deployment_available(const char *name)
 {
-    (void)state;
-    triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    ctl_depcache *dc = use_cache(&t);
-    ctl_test_create_component(admin, ns, "workload", "{" SRC ",\"path\":\"workload\"}");
-    ctl_result res;
-    assert_co_pass(ctl_reconcile(&res, &env, ns, "workload"));
-
-    /* the Deployment reports one available replica, as a kubelet would make it */
-    co_kube_ref dref = {"apps/v1", "Deployment", ns, "workload-app"};
+    co_kube_ref dref = {"apps/v1", "Deployment", ns, name};
     struct json_object *d = NULL;
     assert_co_pass(co_kube_get(&d, admin, &dref, NULL));
     long long gen =
@@ -495,7 +497,106 @@ static void test_ctl_requests__cached_workload_unchanged_nothing_written(void **
     wo.subresource = "status";
     assert_co_pass(co_kube_patch(NULL, admin, &dref, CO_KUBE_PATCH_MERGE, st, &wo));
     json_object_put(st);
+}
+
+/* The phase of every item of the stored inventory of @p name when they all have the same one,
+ * else NULL (free()). */
+static char *stored_phase(const char *name)
+{
+    struct json_object *c = ctl_test_get_component(admin, ns, name);
+    struct json_object *inv = co_json_get(c, "status", "inventory", NULL);
+    char *phase = NULL;
+    bool same = inv && json_object_array_length(inv) > 0;
+    for (size_t i = 0; same && i < json_object_array_length(inv); i++) {
+        const char *ph = co_json_str(json_object_array_get_idx(inv, i), "phase", NULL);
+        same = ph && (!phase || strcmp(ph, phase) == 0);
+        if (same && !phase) {
+            phase = co_xstrdup(ph);
+        }
+    }
+    json_object_put(c);
+    if (!same) {
+        free(phase);
+        phase = NULL;
+    }
+    return phase;
+}
+
+/* A pass that applied the objects and now waits for the Deployment holds its status back
+ * (ctl_pending.h): the stored status keeps the inventory persisted before the objects were
+ * created, and the Component is requeued within CTL_PENDING_MAX_NS. The next pass starts from
+ * the held status: it applies nothing again and writes its status, since a status is held for
+ * one pass at most. Once the Deployment is available, one more status write says Ready. */
+static void test_ctl_requests__waiting_pass_holds_its_status_for_the_next(void **state)
+{
+    (void)state;
+    ctl_test_create_component(admin, ns, "held", "{" SRC ",\"path\":\"held\"}");
+    co_test_counting_reset(counter);
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
+    co_test_counting_print(counter, "first pass");
+    assert_int_equal(co_test_counting_count(counter, "PUT", "/components/held/status"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/held-0"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", "/deployments/held-app"), 1);
+    assert_int_equal(ctl_pending_len(env.pending), 1);
+    assert_true(res.requeue_after_ns > 0 && res.requeue_after_ns <= CTL_PENDING_MAX_NS);
+    char *phase = stored_phase("held");
+    assert_non_null(phase);
+    assert_string_equal(phase, "ScheduledForApplication");
+    free(phase);
+    struct json_object *c = ctl_test_get_component(admin, ns, "held");
+    assert_string_equal(co_json_str(c, "status", "state", NULL), "Processing");
+    json_object_put(c);
+
+    /* still waiting: the held status is written, nothing is applied again */
+    co_test_counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
+    co_test_counting_print(counter, "second pass");
+    assert_int_equal(co_test_counting_count(counter, "PUT", "/components/held/status"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", NULL), 0);
+    assert_int_equal(co_test_counting_count(counter, "POST", NULL), 0);
+    assert_int_equal(ctl_pending_len(env.pending), 0);
+    phase = stored_phase("held");
+    assert_true(phase == NULL || strcmp(phase, "ScheduledForApplication") != 0);
+    free(phase);
+
+    /* nothing changed since: nothing written, nothing held */
+    co_test_counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
+    assert_int_equal(counter->n - co_test_counting_count(counter, "GET", NULL), 0);
+    assert_int_equal(ctl_pending_len(env.pending), 0);
+
+    deployment_available("held-app");
+    co_test_counting_reset(counter);
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
+    co_test_counting_print(counter, "pass after the Deployment turned available");
+    assert_int_equal(co_test_counting_count(counter, "PUT", "/components/held/status"), 1);
+    assert_int_equal(co_test_counting_count(counter, "PATCH", NULL), 0);
+    c = ctl_test_get_component(admin, ns, "held");
+    assert_true(ctl_state_component_ready(c));
+    json_object_put(c);
+    phase = stored_phase("held");
+    assert_non_null(phase);
+    assert_string_equal(phase, "Ready");
+    free(phase);
+}
+
+/* A workload from the dependents cache, which keeps it without its pod template, is compared
+ * for drift without it (docs/drift.md, "Limits"): once the Component is Ready, a pass with
+ * nothing changed reads only the Component and writes nothing, the Deployment included. */
+static void test_ctl_requests__cached_workload_unchanged_nothing_written(void **state)
+{
+    (void)state;
+    triggered t = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ctl_depcache *dc = use_cache(&t);
+    ctl_test_create_component(admin, ns, "workload", "{" SRC ",\"path\":\"workload\"}");
+    ctl_result res;
+    assert_co_pass(ctl_reconcile(&res, &env, ns, "workload"));
+
+    /* the Deployment reports one available replica, as a kubelet would make it */
+    deployment_available("workload-app");
     assert_true(reconcile_until_ready("workload", 5) > 0);
+    struct json_object *d = NULL;
 
     /* the cache holds the Deployment as it is now, without its template */
     char *owner_id = ctl_owner_id(env.cluster_id, ns, "workload");
@@ -536,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_ctl_requests__large_inventory_packed_and_plain_still_read),
         cmocka_unit_test(test_ctl_requests__unchanged_dependents_read_from_the_cache),
         cmocka_unit_test(test_ctl_requests__cached_workload_unchanged_nothing_written),
+        cmocka_unit_test(test_ctl_requests__waiting_pass_holds_its_status_for_the_next),
     };
     return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
 }
