@@ -4,6 +4,7 @@
  * deflated: a json-c tree of a status with an inventory takes about 25 KB, its text about
  * 4 KB, deflated about 1 KB, and at full load every Component waiting for its objects holds
  * one. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@ typedef struct held {
     char *rv;
     size_t len;          /* of the text */
     size_t packed_len;   /* of the deflate stream */
+    size_t size;         /* what its allocation takes (malloc_usable_size()) */
     unsigned char *data; /* the raw deflate stream of the status's compact text */
 } held;
 
@@ -31,6 +33,7 @@ typedef struct held {
 struct ctl_pending {
     pthread_mutex_t mu;
     co_strmap map; /* key -> held */
+    size_t bytes;  /* sum of size */
 };
 
 static void held_free(held *h)
@@ -72,16 +75,23 @@ static bool pack(held *h, const char *text, size_t len)
     if (deflateInit2(&zs, 1, Z_DEFLATED, WBITS, MEMLEVEL, Z_DEFAULT_STRATEGY) != Z_OK) {
         return false;
     }
+    /* deflated into a scratch buffer of the worst case, then kept at its own size: a status is
+     * held for seconds, beside thousands of others */
     uLong cap = deflateBound(&zs, (uLong)len);
-    h->data = co_xmalloc(cap);
+    unsigned char *scratch = co_xmalloc(cap);
     zs.next_in = (Bytef *)text;
     zs.avail_in = (uInt)len;
-    zs.next_out = h->data;
+    zs.next_out = scratch;
     zs.avail_out = (uInt)cap;
     bool ok = deflate(&zs, Z_FINISH) == Z_STREAM_END;
-    h->len = len;
-    h->packed_len = zs.total_out;
+    if (ok) {
+        h->len = len;
+        h->packed_len = zs.total_out;
+        h->data = (unsigned char *)co_xmemdup(scratch, h->packed_len);
+        h->size = malloc_usable_size(h->data);
+    }
     deflateEnd(&zs);
+    free(scratch);
     return ok;
 }
 
@@ -120,6 +130,7 @@ bool ctl_pending_put(ctl_pending *p, const char *key, const char *rv, struct jso
     }
     pthread_mutex_lock(&p->mu);
     held *old = h ? co_strmap_put(&p->map, key, h) : co_strmap_remove(&p->map, key);
+    p->bytes += (h ? h->size : 0) - (old ? old->size : 0);
     pthread_mutex_unlock(&p->mu);
     held_free(old);
     return h != NULL;
@@ -129,6 +140,7 @@ struct json_object *ctl_pending_take(ctl_pending *p, const char *key, const char
 {
     pthread_mutex_lock(&p->mu);
     held *h = co_strmap_remove(&p->map, key);
+    p->bytes -= h ? h->size : 0;
     pthread_mutex_unlock(&p->mu);
     struct json_object *status = NULL;
     if (h && h->rv && rv && strcmp(h->rv, rv) == 0) {
@@ -142,6 +154,7 @@ void ctl_pending_drop(ctl_pending *p, const char *key)
 {
     pthread_mutex_lock(&p->mu);
     held *h = co_strmap_remove(&p->map, key);
+    p->bytes -= h ? h->size : 0;
     pthread_mutex_unlock(&p->mu);
     held_free(h);
 }
@@ -150,6 +163,14 @@ size_t ctl_pending_len(ctl_pending *p)
 {
     pthread_mutex_lock(&p->mu);
     size_t n = co_strmap_len(&p->map);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+size_t ctl_pending_bytes(ctl_pending *p)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->bytes;
     pthread_mutex_unlock(&p->mu);
     return n;
 }

@@ -49,4 +49,7 @@ void ctl_pending_drop(ctl_pending *p, const char *key);
 /** How many statuses are held. */
 size_t ctl_pending_len(ctl_pending *p);
 
+/** The bytes the held statuses' deflated texts take in the heap (without the map's own). */
+size_t ctl_pending_bytes(ctl_pending *p);
+
 #endif

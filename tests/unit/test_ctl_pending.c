@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for the statuses a pass holds back (controller/ctl_pending.c). */
 #include <stdio.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -35,11 +36,16 @@ static void test_ctl_pending__held_status_taken_back_once(void **state)
     struct json_object *st = status_of(500);
     assert_true(ctl_pending_put(p, "ns/a", "42", st));
     assert_int_equal(ctl_pending_len(p), 1);
+    /* kept deflated, at its own size: a fraction of its text */
+    size_t text_len = strlen(json_object_to_json_string_ext(st, JSON_C_TO_STRING_PLAIN));
+    assert_true(ctl_pending_bytes(p) > 0);
+    assert_true(ctl_pending_bytes(p) < text_len / 4);
     struct json_object *got = ctl_pending_take(p, "ns/a", "42");
     assert_non_null(got);
     assert_true(co_json_equal(got, st));
     json_object_put(got);
     assert_int_equal(ctl_pending_len(p), 0);
+    assert_int_equal(ctl_pending_bytes(p), 0);
     assert_null(ctl_pending_take(p, "ns/a", "42"));
     json_object_put(st);
     ctl_pending_free(p);
