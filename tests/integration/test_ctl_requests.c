@@ -5,8 +5,10 @@
  * A new Component with ten ConfigMaps reaches Ready in one pass with at most 14 requests after
  * its first read (its finalizer, the persisted inventory, one write per object, the final
  * status); a second reconcile with nothing changed writes nothing and reads the Component and,
- * with one LIST, its ConfigMaps. The client's discovery is
- * warmed by one Component first, as in a running controller, where it is cached per client.
+ * with one LIST, its ConfigMaps. A pass that applied a Deployment and waits for it holds its
+ * status back for the next pass (ctl_pending.h), which applies nothing again. The client's
+ * discovery is warmed by one Component first, as in a running controller, where it is cached
+ * per client.
  * Component events are the manager's (one per state reached, see test_ctl_manager.c); events on
  * dependents are off unless --dependent-events.
  */
