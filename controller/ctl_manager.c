@@ -20,7 +20,6 @@
 #include "co/util/time.h"
 #include "co/util/thread.h"
 #include "controller/ctl_depcache.h"
-#include "controller/ctl_pending.h"
 #include "controller/ctl_manager_int.h"
 
 static int targets_acquire(void *ctx,
@@ -443,7 +442,6 @@ void ctl_manager_free(ctl_manager *m)
     co_kube_config_free(m->cfg);
     ctl_queue_free(m->queue);
     ctl_backoff_free(m->backoff);
-    ctl_pending_free(m->pending);
     co_depgraph_free(m->graph);
     co_metrics_free(m->metrics);
     ctl_manager__forget_all_events(m);

@@ -60,6 +60,21 @@ static void put_configmaps(const char *dir, const char *prefix, int n)
     }
 }
 
+/* A Deployment @p name of one replica in source directory @p dir, selecting label app=@p app. */
+static void put_deployment(const char *dir, const char *name, const char *app)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s/deploy.yaml", srcdir, dir);
+    char *text = co_xasprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n"
+                              "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: %s}\n"
+                              "  template:\n    metadata:\n      labels: {app: %s}\n    spec:\n"
+                              "      containers:\n      - name: app\n        image: "
+                              "registry.invalid/app:1\n",
+                              name, app, app);
+    co_test_write_file(path, text, strlen(text));
+    free(text);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -74,22 +89,9 @@ static int group_setup(void **state)
     put_configmaps("many", "many", 40);
     put_configmaps("cached", "cached", 10);
     put_configmaps("workload", "workload", 2);
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/workload/deploy.yaml", srcdir);
-    static const char deploy[] =
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: workload-app\n"
-        "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: workload}\n"
-        "  template:\n    metadata:\n      labels: {app: workload}\n    spec:\n"
-        "      containers:\n      - name: app\n        image: registry.invalid/app:1\n";
-    co_test_write_file(path, deploy, strlen(deploy));
+    put_deployment("workload", "workload-app", "workload");
     put_configmaps("held", "held", 1);
-    snprintf(path, sizeof(path), "%s/held/deploy.yaml", srcdir);
-    static const char held_deploy[] =
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: held-app\n"
-        "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: held}\n"
-        "  template:\n    metadata:\n      labels: {app: held}\n    spec:\n"
-        "      containers:\n      - name: app\n        image: registry.invalid/app:1\n";
-    co_test_write_file(path, held_deploy, strlen(held_deploy));
+    put_deployment("held", "held-app", "held");
 
     assert_co_pass(co_kube_config_load(&cfg, co_test_env("CO_TEST_KUBECONFIG"), NULL));
     counter = co_test_counting_new(cfg);
