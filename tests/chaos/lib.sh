@@ -584,8 +584,20 @@ churn_op() {
 }
 
 # delete_some COUNT: deletes up to COUNT live Components no other depends on (Helm, SOPS, plain),
-# at once, so that a kill can fall in the middle of their deletion.
+# at once, so that a kill can fall in the middle of their deletion. It waits for the churn's
+# operation in progress (churn_locked): an update racing a deletion would otherwise record a
+# Component that is going away as live.
 delete_some() {
+    churn_locked delete_some_now "$@"
+}
+
+# churn_locked COMMAND...: runs COMMAND holding the churn lock, so that writes to STATE and to
+# the API server about one Component never interleave between the churn loop and the campaign.
+churn_locked() {
+    { flock 9 && "$@"; } 9>"$WORK/churn.lock"
+}
+
+delete_some_now() {
     local want=$1 c i names=() spare
     # as churn_op: at least half of the N Components stay
     spare=$(($(live_count) - (${N:-0} + 1) / 2))
@@ -612,7 +624,7 @@ churn_start() {
     rm -f "$WORK/churn.stop"
     (
         while [ ! -e "$WORK/churn.stop" ]; do
-            churn_op "$n"
+            churn_locked churn_op "$n"
             sleep "$interval"
         done
     ) >>"$WORK/logs/churn.log" 2>&1 &
@@ -792,6 +804,18 @@ summary_print() {
 fail_details() {
     [ -s "$WORK/verify.txt" ] && { say "details:"; head -n 40 "$WORK/verify.txt" >&2; }
     [ -n "${NOT_READY:-}" ] && say "not ready: $(echo $NOT_READY | head -c 400)"
+    # what the laggards' statuses say (at most five): state, reason, message, inventory
+    local c
+    for c in $(printf '%s\n' ${NOT_READY:-} ${STUCK:-} | head -n 5); do
+        jq -r --arg c "$c" '.items[] | select(.metadata.name == $c)
+            | "\($c): generation \(.metadata.generation), observed \(.status.observedGeneration),"
+              + " \(.status.state) \(.status.conditions[0].reason // "-"):"
+              + " \(.status.conditions[0].message // "-" | .[0:300])",
+              (.status.inventory[]? | "  \(.kind)/\(.name) \(.phase) \(.status // "-")")' \
+            "$WORK/comps.json" >&2 2>/dev/null
+        jq -e --arg c "$c" 'any(.items[]; .metadata.name == $c)' "$WORK/comps.json" \
+            >/dev/null 2>&1 || echo "$c: not in the cluster" >&2
+    done
     [ -n "${STUCK:-}" ] && say "still present after deletion: $(echo $STUCK | head -c 400)"
     say "controller log (last 30 lines):"
     tail -n 30 "$WORK/logs/controller.log" >&2
