@@ -20,6 +20,7 @@
 #include "co/util/time.h"
 #include "co/util/thread.h"
 #include "controller/ctl_depcache.h"
+#include "controller/ctl_pending.h"
 #include "controller/ctl_manager_int.h"
 
 static int targets_acquire(void *ctx,
@@ -186,10 +187,8 @@ int ctl_manager_new(ctl_manager **out, const ctl_manager_options *opts)
     m->env.proceed = &m->leading;
     m->env.default_service_account = m->default_sa;
     m->env.backoff = m->backoff;
-    /* Statuses are not held back in the daemon yet (ctl_pending.h): one short controller-kill
-     * campaign with holding on ended with two objects of a live Component missing, and until
-     * the full campaign with holding on shows no loss, every pass writes its status. */
-    m->env.pending = NULL;
+    m->pending = ctl_pending_new();
+    m->env.pending = m->pending;
     m->env.cache = ctl_manager__cache_ops(m);
     m->env.source = m->source;
     m->env.apply = m->apply;
@@ -442,6 +441,7 @@ void ctl_manager_free(ctl_manager *m)
     co_kube_config_free(m->cfg);
     ctl_queue_free(m->queue);
     ctl_backoff_free(m->backoff);
+    ctl_pending_free(m->pending);
     co_depgraph_free(m->graph);
     co_metrics_free(m->metrics);
     ctl_manager__forget_all_events(m);

@@ -92,6 +92,7 @@ struct ctl_manager {
 
     ctl_queue *queue;
     ctl_backoff *backoff;
+    struct ctl_pending *pending; /* statuses held back for one pass (ctl_pending.h) */
     ctl_targets *targets;
     co_kube_recorder *recorder;
     ctl_notify *notify; /* --events-address, or NULL */

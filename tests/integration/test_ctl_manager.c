@@ -24,6 +24,8 @@
 #include "controller/ctl_apply.h"
 #include "controller/ctl_depcache.h"
 #include "controller/ctl_manager.h"
+#include "controller/ctl_manager_int.h"
+#include "controller/ctl_pending.h"
 #include "controller/ctl_sources.h"
 #include "controller/ctl_state.h"
 #include "tests/support/ctl_test.h"
@@ -167,6 +169,30 @@ static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
     assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
     event_wait w = {ns, "first-cm", "Created"};
     assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
+
+    delete_component(ns, "first");
+    ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
+}
+
+/* The daemon's passes hold a waiting status back for one pass (docs/controller-performance.md,
+ * "Deferred status writes"; integration/test_ctl_requests pins what that does): the manager gives
+ * its reconciles a store of held statuses, empty once every Component is Ready. */
+static void test_ctl_manager__reconciles_hold_waiting_statuses(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-hold-");
+    ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    assert_non_null(m->env.pending);
+    assert_ptr_equal(m->env.pending, m->pending);
+    assert_co_pass(ctl_manager_start(m));
+    ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
+    assert_int_equal(ctl_pending_len(m->pending), 0);
 
     delete_component(ns, "first");
     ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
@@ -619,6 +645,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
+        cmocka_unit_test(test_ctl_manager__reconciles_hold_waiting_statuses),
         cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__deleted_dependent_queues_its_component),
