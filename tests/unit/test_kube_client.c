@@ -546,6 +546,55 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_fake_kube_free(f);
 }
 
+/* Once the listing is due for its recheck of /api and /apis, one thread makes it: a reader
+ * arriving meanwhile takes the listing as it is instead of asking too. */
+static void test_kube_client__listing_recheck_is_made_by_one_reader(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
+                      "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\"}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_core *core = c->core;
+    expect_listing(c, 60000, "v1,apps/v1");
+    co_kube__sleep_ms(CO_KUBE_GV_RECHECK_MS + 100, NULL);
+
+    /* another reader is rechecking: no request */
+    pthread_mutex_lock(&core->disc_lock);
+    core->listing_rechecking = 1;
+    pthread_mutex_unlock(&core->disc_lock);
+    size_t before = co_fake_kube_ncalls(f);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
+
+    /* it is done: the next reader rechecks (/api and /apis, the listing unchanged), and the
+     * listing is young again */
+    pthread_mutex_lock(&core->disc_lock);
+    core->listing_rechecking = 0;
+    pthread_mutex_unlock(&core->disc_lock);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
+    assert_int_equal(core->listing_rechecking, 0);
+
+    /* a recheck that fails leaves no claim behind: the next reader asks again */
+    co_kube__sleep_ms(CO_KUBE_GV_RECHECK_MS + 100, NULL);
+    co_fake_kube_json(f, "GET", "/apis$", 403, "{\"kind\":\"Status\",\"code\":403}");
+    struct json_object *lists = NULL;
+    assert_co_fail_with(CO_EAUTH, co_kube_client_api_resources(&lists, c, 60000));
+    assert_int_equal(core->listing_rechecking, 0);
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    before = co_fake_kube_ncalls(f);
+    expect_listing(c, 60000, "v1,apps/v1");
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 /* The shared listing: readers of a young listing share one copy, which outlives its expiry
  * for whoever holds it, and the next reader after an expiry gets the new one. */
 static void test_kube_client__api_listing_is_shared_and_outlives_expiry(void **state)
@@ -1128,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__backoff_is_bounded_and_jittered),
         cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
         cmocka_unit_test(test_kube_client__api_listing_is_shared_and_outlives_expiry),
+        cmocka_unit_test(test_kube_client__listing_recheck_is_made_by_one_reader),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
 }

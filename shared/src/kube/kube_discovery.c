@@ -12,6 +12,7 @@
  * caller's maximum age. A kind that mapping finds only on a refetch drops the listing too.
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +484,16 @@ fetch_listing(struct json_object **out, co_kube_client *client, char *const *gvs
     return 0;
 }
 
+/* Ends this thread's recheck of the listing's group/versions, if it made one. */
+static void recheck_done(co_kube_core *core, bool rechecking)
+{
+    if (rechecking) {
+        pthread_mutex_lock(&core->disc_lock);
+        core->listing_rechecking = 0;
+        pthread_mutex_unlock(&core->disc_lock);
+    }
+}
+
 int co_kube_client_api_listing(co_kube_api_listing **out,
                                co_kube_client *client,
                                int64_t max_age_ms)
@@ -491,11 +502,19 @@ int co_kube_client_api_listing(co_kube_api_listing **out,
     char **gvs = NULL;
     size_t ngvs = 0;
     co_kube_api_listing *listing = NULL;
+    bool rechecking = false;
     pthread_mutex_lock(&core->disc_lock);
     int64_t now = co_kube__now_ms();
-    if (core->listing && now - core->listing_ms < max_age_ms &&
-        now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS) {
-        listing = listing_retain(core->listing);
+    if (core->listing && now - core->listing_ms < max_age_ms) {
+        if (now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS || core->listing_rechecking) {
+            /* young, or another thread is asking /api and /apis whether it still is: its
+             * answer is a moment away, so this one is no staler than a moment ago (without
+             * this, every render of a busy controller read both once a second) */
+            listing = listing_retain(core->listing);
+        } else {
+            core->listing_rechecking = 1;
+            rechecking = true;
+        }
     }
     pthread_mutex_unlock(&core->disc_lock);
     if (listing) {
@@ -504,6 +523,7 @@ int co_kube_client_api_listing(co_kube_api_listing **out,
     }
     int rc = served_group_versions(&gvs, &ngvs, client);
     if (rc < 0) {
+        recheck_done(core, rechecking);
         return rc;
     }
     /* one fetch at a time: the others wait for it and take its result */
@@ -538,6 +558,7 @@ int co_kube_client_api_listing(co_kube_api_listing **out,
         }
     }
     pthread_mutex_unlock(&core->disc_fetch_lock);
+    recheck_done(core, rechecking);
     strv_free(gvs, ngvs);
     if (rc < 0) {
         return rc;

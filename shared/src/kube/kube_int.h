@@ -157,6 +157,7 @@ typedef struct co_kube_core {
     size_t nlisting_gvs;
     int64_t listing_ms;
     int64_t listing_checked_ms; /* when /api and /apis last matched listing_gvs */
+    int listing_rechecking;     /* a thread is reading /api and /apis again for the listing */
     uint64_t listing_gen;       /* counts drops, so that a fetch never stores over a newer drop */
     /* GET /version (co_kube_client_server_version()), guarded by disc_lock */
     struct json_object *version;
