@@ -721,11 +721,12 @@ static void print_requests(const char *what, const ctlbench_counts *c, double n)
            c->reconciles / n);
 }
 
-/* The API server's writes by resource and verb (the bench's kubelet's included) and the
- * daemon's non-2xx answers by code. */
+/* The API server's writes and reads by resource and verb (the bench's kubelet's included), and
+ * the daemon's non-2xx answers by code. */
 static void print_writes(const ctlbench_counts *c)
 {
     print_tally("API server writes by kind", &c->writes_by_kind);
+    print_tally("API server reads by kind", &c->gets_by_kind);
     print_tally("daemon non-2xx answers", &c->non2xx_by_code);
 }
 

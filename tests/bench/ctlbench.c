@@ -530,6 +530,15 @@ static void add_apiserver_request(const char *labels, size_t len, double value, 
     ctlbench_counts *c = payload;
     char verb[32], resource[40], sub[40];
     label_get(labels, len, "verb", verb, sizeof(verb));
+    if (strcmp(verb, "GET") == 0 || strcmp(verb, "LIST") == 0 || strcmp(verb, "WATCH") == 0) {
+        label_get(labels, len, "resource", resource, sizeof(resource));
+        label_get(labels, len, "subresource", sub, sizeof(sub));
+        char kind[128];
+        snprintf(kind, sizeof(kind), "%s%s%s %s", *resource ? resource : "(discovery)",
+                 *sub ? "/" : "", sub, verb);
+        tally_add(&c->gets_by_kind, kind, value);
+        return;
+    }
     static const char *const reads[] = {"GET", "LIST", "WATCH", "WATCHLIST", "CONNECT", ""};
     for (size_t i = 0; i < CO_ARRAY_SIZE(reads); i++) {
         if (strcmp(verb, reads[i]) == 0) {
@@ -604,6 +613,7 @@ ctlbench_counts ctlbench_counts_diff(const ctlbench_counts *a, const ctlbench_co
     c.kubelet_writes = b->kubelet_writes - a->kubelet_writes;
     c.other_writes = b->other_writes - a->other_writes;
     tally_diff(&c.writes_by_kind, &a->writes_by_kind, &b->writes_by_kind);
+    tally_diff(&c.gets_by_kind, &a->gets_by_kind, &b->gets_by_kind);
     tally_diff(&c.non2xx_by_code, &a->non2xx_by_code, &b->non2xx_by_code);
     return c;
 }

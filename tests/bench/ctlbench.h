@@ -102,6 +102,8 @@ typedef struct ctlbench_counts {
     double kubelet_writes;   /**< deployments/status: the bench's kubelet */
     double other_writes;     /**< any other (the API server's own endpoint writes among them) */
     ctlbench_tally writes_by_kind; /**< API server: the writes above by resource and verb */
+    ctlbench_tally gets_by_kind;   /**< API server: GETs, LISTs and WATCHes by resource (every
+                                        client's: the bench's kubelet reads Deployments too) */
     ctlbench_tally non2xx_by_code; /**< daemon: the non-2xx answers by code and method */
 } ctlbench_counts;
 
