@@ -317,6 +317,27 @@ static int render_lookup_list(void *ctx,
     return rc;
 }
 
+/* Helm's .Capabilities.APIVersions of one discovery listing, derived once per listing and
+ * shared by every render that reads it (co_kube_api_listing_memo()). */
+typedef struct helm_versions {
+    char **v;
+    size_t n;
+} helm_versions;
+
+static void *helm_versions_make(const struct json_object *lists)
+{
+    helm_versions *hv = co_xcalloc(1, sizeof(*hv));
+    co_helm_api_versions(&hv->v, &hv->n, lists);
+    return hv;
+}
+
+static void helm_versions_dispose(void *p)
+{
+    helm_versions *hv = p;
+    co_helm_strv_free(hv->v);
+    free(hv);
+}
+
 int ctl_render_component(struct json_object **out, const ctl_render_request *req)
 {
     const co_component *c = req->component;
@@ -326,8 +347,8 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
     struct json_object *vars = NULL, *version = NULL;
     co_kube_api_listing *listing = NULL; /* shared: read only */
     const struct json_object *resources = NULL;
-    char **api_versions = NULL;
-    size_t n_api_versions = 0;
+    const helm_versions *shared_versions = NULL;
+    helm_versions own_versions = {0}; /* when the listing keeps another derivation */
     int rc = load_keys(&keys, req, cns);
     if (rc == 0) {
         rc = load_variables(&vars, req, cns);
@@ -347,7 +368,12 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
     }
     if (rc == 0) {
-        co_helm_api_versions(&api_versions, &n_api_versions, resources);
+        shared_versions =
+            co_kube_api_listing_memo(listing, helm_versions_make, helm_versions_dispose);
+        if (!shared_versions) {
+            co_helm_api_versions(&own_versions.v, &own_versions.n, resources);
+            shared_versions = &own_versions;
+        }
     }
     if (rc == 0) {
         lookup_ctx lc = {req, cns};
@@ -363,8 +389,8 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         if (co_json_get_string(&in.kube_version, version, "gitVersion", NULL) < 0) {
             co_error_clear();
         }
-        in.api_versions = (const char *const *)api_versions;
-        in.n_api_versions = n_api_versions;
+        in.api_versions = (const char *const *)shared_versions->v;
+        in.n_api_versions = shared_versions->n;
         in.server_version = version;
         in.api_resources = resources;
         in.lookup = render_lookup;
@@ -379,7 +405,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
         rc = co_render(out, &in);
     }
-    co_helm_strv_free(api_versions);
+    co_helm_strv_free(own_versions.v);
     co_kube_api_listing_release(listing);
     json_object_put(version);
     json_object_put(vars);

@@ -5,6 +5,8 @@
  * token re-reading after a 401, discovery caching and refetching, request paths and query
  * parameters of every operation, and countdown fault injection over whole operations.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,8 +548,88 @@ static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void
     co_fake_kube_free(f);
 }
 
+/* A derivation of a listing (co_kube_api_listing_memo()): made once per listing, shared by its
+ * readers, freed with it; a second kind of derivation is refused, not mixed up with the first. */
+static int memo_made, memo_disposed;
+
+static void *memo_count_lists(const struct json_object *lists)
+{
+    memo_made++;
+    size_t *n = malloc(sizeof(*n));
+    assert_non_null(n);
+    *n = json_object_array_length(lists);
+    return n;
+}
+
+static void *memo_other(const struct json_object *lists)
+{
+    (void)lists;
+    fail_msg("a second derivation of one listing was made");
+    return NULL;
+}
+
+static void memo_dispose(void *p)
+{
+    memo_disposed++;
+    free(p);
+}
+
+static void test_kube_client__api_listing_memo_is_made_once_and_freed_with_it(void **state)
+{
+    (void)state;
+    memo_made = memo_disposed = 0;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
+    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
+    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
+                      "{\"kind\":\"Status\",\"code\":503}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_api_listing *a = NULL, *b = NULL, *fresh = NULL;
+    assert_co_pass(co_kube_client_api_listing(&a, c, 60000));
+    assert_co_pass(co_kube_client_api_listing(&b, c, 60000));
+    size_t *na = co_kube_api_listing_memo(a, memo_count_lists, memo_dispose);
+    size_t *nb = co_kube_api_listing_memo(b, memo_count_lists, memo_dispose);
+    assert_non_null(na);
+    assert_ptr_equal(na, nb);
+    assert_int_equal(*na, 2);
+    assert_int_equal(memo_made, 1);
+    assert_null(co_kube_api_listing_memo(a, memo_other, memo_dispose));
+
+    /* a new listing derives its own; the old one's goes with its last holder */
+    co_kube_client_expire_api_resources(c);
+    assert_co_pass(co_kube_client_api_listing(&fresh, c, 60000));
+    assert_ptr_not_equal(fresh, a);
+    assert_int_equal(*(size_t *)co_kube_api_listing_memo(fresh, memo_count_lists, memo_dispose), 2);
+    assert_int_equal(memo_made, 2);
+    co_kube_api_listing_release(b);
+    assert_int_equal(memo_disposed, 0);
+    co_kube_api_listing_release(a);
+    assert_int_equal(memo_disposed, 1);
+    co_kube_api_listing_release(fresh);
+    co_kube_client_free(c);
+    assert_int_equal(memo_disposed, 2);
+    co_fake_kube_free(f);
+}
+
 /* Once the listing is due for its recheck of /api and /apis, one thread makes it: a reader
- * arriving meanwhile takes the listing as it is instead of asking too. */
+ * arriving meanwhile waits for that answer instead of asking too, and takes the listing it
+ * confirmed. */
+typedef struct listing_reader {
+    co_kube_client *c;
+    co_kube_api_listing *got;
+    int rc;
+    atomic_int done;
+} listing_reader;
+
+static void *read_listing(void *arg)
+{
+    listing_reader *r = arg;
+    r->rc = co_kube_client_api_listing(&r->got, r->c, 60000);
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
 static void test_kube_client__listing_recheck_is_made_by_one_reader(void **state)
 {
     (void)state;
@@ -562,19 +644,34 @@ static void test_kube_client__listing_recheck_is_made_by_one_reader(void **state
     expect_listing(c, 60000, "v1,apps/v1");
     co_kube__sleep_ms(CO_KUBE_GV_RECHECK_MS + 100, NULL);
 
-    /* another reader is rechecking: no request */
+    /* another reader is rechecking: this one waits, asking nothing */
     pthread_mutex_lock(&core->disc_lock);
     core->listing_rechecking = 1;
     pthread_mutex_unlock(&core->disc_lock);
     size_t before = co_fake_kube_ncalls(f);
-    expect_listing(c, 60000, "v1,apps/v1");
-    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
-
-    /* it is done: the next reader rechecks (/api and /apis, the listing unchanged), and the
-     * listing is young again */
+    listing_reader r = {c, NULL, -1, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, read_listing, &r), 0);
+    co_kube__sleep_ms(200, NULL);
+    assert_int_equal(atomic_load(&r.done), 0);
+    /* the other reader's answer: the listing holds */
     pthread_mutex_lock(&core->disc_lock);
+    core->listing_checked_ms = co_kube__now_ms();
     core->listing_rechecking = 0;
+    pthread_cond_broadcast(&core->listing_rechecked);
     pthread_mutex_unlock(&core->disc_lock);
+    pthread_join(t, NULL);
+    assert_co_pass(r.rc);
+    char *got = listed((struct json_object *)co_kube_api_listing_lists(r.got));
+    assert_string_equal(got, "v1,apps/v1");
+    free(got);
+    co_kube_api_listing_release(r.got);
+    assert_int_equal(co_fake_kube_ncalls(f) - before, 0);
+    co_kube__sleep_ms(CO_KUBE_GV_RECHECK_MS + 100, NULL);
+
+    /* with no recheck under way, the first reader past the second makes it (/api and /apis,
+     * the listing unchanged), and the listing is young again */
+    before = co_fake_kube_ncalls(f);
     expect_listing(c, 60000, "v1,apps/v1");
     assert_int_equal(co_fake_kube_ncalls(f) - before, 2);
     expect_listing(c, 60000, "v1,apps/v1");
@@ -1178,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__api_resources_listing_is_cached_and_refreshed),
         cmocka_unit_test(test_kube_client__api_listing_is_shared_and_outlives_expiry),
         cmocka_unit_test(test_kube_client__listing_recheck_is_made_by_one_reader),
+        cmocka_unit_test(test_kube_client__api_listing_memo_is_made_once_and_freed_with_it),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
 }

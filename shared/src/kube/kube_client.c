@@ -265,6 +265,7 @@ static void core_free(co_kube_core *core)
     pthread_mutex_destroy(&core->token_lock);
     pthread_mutex_destroy(&core->disc_lock);
     pthread_mutex_destroy(&core->disc_fetch_lock);
+    pthread_cond_destroy(&core->listing_rechecked);
     free(core);
 }
 
@@ -302,6 +303,7 @@ int co_kube_client_new_with_transport(co_kube_client **out,
     pthread_mutex_init(&core->token_lock, NULL);
     pthread_mutex_init(&core->disc_lock, NULL);
     pthread_mutex_init(&core->disc_fetch_lock, NULL);
+    pthread_cond_init(&core->listing_rechecked, NULL);
     core->cfg = co_kube_config__dup(cfg);
     core->transport = transport;
     double qps = opts->qps == 0 ? DEFAULT_QPS : opts->qps;

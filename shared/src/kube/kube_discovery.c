@@ -66,6 +66,11 @@ static void strv_free(char **v, size_t n)
 struct co_kube_api_listing {
     atomic_long refs;
     struct json_object *lists; /* never changed after creation */
+    /* co_kube_api_listing_memo(), set once under memo_lock */
+    pthread_mutex_t memo_lock;
+    void *memo;
+    void *(*memo_make)(const struct json_object *lists);
+    void (*memo_dispose)(void *);
 };
 
 static co_kube_api_listing *listing_new(struct json_object *lists)
@@ -73,6 +78,7 @@ static co_kube_api_listing *listing_new(struct json_object *lists)
     co_kube_api_listing *l = co_xcalloc(1, sizeof(*l));
     atomic_init(&l->refs, 1);
     l->lists = lists;
+    pthread_mutex_init(&l->memo_lock, NULL);
     return l;
 }
 
@@ -82,9 +88,31 @@ static co_kube_api_listing *listing_retain(co_kube_api_listing *l)
     return l;
 }
 
+void *co_kube_api_listing_memo(co_kube_api_listing *l,
+                               void *(*make)(const struct json_object *lists),
+                               void (*dispose)(void *))
+{
+    void *out = NULL;
+    pthread_mutex_lock(&l->memo_lock);
+    if (!l->memo_make) {
+        l->memo = make(l->lists);
+        l->memo_make = make;
+        l->memo_dispose = dispose;
+    }
+    if (l->memo_make == make) {
+        out = l->memo;
+    }
+    pthread_mutex_unlock(&l->memo_lock);
+    return out;
+}
+
 void co_kube_api_listing_release(co_kube_api_listing *l)
 {
     if (l && atomic_fetch_sub(&l->refs, 1) == 1) {
+        if (l->memo_dispose) {
+            l->memo_dispose(l->memo);
+        }
+        pthread_mutex_destroy(&l->memo_lock);
         json_object_put(l->lists);
         free(l);
     }
@@ -484,12 +512,14 @@ fetch_listing(struct json_object **out, co_kube_client *client, char *const *gvs
     return 0;
 }
 
-/* Ends this thread's recheck of the listing's group/versions, if it made one. */
+/* Ends this thread's recheck of the listing's group/versions, if it made one, and wakes the
+ * readers waiting for it. */
 static void recheck_done(co_kube_core *core, bool rechecking)
 {
     if (rechecking) {
         pthread_mutex_lock(&core->disc_lock);
         core->listing_rechecking = 0;
+        pthread_cond_broadcast(&core->listing_rechecked);
         pthread_mutex_unlock(&core->disc_lock);
     }
 }
@@ -504,17 +534,24 @@ int co_kube_client_api_listing(co_kube_api_listing **out,
     co_kube_api_listing *listing = NULL;
     bool rechecking = false;
     pthread_mutex_lock(&core->disc_lock);
-    int64_t now = co_kube__now_ms();
-    if (core->listing && now - core->listing_ms < max_age_ms) {
-        if (now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS || core->listing_rechecking) {
-            /* young, or another thread is asking /api and /apis whether it still is: its
-             * answer is a moment away, so this one is no staler than a moment ago (without
-             * this, every render of a busy controller read both once a second) */
+    for (;;) {
+        int64_t now = co_kube__now_ms();
+        if (!core->listing || now - core->listing_ms >= max_age_ms) {
+            break; /* fetched below */
+        }
+        if (now - core->listing_checked_ms < CO_KUBE_GV_RECHECK_MS) {
             listing = listing_retain(core->listing);
-        } else {
+            break;
+        }
+        if (!core->listing_rechecking) {
             core->listing_rechecking = 1;
             rechecking = true;
+            break;
         }
+        /* another thread is asking /api and /apis whether the listing still holds: its answer
+         * is a moment away and serves this reader too (without this, every render of a busy
+         * controller read both once a second) */
+        pthread_cond_wait(&core->listing_rechecked, &core->disc_lock);
     }
     pthread_mutex_unlock(&core->disc_lock);
     if (listing) {

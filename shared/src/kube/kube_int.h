@@ -156,9 +156,10 @@ typedef struct co_kube_core {
     char **listing_gvs;           /* the group/versions it was read for */
     size_t nlisting_gvs;
     int64_t listing_ms;
-    int64_t listing_checked_ms; /* when /api and /apis last matched listing_gvs */
-    int listing_rechecking;     /* a thread is reading /api and /apis again for the listing */
-    uint64_t listing_gen;       /* counts drops, so that a fetch never stores over a newer drop */
+    int64_t listing_checked_ms;       /* when /api and /apis last matched listing_gvs */
+    int listing_rechecking;           /* a thread is reading /api and /apis again for the listing */
+    pthread_cond_t listing_rechecked; /* signalled (disc_lock) when that thread is done */
+    uint64_t listing_gen; /* counts drops, so that a fetch never stores over a newer drop */
     /* GET /version (co_kube_client_server_version()), guarded by disc_lock */
     struct json_object *version;
     int64_t version_ms;

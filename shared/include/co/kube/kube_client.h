@@ -282,6 +282,18 @@ const struct json_object *co_kube_api_listing_lists(const co_kube_api_listing *l
 /** Drops a reference; the last frees the listing. NULL is a no-op. Thread-safe. */
 void co_kube_api_listing_release(co_kube_api_listing *l);
 
+/**
+ * Data derived from @p l once and kept with it, so that every reader of one listing shares one
+ * derivation: the first call runs @p make on the lists and keeps what it returns (concurrent
+ * first calls wait for that one), later calls return the same. @p dispose frees it when the
+ * listing goes. A listing keeps one derivation: a call with another @p make than the first
+ * returns NULL (derive a private copy then). Valid until @p l is released; read it only.
+ * Thread-safe.
+ */
+void *co_kube_api_listing_memo(co_kube_api_listing *l,
+                               void *(*make)(const struct json_object *lists),
+                               void (*dispose)(void *));
+
 /** How long co_kube_client_api_resources() trusts its lists without asking the server. */
 #define CO_KUBE_GV_RECHECK_MS 1000
 
