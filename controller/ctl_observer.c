@@ -189,8 +189,8 @@ static void observe_outcome(void *ctx, const ctl_outcome *o)
     }
     co_log(CO_LOG_DEBUG, "reconciled", "namespace", ns, "name", name, "state", state, "reason",
            reason, NULL);
-    if (!m->recorder || !uid || !*state) {
-        return;
+    if (!m->recorder || !uid || !*state || o->held) {
+        return; /* (a held status: the pass that writes it reports it) */
     }
     /* a Component in state Warning works but needs attention (docs/lifecycle.md) */
     const char *type = strcmp(state, CTL_STATE_ERROR) == 0 || strcmp(state, CTL_STATE_WARNING) == 0

@@ -121,6 +121,8 @@ typedef struct pass {
     bool skip_status;
     bool gone;
     bool wrote; /* the Component was patched or its status written */
+    /* its status was held back for the next pass (ctl_pending.h) */
+    bool held;
     /* the pass started from a status held back (ctl_pending.h), not the stored one, which must
      * then be written whatever the pass finds */
     bool from_pending;
@@ -2143,6 +2145,7 @@ static void report_outcome(pass *p)
     count_dependents(p->inventory, &o.dependents, &o.unready);
     o.drifted = count_drifted(p->inventory);
     o.drift_change = p->drift_change;
+    o.held = p->held;
     p->env->observer.outcome(p->env->observer.ctx, &o);
 }
 
@@ -2333,6 +2336,7 @@ int ctl_reconcile(ctl_result *out, ctl_env *env, const char *ns, const char *nam
     if (status && may_hold(p, status) &&
         ctl_pending_put(env->pending, p->key,
                         co_json_str(p->obj, "metadata", "resourceVersion", NULL), status)) {
+        p->held = true;
         if (out->requeue_after_ns <= 0 || out->requeue_after_ns > CTL_PENDING_MAX_NS) {
             out->requeue_after_ns = CTL_PENDING_MAX_NS;
         }

@@ -148,6 +148,9 @@ typedef struct ctl_outcome {
     /** the Drifted condition's new message when this pass changed it, "" when it went away;
      * NULL: unchanged */
     const char *drift_change;
+    /** the status was held back for the next pass (ctl_pending.h) rather than written: that
+     * pass reports the state it writes, so this one records no event */
+    bool held;
 } ctl_outcome;
 
 /** Something observable for every reconcile (metrics, events). */

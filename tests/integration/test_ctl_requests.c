@@ -526,6 +526,21 @@ static char *stored_phase(const char *name)
     return phase;
 }
 
+/* What the observer was last told: the state and whether the status was held. */
+typedef struct last_outcome {
+    char state[32];
+    bool held;
+    int calls;
+} last_outcome;
+
+static void record_outcome(void *ctx, const ctl_outcome *o)
+{
+    last_outcome *l = ctx;
+    snprintf(l->state, sizeof(l->state), "%s", o->state);
+    l->held = o->held;
+    l->calls++;
+}
+
 /* A pass that applied the objects and now waits for the Deployment holds its status back
  * (ctl_pending.h): the stored status keeps the inventory persisted before the objects were
  * created, and the Component is requeued within CTL_PENDING_MAX_NS. The next pass starts from
@@ -535,10 +550,20 @@ static void test_ctl_requests__waiting_pass_holds_its_status_for_the_next(void *
 {
     (void)state;
     ctl_test_create_component(admin, ns, "held", "{" SRC ",\"path\":\"held\"}");
+    /* the outcome says the status was held, so that the manager records no event for it
+     * (the pass that writes the status reports the state it writes) */
+    last_outcome seen = {{0}, false, 0};
+    ctl_observer saved = env.observer;
+    env.observer = (ctl_observer){0};
+    env.observer.outcome = record_outcome;
+    env.observer.ctx = &seen;
     co_test_counting_reset(counter);
     ctl_result res;
     assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
     co_test_counting_print(counter, "first pass");
+    assert_int_equal(seen.calls, 1);
+    assert_string_equal(seen.state, "Processing");
+    assert_true(seen.held);
     assert_int_equal(co_test_counting_count(counter, "PUT", "/components/held/status"), 1);
     assert_int_equal(co_test_counting_count(counter, "PATCH", "/configmaps/held-0"), 1);
     assert_int_equal(co_test_counting_count(counter, "PATCH", "/deployments/held-app"), 1);
@@ -556,6 +581,10 @@ static void test_ctl_requests__waiting_pass_holds_its_status_for_the_next(void *
     co_test_counting_reset(counter);
     assert_co_pass(ctl_reconcile(&res, &env, ns, "held"));
     co_test_counting_print(counter, "second pass");
+    assert_int_equal(seen.calls, 2);
+    assert_string_equal(seen.state, "Processing");
+    assert_false(seen.held);
+    env.observer = saved;
     assert_int_equal(co_test_counting_count(counter, "PUT", "/components/held/status"), 1);
     assert_int_equal(co_test_counting_count(counter, "PATCH", NULL), 0);
     assert_int_equal(co_test_counting_count(counter, "POST", NULL), 0);
