@@ -455,16 +455,23 @@ static void expect_listing(co_kube_client *c, int64_t max_age_ms, const char *wa
     "\"apps/v1\",\"version\":\"v1\"}]},{\"name\":\"metrics.k8s.io\",\"versions\":[{"               \
     "\"groupVersion\":\"metrics.k8s.io/v1beta1\",\"version\":\"v1beta1\"}]}"
 
-static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void **state)
+/* A fake serving the core group, apps/v1, and metrics.k8s.io/v1beta1 of an aggregated API server
+ * that is down (left out of listings, the rest is listed). */
+static co_fake_kube *fake_two_groups(void)
 {
-    (void)state;
     co_fake_kube *f = co_fake_kube_new();
     co_fake_kube_discovery(f);
     co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
     co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
-    /* an aggregated API whose server is down is left out, the rest is listed */
     co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
                       "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\"}");
+    return f;
+}
+
+static void test_kube_client__api_resources_listing_is_cached_and_refreshed(void **state)
+{
+    (void)state;
+    co_fake_kube *f = fake_two_groups();
     co_kube_client *c = co_fake_kube_client(f);
     expect_listing(c, 60000, "v1,apps/v1");
     assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
@@ -578,12 +585,7 @@ static void test_kube_client__api_listing_memo_is_made_once_and_freed_with_it(vo
 {
     (void)state;
     memo_made = memo_disposed = 0;
-    co_fake_kube *f = co_fake_kube_new();
-    co_fake_kube_discovery(f);
-    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
-    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
-    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
-                      "{\"kind\":\"Status\",\"code\":503}");
+    co_fake_kube *f = fake_two_groups();
     co_kube_client *c = co_fake_kube_client(f);
     co_kube_api_listing *a = NULL, *b = NULL, *fresh = NULL;
     assert_co_pass(co_kube_client_api_listing(&a, c, 60000));
@@ -633,12 +635,7 @@ static void *read_listing(void *arg)
 static void test_kube_client__listing_recheck_is_made_by_one_reader(void **state)
 {
     (void)state;
-    co_fake_kube *f = co_fake_kube_new();
-    co_fake_kube_discovery(f);
-    co_fake_kube_json(f, "GET", "/api$", 200, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}");
-    co_fake_kube_json(f, "GET", "/apis$", 200, APIS_2 "]}");
-    co_fake_kube_json(f, "GET", "/apis/metrics.k8s.io/v1beta1$", 503,
-                      "{\"kind\":\"Status\",\"code\":503,\"reason\":\"ServiceUnavailable\"}");
+    co_fake_kube *f = fake_two_groups();
     co_kube_client *c = co_fake_kube_client(f);
     co_kube_core *core = c->core;
     expect_listing(c, 60000, "v1,apps/v1");
