@@ -798,7 +798,9 @@ static void observed(pass *p)
 
 /* The apply engine's persist hook: the inventory naming the objects about to be created is
  * written before they are. The state stays what it was (a Component failing on every retry
- * must not flap between its error and Processing); a new Component shows Processing. */
+ * must not flap between its error and Processing); a new Component shows Processing, and since
+ * when: this write may be the last of the pass that gets stored (its final status held back
+ * and the controller stopped), and the processing timeout counts from it. */
 static int persist_inventory(void *ctx, struct json_object *inventory)
 {
     pass *p = ctx;
@@ -806,6 +808,9 @@ static int persist_inventory(void *ctx, struct json_object *inventory)
     co_component_status *st = p->st;
     if (!st->state || !*st->state) {
         ctl_state_set(st, CTL_STATE_PROCESSING, CTL_REASON_PROCESSING, CTL_MSG_PROCESSING, p->now);
+        if (!st->processing_since) {
+            set_time(&st->processing_since, p->now);
+        }
     }
     observed(p);
     if (write_status(p) < 0) {
