@@ -528,27 +528,22 @@ static void add_rest_request(const char *labels, size_t len, double value, void 
 static void add_apiserver_request(const char *labels, size_t len, double value, void *payload)
 {
     ctlbench_counts *c = payload;
-    char verb[32], resource[40], sub[40];
+    char verb[32], resource[40], sub[40], kind[128];
     label_get(labels, len, "verb", verb, sizeof(verb));
-    if (strcmp(verb, "GET") == 0 || strcmp(verb, "LIST") == 0 || strcmp(verb, "WATCH") == 0) {
-        label_get(labels, len, "resource", resource, sizeof(resource));
-        label_get(labels, len, "subresource", sub, sizeof(sub));
-        char kind[128];
-        snprintf(kind, sizeof(kind), "%s%s%s %s", *resource ? resource : "(discovery)",
-                 *sub ? "/" : "", sub, verb);
-        tally_add(&c->gets_by_kind, kind, value);
-        return;
-    }
+    label_get(labels, len, "resource", resource, sizeof(resource));
+    label_get(labels, len, "subresource", sub, sizeof(sub));
+    snprintf(kind, sizeof(kind), "%s%s%s %s", *resource ? resource : "(discovery)", *sub ? "/" : "",
+             sub, verb);
+    /* reads: the first three are tallied by kind */
     static const char *const reads[] = {"GET", "LIST", "WATCH", "WATCHLIST", "CONNECT", ""};
     for (size_t i = 0; i < CO_ARRAY_SIZE(reads); i++) {
         if (strcmp(verb, reads[i]) == 0) {
+            if (i < 3) {
+                tally_add(&c->gets_by_kind, kind, value);
+            }
             return;
         }
     }
-    label_get(labels, len, "resource", resource, sizeof(resource));
-    label_get(labels, len, "subresource", sub, sizeof(sub));
-    char kind[128];
-    snprintf(kind, sizeof(kind), "%s%s%s %s", resource, *sub ? "/" : "", sub, verb);
     tally_add(&c->writes_by_kind, kind, value);
     if (strcmp(resource, "components") == 0) {
         if (strcmp(sub, "status") == 0) {

@@ -154,7 +154,9 @@ static int event_recorded(void *payload)
 
 /* Events about dependents go through the manager's recorder, which exists from
  * ctl_manager_new() on: the first reconciles (a Component that exists when the controller
- * starts) record them too. */
+ * starts) record them too. So does the store of statuses its passes hold back for one pass
+ * (docs/controller-performance.md, "Deferred status writes"; integration/test_ctl_requests pins
+ * what holding does), empty once every Component is Ready. */
 static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
 {
     (void)state;
@@ -164,35 +166,14 @@ static void test_ctl_manager__recorder_exists_before_the_workers(void **state)
     ctl_manager *m =
         new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
     assert_non_null(ctl_manager_recorder(m));
-    assert_co_pass(ctl_manager_start(m));
-    ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
-    assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
-    event_wait w = {ns, "first-cm", "Created"};
-    assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
-
-    delete_component(ns, "first");
-    ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
-    ctl_manager_free(m);
-    delete_namespace(ns);
-    free(ns);
-}
-
-/* The daemon's passes hold a waiting status back for one pass (docs/controller-performance.md,
- * "Deferred status writes"; integration/test_ctl_requests pins what that does): the manager gives
- * its reconciles a store of held statuses, empty once every Component is Ready. */
-static void test_ctl_manager__reconciles_hold_waiting_statuses(void **state)
-{
-    (void)state;
-    char *ns = co_test_kube_namespace(admin, "ctl-mgr-hold-");
-    ctl_test_create_component(admin, ns, "first", "{" SRC ",\"path\":\"first\"}");
-    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
-    ctl_manager *m =
-        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
     assert_non_null(m->env.pending);
     assert_ptr_equal(m->env.pending, m->pending);
     assert_co_pass(ctl_manager_start(m));
     ctl_test_wait_state(admin, ns, "first", "Ready", "Ready", WAIT_MS);
     assert_int_equal(ctl_pending_len(m->pending), 0);
+    assert_co_pass(co_kube_recorder_flush(ctl_manager_recorder(m), 30000));
+    event_wait w = {ns, "first-cm", "Created"};
+    assert_true(co_test_poll(event_recorded, &w, WAIT_MS));
 
     delete_component(ns, "first");
     ctl_test_wait_gone(admin, ns, "first", WAIT_MS);
@@ -645,7 +626,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ctl_manager__recorder_exists_before_the_workers),
-        cmocka_unit_test(test_ctl_manager__reconciles_hold_waiting_statuses),
         cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__deleted_dependent_queues_its_component),
