@@ -22,8 +22,10 @@
  * floor's time runs from its first request to its last, the daemon's from its start (start-up
  * included) until the last Component turned Ready. Requests are counted by the daemon
  * (component_operator_runtime_requests_total) and told apart by the API server's own
- * apiserver_request_total (status, events, Components, dependents). Every wait ends after
- * BENCH_CONTROLLER_TIMEOUT_S (600 s) with what it reached, and the bench goes on.
+ * apiserver_request_total (status, events, Components, dependents). The CPU seconds of
+ * kube-apiserver, etcd (of a private control plane), the daemon and this process (the floor's
+ * client, the kubelet, the source server) are read from /proc over the same spans. Every wait
+ * ends after BENCH_CONTROLLER_TIMEOUT_S (600 s) with what it reached, and the bench goes on.
  * BENCH_CONTROLLER_WORKERS passes --max-concurrent-reconciles (default: the daemon's own);
  * BENCH_CONTROLLER_KEEP=1 keeps the work directory with the daemons' logs. Never fails on a
  * time; exits non-zero only when it cannot run.
@@ -89,9 +91,16 @@ typedef struct bench {
     ctlbench_kubelet *kubelet;
     int workers; /* the daemon's concurrency, which the floor copies */
     long idle_rss_kib;
+    pid_t apiserver_pid, etcd_pid; /* of a private control plane; 0 otherwise */
     unsigned run_id;
     int seq;
 } bench;
+
+/* CPU seconds (user and system) of the processes that share the machine during a run: where the
+ * API server's time goes, and how much of the machine the daemon takes from it. -1: unknown. */
+typedef struct cpu_use {
+    double apiserver, etcd, bench, daemon;
+} cpu_use;
 
 /* One daemon run over one namespace of pre-created Components. */
 typedef struct ours {
@@ -99,6 +108,7 @@ typedef struct ours {
     ctlbench_daemon *d;
     ctlbench_tracker *t;
     ctlbench_counts c0; /* the API server's counters before the daemon started */
+    cpu_use cpu0;
     int64_t t0;
 } ours;
 
@@ -111,6 +121,7 @@ typedef struct run_result {
     double ready_s;        /* until the last one turned Ready (or the wait ended) */
     double settle_s;       /* after that, until the first pass is counted */
     ctlbench_counts first; /* daemon start until settled */
+    cpu_use cpu;           /* daemon start until the last turned Ready */
     bool second_ran;
     double window_s;
     ctlbench_counts second;
@@ -125,6 +136,7 @@ typedef struct floor_result {
     double s;
     unsigned long requests;
     ctlbench_counts api;
+    cpu_use cpu;
 } floor_result;
 
 typedef struct big_result {
@@ -352,6 +364,67 @@ static void print_tally(const char *what, const ctlbench_tally *t)
     printf("%s\n", t->len ? "" : " none");
 }
 
+/* ---- CPU use ----------------------------------------------------------------------------- */
+
+static void cpu_sample(const bench *b, cpu_use *c, ctlbench_daemon *d)
+{
+    c->apiserver = b->apiserver_pid > 0 ? ctlbench_cpu_s(b->apiserver_pid) : -1;
+    c->etcd = b->etcd_pid > 0 ? ctlbench_cpu_s(b->etcd_pid) : -1;
+    c->bench = ctlbench_cpu_s(0);
+    c->daemon = d ? ctlbench_daemon_cpu_s(d) : 0;
+}
+
+static double cpu_delta(double a, double z)
+{
+    return a < 0 || z < 0 ? -1 : z - a;
+}
+
+static cpu_use cpu_diff(const cpu_use *a, const cpu_use *z)
+{
+    cpu_use d = {cpu_delta(a->apiserver, z->apiserver), cpu_delta(a->etcd, z->etcd),
+                 cpu_delta(a->bench, z->bench), cpu_delta(a->daemon, z->daemon)};
+    return d;
+}
+
+static void print_cpu_one(const char *name, double s, double n, bool *first)
+{
+    if (s < 0) {
+        return;
+    }
+    printf("%s%s %.1f s (%.1f ms per Component)", *first ? "" : ", ", name, s, s * 1000.0 / n);
+    *first = false;
+}
+
+/* One line of CPU seconds; @p daemon: whether the daemon ran. */
+static void print_cpu(const cpu_use *c, long n, bool daemon)
+{
+    bool first = true;
+    printf("  %-36s ", "CPU used (user + system)");
+    print_cpu_one("kube-apiserver", c->apiserver, (double)n, &first);
+    print_cpu_one("etcd", c->etcd, (double)n, &first);
+    if (daemon) {
+        print_cpu_one("daemon", c->daemon, (double)n, &first);
+    }
+    print_cpu_one("bench process", c->bench, (double)n, &first);
+    printf("\n");
+}
+
+/* The pid a control-plane script recorded in @p dir/@p file ("<pid> <marker>"), or 0. */
+static pid_t read_pid(const char *dir, const char *file)
+{
+    char *path = co_xasprintf("%s/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    free(path);
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1) {
+            pid = 0;
+        }
+        fclose(f);
+    }
+    return (pid_t)pid;
+}
+
 /* ---- the floor --------------------------------------------------------------------------- */
 
 typedef struct floor_ctx {
@@ -510,6 +583,8 @@ static void run_floor(bench *b, floor_result *r, const char *path, long n)
         return;
     }
     floor_ctx f = {b, w1, ns, r->n, 0, 0, 0, 0, 0};
+    cpu_use cpu0, cpu1;
+    cpu_sample(b, &cpu0, NULL);
     int64_t t0 = co_time_monotonic();
     f.deadline = t0 + (int64_t)b->s.timeout_s * CO_SECOND;
     pthread_t *threads = co_xcalloc((size_t)b->workers, sizeof(*threads));
@@ -524,6 +599,8 @@ static void run_floor(bench *b, floor_result *r, const char *path, long n)
     }
     free(threads);
     r->s = since_s(t0);
+    cpu_sample(b, &cpu1, NULL);
+    r->cpu = cpu_diff(&cpu0, &cpu1);
     r->done = atomic_load(&f.done);
     r->requests = atomic_load(&f.requests);
     r->ran = started > 0;
@@ -541,6 +618,7 @@ static void run_floor(bench *b, floor_result *r, const char *path, long n)
     printf("  %-36s %.1f (1 finalizer patch, %d applies, 1 status patch)\n",
            "requests per Component", (double)r->requests / (double)r->n,
            w1 ? W1_CONFIGMAPS + 1 : 1);
+    print_cpu(&r->cpu, r->n, false);
     print_tally("API server writes by kind", &r->api.writes_by_kind);
     fflush(stdout);
 }
@@ -606,6 +684,7 @@ static int ours_start(bench *b,
         ctlbench_counts_get(&o->c0, NULL, b->admin) < 0) {
         return -1;
     }
+    cpu_sample(b, &o->cpu0, NULL);
     o->t0 = co_time_monotonic();
     if (start_daemon(b, o->ns, &o->d) < 0 || ctlbench_daemon_wait_ready(o->d, 120000) < 0) {
         if (o->d) {
@@ -643,6 +722,9 @@ static void ours_await(bench *b, ours *o, const char *label, size_t want, run_re
         if (ready >= want) {
             r->converged = true;
             r->ready_s = (double)(last_ready - o->t0) / 1e9;
+            cpu_use cpu1;
+            cpu_sample(b, &cpu1, o->d);
+            r->cpu = cpu_diff(&o->cpu0, &cpu1);
             break;
         }
         if (!ctlbench_daemon_alive(o->d)) {
@@ -741,6 +823,9 @@ static void print_run(const char *label, const run_result *r, long requeue_s)
            r->converged ? "all Ready" : "stopped waiting", r->ready_s,
            (double)r->ready / r->ready_s, r->startup_s);
     print_requests("first pass per Component", &r->first, n);
+    if (r->converged) {
+        print_cpu(&r->cpu, r->n, true);
+    }
     print_writes(&r->first);
     printf("  %-36s %.1f s after the last turned Ready%s\n", "counted until", r->settle_s,
            r->ready_s > (double)requeue_s
@@ -1179,6 +1264,8 @@ static int connect_cluster(bench *b)
             return -1;
         }
         b->kubeconfig = co_xasprintf("%s/admin.kubeconfig", b->cp_dir);
+        b->apiserver_pid = read_pid(b->cp_dir, "apiserver.pid");
+        b->etcd_pid = read_pid(b->cp_dir, "etcd.pid");
     }
     co_kube_client_options ao = CO_KUBE_CLIENT_OPTIONS_INIT;
     ao.qps = -1;

@@ -346,6 +346,40 @@ void ctlbench_daemon_memory(ctlbench_daemon *d, long *rss_kib, long *hwm_kib)
     fclose(f);
 }
 
+double ctlbench_cpu_s(pid_t pid)
+{
+    char path[64];
+    if (pid > 0) {
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    } else {
+        snprintf(path, sizeof(path), "/proc/self/stat");
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return -1;
+    }
+    char line[1024];
+    char *ok = fgets(line, sizeof(line), f);
+    fclose(f);
+    /* the name in parentheses may hold spaces: fields are counted after its last ')' */
+    char *p = ok ? strrchr(line, ')') : NULL;
+    if (!p) {
+        return -1;
+    }
+    unsigned long long utime = 0, stime = 0;
+    /* fields 3..13 are skipped, 14 and 15 are utime and stime in clock ticks */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
+        2) {
+        return -1;
+    }
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double ctlbench_daemon_cpu_s(ctlbench_daemon *d)
+{
+    return d && !d->exited ? ctlbench_cpu_s(d->pid) : -1;
+}
+
 void ctlbench_daemon_log_tail(ctlbench_daemon *d, int lines)
 {
     FILE *f = fopen(d->log_path, "r");

@@ -63,6 +63,13 @@ int ctlbench_daemon_metrics(ctlbench_daemon *d, co_buf *out);
 /** VmRSS and VmHWM of the daemon in KiB (0 when unknown). */
 void ctlbench_daemon_memory(ctlbench_daemon *d, long *rss_kib, long *hwm_kib);
 
+/** User plus system CPU seconds the daemon has used so far (-1 when unknown). */
+double ctlbench_daemon_cpu_s(ctlbench_daemon *d);
+
+/** User plus system CPU seconds process @p pid has used so far, from /proc/<pid>/stat; 0 for
+ * this process. -1 when unknown (no such process). */
+double ctlbench_cpu_s(pid_t pid);
+
 /** Prints the last @p lines lines of the daemon's log to stderr. */
 void ctlbench_daemon_log_tail(ctlbench_daemon *d, int lines);
 
