@@ -4,13 +4,12 @@
  * real apply engine over a transport that logs every request, against the real kube-apiserver.
  * A new Component with ten ConfigMaps reaches Ready in one pass with at most 14 requests after
  * its first read (its finalizer, the persisted inventory, one write per object, the final
- * status); a second reconcile with nothing changed writes nothing and reads the Component and,
- * with one LIST, its ConfigMaps. A pass that applied a Deployment and waits for it holds its
- * status back for the next pass (ctl_pending.h), which applies nothing again. The client's
- * discovery is warmed by one Component first, as in a running controller, where it is cached
- * per client.
- * Component events are the manager's (one per state reached, see test_ctl_manager.c); events on
- * dependents are off unless --dependent-events.
+ * status); a second reconcile with nothing changed
+ * writes nothing and reads the Component and, with one LIST, its ConfigMaps. A pass that applied a
+ * Deployment and waits for it holds its status back for the next pass (ctl_pending.h), which
+ * applies nothing again. The client's discovery is warmed by one Component first, as in a running
+ * controller, where it is cached per client. Component events are the manager's (one per state
+ * reached, see test_ctl_manager.c); events on dependents are off unless --dependent-events.
  */
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -85,6 +84,7 @@ static int group_setup(void **state)
     srcdir = co_test_tmpdir();
     snprintf(ctl_test_source_dir, sizeof(ctl_test_source_dir), "%s", srcdir);
     put_configmaps("warm", "warm", 1);
+    put_configmaps("owned", "owned", 1);
     put_configmaps("ten", "ten", 10);
     put_configmaps("many", "many", 40);
     put_configmaps("cached", "cached", 10);
@@ -190,6 +190,65 @@ static void test_ctl_requests__ten_configmaps_in_one_pass_then_nothing_written(v
     assert_string_equal(co_json_str(c, "status", "lastAppliedAt", NULL), applied);
     json_object_put(c);
     free(applied);
+}
+
+/* The manager that owns @p field (an "f:" key) of the spec in the managedFields of @p obj, or
+ * NULL. */
+static const char *spec_owner(const struct json_object *obj, const char *field)
+{
+    struct json_object *mf = co_json_get(obj, "metadata", "managedFields", NULL);
+    for (size_t i = 0; mf && i < json_object_array_length(mf); i++) {
+        struct json_object *e = json_object_array_get_idx(mf, i);
+        if (co_json_get(e, "fieldsV1", "f:spec", field, NULL)) {
+            return co_json_str(e, "manager", NULL);
+        }
+    }
+    return NULL;
+}
+
+/* Whoever applies the Component's spec (a GitOps tool, server-side) keeps owning it after the
+ * controller's status writes. A status PUT carries the whole object: on an API server before
+ * 1.22 the field manager compares the request, not the stored object, with what was there, so
+ * a body of the status alone reads as the spec removed and takes every spec field from its
+ * owner, and the tool's next apply could no longer remove a field it dropped
+ * (docs/controller-performance.md). */
+static void test_ctl_requests__status_writes_keep_the_owner_of_the_spec(void **state)
+{
+    (void)state;
+    char *text =
+        co_xasprintf("{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":"
+                     "\"owned\",\"namespace\":\"%s\"},\"spec\":{" SRC ",\"path\":\"owned\"}}",
+                     CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, ns);
+    struct json_object *obj = json_tokener_parse(text);
+    free(text);
+    assert_non_null(obj);
+    co_kube_write_options wo = {0};
+    wo.field_manager = "gitops";
+    assert_co_pass(co_kube_apply(NULL, admin, obj, &wo));
+    json_object_put(obj);
+    co_test_counting_reset(counter);
+    assert_true(reconcile_until_ready("owned", 5) > 0);
+    assert_true(co_test_counting_count(counter, "PUT", "/components/owned/status") >= 1);
+    char *put = co_test_counting_last_body(counter, "PUT", "/components/owned/status");
+    assert_non_null(put);
+    struct json_object *body = json_tokener_parse(put);
+    free(put);
+    const char *path = co_json_str(body, "spec", "path", NULL);
+    assert_non_null(path);
+    assert_string_equal(path, "owned");
+    json_object_put(body);
+
+    struct json_object *c = NULL;
+    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, ns, "owned"};
+    assert_co_pass(co_kube_get(&c, admin, &ref, NULL));
+    assert_true(ctl_state_component_ready(c));
+    const char *owner = spec_owner(c, "f:path");
+    assert_non_null(owner);
+    assert_string_equal(owner, "gitops");
+    owner = spec_owner(c, "f:sourceRef");
+    assert_non_null(owner);
+    assert_string_equal(owner, "gitops");
+    json_object_put(c);
 }
 
 static bool configmap_exists(const char *name)
@@ -671,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_ctl_requests__unchanged_dependents_read_from_the_cache),
         cmocka_unit_test(test_ctl_requests__cached_workload_unchanged_nothing_written),
         cmocka_unit_test(test_ctl_requests__waiting_pass_holds_its_status_for_the_next),
+        cmocka_unit_test(test_ctl_requests__status_writes_keep_the_owner_of_the_spec),
     };
     return cmocka_run_group_tests_name("ctl_requests", tests, group_setup, group_teardown);
 }

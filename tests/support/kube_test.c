@@ -182,7 +182,9 @@ counting_send(co_kube_transport *self, const co_kube_request *req, co_kube_respo
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 64;
         c->log = co_xrealloc(c->log, c->cap * sizeof(char *));
+        c->bodies = co_xrealloc(c->bodies, c->cap * sizeof(char *));
     }
+    c->bodies[c->n] = req->body ? co_xstrndup(req->body, req->body_len) : NULL;
     c->log[c->n++] = line;
     pthread_mutex_unlock(&c->mu);
     return c->inner->send(c->inner, req, resp);
@@ -193,6 +195,7 @@ void co_test_counting_reset(co_test_counting *c)
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < c->n; i++) {
         free(c->log[i]);
+        free(c->bodies[i]);
     }
     c->n = 0;
     pthread_mutex_unlock(&c->mu);
@@ -203,6 +206,7 @@ static void counting_free(co_kube_transport *self)
     co_test_counting *c = (co_test_counting *)self;
     co_test_counting_reset(c);
     free(c->log);
+    free(c->bodies);
     c->inner->free(c->inner);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -221,20 +225,39 @@ co_test_counting *co_test_counting_new(const co_kube_config *cfg)
     return c;
 }
 
+/* Whether log line @p line ("METHOD path") is of @p method (NULL: any) and its path holds
+ * @p needle (NULL: any). */
+static bool counting_matches(const char *line, const char *method, const char *needle)
+{
+    const char *sp = strchr(line, ' ');
+    bool m = !method ||
+             ((size_t)(sp - line) == strlen(method) && strncmp(line, method, strlen(method)) == 0);
+    return m && (!needle || strstr(sp + 1, needle));
+}
+
 size_t co_test_counting_count(co_test_counting *c, const char *method, const char *needle)
 {
     size_t k = 0;
     pthread_mutex_lock(&c->mu);
     for (size_t i = 0; i < c->n; i++) {
-        const char *sp = strchr(c->log[i], ' ');
-        bool m = !method || ((size_t)(sp - c->log[i]) == strlen(method) &&
-                             strncmp(c->log[i], method, strlen(method)) == 0);
-        if (m && (!needle || strstr(sp + 1, needle))) {
-            k++;
-        }
+        k += counting_matches(c->log[i], method, needle);
     }
     pthread_mutex_unlock(&c->mu);
     return k;
+}
+
+char *co_test_counting_last_body(co_test_counting *c, const char *method, const char *needle)
+{
+    char *body = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = c->n; i-- > 0;) {
+        if (counting_matches(c->log[i], method, needle)) {
+            body = c->bodies[i] ? co_xstrdup(c->bodies[i]) : NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return body;
 }
 
 void co_test_counting_print(co_test_counting *c, const char *title)

@@ -73,6 +73,7 @@ typedef struct co_test_counting {
     co_kube_transport *inner;
     pthread_mutex_t mu;
     char **log;
+    char **bodies; /* of each request logged, NULL-terminated copies, NULL without one */
     size_t n, cap;
 } co_test_counting;
 
@@ -85,6 +86,10 @@ void co_test_counting_reset(co_test_counting *c);
 /** Requests logged whose method is @p method (NULL: any) and whose path contains @p needle
  * (NULL: any). */
 size_t co_test_counting_count(co_test_counting *c, const char *method, const char *needle);
+
+/** A copy of the body of the last request logged whose method is @p method (NULL: any) and whose
+ * path contains @p needle (NULL: any), or NULL when none matched or it had no body (free()). */
+char *co_test_counting_last_body(co_test_counting *c, const char *method, const char *needle);
 
 /** Prints the log as test diagnostics, under @p title. */
 void co_test_counting_print(co_test_counting *c, const char *title);
