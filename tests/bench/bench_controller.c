@@ -815,7 +815,7 @@ static void ours_stop(ours *o)
 
 static void print_requests(const char *what, const ctlbench_counts *c, double n)
 {
-    printf("  %-36s %.1f (reads %.1f, writes %.1f: status %.2f, events %.2f, Component %.2f, "
+    printf("  %-36s %.2f (reads %.2f, writes %.2f: status %.2f, events %.2f, Component %.2f, "
            "dependents %.2f); non-2xx answers %.1f; reconciles %.1f\n",
            what, c->requests / n, c->reads / n, c->writes / n, c->status_writes / n,
            c->event_writes / n, c->component_writes / n, c->dependent_writes / n, c->non2xx / n,
@@ -1125,7 +1125,7 @@ static void summary(bench *b,
             row("W1 time until all Ready, ours / floor", "not converged", "<= 1.5", 0);
         }
         double per = w1->first.requests / n;
-        snprintf(m, sizeof(m), "%.1f", per);
+        snprintf(m, sizeof(m), "%.2f", per);
         snprintf(t, sizeof(t), "<= %d", W1_CONFIGMAPS + 1 + 4);
         row("W1 first pass requests per Component", m, t, per <= W1_CONFIGMAPS + 1 + 4);
         snprintf(m, sizeof(m), "%.2f", w1->first.event_writes / n);
