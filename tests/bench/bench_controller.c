@@ -417,9 +417,15 @@ static pid_t read_pid(const char *dir, const char *file)
     FILE *f = fopen(path, "r");
     free(path);
     long pid = 0;
+    char line[128];
     if (f) {
-        if (fscanf(f, "%ld", &pid) != 1) {
-            pid = 0;
+        if (fgets(line, sizeof(line), f)) {
+            char *end = NULL;
+            errno = 0;
+            pid = strtol(line, &end, 10);
+            if (errno != 0 || end == line || pid < 0) {
+                pid = 0;
+            }
         }
         fclose(f);
     }

@@ -366,13 +366,28 @@ double ctlbench_cpu_s(pid_t pid)
     if (!p) {
         return -1;
     }
-    unsigned long long utime = 0, stime = 0;
-    /* fields 3..13 are skipped, 14 and 15 are utime and stime in clock ticks */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) !=
-        2) {
+    /* after the name come field 3 (the state) and on; 14 and 15 are utime and stime in clock
+     * ticks */
+    unsigned long long ticks[2] = {0, 0};
+    int field = 2;
+    for (char *q = p + 1; *q && field < 15; q++) {
+        if (*q != ' ') {
+            continue;
+        }
+        field++;
+        if (field == 14 || field == 15) {
+            char *end = NULL;
+            errno = 0;
+            ticks[field - 14] = strtoull(q + 1, &end, 10);
+            if (errno != 0 || end == q + 1) {
+                return -1;
+            }
+        }
+    }
+    if (field < 15) {
         return -1;
     }
-    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+    return (double)(ticks[0] + ticks[1]) / (double)sysconf(_SC_CLK_TCK);
 }
 
 double ctlbench_daemon_cpu_s(ctlbench_daemon *d)
