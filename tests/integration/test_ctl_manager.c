@@ -23,6 +23,8 @@
 #include "co/kube/kube_event.h"
 #include "controller/ctl_apply.h"
 #include "controller/ctl_depcache.h"
+#include "controller/ctl_health.h"
+#include "controller/ctl_inventory.h"
 #include "controller/ctl_manager.h"
 #include "controller/ctl_manager_int.h"
 #include "controller/ctl_pending.h"
@@ -68,6 +70,14 @@ static int group_setup(void **state)
     co_test_write_file(path, CM_TEXT("quiet-cm"), strlen(CM_TEXT("quiet-cm")));
     snprintf(path, sizeof(path), "%s/watched/cm.yaml", srcdir);
     co_test_write_file(path, CM_TEXT("watched-cm"), strlen(CM_TEXT("watched-cm")));
+    /* no kube-controller-manager runs here: this Deployment never becomes available */
+    static const char rollout[] =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+        "\"rollout\"},\"spec\":{\"replicas\":1,\"selector\":{\"matchLabels\":{\"app\":"
+        "\"rollout\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"rollout\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"registry.invalid/c:1\"}]}}}}\n";
+    snprintf(path, sizeof(path), "%s/rollout/deploy.yaml", srcdir);
+    co_test_write_file(path, rollout, strlen(rollout));
     src_ops = ctl_test_source_ops();
     app_ops = ctl_test_apply_ops();
     return 0;
@@ -256,6 +266,69 @@ static void test_ctl_manager__deleted_dependent_queues_its_component(void **stat
 
     delete_component(ns, "watched");
     ctl_test_wait_gone(admin, ns, "watched", WAIT_MS);
+    ctl_manager_free(m);
+    delete_namespace(ns);
+    free(ns);
+}
+
+/* A string field for assert_string_equal(), which cannot take NULL. */
+static const char *or_absent(const char *s)
+{
+    return s ? s : "(absent)";
+}
+
+static int cache_serves_deployments(void *payload)
+{
+    return payload && ctl_depcache_serves(payload, "apps", "v1", "Deployment");
+}
+
+/* A dependent that exists when the cache starts reaches it through a LIST, whose items the API
+ * server sends without their type. The cached copy must still read as a Deployment: without its
+ * type, the readiness rules took it for an object of no known kind, current whatever its status,
+ * and a pass served from the cache made the Component Ready before its Deployment was available. */
+static void test_ctl_manager__cached_dependent_listed_at_start_keeps_its_kind(void **state)
+{
+    (void)state;
+    char *ns = co_test_kube_namespace(admin, "ctl-mgr-kind-");
+    ctl_test_create_component(admin, ns, "rollout",
+                              "{" SRC ",\"path\":\"rollout\",\"requeueInterval\":\"1h\"}");
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    with_cache_dependents = true;
+    ctl_manager *first =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    assert_co_pass(ctl_manager_start(first));
+    ctl_test_wait_state(admin, ns, "rollout", "Processing", NULL, WAIT_MS);
+    ctl_manager_free(first);
+
+    /* a restarted controller: its cache lists the Deployment created before it */
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    with_cache_dependents = false;
+    assert_co_pass(ctl_manager_start(m));
+    assert_true(co_test_poll(cache_serves_deployments, ctl_manager_dependents_cache(m), WAIT_MS));
+    struct json_object *live = NULL;
+    assert_co_pass(
+        co_kube_get(&live, admin, &(co_kube_ref){"apps/v1", "Deployment", ns, "rollout"}, NULL));
+    const char *owner = co_json_str(live, "metadata", "labels", CTL_LABEL_OWNER_ID, NULL);
+    assert_non_null(owner);
+    struct json_object *cached = NULL;
+    assert_co_pass(ctl_depcache_get(&cached, ctl_manager_dependents_cache(m), "apps", "v1",
+                                    "Deployment", ns, "rollout", owner));
+    assert_string_equal(or_absent(co_json_str(cached, "apiVersion", NULL)), "apps/v1");
+    assert_string_equal(or_absent(co_json_str(cached, "kind", NULL)), "Deployment");
+    ctl_health h = CTL_HEALTH_UNKNOWN;
+    assert_co_pass(ctl_health_compute(&h, NULL, cached, CTL_ANN_STATUS_HINT, (int64_t)time(NULL)));
+    assert_int_equal(h, CTL_HEALTH_IN_PROGRESS);
+    json_object_put(cached);
+    json_object_put(live);
+
+    /* and no pass so far took it for ready */
+    char st[64], reason[64];
+    ctl_test_state(admin, ns, "rollout", st, sizeof(st), reason, sizeof(reason));
+    assert_string_equal(st, "Processing");
+
+    delete_component(ns, "rollout");
+    ctl_test_wait_gone(admin, ns, "rollout", WAIT_MS);
     ctl_manager_free(m);
     delete_namespace(ns);
     free(ns);
@@ -629,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_ctl_manager__dependent_events_only_when_enabled),
         cmocka_unit_test(test_ctl_manager__disable_events_suppresses_dependent_events),
         cmocka_unit_test(test_ctl_manager__deleted_dependent_queues_its_component),
+        cmocka_unit_test(test_ctl_manager__cached_dependent_listed_at_start_keeps_its_kind),
         cmocka_unit_test(test_ctl_manager__dependant_in_an_unwatched_namespace_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__dependant_outside_the_label_selector_blocks_deletion),
         cmocka_unit_test(test_ctl_manager__without_cluster_rights_the_namespace_is_searched_whole),

@@ -202,6 +202,44 @@ static void test_kube_informer__follows_changes_with_indexes(void **state)
     co_kube_informer_free(inf);
 }
 
+/* A string field for assert_string_equal(), which cannot take NULL. */
+static const char *or_absent(const char *s)
+{
+    return s ? s : "(absent)";
+}
+
+/* The API server leaves the type out of a built-in type's list items; the informer's copy of an
+ * object it listed (one that existed before it started) carries it, like one it was sent by the
+ * watch. */
+static void test_kube_informer__listed_objects_carry_their_type(void **state)
+{
+    (void)state;
+    put_configmap(admin, ns, "listed", "", "1");
+    struct json_object *list = NULL;
+    co_kube_list_options lo = {.label_selector = "suite=informer"};
+    assert_co_pass(
+        co_kube_list_all(&list, admin, &(co_kube_ref){"v1", "ConfigMap", ns, NULL}, &lo));
+    struct json_object *first = json_object_array_get_idx(co_json_get(list, "items", NULL), 0);
+    assert_non_null(first);
+    /* what makes this test needed: were the server to send the type, it would prove nothing */
+    assert_null(co_json_get(first, "kind", NULL));
+    json_object_put(list);
+
+    co_kube_informer *inf = start_informer(admin, ns, NULL);
+    struct json_object *obj = NULL;
+    assert_co_pass(co_kube_informer_get(&obj, inf, ns, "listed"));
+    assert_string_equal(or_absent(co_json_str(obj, "apiVersion", NULL)), "v1");
+    assert_string_equal(or_absent(co_json_str(obj, "kind", NULL)), "ConfigMap");
+    json_object_put(obj);
+
+    put_configmap(admin, ns, "watched", "", "1");
+    expect_cached(inf, ns, "watched", "1");
+    assert_co_pass(co_kube_informer_get(&obj, inf, ns, "watched"));
+    assert_string_equal(or_absent(co_json_str(obj, "kind", NULL)), "ConfigMap");
+    json_object_put(obj);
+    co_kube_informer_free(inf);
+}
+
 static void test_kube_informer__events_are_deduplicated(void **state)
 {
     (void)state;
@@ -326,6 +364,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kube_informer__follows_changes_with_indexes),
+        cmocka_unit_test(test_kube_informer__listed_objects_carry_their_type),
         cmocka_unit_test(test_kube_informer__events_are_deduplicated),
         cmocka_unit_test(test_kube_informer__survives_apiserver_restarts_and_relists_after_gone),
     };
