@@ -338,42 +338,81 @@ static void helm_versions_dispose(void *p)
     free(hv);
 }
 
+/* The target's version and API listing, asked on a render's first need of them
+ * (co_render_input.discover) and kept for the rest of it. */
+typedef struct render_discovery {
+    co_kube_client *target;
+    bool asked;
+    int rc;
+    char *error;
+    struct json_object *version;
+    co_kube_api_listing *listing; /* shared: read only */
+    helm_versions own_versions;   /* when the listing keeps another derivation */
+    co_render_discovery answer;
+} render_discovery;
+
+static int render_discover(void *ctx, co_render_discovery *out)
+{
+    render_discovery *d = ctx;
+    if (!d->asked) {
+        d->asked = true;
+        d->rc = co_kube_client_server_version(&d->version, d->target, DISCOVERY_MAX_AGE_MS);
+        if (d->rc < 0) {
+            d->rc = co_error_wrap("reading the target's version");
+        }
+        if (d->rc == 0) {
+            d->rc = co_kube_client_api_listing(&d->listing, d->target, DISCOVERY_MAX_AGE_MS);
+            if (d->rc < 0) {
+                d->rc = co_error_wrap("discovery of the target's API resources");
+            }
+        }
+        if (d->rc == 0) {
+            const helm_versions *hv =
+                co_kube_api_listing_memo(d->listing, helm_versions_make, helm_versions_dispose);
+            if (!hv) {
+                co_helm_api_versions(&d->own_versions.v, &d->own_versions.n,
+                                     co_kube_api_listing_lists(d->listing));
+                hv = &d->own_versions;
+            }
+            d->answer.api_versions = (const char *const *)hv->v;
+            d->answer.n_api_versions = hv->n;
+            d->answer.server_version = d->version;
+            d->answer.api_resources = co_kube_api_listing_lists(d->listing);
+            if (co_json_get_string(&d->answer.kube_version, d->version, "gitVersion", NULL) < 0) {
+                co_error_clear();
+            }
+        } else {
+            d->error = co_xstrdup(co_error_last());
+        }
+    }
+    if (d->rc < 0) {
+        return co_error_set(d->rc, "%s", d->error);
+    }
+    *out = d->answer;
+    return 0;
+}
+
+static void render_discovery_dispose(render_discovery *d)
+{
+    co_helm_strv_free(d->own_versions.v);
+    co_kube_api_listing_release(d->listing);
+    json_object_put(d->version);
+    free(d->error);
+}
+
 int ctl_render_component(struct json_object **out, const ctl_render_request *req)
 {
     const co_component *c = req->component;
     const char *cns = non_empty(c->ns, "default");
-    co_kube_client *target = req->target ? req->target : req->local;
     co_sops_keys *keys = NULL;
-    struct json_object *vars = NULL, *version = NULL;
-    co_kube_api_listing *listing = NULL; /* shared: read only */
-    const struct json_object *resources = NULL;
-    const helm_versions *shared_versions = NULL;
-    helm_versions own_versions = {0}; /* when the listing keeps another derivation */
+    struct json_object *vars = NULL;
+    /* asked only if the render needs it: plain manifests and templates that read neither
+     * kubernetesVersion nor apiResources cost the target no discovery request */
+    render_discovery disc = {0};
+    disc.target = req->target ? req->target : req->local;
     int rc = load_keys(&keys, req, cns);
     if (rc == 0) {
         rc = load_variables(&vars, req, cns);
-    }
-    if (rc == 0) {
-        rc = co_kube_client_server_version(&version, target, DISCOVERY_MAX_AGE_MS);
-        if (rc < 0) {
-            rc = co_error_wrap("reading the target's version");
-        }
-    }
-    if (rc == 0) {
-        rc = co_kube_client_api_listing(&listing, target, DISCOVERY_MAX_AGE_MS);
-        if (rc < 0) {
-            rc = co_error_wrap("discovery of the target's API resources");
-        } else {
-            resources = co_kube_api_listing_lists(listing);
-        }
-    }
-    if (rc == 0) {
-        shared_versions =
-            co_kube_api_listing_memo(listing, helm_versions_make, helm_versions_dispose);
-        if (!shared_versions) {
-            co_helm_api_versions(&own_versions.v, &own_versions.n, resources);
-            shared_versions = &own_versions;
-        }
     }
     if (rc == 0) {
         lookup_ctx lc = {req, cns};
@@ -386,13 +425,8 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         in.component_digest = req->component_digest;
         in.revision = req->revision > 0 ? req->revision : 1;
         in.values = req->values;
-        if (co_json_get_string(&in.kube_version, version, "gitVersion", NULL) < 0) {
-            co_error_clear();
-        }
-        in.api_versions = (const char *const *)shared_versions->v;
-        in.n_api_versions = shared_versions->n;
-        in.server_version = version;
-        in.api_resources = resources;
+        in.discover = render_discover;
+        in.discover_ctx = &disc;
         in.lookup = render_lookup;
         in.lookup_list = render_lookup_list;
         in.cluster_ctx = &lc;
@@ -405,9 +439,7 @@ int ctl_render_component(struct json_object **out, const ctl_render_request *req
         }
         rc = co_render(out, &in);
     }
-    co_helm_strv_free(own_versions.v);
-    co_kube_api_listing_release(listing);
-    json_object_put(version);
+    render_discovery_dispose(&disc);
     json_object_put(vars);
     co_sops_keys_free(keys);
     return rc;

@@ -284,6 +284,54 @@ static void test_ctl_render__chart_lookups_capabilities_and_api_resources(void *
     co_fake_kube_free(f);
 }
 
+/* The target's discovery is asked only by a render that needs it: plain manifests and templates
+ * that read neither kubernetesVersion nor apiResources make no request; one that reads both,
+ * twice, asks once; and a discovery that fails fails only the renders that need it. */
+static void test_ctl_render__discovery_asked_only_when_needed(void **state)
+{
+    (void)state;
+    char *dir = co_test_tmpdir();
+    put(dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ name }}\n");
+    co_fake_kube *f = fake_cluster();
+    struct json_object *objs = NULL;
+    const char *fields = "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"plain\"}";
+    assert_co_pass(render_component(&objs, f, dir, fields));
+    assert_string_equal(name_of(objs, 0), "plain");
+    json_object_put(objs);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/version"), 0);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/api"), 0);
+
+    put(dir, "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ name }}\ndata:\n"
+        "  v: {{ kubernetesVersion.GitVersion }}\n  w: {{ kubernetesVersion.Minor | quote }}\n"
+        "  n: {{ len apiResources | quote }}\n  m: {{ len apiResources | quote }}\n");
+    assert_co_pass(render_component(&objs, f, dir, fields));
+    struct json_object *cm = json_object_array_get_idx(objs, 0);
+    assert_string_equal(co_json_str(cm, "data", "v", NULL), "v1.20.2");
+    assert_string_equal(co_json_str(cm, "data", "w", NULL), "20");
+    assert_string_equal(co_json_str(cm, "data", "n", NULL), "2");
+    json_object_put(objs);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/version"), 1);
+    assert_int_equal(co_fake_kube_count(f, "GET", "/apis/apps/v1"), 1);
+    co_fake_kube_free(f);
+
+    /* a target whose version cannot be read */
+    f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/version$", 500,
+                      "{\"kind\":\"Status\",\"code\":500,\"message\":\"boom\"}");
+    assert_true(render_component(&objs, f, dir, fields) < 0);
+    assert_null(objs);
+    assert_contains(co_error_last(), "reading the target's version");
+    put(dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ name }}\n");
+    assert_co_pass(render_component(&objs, f, dir, fields));
+    assert_string_equal(name_of(objs, 0), "plain");
+    json_object_put(objs);
+    co_fake_kube_free(f);
+    co_test_rmtree(dir);
+    free(dir);
+}
+
 static int handler(co_buf *body, const char *path, void *payload)
 {
     int *ready = payload;
@@ -352,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_ctl_render__component_variables_and_capabilities),
         cmocka_unit_test(test_ctl_render__component_decryption_errors),
         cmocka_unit_test(test_ctl_render__chart_lookups_capabilities_and_api_resources),
+        cmocka_unit_test(test_ctl_render__discovery_asked_only_when_needed),
         cmocka_unit_test(test_ctl_render__http_listener_answers_probes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

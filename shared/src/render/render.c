@@ -107,11 +107,30 @@ static int decrypted_copy(co_vfs **out, const co_vfs *disk, co_sops_keys *keys)
     return 0;
 }
 
+/* What the render knows of the target cluster: asked through in->discover, or given. */
+static int cluster_facts(co_render_discovery *out, const co_render_input *in)
+{
+    if (in->discover) {
+        memset(out, 0, sizeof(*out));
+        return in->discover(in->discover_ctx, out);
+    }
+    out->kube_version = in->kube_version;
+    out->api_versions = in->api_versions;
+    out->n_api_versions = in->n_api_versions;
+    out->server_version = in->server_version;
+    out->api_resources = in->api_resources;
+    return 0;
+}
+
 static int render_helm(struct json_object **out, const co_vfs *disk, const co_render_input *in)
 {
     co_vfs *mem = NULL;
     co_helm_chart *chart = NULL;
-    int rc = decrypted_copy(&mem, disk, in->keys);
+    co_render_discovery d;
+    int rc = cluster_facts(&d, in);
+    if (rc == 0) {
+        rc = decrypted_copy(&mem, disk, in->keys);
+    }
     if (rc == 0) {
         rc = co_helm_chart_load(&chart, mem, "");
     }
@@ -120,9 +139,9 @@ static int render_helm(struct json_object **out, const co_vfs *disk, const co_re
             .release_name = in->name,
             .release_namespace = in->namespace,
             .revision = in->revision > 0 ? in->revision : 1,
-            .kube_version = in->kube_version,
-            .api_versions = in->api_versions,
-            .n_api_versions = in->n_api_versions,
+            .kube_version = d.kube_version,
+            .api_versions = d.api_versions,
+            .n_api_versions = d.n_api_versions,
             .flags = ((in->flags & CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS)
                           ? (unsigned)CO_HELM_ALLOW_OPERATOR_ANNOTATIONS
                           : 0u) |
@@ -158,6 +177,18 @@ static const char *below(const char *dir, const char *root)
     return rest;
 }
 
+/* co_kzgen_context.discover over co_render_input.discover. */
+static int kzgen_discover(void *ctx,
+                          const struct json_object **server_version,
+                          const struct json_object **api_resources)
+{
+    co_render_discovery d;
+    int rc = cluster_facts(&d, ctx);
+    *server_version = rc == 0 ? d.server_version : NULL;
+    *api_resources = rc == 0 ? d.api_resources : NULL;
+    return rc;
+}
+
 static int render_kustomization(struct json_object **out, const co_render_input *in)
 {
     /* the generator sees the whole artifact, its kustomization at spec.path in it */
@@ -179,6 +210,8 @@ static int render_kustomization(struct json_object **out, const co_render_input 
         .component_revision = in->revision,
         .server_version = in->server_version,
         .api_resources = in->api_resources,
+        .discover = in->discover ? kzgen_discover : NULL,
+        .discover_ctx = (void *)in,
         .lookup = in->lookup,
         .lookup_list = in->lookup_list,
         .cluster_ctx = in->cluster_ctx,

@@ -114,6 +114,16 @@ typedef struct co_kzgen_context {
     const struct json_object *server_version;
     /** `apiResources`: a list of APIResourceList objects; NULL = empty. Sorted on output. */
     const struct json_object *api_resources;
+    /** When set, @ref server_version and @ref api_resources are ignored and asked through this
+     * instead, at most once per templated kustomization rendered and only when one of its
+     * templates calls `kubernetesVersion` or `apiResources`: a render that uses neither asks
+     * the cluster nothing. It returns 0 (its
+     * answers are borrowed until the render ends; NULL as above) or a negative co_error_code
+     * with the message set, which fails the template call. */
+    int (*discover)(void *ctx,
+                    const struct json_object **server_version,
+                    const struct json_object **api_resources);
+    void *discover_ctx;
     co_kzgen_lookup_fn lookup;           /**< NULL: lookups fail with "no cluster access" */
     co_kzgen_lookup_list_fn lookup_list; /**< NULL: list lookups fail likewise */
     void *cluster_ctx;

@@ -47,6 +47,21 @@ enum {
     CO_RENDER_ALLOW_OPERATOR_ANNOTATIONS = 1u << 2,
 };
 
+/** What a render may ask of the target cluster (co_render_input.discover). */
+typedef struct co_render_discovery {
+    const char *kube_version;                 /**< as co_render_input.kube_version */
+    const char *const *api_versions;          /**< as co_render_input.api_versions */
+    size_t n_api_versions;                    /**< entries of @ref api_versions */
+    const struct json_object *server_version; /**< as co_render_input.server_version */
+    const struct json_object *api_resources;  /**< as co_render_input.api_resources */
+} co_render_discovery;
+
+/**
+ * Asks the target cluster what co_render_discovery holds. Fills @p out with data borrowed until
+ * the render ends, and returns 0; or a negative co_error_code with the message set.
+ */
+typedef int (*co_render_discover_fn)(void *ctx, co_render_discovery *out);
+
 /** Everything a render needs; borrowed for the duration of the call. Zero-initialise. */
 typedef struct co_render_input {
     const char *dir; /**< source root with spec.path already applied */
@@ -67,6 +82,11 @@ typedef struct co_render_input {
     const char *release_service;
     const struct json_object *server_version; /**< kzgen: version.Info, or NULL */
     const struct json_object *api_resources;  /**< kzgen: APIResourceList array, or NULL */
+    /** When set, the five fields above are ignored and asked through it when needed: before a
+     * Helm chart renders, when a template of a kustomization calls `kubernetesVersion` or
+     * `apiResources`, never for plain manifests. Each need calls it again: it caches. */
+    co_render_discover_fn discover;
+    void *discover_ctx;
     /** The lookup family of both generators (kzgen's and Helm charts'); NULL = no cluster
      * access (co/render/kzgen.h, co/render/helm.h say what each function then does) */
     co_kzgen_lookup_fn lookup;

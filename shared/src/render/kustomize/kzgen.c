@@ -562,7 +562,43 @@ static int parse_kust(kg_parse *p, const char *path, const co_kzgen_options *bas
 typedef struct kg_render {
     const kg_kust *k;
     const co_kzgen_context *c;
+    /* co_kzgen_context.discover's answers, asked on first use */
+    bool asked;
+    int asked_rc;
+    char *asked_error;
+    const json_object *server_version;
+    const json_object *api_resources;
 } kg_render;
+
+/* The cluster's version.Info and APIResourceList array for template functions: the context's,
+ * or asked through its discover once per render (its failure fails every call that needs it,
+ * each with its message). */
+static int cluster_facts(kg_render *r, const json_object **version, const json_object **resources)
+{
+    *version = NULL;
+    *resources = NULL;
+    if (!r->c) {
+        return 0;
+    }
+    if (!r->c->discover) {
+        *version = r->c->server_version;
+        *resources = r->c->api_resources;
+        return 0;
+    }
+    if (!r->asked) {
+        r->asked = true;
+        r->asked_rc = r->c->discover(r->c->discover_ctx, &r->server_version, &r->api_resources);
+        if (r->asked_rc < 0) {
+            r->asked_error = co_xstrdup(co_error_last());
+        }
+    }
+    if (r->asked_rc < 0) {
+        return co_error_set(r->asked_rc, "%s", r->asked_error);
+    }
+    *version = r->server_version;
+    *resources = r->api_resources;
+    return 0;
+}
 
 static int want_string(const char **out, json_object *const *args, size_t i, const char *fn)
 {
@@ -826,8 +862,12 @@ static int fn_kubernetes_version(void *ctx, json_object **out, json_object *cons
 {
     (void)a;
     (void)n;
-    const kg_render *r = ctx;
-    *out = r->c && r->c->server_version ? go_case(r->c->server_version, 1) : NULL;
+    const json_object *version = NULL, *resources = NULL;
+    int rc = cluster_facts(ctx, &version, &resources);
+    if (rc < 0) {
+        return rc;
+    }
+    *out = version ? go_case(version, 1) : NULL;
     return 0;
 }
 
@@ -867,8 +907,11 @@ static int fn_api_resources(void *ctx, json_object **out, json_object *const *a,
 {
     (void)a;
     (void)n;
-    const kg_render *r = ctx;
-    const json_object *src = r->c ? r->c->api_resources : NULL;
+    const json_object *version = NULL, *src = NULL;
+    int rc = cluster_facts(ctx, &version, &src);
+    if (rc < 0) {
+        return rc;
+    }
     json_object *lists = src && json_object_is_type((json_object *)src, json_type_array)
                              ? go_case(src, 1)
                              : json_object_new_array();
@@ -1150,6 +1193,7 @@ static int render_kust(co_vfs *tree,
         free(text);
     }
     co_template_session_free(s);
+    free(r.asked_error);
     json_object_put(data);
     return rc;
 }
