@@ -236,6 +236,18 @@ static int configmap_present(void *payload)
     return rc == 0;
 }
 
+/* A started manager of @p ns with the real apply engine and the dependents cache. */
+static ctl_manager *cached_manager(const char *ns)
+{
+    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
+    with_cache_dependents = true;
+    ctl_manager *m =
+        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
+    with_cache_dependents = false;
+    assert_co_pass(ctl_manager_start(m));
+    return m;
+}
+
 static int cache_serves_configmaps(void *payload)
 {
     return payload && ctl_depcache_serves(payload, "", "v1", "ConfigMap");
@@ -249,12 +261,7 @@ static void test_ctl_manager__deleted_dependent_queues_its_component(void **stat
     char *ns = co_test_kube_namespace(admin, "ctl-mgr-dep-");
     ctl_test_create_component(admin, ns, "watched",
                               "{" SRC ",\"path\":\"watched\",\"requeueInterval\":\"1h\"}");
-    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
-    with_cache_dependents = true;
-    ctl_manager *m =
-        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
-    with_cache_dependents = false;
-    assert_co_pass(ctl_manager_start(m));
+    ctl_manager *m = cached_manager(ns);
     ctl_test_wait_state(admin, ns, "watched", "Ready", "Ready", WAIT_MS);
     const char *cm[2] = {ns, "watched-cm"};
     assert_true(configmap_present(cm));
@@ -292,19 +299,12 @@ static void test_ctl_manager__cached_dependent_listed_at_start_keeps_its_kind(vo
     char *ns = co_test_kube_namespace(admin, "ctl-mgr-kind-");
     ctl_test_create_component(admin, ns, "rollout",
                               "{" SRC ",\"path\":\"rollout\",\"requeueInterval\":\"1h\"}");
-    ctl_apply_ops engine_ops = ctl_apply_engine_ops();
-    with_cache_dependents = true;
-    ctl_manager *first =
-        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
-    assert_co_pass(ctl_manager_start(first));
+    ctl_manager *first = cached_manager(ns);
     ctl_test_wait_state(admin, ns, "rollout", "Processing", NULL, WAIT_MS);
     ctl_manager_free(first);
 
     /* a restarted controller: its cache lists the Deployment created before it */
-    ctl_manager *m =
-        new_manager(co_test_env("CO_TEST_KUBECONFIG"), ns, NULL, &src_ops, &engine_ops);
-    with_cache_dependents = false;
-    assert_co_pass(ctl_manager_start(m));
+    ctl_manager *m = cached_manager(ns);
     assert_true(co_test_poll(cache_serves_deployments, ctl_manager_dependents_cache(m), WAIT_MS));
     struct json_object *live = NULL;
     assert_co_pass(
