@@ -305,9 +305,6 @@ static void fetch_group_list(engine *e, const fetch_group *g)
         if (!name) {
             continue;
         }
-        /* items of a list may lack their type */
-        json_object_object_add(obj, "apiVersion", json_object_new_string(av));
-        json_object_object_add(obj, "kind", json_object_new_string(it->kind));
         char *lk = live_key(it->group, it->kind, it->namespace, name);
         json_object_put(co_strmap_put(&e->live, lk, json_object_get(obj)));
         co_strmap_remove(&e->cached_keys, lk);

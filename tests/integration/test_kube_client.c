@@ -174,6 +174,10 @@ static void test_kube_client__list_selectors_and_pages(void **state)
     struct json_object *items = NULL;
     assert_true(json_object_object_get_ex(page, "items", &items));
     assert_int_equal(json_object_array_length(items), 2);
+    /* the server sends the items without their type; the client gives them the listed one */
+    struct json_object *item = json_object_array_get_idx(items, 0);
+    assert_string_equal(co_json_str(item, "apiVersion", NULL), "v1");
+    assert_string_equal(co_json_str(item, "kind", NULL), "ConfigMap");
     json_object_put(page);
     /* every page, through the continue tokens */
     int n = 0;

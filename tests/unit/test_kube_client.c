@@ -836,6 +836,61 @@ static void test_kube_client__list_can_leave_out_managed_fields(void **state)
     co_fake_kube_free(f);
 }
 
+static int check_item_type(struct json_object *item, void *payload)
+{
+    int *n = payload;
+    const char *name = co_json_meta_name(item);
+    bool own = name && strcmp(name, "b") == 0;
+    assert_string_equal(co_json_str(item, "apiVersion", NULL), own ? "x/v9" : "apps/v1");
+    assert_string_equal(co_json_str(item, "kind", NULL), own ? "Other" : "Deployment");
+    (*n)++;
+    return 0;
+}
+
+/* The API server leaves apiVersion and kind out of a built-in type's list items: every way of
+ * listing gives them the listed type, keeps an item's own, and gives a metadata-only list's
+ * items PartialObjectMetadata's. */
+static void test_kube_client__listed_items_carry_their_type(void **state)
+{
+    (void)state;
+    co_fake_kube *f = co_fake_kube_new();
+    co_fake_kube_discovery(f);
+    co_fake_kube_json(f, "GET", "/apis/apps/v1/namespaces/ns1/deployments", 200,
+                      "{\"kind\":\"DeploymentList\",\"metadata\":{\"resourceVersion\":\"7\"},"
+                      "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"apiVersion\":\"x/v9\","
+                      "\"kind\":\"Other\",\"metadata\":{\"name\":\"b\"}},"
+                      "{\"metadata\":{\"name\":\"c\"},\"kind\":\"\"}]}");
+    co_kube_client *c = co_fake_kube_client(f);
+    co_kube_ref ref = {"apps/v1", "Deployment", "ns1", NULL};
+    int n = 0;
+    assert_co_pass(co_kube_list_each(NULL, c, &ref, NULL, check_item_type, &n));
+    assert_int_equal(n, 3);
+    struct json_object *list = NULL;
+    assert_co_pass(co_kube_list(&list, c, &ref, NULL));
+    struct json_object *items = co_json_get(list, "items", NULL);
+    assert_int_equal(json_object_array_length(items), 3);
+    n = 0;
+    for (size_t i = 0; i < 3; i++) {
+        check_item_type(json_object_array_get_idx(items, i), &n);
+    }
+    json_object_put(list);
+    assert_co_pass(co_kube_list_all(&list, c, &ref, NULL));
+    items = co_json_get(list, "items", NULL);
+    for (size_t i = 0; i < json_object_array_length(items); i++) {
+        check_item_type(json_object_array_get_idx(items, i), &n);
+    }
+    assert_int_equal(n, 6);
+    json_object_put(list);
+    co_kube_list_options meta = {.metadata_only = 1};
+    assert_co_pass(co_kube_list(&list, c, &ref, &meta));
+    struct json_object *a = json_object_array_get_idx(co_json_get(list, "items", NULL), 0);
+    assert_string_equal(co_json_str(a, "apiVersion", NULL), "meta.k8s.io/v1");
+    assert_string_equal(co_json_str(a, "kind", NULL), "PartialObjectMetadata");
+    json_object_put(list);
+    co_kube_client_free(c);
+    co_fake_kube_free(f);
+}
+
 static void test_kube_client__list_pages_and_selectors(void **state)
 {
     (void)state;
@@ -1263,6 +1318,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__list_pages_and_selectors),
         cmocka_unit_test(test_kube_client__list_can_leave_out_managed_fields),
         cmocka_unit_test(test_kube_client__list_each_streams_a_page),
+        cmocka_unit_test(test_kube_client__listed_items_carry_their_type),
         cmocka_unit_test(test_kube_client__write_operations),
         cmocka_unit_test(test_kube_client__fault_injection_over_paged_list),
         cmocka_unit_test(test_kube_client__fault_injection_over_create),

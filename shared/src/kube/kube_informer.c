@@ -589,15 +589,6 @@ static int on_list_item(struct json_object *item, void *payload)
         free(key);
         return co_error_set(CO_ERROR, "cannot copy a listed object");
     }
-    /* The items of a built-in type's list carry no type (a watch event's object does): stored
-     * without it, a cached Deployment would read as an object of no known kind, which the
-     * readiness rules call current whatever its status says. */
-    if (!co_json_get(copy, "apiVersion", NULL)) {
-        json_object_object_add(copy, "apiVersion", json_object_new_string(acc->inf->api_version));
-    }
-    if (!co_json_get(copy, "kind", NULL)) {
-        json_object_object_add(copy, "kind", json_object_new_string(acc->inf->kind));
-    }
     entry *dup = co_strmap_put(&acc->fresh, key, make_entry(acc->inf, copy));
     if (dup) {
         entry_free(dup, acc->inf->nindexes);

@@ -65,16 +65,43 @@ static int serialise(co_buf *out, const struct json_object *obj)
     return rc;
 }
 
+/* Gives a listed item the type of its list. The API server leaves apiVersion and kind out of the
+ * items of a built-in type's list (a watch event's object has them); an object without them
+ * reads as one of no known kind, which the readiness rules call current whatever its status
+ * says. An empty or non-string type counts as none. A metadata-only list's items are
+ * PartialObjectMetadata, as its watch events are. */
+static void
+give_type(struct json_object *item, const co_kube_ref *ref, const co_kube_list_options *opts)
+{
+    if (!json_object_is_type(item, json_type_object)) {
+        return;
+    }
+    bool meta = opts && opts->metadata_only;
+    const char *av = co_json_str(item, "apiVersion", NULL);
+    const char *kind = co_json_str(item, "kind", NULL);
+    if (!av || !*av) {
+        json_object_object_add(item, "apiVersion",
+                               json_object_new_string(meta ? "meta.k8s.io/v1" : ref->api_version));
+    }
+    if (!kind || !*kind) {
+        json_object_object_add(item, "kind",
+                               json_object_new_string(meta ? "PartialObjectMetadata" : ref->kind));
+    }
+}
+
 /* The items of a list page, handed to the caller's callback as the page is parsed. */
 typedef struct page_items {
     co_kube_item_cb cb;
     void *payload;
+    const co_kube_ref *ref;
+    const co_kube_list_options *opts;
     int stopped; /* the callback's nonzero result */
 } page_items;
 
 static int page_item(struct json_object *item, void *payload)
 {
     page_items *pi = payload;
+    give_type(item, pi->ref, pi->opts);
     int rc = pi->cb(item, pi->payload);
     if (rc != 0) {
         pi->stopped = rc;
@@ -251,6 +278,11 @@ int co_kube_list(struct json_object **out,
         rc = call_json_cancellable(out, client, "GET", co_buf_cstr(&path), NULL, NULL, 1, opts,
                                    NULL);
     }
+    struct json_object *items = rc == 0 ? co_json_get(*out, "items", NULL) : NULL;
+    size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+    for (size_t i = 0; i < n; i++) {
+        give_type(json_object_array_get_idx(items, i), ref, opts);
+    }
     co_buf_dispose(&path);
     return rc;
 }
@@ -283,7 +315,7 @@ int co_kube_list_each(char **rv_out,
     int rc = 0;
     for (;;) {
         co_buf_reset(&path);
-        page_items each = {cb, payload, 0};
+        page_items each = {cb, payload, ref, opts, 0};
         if ((rc = list_path(&path, client, ref, opts, limit, cont)) == 0) {
             rc = call_json_cancellable(&page, client, "GET", co_buf_cstr(&path), NULL, NULL, 1,
                                        opts, &each);

@@ -348,6 +348,8 @@ CO_MUST_CHECK int co_kube_get(struct json_object **out,
 /**
  * Reads one page of a collection (ref->name is ignored; namespace NULL lists all namespaces
  * of a namespaced kind). The page's metadata.continue, when non-empty, asks for the next one.
+ * Every item carries apiVersion and kind: the API server leaves them out of a built-in type's
+ * list, and they are then @p ref's (PartialObjectMetadata's for a metadata-only list).
  * @param[out] out the List object
  * @return 0; CO_EGONE when a continue token has expired; other API errors.
  */
@@ -361,6 +363,7 @@ CO_MUST_CHECK int co_kube_list(struct json_object **out,
  * every item, in order. Items are handed over as a page is parsed: one page's text and one
  * item's tree are in memory at a time. A page found malformed after some of its items were
  * handed over still fails the call, so a caller keeps nothing from a call that failed.
+ * Items carry their type, as co_kube_list() says.
  * @param[out] rv_out the collection's resourceVersion (free with free()), or NULL
  * @return 0; @p cb's negative result; CO_EGONE when the snapshot expired between pages (list
  * again); other API errors.
