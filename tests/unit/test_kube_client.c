@@ -793,6 +793,15 @@ static void test_kube_client__paths(void **state)
     co_fake_kube_free(f);
 }
 
+/* A fake API server that answers GETs of @p path with @p body, and a client of it. */
+static co_kube_client *list_client(co_fake_kube **f, const char *path, const char *body)
+{
+    *f = co_fake_kube_new();
+    co_fake_kube_discovery(*f);
+    co_fake_kube_json(*f, "GET", path, 200, body);
+    return co_fake_kube_client(*f);
+}
+
 static int has_managed_fields(struct json_object *item, void *payload)
 {
     int *n = payload;
@@ -806,14 +815,13 @@ static int has_managed_fields(struct json_object *item, void *payload)
 static void test_kube_client__list_can_leave_out_managed_fields(void **state)
 {
     (void)state;
-    co_fake_kube *f = co_fake_kube_new();
-    co_fake_kube_discovery(f);
-    co_fake_kube_json(f, "GET", "/api/v1/namespaces/ns1/configmaps?limit", 200,
-                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
-                      "\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":"
-                      "\"m\",\"fieldsV1\":{\"f:data\":{}}}]},\"data\":{\"k\":\"v\"}},"
-                      "{\"metadata\":{\"name\":\"b\",\"managedFields\":[]}}]}");
-    co_kube_client *c = co_fake_kube_client(f);
+    co_fake_kube *f = NULL;
+    co_kube_client *c =
+        list_client(&f, "/api/v1/namespaces/ns1/configmaps?limit",
+                    "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                    "\"items\":[{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":"
+                    "\"m\",\"fieldsV1\":{\"f:data\":{}}}]},\"data\":{\"k\":\"v\"}},"
+                    "{\"metadata\":{\"name\":\"b\",\"managedFields\":[]}}]}");
     co_kube_ref ref = {"v1", "ConfigMap", "ns1", NULL};
     int with = 0, without = 0;
     co_kube_list_options lo = {0};
@@ -853,34 +861,31 @@ static int check_item_type(struct json_object *item, void *payload)
 static void test_kube_client__listed_items_carry_their_type(void **state)
 {
     (void)state;
-    co_fake_kube *f = co_fake_kube_new();
-    co_fake_kube_discovery(f);
-    co_fake_kube_json(f, "GET", "/apis/apps/v1/namespaces/ns1/deployments", 200,
-                      "{\"kind\":\"DeploymentList\",\"metadata\":{\"resourceVersion\":\"7\"},"
-                      "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"apiVersion\":\"x/v9\","
-                      "\"kind\":\"Other\",\"metadata\":{\"name\":\"b\"}},"
-                      "{\"metadata\":{\"name\":\"c\"},\"kind\":\"\"}]}");
-    co_kube_client *c = co_fake_kube_client(f);
+    co_fake_kube *f = NULL;
+    co_kube_client *c =
+        list_client(&f, "/apis/apps/v1/namespaces/ns1/deployments",
+                    "{\"kind\":\"DeploymentList\",\"metadata\":{\"resourceVersion\":\"7\"},"
+                    "\"items\":[{\"metadata\":{\"name\":\"a\"}},{\"apiVersion\":\"x/v9\","
+                    "\"kind\":\"Other\",\"metadata\":{\"name\":\"b\"}},"
+                    "{\"metadata\":{\"name\":\"c\"},\"kind\":\"\"}]}");
     co_kube_ref ref = {"apps/v1", "Deployment", "ns1", NULL};
     int n = 0;
     assert_co_pass(co_kube_list_each(NULL, c, &ref, NULL, check_item_type, &n));
     assert_int_equal(n, 3);
+    /* a single page and the whole collection as one List */
+    for (int whole = 0; whole < 2; whole++) {
+        struct json_object *list = NULL;
+        assert_co_pass(whole ? co_kube_list_all(&list, c, &ref, NULL)
+                             : co_kube_list(&list, c, &ref, NULL));
+        struct json_object *items = co_json_get(list, "items", NULL);
+        assert_int_equal(json_object_array_length(items), 3);
+        for (size_t i = 0; i < 3; i++) {
+            check_item_type(json_object_array_get_idx(items, i), &n);
+        }
+        json_object_put(list);
+    }
+    assert_int_equal(n, 9);
     struct json_object *list = NULL;
-    assert_co_pass(co_kube_list(&list, c, &ref, NULL));
-    struct json_object *items = co_json_get(list, "items", NULL);
-    assert_int_equal(json_object_array_length(items), 3);
-    n = 0;
-    for (size_t i = 0; i < 3; i++) {
-        check_item_type(json_object_array_get_idx(items, i), &n);
-    }
-    json_object_put(list);
-    assert_co_pass(co_kube_list_all(&list, c, &ref, NULL));
-    items = co_json_get(list, "items", NULL);
-    for (size_t i = 0; i < json_object_array_length(items); i++) {
-        check_item_type(json_object_array_get_idx(items, i), &n);
-    }
-    assert_int_equal(n, 6);
-    json_object_put(list);
     co_kube_list_options meta = {.metadata_only = 1};
     assert_co_pass(co_kube_list(&list, c, &ref, &meta));
     struct json_object *a = json_object_array_get_idx(co_json_get(list, "items", NULL), 0);
