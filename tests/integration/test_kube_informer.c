@@ -14,7 +14,6 @@
 #include <json-c/json.h>
 
 #include "co/json/json.h"
-#include "co/util/caps.h"
 #include "co/kube/kube_event.h"
 #include "co/kube/kube_informer.h"
 #include "co/kube/kube_watch.h"
@@ -217,19 +216,15 @@ static void test_kube_informer__listed_objects_carry_their_type(void **state)
     (void)state;
     put_configmap(admin, ns, "listed", "", "1");
     /* what makes this test needed: were the server to send the type, it would prove nothing.
-     * The list is read raw, past the client, which gives its items their type. */
+     * The list is read as a plain request, past the list calls, which give items their type. */
     char *path =
         co_xasprintf("/api/v1/namespaces/%s/configmaps?labelSelector=suite%%3Dinformer", ns);
-    co_kube_response resp;
-    co_kube_response_init(&resp, CO_MAX_API_RESPONSE);
-    co_kube_call call = {.method = "GET", .path = path, .idempotent = 1};
-    assert_co_pass(co_kube__do(admin, &call, &resp));
-    struct json_object *list = json_tokener_parse(co_buf_cstr(&resp.body));
+    struct json_object *list = NULL;
+    assert_co_pass(co_kube_request_json(&list, admin, "GET", path, NULL));
     struct json_object *first = json_object_array_get_idx(co_json_get(list, "items", NULL), 0);
     assert_non_null(first);
     assert_null(co_json_get(first, "kind", NULL));
     json_object_put(list);
-    co_kube_response_dispose(&resp);
     free(path);
 
     co_kube_informer *inf = start_informer(admin, ns, NULL);
