@@ -622,7 +622,12 @@ static int process_imports(helm_node *n)
                 if (!vv) {
                     continue; /* Helm warns: missing table */
                 }
-                struct json_object *m = path_to_map(ps, vv);
+                /* a copy: b's tables are merged into by the later imports, and one of those
+                 * may be this very table or hold it (the same child twice, or a child inside
+                 * another); merged by reference, a table would end up inside itself */
+                struct json_object *own = co_json_copy(vv);
+                struct json_object *m = path_to_map(ps, own);
+                json_object_put(own);
                 struct json_object *nb = coalesce_tables(b, m, true);
                 (void)nb;
                 json_object_put(m);
@@ -639,7 +644,9 @@ static int process_imports(helm_node *n)
                 if (!vm) {
                     continue;
                 }
-                coalesce_tables(b, vm, true);
+                struct json_object *own = co_json_copy(vm); /* as above */
+                coalesce_tables(b, own, true);
+                json_object_put(own);
             }
         }
         json_object_put(req->import_values);
