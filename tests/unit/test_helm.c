@@ -305,6 +305,16 @@ static void test_helm__values_subchart_section_must_be_a_map(void **state)
 
 /* ---- patterns ------------------------------------------------------------------------------ */
 
+/* The chart at the root of @p fs, loaded into *@p c, and its values without user values. */
+static struct json_object *chart_values(co_helm_chart **c, co_vfs *fs)
+{
+    *c = NULL;
+    assert_co_pass(co_helm_chart_load(c, fs, ""));
+    struct json_object *out = NULL;
+    assert_co_pass(co_helm_values(&out, *c, NULL));
+    return out;
+}
+
 static void test_helm__values_disabled_dependency_without_name(void **state)
 {
     (void)state;
@@ -317,9 +327,7 @@ static void test_helm__values_disabled_dependency_without_name(void **state)
                           "apiVersion: v2\nname: kept\nversion: 1.0.0\n", "charts/kept/values.yaml",
                           "k: v\n", NULL);
     co_helm_chart *c = NULL;
-    assert_co_pass(co_helm_chart_load(&c, fs, ""));
-    struct json_object *out = NULL;
-    assert_co_pass(co_helm_values(&out, c, NULL));
+    struct json_object *out = chart_values(&c, fs);
     assert_json_eq(co_json_get(out, "x", NULL), "1");
     assert_json_eq(co_json_get(out, "kept", NULL), "{global: {}, k: v}");
     json_object_put(out);
@@ -344,9 +352,7 @@ static void test_helm__import_values_never_nest_a_table_in_itself(void **state)
                           "apiVersion: v2\nname: lib1\nversion: 1.0.0\n", "charts/lib1/values.yaml",
                           "deep: {section: {two: 2}}\n", NULL);
     co_helm_chart *c = NULL;
-    assert_co_pass(co_helm_chart_load(&c, fs, ""));
-    struct json_object *out = NULL;
-    assert_co_pass(co_helm_values(&out, c, NULL));
+    struct json_object *out = chart_values(&c, fs);
     assert_json_eq(co_json_get(out, "imported", NULL), "{x: {two: 2, section: {two: 2}}}");
     assert_json_eq(co_json_get(out, "section", NULL), "{two: 2}");
     assert_json_eq(co_json_get(out, "lib1", "deep", NULL), "{section: {two: 2}}");
