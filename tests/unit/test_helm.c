@@ -340,8 +340,9 @@ static void test_helm__import_values_never_nest_a_table_in_itself(void **state)
     (void)state;
     /* The first import puts deep.section at imported.x, the second merges deep over it, and
      * deep's "section" is the very table already there. Merged by reference, that table would
-     * hold itself (a cycle: leaked, and endless for every later walk); each import is merged
-     * as a copy of the subchart's values. */
+     * hold itself (a cycle: leaked, and endless for every later walk); it gets a copy. The
+     * tables stay shared otherwise, as Helm's are, so the import changes the subchart's own
+     * section too. */
     co_vfs *fs = mem_tree("Chart.yaml",
                           "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n"
                           "- name: lib1\n  version: 1.0.0\n  import-values:\n"
@@ -354,13 +355,36 @@ static void test_helm__import_values_never_nest_a_table_in_itself(void **state)
     co_helm_chart *c = NULL;
     struct json_object *out = chart_values(&c, fs);
     assert_json_eq(co_json_get(out, "imported", NULL), "{x: {two: 2, section: {two: 2}}}");
-    assert_json_eq(co_json_get(out, "section", NULL), "{two: 2}");
-    assert_json_eq(co_json_get(out, "lib1", "deep", NULL), "{section: {two: 2}}");
+    assert_json_eq(co_json_get(out, "section", NULL), "{two: 2, section: {two: 2}}");
+    assert_json_eq(co_json_get(out, "lib1", "deep", NULL),
+                   "{section: {two: 2, section: {two: 2}}}");
     /* the values again, over themselves as user values: a walk of every table */
     struct json_object *again = NULL;
     assert_co_pass(co_helm_values(&again, c, out));
     assert_json_eq(co_json_get(again, "imported", NULL), "{x: {two: 2, section: {two: 2}}}");
     json_object_put(again);
+    json_object_put(out);
+    co_helm_chart_free(c);
+    co_vfs_free(fs);
+}
+
+static void test_helm__import_values_share_tables_as_helm(void **state)
+{
+    (void)state;
+    /* Two imports under one parent: Helm merges the second into the first's table, which is
+     * the subchart's own table a, so the parent's view of the subchart's values shows it. */
+    co_vfs *fs = mem_tree("Chart.yaml",
+                          "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n"
+                          "- name: lib1\n  version: 1.0.0\n  import-values:\n"
+                          "  - {child: a, parent: x}\n  - {child: b, parent: x}\n",
+                          "values.yaml", "own: 1\n", "charts/lib1/Chart.yaml",
+                          "apiVersion: v2\nname: lib1\nversion: 1.0.0\n", "charts/lib1/values.yaml",
+                          "a: {one: 1}\nb: {two: 2}\n", NULL);
+    co_helm_chart *c = NULL;
+    struct json_object *out = chart_values(&c, fs);
+    assert_json_eq(co_json_get(out, "x", NULL), "{one: 1, two: 2}");
+    assert_json_eq(co_json_get(out, "lib1", "a", NULL), "{one: 1, two: 2}");
+    assert_json_eq(co_json_get(out, "lib1", "b", NULL), "{two: 2}");
     json_object_put(out);
     co_helm_chart_free(c);
     co_vfs_free(fs);
@@ -989,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_helm__values_subchart_section_must_be_a_map),
         cmocka_unit_test(test_helm__values_disabled_dependency_without_name),
         cmocka_unit_test(test_helm__import_values_never_nest_a_table_in_itself),
+        cmocka_unit_test(test_helm__import_values_share_tables_as_helm),
         cmocka_unit_test(test_helm__path_match_is_go_filepath_match),
         cmocka_unit_test(test_helm__glob_is_gobwas),
         cmocka_unit_test(test_helm__map_install_and_upgrade_hooks),

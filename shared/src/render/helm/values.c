@@ -121,8 +121,43 @@ bool co_helm__compatible_range(const char *constraint, const char *version)
 /* Coalescing                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Most objects holds() visits; values shared by reference form a graph, not a tree. */
+#define HOLDS_MAX 65536
+
+/* Whether @p target is @p root or inside it. A walk that visits more than *@p left objects
+ * answers yes, the safe answer for its caller. */
+static bool holds(struct json_object *root, const struct json_object *target, size_t *left)
+{
+    if (root == target || *left == 0) {
+        return true;
+    }
+    (*left)--;
+    if (json_object_is_type(root, json_type_object)) {
+        json_object_object_foreach (root, key, val) {
+            (void)key;
+            if (val && holds(val, target, left)) {
+                return true;
+            }
+        }
+    } else if (json_object_is_type(root, json_type_array)) {
+        size_t n = json_object_array_length(root);
+        for (size_t i = 0; i < n; i++) {
+            struct json_object *v = json_object_array_get_idx(root, i);
+            if (v && holds(v, target, left)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* coalesceTablesFullKey: merges @p src into @p dst, @p dst winning. Returns the result
- * (a borrowed @p dst, or @p src when @p dst is NULL). */
+ * (a borrowed @p dst, or @p src when @p dst is NULL). Tables are shared by reference, as
+ * Helm's maps are: import-values merge into tables of the subchart's values, and Helm's results
+ * show those changes. A table that holds @p dst is put as a copy: two imports of the same table
+ * under one parent (deep.section, then deep) would otherwise put a table inside itself, which
+ * json-c's counted references never free and every later walk would follow without end (Helm
+ * builds that cycle). */
 static struct json_object *
 coalesce_tables(struct json_object *dst, struct json_object *src, bool merge)
 {
@@ -141,7 +176,9 @@ coalesce_tables(struct json_object *dst, struct json_object *src, bool merge)
         if (ok && !merge && !dv) {
             json_object_object_del(dst, key);
         } else if (!ok) {
-            put(dst, key, json_object_get(val));
+            size_t left = HOLDS_MAX;
+            put(dst, key,
+                istable(val) && holds(val, dst, &left) ? co_json_copy(val) : json_object_get(val));
         } else if (istable(val)) {
             if (istable(dv)) {
                 coalesce_tables(dv, val, merge);
@@ -622,12 +659,7 @@ static int process_imports(helm_node *n)
                 if (!vv) {
                     continue; /* Helm warns: missing table */
                 }
-                /* a copy: b's tables are merged into by the later imports, and one of those
-                 * may be this very table or hold it (the same child twice, or a child inside
-                 * another); merged by reference, a table would end up inside itself */
-                struct json_object *own = co_json_copy(vv);
-                struct json_object *m = path_to_map(ps, own);
-                json_object_put(own);
+                struct json_object *m = path_to_map(ps, vv);
                 struct json_object *nb = coalesce_tables(b, m, true);
                 (void)nb;
                 json_object_put(m);
@@ -644,9 +676,7 @@ static int process_imports(helm_node *n)
                 if (!vm) {
                     continue;
                 }
-                struct json_object *own = co_json_copy(vm); /* as above */
-                coalesce_tables(b, own, true);
-                json_object_put(own);
+                coalesce_tables(b, vm, true);
             }
         }
         json_object_put(req->import_values);
