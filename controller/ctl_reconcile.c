@@ -126,6 +126,10 @@ typedef struct pass {
     /* the pass started from a status held back (ctl_pending.h), not the stored one, which must
      * then be written whatever the pass finds */
     bool from_pending;
+    /* while obj carries the held status (take_held()), the status as stored (owned; NULL when
+     * there was none): what the status write patches from */
+    bool obj_status_held;
+    struct json_object *stored_status;
 
     /* references */
     char *digest;
@@ -522,6 +526,17 @@ static bool has_foreign_finalizer(const co_component *c)
     return false;
 }
 
+/* Makes @p obj, an answer of the API server, the pass's Component: its status is the stored
+ * one again. */
+static void replace_obj(pass *p, struct json_object *obj)
+{
+    json_object_put(p->obj);
+    p->obj = obj;
+    json_object_put(p->stored_status);
+    p->stored_status = NULL;
+    p->obj_status_held = false;
+}
+
 /* Adds or removes our finalizer with a JSON merge patch guarded by the resourceVersion read.
  * On success p->obj becomes the patched object (the status write carries its resourceVersion).
  */
@@ -552,8 +567,7 @@ static int patch_finalizer(pass *p, bool add)
     int rc = co_kube_patch(&res, p->env->client, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
     json_object_put(patch);
     if (rc == 0 && res) {
-        json_object_put(p->obj);
-        p->obj = res;
+        replace_obj(p, res);
         p->wrote = true;
     } else {
         json_object_put(res);
@@ -595,21 +609,42 @@ static bool status_unchanged(const pass *p, struct json_object *built)
     return m - (json_object_object_get_ex(stored, "lastObservedAt", NULL) ? 1 : 0) == n;
 }
 
-/* PUT the status; on a conflict read the object again and put our status onto it. The answer
- * becomes p->obj, so that a later write of the same pass carries the new resourceVersion. */
+/* The status write: a merge patch of the status subresource from the stored status to
+ * @p status, guarded by the resourceVersion read (docs/controller-performance.md, "Status
+ * writes as merge patches"). */
+static struct json_object *status_patch(const pass *p, struct json_object *status)
+{
+    struct json_object *patch = json_object_new_object();
+    struct json_object *meta = json_object_new_object();
+    const char *rv = co_json_str(p->obj, "metadata", "resourceVersion", NULL);
+    if (rv && *rv) {
+        json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
+    }
+    json_object_object_add(patch, "metadata", meta);
+    struct json_object *stored =
+        p->obj_status_held ? p->stored_status : co_json_get(p->obj, "status", NULL);
+    json_object_object_add(patch, "status", co_json_merge_patch_diff(stored, status));
+    return patch;
+}
+
+/* Writes the status; on a conflict reads the object again and patches its status to ours.
+ * The answer becomes p->obj, so that a later write of the same pass carries the new
+ * resourceVersion. */
 static int write_status_json(pass *p, struct json_object *status)
 {
     int attempts = p->env->status_retries > 0 ? p->env->status_retries : 5;
     int rc = 0;
+    co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, p->ns, p->name};
     for (int i = 0; i < attempts; i++) {
-        json_object_object_add(p->obj, "status", json_object_get(status));
+        struct json_object *patch = status_patch(p, status);
         co_kube_write_options wo = {0};
         wo.field_manager = CTL_RECONCILER_NAME;
+        wo.subresource = "status";
         struct json_object *res = NULL;
-        rc = co_kube_update_status(&res, p->env->client, p->obj, &wo);
+        rc = co_kube_patch(&res, p->env->client, &ref, CO_KUBE_PATCH_MERGE, patch, &wo);
+        json_object_put(patch);
         if (rc == 0 && res) {
-            json_object_put(p->obj);
-            p->obj = res;
+            replace_obj(p, res);
             p->wrote = true;
             break;
         }
@@ -617,7 +652,6 @@ static int write_status_json(pass *p, struct json_object *status)
         if (rc != CO_ECONFLICT) {
             break;
         }
-        co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, p->ns, p->name};
         struct json_object *fresh = NULL;
         rc = co_kube_get(&fresh, p->env->client, &ref, NULL);
         if (rc == CO_ENOTFOUND) {
@@ -627,8 +661,7 @@ static int write_status_json(pass *p, struct json_object *status)
         if (rc < 0) {
             break;
         }
-        json_object_put(p->obj);
-        p->obj = fresh;
+        replace_obj(p, fresh);
         rc = CO_ECONFLICT;
     }
     return rc;
@@ -2199,6 +2232,8 @@ static void take_held(pass *p)
     const char *rv = co_json_str(p->obj, "metadata", "resourceVersion", NULL);
     struct json_object *held = ctl_pending_take(p->env->pending, p->key, rv);
     if (held) {
+        p->stored_status = json_object_get(co_json_get(p->obj, "status", NULL));
+        p->obj_status_held = true;
         json_object_object_add(p->obj, "status", held);
         p->from_pending = true;
     }
@@ -2360,6 +2395,7 @@ done:
     json_object_put(p->values);
     json_object_put(p->inventory);
     json_object_put(p->obj);
+    json_object_put(p->stored_status);
     co_component_free(p->c);
     ctl_artifact_dispose(&p->art);
     free(p->kubeconfig);
