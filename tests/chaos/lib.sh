@@ -578,6 +578,10 @@ churn_op() {
                 record "$(cname "$j")"
                 # a dependant that stays keeps its dependency too
                 [ -f "$STATE/live/$(cname "$j")" ] && return 0
+                # the deletion went through but its answer was lost (the API server was killed
+                # after committing it): logged like any other, so that the end's checks know
+                # its objects went with it
+                echo "delete $(cname "$j")"
             fi
         done
     fi
