@@ -5,7 +5,7 @@
  * server-side apply conflicts and force, dry runs, the status subresource, impersonation
  * judged by RBAC, a CustomResourceDefinition created at run time becoming usable through
  * discovery, an aggregated API that is down, client certificates, and connection reuse over
- * HTTP/2 from several threads.
+ * HTTP/1.1 from several threads.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -543,7 +543,7 @@ static void *hammer(void *arg)
     return (void *)failures;
 }
 
-static void test_kube_client__connections_are_reused_over_http2(void **state)
+static void test_kube_client__connections_are_reused_over_http1(void **state)
 {
     (void)state;
     co_kube_config *cfg = NULL;
@@ -567,7 +567,9 @@ static void test_kube_client__connections_are_reused_over_http2(void **state)
     assert_true(requests >= (unsigned long)THREADS * PER_THREAD);
     assert_true(connects >= 1);
     assert_true(connects <= THREADS);
-    assert_int_equal(h2, requests);
+    /* HTTP/1.1 although the API server offers HTTP/2 (ALPN): a connection carries one
+     * transfer at a time here */
+    assert_int_equal(h2, 0);
     co_kube_client_free(c);
 }
 
@@ -585,7 +587,7 @@ int main(void)
         cmocka_unit_test(test_kube_client__crd_created_at_run_time_becomes_usable),
         cmocka_unit_test(test_kube_client__aggregated_api_down_fails_alone),
         cmocka_unit_test(test_kube_client__client_certificate_authenticates),
-        cmocka_unit_test(test_kube_client__connections_are_reused_over_http2),
+        cmocka_unit_test(test_kube_client__connections_are_reused_over_http1),
     };
     return cmocka_run_group_tests_name("kube_client_integration", tests, group_setup,
                                        group_teardown);

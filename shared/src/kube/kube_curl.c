@@ -269,7 +269,10 @@ static int curl_send(co_kube_transport *self, const co_kube_request *req, co_kub
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_SHARE, t->share);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    /* HTTP/1.1: a connection here carries one transfer at a time, so HTTP/2 would multiplex
+     * nothing and only add its framing on both ends (docs/controller-performance.md,
+     * "HTTP/1.1 rather than HTTP/2") */
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);

@@ -82,10 +82,11 @@ void co_kube_response_dispose(co_kube_response *resp);
 
 /**
  * Creates the libcurl transport for @p cfg: TLS 1.2 or newer, the configuration's CA, client
- * certificate and key passed to libcurl as in-memory blobs, HTTP/2 when the server offers it,
- * TCP keep-alive, the proxy and tls-server-name of the configuration. Connections are kept
- * open and reused: idle easy handles (each holding its connection) are pooled and handed to
- * whichever thread sends next; DNS and TLS sessions are shared between them.
+ * certificate and key passed to libcurl as in-memory blobs, HTTP/1.1 (each connection carries
+ * one transfer at a time, so HTTP/2 would multiplex nothing), TCP keep-alive, the proxy and
+ * tls-server-name of the configuration. Connections are kept open and reused: idle easy handles
+ * (each holding its connection) are pooled and handed to whichever thread sends next; DNS and TLS
+ * sessions are shared between them.
  * @param[out] out the transport (free with its free member, or hand it to a client)
  * @param cfg the configuration (copied from; may be freed afterwards)
  * @return 0; CO_ERROR when libcurl cannot be initialised.
