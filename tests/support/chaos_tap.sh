@@ -22,7 +22,10 @@ chaos_run() {
         >"$CHAOS_OUT" 2>&1; then
         tap_ok "test_chaos_${name}__campaign_passes"
     else
-        tap_fail "test_chaos_${name}__campaign_passes" "$(tail -n 60 "$CHAOS_OUT")"
+        # the verdict's details first (which object leaked, was lost or deleted): a failing
+        # campaign prints them before the daemons' logs, which would push them out of the tail
+        tap_fail "test_chaos_${name}__campaign_passes" \
+            "$(awk '/\] details:$/ {p = 1; print; next} p && /^\[/ {exit} p && ++n <= 40' "$CHAOS_OUT"; tail -n 60 "$CHAOS_OUT")"
     fi
     # the summary table, for the log
     sed -n '/ summary$/,$p' "$CHAOS_OUT" | sed 's/^/# /'
