@@ -976,7 +976,7 @@ static int cmp_double(const void *a, const void *b)
  * number of rounds it is taken over. */
 static long w1_median(const w1_result *w, double *out)
 {
-    double v[ROUNDS_MAX];
+    double v[ROUNDS_MAX] = {0};
     long n = 0;
     for (long r = 0; r < w->rounds; r++) {
         if (w1_ratio(w, r) > 0) {
