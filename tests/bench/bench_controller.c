@@ -958,12 +958,16 @@ static void ours_second_pass(bench *b, ours *o, run_result *r)
 
 /* ---- sections ---------------------------------------------------------------------------- */
 
-/* The ratio of W1's round @p r, 0 when either side did not finish. */
+/* The daemon's time over the floor's, 0 when either side did not finish. */
+static double run_ratio(const floor_result *fl, const run_result *r)
+{
+    return fl->ran && fl->done == fl->n && fl->s > 0 && r->converged ? r->ready_s / fl->s : 0;
+}
+
+/* The ratio of W1's round @p r. */
 static double w1_ratio(const w1_result *w, long r)
 {
-    const floor_result *fl = &w->fl[r];
-    const run_result *o = &w->ours[r];
-    return fl->ran && fl->done == fl->n && fl->s > 0 && o->converged ? o->ready_s / fl->s : 0;
+    return run_ratio(&w->fl[r], &w->ours[r]);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1077,8 +1081,8 @@ static void section_w2_run(bench *b, long n, floor_result *fl, run_result *r)
     ours_await(b, &o, label, (size_t)n, r);
     ours_settle(b, &o, r);
     print_run(label, r, b->s.requeue_s);
-    if (fl->ran && fl->done == n && r->converged) {
-        printf("ratio: ours/floor (time until all Ready) %.2f\n", r->ready_s / fl->s);
+    if (run_ratio(fl, r) > 0) {
+        printf("ratio: ours/floor (time until all Ready) %.2f\n", run_ratio(fl, r));
     }
     ours_stop(&o);
 }
