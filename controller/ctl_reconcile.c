@@ -537,6 +537,24 @@ static void replace_obj(pass *p, struct json_object *obj)
     p->obj_status_held = false;
 }
 
+/* A merge patch of the Component bound to the resourceVersion of p->obj, the object as this
+ * pass last read or wrote it (so a write after another write of the same pass is not refused
+ * as a conflict); *meta, when asked for, is its metadata object, to add fields to. */
+static struct json_object *guarded_patch(const pass *p, struct json_object **meta)
+{
+    struct json_object *patch = json_object_new_object();
+    struct json_object *m = json_object_new_object();
+    const char *rv = co_json_str(p->obj, "metadata", "resourceVersion", NULL);
+    if (rv && *rv) {
+        json_object_object_add(m, "resourceVersion", json_object_new_string(rv));
+    }
+    json_object_object_add(patch, "metadata", m);
+    if (meta) {
+        *meta = m;
+    }
+    return patch;
+}
+
 /* Adds or removes our finalizer with a JSON merge patch guarded by the resourceVersion read.
  * On success p->obj becomes the patched object (the status write carries its resourceVersion).
  */
@@ -552,14 +570,9 @@ static int patch_finalizer(pass *p, bool add)
     if (add) {
         json_object_array_add(list, json_object_new_string(CTL_RECONCILER_NAME));
     }
-    struct json_object *patch = json_object_new_object();
-    struct json_object *meta = json_object_new_object();
+    struct json_object *meta = NULL;
+    struct json_object *patch = guarded_patch(p, &meta);
     json_object_object_add(meta, "finalizers", list);
-    if (c->resource_version) {
-        json_object_object_add(meta, "resourceVersion",
-                               json_object_new_string(c->resource_version));
-    }
-    json_object_object_add(patch, "metadata", meta);
     co_kube_ref ref = {CO_COMPONENT_V1ALPHA1, CO_COMPONENT_KIND, p->ns, p->name};
     co_kube_write_options wo = {0};
     wo.field_manager = CTL_RECONCILER_NAME;
@@ -614,13 +627,7 @@ static bool status_unchanged(const pass *p, struct json_object *built)
  * writes as merge patches"). */
 static struct json_object *status_patch(const pass *p, struct json_object *status)
 {
-    struct json_object *patch = json_object_new_object();
-    struct json_object *meta = json_object_new_object();
-    const char *rv = co_json_str(p->obj, "metadata", "resourceVersion", NULL);
-    if (rv && *rv) {
-        json_object_object_add(meta, "resourceVersion", json_object_new_string(rv));
-    }
-    json_object_object_add(patch, "metadata", meta);
+    struct json_object *patch = guarded_patch(p, NULL);
     struct json_object *stored =
         p->obj_status_held ? p->stored_status : co_json_get(p->obj, "status", NULL);
     json_object_object_add(patch, "status", co_json_merge_patch_diff(stored, status));
