@@ -39,8 +39,10 @@ typedef struct tenc {
     int rc;           /* the output buffer failed */
     bool failed;      /* too deep, or the budget spent: the message is set */
     const tv_str **key;
+    size_t *mark; /* kpath's length before each key of e->key was added */
     size_t depth;
     size_t cap;
+    co_buf kpath; /* the keys of e->key as a table header writes them, dot-separated */
     tv_path path; /* containers being encoded */
 } tenc;
 
@@ -74,12 +76,20 @@ static void tleave(tenc *e, int in)
     }
 }
 
-static void put(tenc *e, const char *s, size_t n)
+/* Appends to @p b: the output (e->b) or the key path. */
+static void bput(tenc *e, co_buf *b, const char *s, size_t n)
 {
     if (e->rc == 0) {
-        e->rc = co_buf_put(e->b, s, n);
+        e->rc = co_buf_put(b, s, n);
     }
-    e->written = true;
+    if (b == e->b) {
+        e->written = true;
+    }
+}
+
+static void put(tenc *e, const char *s, size_t n)
+{
+    bput(e, e->b, s, n);
 }
 
 static void puts_(tenc *e, const char *s)
@@ -185,10 +195,11 @@ static int ttype_of(tenc *e, const tv *v)
     }
 }
 
-/* BurntSushi's dblQuotedReplacer. */
-static void quoted(tenc *e, const char *s, size_t n)
+/* BurntSushi's dblQuotedReplacer; the bytes between escapes go out in one piece. */
+static void quoted(tenc *e, co_buf *b, const char *s, size_t n)
 {
-    put(e, "\"", 1);
+    bput(e, b, "\"", 1);
+    size_t plain = 0; /* start of the bytes not yet written */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         char esc[8];
@@ -223,46 +234,50 @@ static void quoted(tenc *e, const char *s, size_t n)
             break;
         }
         if (r) {
-            puts_(e, r);
-        } else {
-            put(e, s + i, 1);
+            bput(e, b, s + plain, i - plain);
+            bput(e, b, r, strlen(r));
+            plain = i + 1;
         }
     }
-    put(e, "\"", 1);
+    bput(e, b, s + plain, n - plain);
+    bput(e, b, "\"", 1);
 }
 
-static void key_part(tenc *e, const tv_str *k)
+static void key_part(tenc *e, co_buf *b, const tv_str *k)
 {
     if (k->len == 0) {
-        puts_(e, "\"\"");
+        bput(e, b, "\"\"", 2);
         return;
     }
     for (size_t i = 0; i < k->len; i++) {
         unsigned char c = (unsigned char)k->s[i];
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '-')) {
-            quoted(e, k->s, k->len);
+            quoted(e, b, k->s, k->len);
             return;
         }
     }
-    put(e, k->s, k->len);
+    bput(e, b, k->s, k->len);
 }
 
+/* Two spaces per level below the first, written a run at a time. */
 static void indent(tenc *e)
 {
-    for (size_t i = 1; i < e->depth; i++) {
-        puts_(e, "  ");
+    static const char spaces[] = "                                                                ";
+    size_t n = e->depth > 1 ? 2 * (e->depth - 1) : 0;
+    while (n > 0 && !stopped(e)) {
+        size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+        put(e, spaces, k);
+        n -= k;
     }
 }
 
+/* The dotted path of the keys, kept rendered as keys are added and removed, so that a table
+ * header at depth d is one copy rather than d keys quoted again (a deep map is otherwise
+ * quadratic in quoting work, not only in output). */
 static void key_path(tenc *e)
 {
-    for (size_t i = 0; i < e->depth; i++) {
-        if (i > 0) {
-            puts_(e, ".");
-        }
-        key_part(e, e->key[i]);
-    }
+    put(e, e->kpath.ptr ? e->kpath.ptr : "", e->kpath.len);
 }
 
 static void push_key(tenc *e, const tv_str *k)
@@ -270,13 +285,30 @@ static void push_key(tenc *e, const tv_str *k)
     if (e->depth == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 16;
         const tv_str **nk = tpl_alloc(e->x, cap * sizeof(const tv_str *));
+        size_t *nm = tpl_alloc(e->x, cap * sizeof(size_t));
         if (e->depth) {
             memcpy(nk, e->key, e->depth * sizeof(const tv_str *));
+            memcpy(nm, e->mark, e->depth * sizeof(size_t));
         }
         e->key = nk;
+        e->mark = nm;
         e->cap = cap;
     }
+    e->mark[e->depth] = e->kpath.len;
+    if (e->depth > 0) {
+        bput(e, &e->kpath, ".", 1);
+    }
+    key_part(e, &e->kpath, k);
     e->key[e->depth++] = k;
+}
+
+static void pop_key(tenc *e)
+{
+    e->depth--;
+    if (e->kpath.ptr) {
+        e->kpath.len = e->mark[e->depth];
+        e->kpath.ptr[e->kpath.len] = '\0';
+    }
 }
 
 static void element(tenc *e, const tv *v);
@@ -294,7 +326,7 @@ static void key_value(tenc *e, const tv_str *k, const tv *v, bool inline_)
     if (!inline_) {
         indent(e);
     }
-    key_part(e, k);
+    key_part(e, e->b, k);
     puts_(e, " = ");
     element(e, v);
     if (!inline_) {
@@ -323,7 +355,7 @@ static void element(tenc *e, const tv *v)
         e->fail = "reflect: call of reflect.Value.Interface on zero Value";
         return;
     case TK_STRING:
-        quoted(e, v->u.s->s, v->u.s->len);
+        quoted(e, e->b, v->u.s->s, v->u.s->len);
         return;
     case TK_BOOL:
         puts_(e, v->u.b ? "true" : "false");
@@ -543,7 +575,7 @@ static void map_body(tenc *e, const tv *v, bool inline_)
             } else {
                 push_key(e, m->keys[i]);
                 encode(e, val);
-                e->depth--;
+                pop_key(e);
             }
         }
     }
@@ -578,7 +610,7 @@ static void struct_body(tenc *e, const tv *v, bool inline_)
             } else {
                 push_key(e, name);
                 encode(e, fv);
-                e->depth--;
+                pop_key(e);
             }
         }
     }
@@ -599,7 +631,9 @@ static int fn_to_toml(tpl_x *x, tv *ret, tv *a, size_t n)
     e.path.n = 0;
     e.x = x;
     e.b = &b;
+    e.kpath = (co_buf)OUT_INIT;
     encode(&e, &a[0]);
+    co_buf_dispose(&e.kpath);
     if (e.failed) {
         co_buf_dispose(&b);
         return -1;
