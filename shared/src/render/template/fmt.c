@@ -1208,6 +1208,10 @@ static bool handle_methods(pp *p, const tv *v, int32_t verb)
     if (p->erroring || !v->t || p->sharp_v) {
         return false;
     }
+    /* most values printed have no methods at all: the elements of a large list or map */
+    if (v->t->nmethods == 0 && (v->t->kind != TK_PTR || !v->t->elem || v->t->elem->nmethods == 0)) {
+        return false;
+    }
     switch (verb) {
     case 'v':
     case 's':
