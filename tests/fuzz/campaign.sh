@@ -12,7 +12,9 @@
 # seeds stay as they are, and the machine-found files (named by their SHA-1) are replaced by a
 # minimal set that adds coverage over the seeds, within the target's max_len and max_files.
 # Crashes, leaks, timeouts and out-of-memory inputs land in the run's findings directory and
-# are named in the table; any finding makes the exit status 1.
+# are named in the table; any finding makes the exit status 1. A target's fuzzer stopped with
+# SIGINT (kill -INT on the build/fuzz/fuzz_<target> process) ends that target early: what it
+# found is merged and the table says it was interrupted, which is not a finding.
 #
 # Builds nothing: `make fuzz-campaign` builds build/fuzz/fuzz_* first. Everything else of a run
 # (logs, scratch corpora, findings, the table as summary.txt) is kept in
@@ -60,6 +62,8 @@ DEFAULT_MAX_FILES=60
 # At most this many runs of one target: after a finding the target goes on with what is left of
 # its time, so that one crash does not end its share of the campaign.
 MAX_RUNS=3
+# libFuzzer's exit status for a run stopped with SIGINT (-interrupted_exitcode)
+INTERRUPTED=72
 
 # conf TARGET COLUMN DEFAULT: a column (2 weight, 3 max_len, 4 max_files) of campaign.conf.
 conf() {
@@ -125,7 +129,7 @@ for t in "${targets[@]}"; do
     [ -f "tests/fuzz/dict/$t.dict" ] && dict=(-dict="tests/fuzz/dict/$t.dict")
 
     printf 'campaign: %-14s %6ss (max_len %s)\n' "$t" "$secs" "$max_len"
-    execs=0 cov=- ft=- runs=0 errors=()
+    execs=0 cov=- ft=- runs=0 errors=() notes=()
     start=$(date +%s)
     while :; do
         now=$(date +%s)
@@ -134,8 +138,8 @@ for t in "${targets[@]}"; do
         runs=$((runs + 1))
         log=$run/$t/fuzz-$runs.log
         "$bin" -max_total_time="$left" -max_len="$max_len" -rss_limit_mb=2048 -timeout=30 \
-            -print_final_stats=1 -artifact_prefix="$findings/" "${dict[@]}" "$scratch" \
-            >"$log" 2>&1
+            -interrupted_exitcode=$INTERRUPTED -print_final_stats=1 -artifact_prefix="$findings/" \
+            "${dict[@]}" "$scratch" >"$log" 2>&1
         rc=$?
         n=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | tail -n 1 |
             grep -oE '[0-9]+$')
@@ -147,6 +151,10 @@ for t in "${targets[@]}"; do
         if [ -n "$last" ]; then
             cov=$(printf '%s\n' "$last" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+')
             ft=$(printf '%s\n' "$last" | grep -oE 'ft: [0-9]+' | grep -oE '[0-9]+')
+        fi
+        if [ "$rc" -eq "$INTERRUPTED" ] && [ -z "$(ls -A "$findings")" ]; then
+            notes+=("interrupted (SIGINT) after $(($(date +%s) - start)) s; not a finding")
+            break
         fi
         if [ "$rc" -ne 0 ] && [ -z "$(ls -A "$findings")" ]; then
             # not a finding libFuzzer wrote down: a failure of the run itself
@@ -215,6 +223,9 @@ for t in "${targets[@]}"; do
     for f in "${names[@]}"; do
         rows+=("$(printf '#\t%s' "$f")")
     done
+    for f in "${notes[@]}"; do
+        rows+=("$(printf '=\t%s' "$f")")
+    done
 done
 
 # --- the table -------------------------------------------------------------------------------
@@ -226,6 +237,7 @@ done
     for r in "${rows[@]}"; do
         case "$r" in
         "#"*) printf '  finding: %s\n' "${r#*	}" ;;
+        "="*) printf '  note: %s\n' "${r#*	}" ;;
         *)
             IFS=$'\t' read -r t el ex eps cv f c a n <<<"$r"
             printf '%-14s %7s %12s %8s %6s %7s %7s %5s %8s\n' "$t" "$el" "$ex" "$eps" "$cv" "$f" \
