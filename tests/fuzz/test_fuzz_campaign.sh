@@ -37,7 +37,7 @@ fi
 tests/fuzz/campaign.sh --no-merge --hours 0.05 semver >"$TMP/int.out" 2>&1 &
 camp=$!
 pid=""
-for _ in $(seq 1 100); do
+for _ in $(seq 1 300); do # up to 30 s on a busy machine
     pid=$(pgrep -P "$camp" -f fuzz_semver | head -n 1)
     [ -n "$pid" ] && break
     sleep 0.1
