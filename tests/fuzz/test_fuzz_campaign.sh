@@ -18,20 +18,24 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/co-campaign-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 before=$(find tests/fuzz/corpus/semver -type f | sort | xargs sha1sum)
 
-# the summary's row for semver: "semver seconds executions exec/s cov ft corpus new findings"
-row() { grep -E '^semver +[0-9]+ ' "$1"; }
+# col FILE K: column K of the summary's row for semver (1 target, 2 seconds, 3 executions,
+# 4 exec/s, 5 cov, 6 ft, 7 corpus, 8 new, 9 findings); "-" when there is no row.
+col() { awk -v k="$2" '/^semver +[0-9]+ / { v = $k } END { print (v == "" ? "-" : v) }' "$1"; }
+
+# test_num DESC A OP B: passes when the numbers compare so ([ A OP B ]).
+test_num() {
+    if [[ $2 =~ ^[0-9]+$ ]] && [ "$2" "$3" "$4" ]; then
+        tap_ok "$1 ($2)"
+    else
+        tap_fail "$1" "expected $2 $3 $4"
+    fi
+}
 
 tests/fuzz/campaign.sh --no-merge --hours 0.001 semver >"$TMP/plain.out" 2>&1
 rc=$?
 tap_eq "a short campaign exits 0" 0 "$rc"
-r=$(row "$TMP/plain.out")
-tap_eq "its table has the target's row, with no finding" 0 "$(awk '{ print $NF }' <<<"$r")"
-n=$(awk '{ print $3 }' <<<"$r")
-if [ "${n:-0}" -gt 0 ]; then
-    tap_ok "it counted executions ($n)"
-else
-    tap_fail "it counted executions" "$r"
-fi
+tap_eq "its table has the target's row, with no finding" 0 "$(col "$TMP/plain.out" 9)"
+test_num "it counted executions" "$(col "$TMP/plain.out" 3)" -gt 0
 
 # an interrupted fuzzer: the campaign's own child, never another suite's fuzz_semver
 tests/fuzz/campaign.sh --no-merge --hours 0.05 semver >"$TMP/int.out" 2>&1 &
@@ -47,15 +51,10 @@ sleep 2 # past loading the corpus
 wait "$camp"
 rc=$?
 tap_eq "a campaign whose fuzzer was interrupted exits 0" 0 "$rc"
-tap_eq "the table says so, as a note" 1 "$(grep -cE '^  note: interrupted \(SIGINT\) after [0-9]+ s; not a finding$' "$TMP/int.out")"
-r=$(row "$TMP/int.out")
-tap_eq "and counts no finding" 0 "$(awk '{ print $NF }' <<<"$r")"
-secs=$(awk '{ print $2 }' <<<"$r")
-if [ "${secs:-999}" -lt 170 ]; then
-    tap_ok "the target ended early (${secs} s of 180)"
-else
-    tap_fail "the target ended early" "$r"
-fi
+NOTE='^  note: interrupted \(SIGINT\) after [0-9]+ s; not a finding$'
+tap_eq "the table says so, as a note" 1 "$(grep -cE "$NOTE" "$TMP/int.out")"
+tap_eq "and counts no finding" 0 "$(col "$TMP/int.out" 9)"
+test_num "the target ended early, seconds of 180" "$(col "$TMP/int.out" 2)" -lt 170
 tap_eq "without merging, the committed corpus is as it was" "$before" \
     "$(find tests/fuzz/corpus/semver -type f | sort | xargs sha1sum)"
 
