@@ -277,7 +277,7 @@ static void indent(tenc *e)
  * quadratic in quoting work, not only in output). */
 static void key_path(tenc *e)
 {
-    put(e, e->kpath.ptr ? e->kpath.ptr : "", e->kpath.len);
+    put(e, co_buf_cstr(&e->kpath), e->kpath.len);
 }
 
 static void push_key(tenc *e, const tv_str *k)
@@ -305,10 +305,7 @@ static void push_key(tenc *e, const tv_str *k)
 static void pop_key(tenc *e)
 {
     e->depth--;
-    if (e->kpath.ptr) {
-        e->kpath.len = e->mark[e->depth];
-        e->kpath.ptr[e->kpath.len] = '\0';
-    }
+    co_buf_truncate(&e->kpath, e->mark[e->depth]);
 }
 
 static void element(tenc *e, const tv *v);
