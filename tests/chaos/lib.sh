@@ -522,17 +522,26 @@ live_count() {
 
 # churn_op N: one random operation on one of N Components: create a missing one (with its
 # dependency), update a live one (next generation), or delete one (a waves Component with its
-# dependant). At most half of them are deleted at a time, so the final check always has live
-# Components and their objects to look at. Writes the intent to STATE first, then to the API
-# server; an operation the API server refuses (a deletion still in progress, a restart) is
-# undone in STATE.
+# dependant). At least half of the N stay live at any time (a deletion that would leave fewer
+# becomes an update), so the final check always has live Components and their objects to look
+# at. Writes the intent to STATE first, then to the API server; an operation the API server
+# refuses (a deletion still in progress, a restart) is undone in STATE.
 churn_op() {
     local n=$1 i name r gen
     i=$((RANDOM % n))
     name=$(cname "$i")
     r=$((RANDOM % 10))
-    if [ $r -ge 7 ] && [ $(($(live_count) * 2)) -le "$n" ]; then
-        r=0 # too few left to delete one: update it instead
+    local gone=()
+    if [ $r -ge 7 ] && [ -f "$STATE/live/$name" ]; then
+        gone=("$i")
+        if [ "$(kind_of "$i")" = waves ] && [ $((i + 3)) -lt "$n" ] &&
+            [ -f "$STATE/live/$(cname $((i + 3)))" ]; then
+            gone=("$((i + 3))" "$i")
+        fi
+        # a waves Component goes with its dependant: count both against the half that stays
+        if [ $((($(live_count) - ${#gone[@]}) * 2)) -lt "$n" ]; then
+            r=0 # too few would be left: update it instead
+        fi
     fi
     if [ ! -f "$STATE/live/$name" ]; then
         # still being deleted: wait for its finalizer
@@ -562,13 +571,8 @@ churn_op() {
             record "$name"
         fi
     else
-        local todo=("$i")
-        if [ "$(kind_of "$i")" = waves ] && [ $((i + 3)) -lt "$n" ] &&
-            [ -f "$STATE/live/$(cname $((i + 3)))" ]; then
-            todo=("$((i + 3))" "$i")
-        fi
         local j
-        for j in "${todo[@]}"; do
+        for j in "${gone[@]}"; do
             if k -n "$CNS" delete "$COMP" "$(cname "$j")" --wait=false >/dev/null \
                 2>>"$WORK/logs/churn.err"; then
                 rm -f "$STATE/live/$(cname "$j")"
