@@ -520,6 +520,12 @@ live_count() {
     find "$STATE/live" -mindepth 1 -maxdepth 1 | wc -l
 }
 
+# spare_live N: how many Components the churn may still delete and keep at least half of its
+# N live (the short campaigns assert "live at the end >= N/2"); 0 or less means none.
+spare_live() {
+    echo $(($(live_count) - ($1 + 1) / 2))
+}
+
 # churn_op N: one random operation on one of N Components: create a missing one (with its
 # dependency), update a live one (next generation), or delete one (a waves Component with its
 # dependant). At least half of the N stay live at any time (a deletion that would leave fewer
@@ -539,7 +545,7 @@ churn_op() {
             gone=("$((i + 3))" "$i")
         fi
         # a waves Component goes with its dependant: count both against the half that stays
-        if [ $((($(live_count) - ${#gone[@]}) * 2)) -lt "$n" ]; then
+        if [ "${#gone[@]}" -gt "$(spare_live "$n")" ]; then
             r=0 # too few would be left: update it instead
         fi
     fi
@@ -607,8 +613,7 @@ churn_locked() {
 
 delete_some_now() {
     local want=$1 c i names=() spare
-    # as churn_op: at least half of the N Components stay
-    spare=$(($(live_count) - (${N:-0} + 1) / 2))
+    spare=$(spare_live "${N:-0}")
     [ "$want" -gt "$spare" ] && want=$spare
     [ "$want" -gt 0 ] || return 0
     for c in $(ls "$STATE/live" | shuf); do
